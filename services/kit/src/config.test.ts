@@ -1,0 +1,35 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, flag, loadConfig, port, url } from "./config.js";
+
+describe("loadConfig", () => {
+  const shape = {
+    PORT: port(8080).describe("port to listen on"),
+    NATS_URL: url(["nats"], "nats://127.0.0.1:4222").describe("NATS server"),
+    VERBOSE: flag(false),
+  };
+
+  it("applies defaults when variables are unset", () => {
+    expect(loadConfig(shape, {})).toEqual({ PORT: 8080, NATS_URL: "nats://127.0.0.1:4222", VERBOSE: false });
+  });
+
+  it("coerces strings from the environment", () => {
+    expect(loadConfig(shape, { PORT: "9000", VERBOSE: "yes" })).toMatchObject({ PORT: 9000, VERBOSE: true });
+  });
+
+  it("names every bad variable, what it got and what it is for", () => {
+    let error: unknown;
+    try {
+      loadConfig(shape, { PORT: "eighty", NATS_URL: "http://x" });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const message = (error as Error).message;
+    expect(message).toMatch(/PORT: .*\(got "eighty"\) - port to listen on/);
+    expect(message).toMatch(/NATS_URL: must be a URL starting with nats:\/\/ \(got "http:\/\/x"\) - NATS server/);
+  });
+
+  it("refuses a port out of range", () => {
+    expect(() => loadConfig(shape, { PORT: "70000" })).toThrow(/PORT/);
+  });
+});

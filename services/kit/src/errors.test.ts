@@ -1,0 +1,42 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import { describe, expect, it } from "vitest";
+import { invalidArgument, readError, resourceExhausted, toConnectError } from "./errors.js";
+
+describe("errors across the gRPC boundary", () => {
+  it("keeps a domain error's code, reason, message and details", () => {
+    const sent = toConnectError(
+      invalidArgument("invalid_parameters", "limit must be a positive integer", { details: { field: "limit" } }),
+    );
+    expect(sent.code).toBe(Code.InvalidArgument);
+    expect(readError(sent)).toEqual({
+      code: Code.InvalidArgument,
+      reason: "invalid_parameters",
+      message: "limit must be a positive integer",
+      details: { field: "limit" },
+      detail: undefined,
+    });
+  });
+
+  it("carries a structured detail override (the 429 usage body)", () => {
+    const detail = {
+      message: "free tier used up",
+      usage: { calls_this_month: 5000, limit: 5000 },
+      upgrade_url: "https://x/fund",
+    };
+    const received = readError(toConnectError(resourceExhausted("usage_limit_exceeded", "free tier used up", { detail })));
+    expect(received.detail).toEqual(detail);
+  });
+
+  it("hides anything that is not a domain error behind 'internal error', keeping the cause", () => {
+    const cause = new Error('relation "tools" does not exist');
+    const sent = toConnectError(cause);
+    expect(sent.code).toBe(Code.Internal);
+    expect(sent.rawMessage).toBe("internal error");
+    expect(sent.cause).toBe(cause);
+  });
+
+  it("gives a ConnectError without detail a reason from its code", () => {
+    expect(readError(new ConnectError("nope", Code.Unimplemented)).reason).toBe("not_implemented");
+    expect(readError(new ConnectError("gone", Code.NotFound)).reason).toBe("not_found");
+  });
+});

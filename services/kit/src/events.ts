@@ -1,0 +1,351 @@
+/**
+ * Events on NATS JetStream. Postgres is the source of truth: a producer writes each event to its
+ * outbox table in the same transaction as its state change (`enqueueEvent`), and the relay
+ * publishes it with `Nats-Msg-Id` = event id, so NATS being down delays events but loses none.
+ * Consumers are durable, ack explicitly and record each applied event in an inbox table in the same
+ * transaction as its effect, so a redelivery changes nothing. Poison messages are terminated and
+ * kept in `dead_letters`, never retried forever or dropped silently.
+ */
+import { randomUUID } from "node:crypto";
+import { type DescMessage, fromBinary, type MessageShape, toBinary } from "@bufbuild/protobuf";
+import {
+  AckPolicy,
+  type ConsumerMessages,
+  connect,
+  DeliverPolicy,
+  type JetStreamClient,
+  type JsMsg,
+  type NatsConnection,
+  headers as natsHeaders,
+  StorageType,
+} from "nats";
+import { acceptRequestId, currentRequestId, REQUEST_ID_HEADER, runInScope } from "./context.js";
+import type { Logger } from "./logger.js";
+import type { Pool, PoolClient } from "./pg.js";
+
+export const STREAM = "TOOLPORT";
+
+/** Every subject the system publishes, named once. */
+export const Subjects = {
+  executionCompleted: "toolport.execution.completed",
+  executionFailed: "toolport.execution.failed",
+  workflowCompleted: "toolport.workflow.completed",
+  workflowFailed: "toolport.workflow.failed",
+  spendLimitApproaching: "toolport.spend.limit_approaching",
+  catalogToolChanged: "toolport.catalog.tool.changed",
+} as const;
+
+export async function connectNats(url: string, name: string, log: Logger): Promise<NatsConnection> {
+  const nc = await connect({
+    servers: url,
+    name,
+    // Keep trying for as long as the process lives: the outbox holds events meanwhile.
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 500,
+    waitOnFirstConnect: true,
+  });
+  (async () => {
+    for await (const status of nc.status()) {
+      if (status.type === "disconnect" || status.type === "reconnect" || status.type === "error") {
+        log.warn({ nats: status.type, data: String(status.data) }, "nats connection status");
+      }
+    }
+  })().catch(() => {});
+  return nc;
+}
+
+/** Creates the stream when absent; leaves an existing one as it is. */
+export async function ensureStream(nc: NatsConnection): Promise<void> {
+  const jsm = await nc.jetstreamManager();
+  try {
+    await jsm.streams.info(STREAM);
+  } catch {
+    try {
+      await jsm.streams.add({
+        name: STREAM,
+        subjects: ["toolport.>"],
+        storage: StorageType.File,
+        duplicate_window: 2 * 60 * 1_000_000_000, // 2 minutes, in nanoseconds
+      });
+    } catch (err) {
+      // Another process created it meanwhile.
+      if (!String((err as Error).message).includes("already in use")) throw err;
+    }
+  }
+}
+
+/** Writes an event to the outbox inside the caller's transaction. Returns the event id. */
+export async function enqueueEvent<Desc extends DescMessage>(
+  client: PoolClient,
+  subject: string,
+  schema: Desc,
+  message: MessageShape<Desc>,
+  eventId: string = randomUUID(),
+): Promise<string> {
+  await client.query("INSERT INTO outbox (id, subject, payload, request_id) VALUES ($1, $2, $3, $4)", [
+    eventId,
+    subject,
+    Buffer.from(toBinary(schema, message)),
+    currentRequestId() ?? null,
+  ]);
+  await client.query("SELECT pg_notify('toolport_outbox', '')");
+  return eventId;
+}
+
+export interface RelayOptions {
+  pool: Pool;
+  nc: NatsConnection;
+  log: Logger;
+  /** How often to look for unpublished events when no notification arrives. */
+  pollMs?: number;
+  batchSize?: number;
+}
+
+/**
+ * Publishes outbox rows in order. Rows are claimed with SKIP LOCKED so several replicas can run a
+ * relay; a failed publish leaves the row for the next round, and JetStream's duplicate window plus
+ * the consumers' inboxes absorb a row published twice (a crash between publish and mark).
+ */
+export class OutboxRelay {
+  private stopped = false;
+  private wake: (() => void) | undefined;
+  private loop: Promise<void> | undefined;
+  private readonly js: JetStreamClient;
+  private listener: PoolClient | undefined;
+
+  constructor(private readonly options: RelayOptions) {
+    this.js = options.nc.jetstream();
+  }
+
+  async start(): Promise<void> {
+    try {
+      this.listener = await this.options.pool.connect();
+      this.listener.on("notification", () => this.wake?.());
+      await this.listener.query("LISTEN toolport_outbox");
+    } catch (err) {
+      // Polling still works without notifications.
+      this.options.log.warn({ err }, "outbox relay: LISTEN failed, polling only");
+    }
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake?.();
+    await this.loop;
+    if (this.listener) {
+      await this.listener.query("UNLISTEN toolport_outbox").catch(() => {});
+      this.listener.release();
+    }
+  }
+
+  private async run(): Promise<void> {
+    const pollMs = this.options.pollMs ?? 1000;
+    let backoffMs = 0;
+    while (!this.stopped) {
+      let published = 0;
+      try {
+        published = await this.publishBatch();
+        backoffMs = 0;
+      } catch (err) {
+        backoffMs = Math.min(Math.max(backoffMs * 2, 250), 5000);
+        this.options.log.warn({ err: (err as Error).message, retry_in_ms: backoffMs }, "outbox relay: publish failed");
+      }
+      if (published > 0 && backoffMs === 0) continue; // more may be waiting
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, backoffMs || pollMs);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wake = undefined;
+    }
+  }
+
+  /** Publishes one batch; returns how many rows it published. Throws on the first failure. */
+  async publishBatch(): Promise<number> {
+    const client = await this.options.pool.connect();
+    let count = 0;
+    try {
+      await client.query("BEGIN");
+      const { rows } = await client.query<{
+        seq: bigint;
+        id: string;
+        subject: string;
+        payload: Buffer;
+        request_id: string | null;
+      }>(
+        `SELECT seq, id, subject, payload, request_id FROM outbox
+          WHERE published_at IS NULL ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED`,
+        [this.options.batchSize ?? 100],
+      );
+      let failure: unknown;
+      for (const row of rows) {
+        const h = natsHeaders();
+        if (row.request_id) h.set(REQUEST_ID_HEADER, row.request_id);
+        try {
+          await this.js.publish(row.subject, row.payload, { msgID: row.id, headers: h, timeout: 2000 });
+        } catch (err) {
+          failure = err;
+          await client.query("UPDATE outbox SET attempts = attempts + 1, last_error = $2 WHERE seq = $1", [
+            row.seq,
+            String((err as Error).message).slice(0, 500),
+          ]);
+          break; // keep order: nothing after a failed row goes out before it
+        }
+        await client.query("UPDATE outbox SET published_at = now(), attempts = attempts + 1 WHERE seq = $1", [row.seq]);
+        count += 1;
+      }
+      // Published rows older than a week are no longer needed for anything.
+      if (rows.length === 0) {
+        await client.query("DELETE FROM outbox WHERE published_at < now() - interval '7 days'");
+      }
+      await client.query("COMMIT");
+      if (failure) throw failure;
+      return count;
+    } catch (err) {
+      await client.query("ROLLBACK").catch(() => {});
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+}
+
+/** Thrown by a handler for a message that can never be applied: it is terminated at once. */
+export class PoisonMessageError extends Error {
+  override name = "PoisonMessageError";
+}
+
+export interface EventContext {
+  /** The transaction the effect must be written in (the inbox row is already in it). */
+  client: PoolClient;
+  eventId: string;
+  subject: string;
+}
+
+export interface ConsumerOptions<Desc extends DescMessage> {
+  nc: NatsConnection;
+  pool: Pool;
+  log: Logger;
+  /** Durable consumer name: one per service and purpose, e.g. `catalog-reliability`. */
+  durable: string;
+  /**
+   * The subject filter, wildcards allowed (`toolport.execution.*`). One filter per consumer: the
+   * nats-server Debian ships (2.9) has no multi-subject filters.
+   */
+  subject: string;
+  schema: Desc;
+  handle: (event: MessageShape<Desc>, ctx: EventContext) => Promise<void>;
+  /** Deliveries before a failing message is declared poison. */
+  maxDeliver?: number;
+}
+
+export interface RunningConsumer {
+  stop(): Promise<void>;
+}
+
+export async function startConsumer<Desc extends DescMessage>(options: ConsumerOptions<Desc>): Promise<RunningConsumer> {
+  const { nc, durable, subject, log } = options;
+  const maxDeliver = options.maxDeliver ?? 8;
+  const jsm = await nc.jetstreamManager();
+  const config = {
+    durable_name: durable,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    filter_subject: subject,
+    ack_wait: 30 * 1_000_000_000,
+    // One more than our own limit, so we get the chance to record the poison message ourselves.
+    max_deliver: maxDeliver + 1,
+  };
+  try {
+    await jsm.consumers.info(STREAM, durable);
+    await jsm.consumers.update(STREAM, durable, { filter_subject: subject, max_deliver: maxDeliver + 1 });
+  } catch {
+    await jsm.consumers.add(STREAM, config);
+  }
+  const consumer = await nc.jetstream().consumers.get(STREAM, durable);
+  let messages: ConsumerMessages | undefined;
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      try {
+        messages = await consumer.consume({ max_messages: 64 });
+        for await (const msg of messages) {
+          await handleOne(options, msg, maxDeliver);
+        }
+      } catch (err) {
+        if (stopped) break;
+        log.warn({ err: (err as Error).message, durable }, "consumer interrupted, resuming");
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await messages?.close();
+      await loop;
+    },
+  };
+}
+
+async function handleOne<Desc extends DescMessage>(options: ConsumerOptions<Desc>, msg: JsMsg, maxDeliver: number) {
+  const { pool, durable, schema, log } = options;
+  const eventId = msg.headers?.get("Nats-Msg-Id") || `${msg.info.stream}:${msg.seq}`;
+  const requestId = acceptRequestId(msg.headers?.get(REQUEST_ID_HEADER));
+  await runInScope({ requestId }, async () => {
+    let event: MessageShape<Desc>;
+    try {
+      event = fromBinary(schema, msg.data);
+    } catch (err) {
+      await deadLetter(options, msg, eventId, `undecodable payload: ${(err as Error).message}`);
+      msg.term();
+      return;
+    }
+    const client = await pool.connect();
+    try {
+      await client.query("BEGIN");
+      const inserted = await client.query(
+        "INSERT INTO inbox (consumer, event_id, subject) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+        [durable, eventId, msg.subject],
+      );
+      if (inserted.rowCount === 1) {
+        await options.handle(event, { client, eventId, subject: msg.subject });
+      }
+      await client.query("COMMIT");
+      msg.ack();
+    } catch (err) {
+      await client.query("ROLLBACK").catch(() => {});
+      const deliveries = msg.info.deliveryCount;
+      if (err instanceof PoisonMessageError || deliveries >= maxDeliver) {
+        log.error({ err, durable, event_id: eventId, deliveries }, "event terminated as poison");
+        await deadLetter(options, msg, eventId, (err as Error).message);
+        msg.term();
+      } else {
+        const delayMs = Math.min(1000 * 2 ** (deliveries - 1), 30_000);
+        log.warn(
+          { err: (err as Error).message, durable, event_id: eventId, deliveries, retry_in_ms: delayMs },
+          "event handling failed",
+        );
+        msg.nak(delayMs);
+      }
+    } finally {
+      client.release();
+    }
+  });
+}
+
+async function deadLetter<Desc extends DescMessage>(options: ConsumerOptions<Desc>, msg: JsMsg, eventId: string, error: string) {
+  await options.pool
+    .query("INSERT INTO dead_letters (consumer, event_id, subject, payload, error, deliveries) VALUES ($1, $2, $3, $4, $5, $6)", [
+      options.durable,
+      eventId,
+      msg.subject,
+      Buffer.from(msg.data),
+      error.slice(0, 2000),
+      msg.info.deliveryCount,
+    ])
+    .catch((err) => options.log.error({ err, event_id: eventId }, "could not record dead letter"));
+}

@@ -1,0 +1,152 @@
+/**
+ * Postgres: one pool per service on the service's own database, created if missing, with versioned
+ * SQL migrations applied at start under an advisory lock so replicas starting together are safe.
+ */
+import { createHash } from "node:crypto";
+import { readdir, readFile } from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+import type { Logger } from "./logger.js";
+
+export type Pool = pg.Pool;
+export type PoolClient = pg.PoolClient;
+
+// Postgres BIGINT (int8) arrives as a string by default; money and counters are bigint here.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => BigInt(value));
+
+/** The kit's own tables (outbox, inbox, dead letters), applied before a service's migrations. */
+export const kitMigrationsDir = fileURLToPath(new URL("../migrations", import.meta.url));
+
+/**
+ * The database URL a service uses: `<SERVICE>_DATABASE_URL` when given, otherwise the server in
+ * `DATABASE_URL` with the database name replaced by `toolport_<service>`.
+ */
+export function serviceDatabaseUrl(service: string, serverUrl: string, override?: string): string {
+  if (override) return override;
+  const url = new URL(serverUrl);
+  url.pathname = `/toolport_${service.replace(/-/g, "_")}`;
+  return url.toString();
+}
+
+/** Creates the database named in `databaseUrl` when it does not exist (local and test setups). */
+export async function ensureDatabase(databaseUrl: string, log?: Logger): Promise<void> {
+  const target = new URL(databaseUrl);
+  const name = decodeURIComponent(target.pathname.slice(1));
+  const admin = new URL(databaseUrl);
+  admin.pathname = "/postgres";
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  try {
+    const found = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
+    if (found.rowCount === 0) {
+      try {
+        await client.query(`CREATE DATABASE ${quoteIdent(name)}`);
+        log?.info({ database: name }, "created database");
+      } catch (err) {
+        // Another replica created it between our check and our CREATE: that is fine.
+        if ((err as { code?: string }).code !== "42P04") throw err;
+      }
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+export function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+export function createPool(databaseUrl: string, max = 10): Pool {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max, idleTimeoutMillis: 30_000 });
+  // An idle client losing its connection must not crash the process; the pool replaces it.
+  pool.on("error", () => {});
+  return pool;
+}
+
+export async function withTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    const result = await fn(client);
+    await client.query("COMMIT");
+    return result;
+  } catch (err) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+interface MigrationFile {
+  name: string;
+  sql: string;
+  checksum: string;
+}
+
+async function readMigrations(dir: string, namespace: string): Promise<MigrationFile[]> {
+  let entries: string[];
+  try {
+    entries = await readdir(dir);
+  } catch (err) {
+    // A service with no tables of its own yet has no migrations folder.
+    if ((err as { code?: string }).code === "ENOENT") return [];
+    throw err;
+  }
+  const files = entries.filter((f) => f.endsWith(".sql")).sort();
+  return Promise.all(
+    files.map(async (file) => {
+      const sql = await readFile(path.join(dir, file), "utf8");
+      return { name: `${namespace}/${file}`, sql, checksum: createHash("sha256").update(sql).digest("hex") };
+    }),
+  );
+}
+
+// Arbitrary constant: every Toolport service takes the same lock id within its own database.
+const MIGRATION_LOCK_ID = 7_401_2024;
+
+/**
+ * Applies every migration not yet recorded, each in its own transaction, in file-name order.
+ * Running it again is a no-op; a recorded migration whose file changed is refused, because the
+ * database no longer matches what the file says.
+ */
+export async function migrate(pool: Pool, sources: { dir: string; namespace: string }[], log?: Logger): Promise<string[]> {
+  const migrations = (await Promise.all(sources.map((s) => readMigrations(s.dir, s.namespace)))).flat();
+  const client = await pool.connect();
+  const applied: string[] = [];
+  try {
+    await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK_ID]);
+    await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      name text PRIMARY KEY,
+      checksum text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`);
+    const { rows } = await client.query<{ name: string; checksum: string }>("SELECT name, checksum FROM schema_migrations");
+    const done = new Map(rows.map((r) => [r.name, r.checksum]));
+    for (const m of migrations) {
+      const recorded = done.get(m.name);
+      if (recorded !== undefined) {
+        if (recorded !== m.checksum) {
+          throw new Error(`migration ${m.name} was changed after it was applied; add a new migration instead`);
+        }
+        continue;
+      }
+      await client.query("BEGIN");
+      try {
+        await client.query(m.sql);
+        await client.query("INSERT INTO schema_migrations (name, checksum) VALUES ($1, $2)", [m.name, m.checksum]);
+        await client.query("COMMIT");
+      } catch (err) {
+        await client.query("ROLLBACK").catch(() => {});
+        throw new Error(`migration ${m.name} failed: ${(err as Error).message}`, { cause: err });
+      }
+      applied.push(m.name);
+      log?.info({ migration: m.name }, "applied migration");
+    }
+  } finally {
+    await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK_ID]).catch(() => {});
+    client.release();
+  }
+  return applied;
+}

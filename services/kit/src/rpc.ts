@@ -1,0 +1,166 @@
+/**
+ * gRPC between our processes: connect-node servers over HTTP/2 without TLS (h2c) and connect gRPC
+ * clients with deadlines. Interceptors carry the request id and the caller's principal in
+ * metadata, log each call, and turn any thrown value into a ConnectError (domain errors keep their
+ * reason; anything else is "internal error" with the cause logged, never sent).
+ */
+import http2 from "node:http2";
+import type { AddressInfo } from "node:net";
+import { type DescService, fromBinary, toBinary } from "@bufbuild/protobuf";
+import {
+  type Client,
+  type ConnectRouter,
+  createClient,
+  createContextKey,
+  decodeBinaryHeader,
+  encodeBinaryHeader,
+  type Interceptor,
+} from "@connectrpc/connect";
+import { connectNodeAdapter, createGrpcTransport } from "@connectrpc/connect-node";
+import { Health } from "@toolport/proto/grpc/health/v1/health_pb";
+import { type Principal, PrincipalSchema } from "@toolport/proto/toolport/common/v1/principal_pb";
+import { acceptRequestId, currentScope, PRINCIPAL_HEADER, REQUEST_ID_HEADER, runInScope } from "./context.js";
+import { toConnectError } from "./errors.js";
+import { HealthState } from "./health.js";
+import type { Logger } from "./logger.js";
+
+/** Handlers read the caller with `context.values.get(principalKey)`. */
+export const principalKey = createContextKey<Principal | undefined>(undefined, { description: "caller" });
+export const requestIdKey = createContextKey<string>("", { description: "request id" });
+
+function serverInterceptor(log: Logger): Interceptor {
+  return (next) => async (req) => {
+    const requestId = acceptRequestId(req.header.get(REQUEST_ID_HEADER));
+    const rawPrincipal = req.header.get(PRINCIPAL_HEADER);
+    let principal: Principal | undefined;
+    if (rawPrincipal) {
+      try {
+        principal = fromBinary(PrincipalSchema, decodeBinaryHeader(rawPrincipal));
+      } catch (err) {
+        log.warn({ err: (err as Error).message }, "ignoring undecodable principal metadata");
+      }
+    }
+    req.contextValues.set(requestIdKey, requestId);
+    req.contextValues.set(principalKey, principal);
+    const started = performance.now();
+    return runInScope({ requestId, principal }, async () => {
+      try {
+        const res = await next(req);
+        log.debug({ rpc: req.url, ms: Math.round(performance.now() - started) }, "rpc ok");
+        return res;
+      } catch (err) {
+        const connectErr = toConnectError(err);
+        const fields = {
+          rpc: req.method.name,
+          service: req.service.typeName,
+          code: connectErr.code,
+          ms: Math.round(performance.now() - started),
+        };
+        if (connectErr.cause !== undefined && !(connectErr.cause instanceof Error && connectErr.cause.name === "DomainError")) {
+          log.error({ ...fields, err: connectErr.cause }, "rpc failed");
+        } else {
+          log.info({ ...fields, reason: connectErr.rawMessage }, "rpc refused");
+        }
+        throw connectErr;
+      }
+    });
+  };
+}
+
+export interface RpcServerOptions {
+  name: string;
+  host: string;
+  port: number;
+  log: Logger;
+  /** Registers this process's services; health is added by the kit. */
+  routes: (router: ConnectRouter) => void;
+  /** Full names of the gRPC services registered, for per-service health entries. */
+  serviceNames: string[];
+}
+
+export interface RpcServer {
+  port: number;
+  health: HealthState;
+  /**
+   * Stops accepting connections and new calls, lets in-flight calls finish (up to graceMs), then
+   * closes what is left.
+   */
+  close(graceMs: number): Promise<void>;
+}
+
+export async function startRpcServer(options: RpcServerOptions): Promise<RpcServer> {
+  const health = new HealthState(options.serviceNames);
+  const shutdown = new AbortController();
+  const handler = connectNodeAdapter({
+    routes(router) {
+      options.routes(router);
+      router.service(Health, health.implementation());
+    },
+    interceptors: [serverInterceptor(options.log)],
+    shutdownSignal: shutdown.signal,
+  });
+  const server = http2.createServer(handler);
+  const sessions = new Set<http2.ServerHttp2Session>();
+  server.on("session", (session) => {
+    sessions.add(session);
+    session.on("close", () => sessions.delete(session));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  return {
+    port,
+    health,
+    async close(graceMs) {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // GOAWAY: no new streams on existing connections; streams already open run to completion.
+      for (const session of sessions) session.close();
+      const timer = setTimeout(() => {
+        shutdown.abort(new Error("shutdown grace period over"));
+        for (const session of sessions) session.destroy();
+      }, graceMs);
+      await closed;
+      clearTimeout(timer);
+    },
+  };
+}
+
+function clientInterceptor(): Interceptor {
+  return (next) => async (req) => {
+    const scope = currentScope();
+    if (scope) {
+      if (!req.header.has(REQUEST_ID_HEADER)) req.header.set(REQUEST_ID_HEADER, scope.requestId);
+      if (scope.principal && !req.header.has(PRINCIPAL_HEADER)) {
+        req.header.set(PRINCIPAL_HEADER, encodeBinaryHeader(toBinary(PrincipalSchema, scope.principal)));
+      }
+    }
+    return next(req);
+  };
+}
+
+/**
+ * A client for one of our services. The request id and principal of the current request travel
+ * with every call; every call has a deadline.
+ */
+export function createServiceClient<T extends DescService>(
+  service: T,
+  baseUrl: string,
+  options: { timeoutMs?: number } = {},
+): Client<T> {
+  const transport = createGrpcTransport({
+    baseUrl,
+    interceptors: [clientInterceptor()],
+    defaultTimeoutMs: options.timeoutMs ?? 10_000,
+  });
+  return createClient(service, transport);
+}
+
+/** Marks a principal for an outgoing call made outside any request scope (jobs, consumers, tests). */
+export function principalHeader(principal: Principal): Record<string, string> {
+  return { [PRINCIPAL_HEADER]: encodeBinaryHeader(toBinary(PrincipalSchema, principal)) };
+}

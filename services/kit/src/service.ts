@@ -1,0 +1,135 @@
+/**
+ * The start-up sequence of a Toolport service, so each service's main.ts only says what is its own:
+ * config -> logger -> its database (created, migrated) -> NATS (stream, outbox relay) -> gRPC server
+ * with health -> its background work; and the reverse on SIGTERM, letting in-flight calls finish.
+ */
+import type { DescService } from "@bufbuild/protobuf";
+import type { ConnectRouter } from "@connectrpc/connect";
+import type { NatsConnection } from "nats";
+import { z } from "zod";
+import { loadConfig, logLevel, port, url } from "./config.js";
+import { connectNats, ensureStream, OutboxRelay } from "./events.js";
+import { ServingStatus } from "./health.js";
+import { onShutdown } from "./lifecycle.js";
+import { createLogger, type Logger } from "./logger.js";
+import { createPool, ensureDatabase, kitMigrationsDir, migrate, type Pool, serviceDatabaseUrl } from "./pg.js";
+import { type RpcServer, startRpcServer } from "./rpc.js";
+
+/** The variables every service reads, on top of its own. */
+export function serviceEnv(name: string, defaultPort: number) {
+  const upper = name.toUpperCase();
+  return {
+    PORT: port(defaultPort).describe(`port the ${name} gRPC server listens on`),
+    HOST: z.string().default("127.0.0.1").describe("interface to listen on (0.0.0.0 in containers)"),
+    DATABASE_URL: url(["postgres", "postgresql"], "postgres://toolport@127.0.0.1:55432/postgres").describe(
+      `Postgres server; the service uses its own database toolport_${name} there, created if missing`,
+    ),
+    [`${upper}_DATABASE_URL`]: url(["postgres", "postgresql"])
+      .optional()
+      .describe(`full URL of the ${name} database, overriding DATABASE_URL`),
+    NATS_URL: url(["nats"], "nats://127.0.0.1:4222").describe("NATS server with JetStream enabled"),
+    LOG_LEVEL: logLevel,
+    SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000).describe("how long in-flight calls may run after SIGTERM"),
+  } as const;
+}
+
+export interface ServiceContext<C> {
+  name: string;
+  config: C;
+  log: Logger;
+  pool: Pool;
+  nc: NatsConnection;
+}
+
+export interface BackgroundWork {
+  stop(): Promise<void>;
+}
+
+export interface ServiceDefinition<S extends z.ZodRawShape> {
+  /** Short name: catalog, execution, billing, identity, content, webhooks. */
+  name: string;
+  defaultPort: number;
+  /** The service's own variables. */
+  env?: S;
+  /** Folder of this service's SQL migrations. */
+  migrationsDir: string;
+  /** The gRPC services this process serves (for health entries). */
+  services: DescService[];
+  routes: (router: ConnectRouter, ctx: ServiceContext<z.infer<z.ZodObject<S>> & BaseConfig>) => void;
+  /** Consumers, timers: started after the server listens, stopped before the pool closes. */
+  background?: (ctx: ServiceContext<z.infer<z.ZodObject<S>> & BaseConfig>) => Promise<BackgroundWork[]>;
+}
+
+export interface BaseConfig {
+  PORT: number;
+  HOST: string;
+  DATABASE_URL: string;
+  NATS_URL: string;
+  LOG_LEVEL: string;
+  SHUTDOWN_GRACE_MS: number;
+}
+
+export interface RunningService {
+  server: RpcServer;
+  log: Logger;
+  stop(): Promise<void>;
+}
+
+export async function startService<S extends z.ZodRawShape>(
+  def: ServiceDefinition<S>,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<RunningService> {
+  const base = serviceEnv(def.name, def.defaultPort);
+  const config = loadConfig({ ...base, ...(def.env ?? {}) } as typeof base & S, env) as unknown as z.infer<z.ZodObject<S>> &
+    BaseConfig;
+  const log = createLogger(def.name, config.LOG_LEVEL);
+  const override = (config as Record<string, unknown>)[`${def.name.toUpperCase()}_DATABASE_URL`] as string | undefined;
+  const databaseUrl = serviceDatabaseUrl(def.name, config.DATABASE_URL, override);
+
+  await ensureDatabase(databaseUrl, log);
+  const pool = createPool(databaseUrl);
+  await migrate(
+    pool,
+    [
+      { dir: kitMigrationsDir, namespace: "kit" },
+      { dir: def.migrationsDir, namespace: def.name },
+    ],
+    log,
+  );
+  const nc = await connectNats(config.NATS_URL, def.name, log);
+  await ensureStream(nc);
+  const relay = new OutboxRelay({ pool, nc, log });
+  await relay.start();
+
+  const ctx: ServiceContext<typeof config> = { name: def.name, config, log, pool, nc };
+  const server = await startRpcServer({
+    name: def.name,
+    host: config.HOST,
+    port: config.PORT,
+    log,
+    routes: (router) => def.routes(router, ctx),
+    serviceNames: def.services.map((s) => s.typeName),
+  });
+  const work = (await def.background?.(ctx)) ?? [];
+  server.health.setAll(ServingStatus.SERVING);
+  log.info({ port: server.port }, `${def.name} service listening`);
+
+  return {
+    server,
+    log,
+    async stop() {
+      server.health.setAll(ServingStatus.NOT_SERVING);
+      await server.close(config.SHUTDOWN_GRACE_MS);
+      for (const w of work) await w.stop();
+      await relay.stop();
+      await nc.drain().catch(() => {});
+      await pool.end();
+    },
+  };
+}
+
+/** main.ts of a service: start, and stop cleanly on SIGTERM. */
+export async function runService<S extends z.ZodRawShape>(def: ServiceDefinition<S>): Promise<void> {
+  const running = await startService(def);
+  onShutdown(running.log, () => running.stop());
+}
