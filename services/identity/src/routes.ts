@@ -1,0 +1,11 @@
+/**
+ * The identity service's gRPC routes. Every RPC of IdentityService is registered; those without a handler
+ * yet answer UNIMPLEMENTED (the gateway maps that to 501) until their issue fills them in.
+ */
+import type { ConnectRouter } from "@connectrpc/connect";
+import type { ServiceContext } from "@toolport/kit/service";
+import { IdentityService } from "@toolport/proto/toolport/identity/v1/identity_service_pb";
+
+export function routes(router: ConnectRouter, _ctx: ServiceContext<unknown>): void {
+  router.service(IdentityService, {});
+}
