@@ -1,0 +1,37 @@
+/**
+ * The gateway's Koa application. Middleware reads top-down in the order a request meets it:
+ * request id and access log, error shaping, unmatched routes, JSON body, then the /v1 routes.
+ */
+import Router from "@koa/router";
+import type { Logger } from "@toolport/kit/logger";
+import Koa from "koa";
+import type { ServiceClients } from "./clients.js";
+import type { GatewayConfig } from "./config.js";
+import { jsonBody } from "./middleware/body.js";
+import { errorMiddleware } from "./middleware/errors.js";
+import { unmatchedRoutes } from "./middleware/not-found.js";
+import { requestIdMiddleware } from "./middleware/request-id.js";
+import { healthRoutes } from "./routes/health.js";
+import { apiRoutes } from "./routes/index.js";
+
+export interface AppDeps {
+  config: GatewayConfig;
+  clients: ServiceClients;
+  log: Logger;
+}
+
+export function createApp(deps: AppDeps): Koa {
+  const app = new Koa({ proxy: deps.config.TRUST_PROXY });
+  app.silent = true; // errors are logged by errorMiddleware, once, with the request id
+  app.use(requestIdMiddleware(deps.log));
+  app.use(errorMiddleware(deps.log));
+  app.use(unmatchedRoutes());
+  app.use(jsonBody(deps.config.BODY_LIMIT_BYTES));
+
+  const v1 = new Router({ prefix: "/v1" });
+  healthRoutes(v1, deps.config);
+  apiRoutes(v1, deps);
+  app.use(v1.routes());
+  app.use(v1.allowedMethods());
+  return app;
+}

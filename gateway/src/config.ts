@@ -1,0 +1,29 @@
+/** The gateway's environment, parsed once at start. */
+import { loadConfig, logLevel, port, serviceUrls, url } from "@toolport/kit/config";
+import { z } from "zod";
+
+export const gatewayEnv = {
+  PORT: port(8080).describe("port the HTTP API listens on"),
+  HOST: z.string().default("127.0.0.1").describe("interface to listen on (0.0.0.0 in containers)"),
+  PUBLIC_URL: url(["http", "https"], "http://localhost:8080").describe(
+    "address clients use to reach this gateway (without /v1); used in absolute links",
+  ),
+  MCP_PUBLIC_URL: url(["http", "https"], "http://localhost:8090/mcp").describe("address clients use for the MCP server"),
+  BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1_048_576).describe("largest request body accepted"),
+  RPC_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000).describe("deadline of each call to a service"),
+  HEALTH_TIMEOUT_MS: z.coerce.number().int().min(100).default(2_000).describe("deadline of each service health check"),
+  TRUST_PROXY: z
+    .enum(["true", "false"])
+    .default("false")
+    .transform((v) => v === "true")
+    .describe("take the client IP from X-Forwarded-For (only behind a trusted balancer)"),
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000).describe("how long in-flight requests may run after SIGTERM"),
+  LOG_LEVEL: logLevel,
+  ...serviceUrls,
+};
+
+export type GatewayConfig = ReturnType<typeof loadGatewayConfig>;
+
+export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env) {
+  return loadConfig(gatewayEnv, env);
+}

@@ -1,0 +1,63 @@
+/**
+ * A route that is one RPC: the request message is built from the path parameters, the query string
+ * and the JSON body (proto field names, snake_case), the response message is returned as JSON with
+ * proto field names. Endpoints whose HTTP shape differs from their message (bare arrays, renamed
+ * fields, status codes) get a dedicated route module in the issue that implements them.
+ */
+import { type DescMessage, type DescMethodUnary, fromJson, type JsonObject, type JsonValue, toJson } from "@bufbuild/protobuf";
+import type { RouterContext } from "@koa/router";
+import { HttpError } from "../http/errors.js";
+
+type UnaryCall = (request: never) => Promise<unknown>;
+
+/** Query values arrive as strings; convert the ones whose field is not a string. */
+function coerceQuery(input: DescMessage, query: Record<string, string | string[] | undefined>): JsonObject {
+  const out: JsonObject = {};
+  for (const field of input.fields) {
+    const raw = query[field.name] ?? query[field.jsonName];
+    if (raw === undefined) continue;
+    const values = Array.isArray(raw) ? raw : [raw];
+    const convert = (value: string): JsonValue => {
+      if (field.fieldKind === "scalar" || field.fieldKind === "list") {
+        const scalar = field.fieldKind === "scalar" ? field.scalar : field.scalar;
+        if (scalar === 8 /* BOOL */) {
+          if (value === "true" || value === "1") return true;
+          if (value === "false" || value === "0" || value === "") return false;
+          throw new HttpError(400, "invalid_request", `query parameter ${field.name} must be true or false`, {
+            field: field.name,
+          });
+        }
+      }
+      return value;
+    };
+    out[field.name] =
+      field.fieldKind === "list" ? values.flatMap((v) => v.split(",")).map(convert) : convert(values[0] as string);
+  }
+  return out;
+}
+
+export function rpcHandler(method: DescMethodUnary, call: UnaryCall) {
+  return async (ctx: RouterContext) => {
+    const body = ctx.request.body;
+    if (body !== undefined && (typeof body !== "object" || body === null || Array.isArray(body))) {
+      throw new HttpError(400, "invalid_body", "request body must be a JSON object");
+    }
+    const merged: JsonObject = {
+      ...coerceQuery(method.input, ctx.query),
+      ...((body as JsonObject | undefined) ?? {}),
+      ...ctx.params,
+    };
+    let request: unknown;
+    try {
+      request = fromJson(method.input, merged, { ignoreUnknownFields: true });
+    } catch (err) {
+      throw new HttpError(
+        400,
+        "invalid_request",
+        (err as Error).message.replace(/^cannot decode message [\w.]+ from JSON: /, ""),
+      );
+    }
+    const response = await call(request as never);
+    ctx.body = toJson(method.output, response as never, { useProtoFieldName: true });
+  };
+}
