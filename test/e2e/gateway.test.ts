@@ -1,0 +1,95 @@
+/**
+ * The gateway against the real six services: every failure leaves in the dual error body with the
+ * right status, /v1/health reports each service, and the request id reaches the service's logs.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Stack, serviceNames, startStack } from "../harness/stack.js";
+
+interface Body {
+  status?: string;
+  services: Record<string, string>;
+  detail: string;
+  error: { code: string; message: string; details: Record<string, unknown> };
+}
+const json = async (res: Response): Promise<Body> => (await res.json()) as Body;
+
+function expectErrorShape(body: unknown, code: string) {
+  expect(body).toMatchObject({
+    detail: expect.any(String),
+    error: { code, message: expect.any(String), details: expect.any(Object) },
+  });
+  const b = body as { detail: string; error: { message: string } };
+  expect(b.detail).toBe(b.error.message);
+}
+
+describe("gateway", () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack([...serviceNames, "gateway"], { BODY_LIMIT_BYTES: "65536" });
+  });
+  afterAll(() => stack?.stopAll());
+
+  const url = (p: string) => `${stack.gatewayUrl}/v1${p}`;
+
+  it("refuses malformed JSON with 400 in the error shape", async () => {
+    const res = await fetch(url("/agents"), {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: '{"name": "x",',
+    });
+    expect(res.status).toBe(400);
+    expectErrorShape(await json(res), "invalid_json");
+  });
+
+  it("refuses a body over the limit with 413 in the error shape", async () => {
+    const big = JSON.stringify({ name: "x".repeat(70_000) });
+    const res = await fetch(url("/agents"), { method: "POST", headers: { "content-type": "application/json" }, body: big });
+    expect(res.status).toBe(413);
+    const body = await json(res);
+    expectErrorShape(body, "payload_too_large");
+    expect(body.error.details).toEqual({ limit_bytes: 65536 });
+  });
+
+  it("answers an unknown route with 404 in the error shape", async () => {
+    const res = await fetch(url("/no/such/route"));
+    expect(res.status).toBe(404);
+    const body = await json(res);
+    expectErrorShape(body, "not_found");
+    expect(body.error.message).toContain("/v1/no/such/route");
+  });
+
+  it("answers a path outside /v1 with 404 in the error shape", async () => {
+    const res = await fetch(`${stack.gatewayUrl}/tools`);
+    expect(res.status).toBe(404);
+    expectErrorShape(await json(res), "not_found");
+  });
+
+  it("maps a service's UNIMPLEMENTED to 501 in the error shape, carrying the request id to the service", async () => {
+    const res = await fetch(url("/services/public"), { headers: { "x-request-id": "req-e2e-501" } });
+    expect(res.status).toBe(501);
+    expect(res.headers.get("x-request-id")).toBe("req-e2e-501");
+    expectErrorShape(await json(res), "not_implemented");
+    // The id the caller sent is in the catalog service's own log line for that call.
+    await expect.poll(() => stack.log("catalog"), { timeout: 5000 }).toContain('"request_id":"req-e2e-501"');
+  });
+
+  it("reports every service's health, then 503 naming the one that is down", async () => {
+    const ok = await fetch(url("/health"));
+    expect(ok.status).toBe(200);
+    const body = await json(ok);
+    expect(body.status).toBe("ok");
+    expect(Object.keys(body.services).sort()).toEqual([...serviceNames].sort());
+
+    await stack.stop("content");
+    const down = await fetch(url("/health"));
+    expect(down.status).toBe(503);
+    expect(down.headers.get("retry-after")).toBe("1");
+    const downBody = await json(down);
+    expect(downBody.services.content).toBe("unreachable");
+    expect(downBody.error.details.down).toEqual(["content"]);
+    expect(downBody.detail).toContain("content");
+
+    await stack.start("content");
+    expect((await fetch(url("/health"))).status).toBe(200);
+  });
+});
