@@ -4,9 +4,20 @@
  * proto field names. Endpoints whose HTTP shape differs from their message (bare arrays, renamed
  * fields, status codes) get a dedicated route module in the issue that implements them.
  */
-import { type DescMessage, type DescMethodUnary, fromJson, type JsonObject, type JsonValue, toJson } from "@bufbuild/protobuf";
+import {
+  type DescMessage,
+  type DescMethodUnary,
+  type DescService,
+  fromJson,
+  type JsonObject,
+  type JsonValue,
+  toJson,
+} from "@bufbuild/protobuf";
+import type Router from "@koa/router";
 import type { RouterContext } from "@koa/router";
+import type { AppDeps } from "../app.js";
 import { HttpError } from "../http/errors.js";
+import { type AuthMode, auth } from "../middleware/auth.js";
 
 type UnaryCall = (request: never) => Promise<unknown>;
 
@@ -60,4 +71,24 @@ export function rpcHandler(method: DescMethodUnary, call: UnaryCall) {
     const response = await call(request as never);
     ctx.body = toJson(method.output, response as never, { useProtoFieldName: true });
   };
+}
+
+export type Verb = "get" | "post" | "put" | "patch" | "delete";
+/** [verb, path, auth form, RPC name (the client's method name)] */
+export type RpcRoute = [Verb, string, AuthMode, string];
+
+/** Mounts generic rows; a row naming an unknown RPC, or a path parameter its request lacks, fails at start. */
+export function mountRpcRoutes(router: Router, deps: AppDeps, service: DescService, client: object, rows: RpcRoute[]): void {
+  const calls = client as Record<string, (req: never) => Promise<unknown>>;
+  for (const [verb, path, mode, rpc] of rows) {
+    const method = service.method[rpc] as DescMethodUnary | undefined;
+    const call = calls[rpc];
+    if (!method || !call) throw new Error(`route ${verb.toUpperCase()} ${path}: ${service.typeName} has no RPC ${rpc}`);
+    for (const param of path.matchAll(/:(\w+)/g)) {
+      if (!method.input.fields.some((f) => f.name === param[1])) {
+        throw new Error(`route ${verb.toUpperCase()} ${path}: ${method.input.typeName} has no field ${param[1]}`);
+      }
+    }
+    router[verb](path, auth(deps.clients.identity, mode), rpcHandler(method, call.bind(client)));
+  }
 }
