@@ -37,6 +37,11 @@ export interface Stack {
   mcpUrl: string;
   logDir: string;
   start(name: ProcessName): Promise<void>;
+  /**
+   * Starts one more instance of a process beside the stack's own (e.g. a second gateway behind the
+   * same services, as behind a balancer), on a new free port; returns that port. stopAll stops it.
+   */
+  startExtra(name: ProcessName): Promise<number>;
   stop(name: ProcessName, signal?: NodeJS.Signals): Promise<number | null>;
   stopAll(): Promise<void>;
   log(name: ProcessName): Promise<string>;
@@ -51,6 +56,8 @@ export async function startStack(names: ProcessName[], extraEnv: Record<string, 
     ...(process.env as Record<string, string>),
     DATABASE_URL: inject("pgUrl"),
     NATS_URL: inject("natsUrl"),
+    // Durable consumers of this stack only: other stacks on the same NATS must not take its events.
+    NATS_CONSUMER_PREFIX: `s${tag}-`,
     LOG_LEVEL: "info",
     GATEWAY_URL: `http://127.0.0.1:${ports.gateway}`,
     PUBLIC_URL: `http://127.0.0.1:${ports.gateway}`,
@@ -64,6 +71,22 @@ export async function startStack(names: ProcessName[], extraEnv: Record<string, 
     env[`${s.toUpperCase()}_DATABASE_URL`] = db.toString();
   }
   const children = new Map<ProcessName, ChildProcess>();
+  const extras: ChildProcess[] = [];
+
+  /** Spawns one process; `register` sees it before it listens, so stopAll also stops one still starting. */
+  async function spawnProcess(name: ProcessName, port: number, logName: string, register: (c: ChildProcess) => void) {
+    const logFile = path.join(logDir, `${logName}.log`);
+    const out = createWriteStream(logFile, { flags: "a" });
+    const child = spawn(process.execPath, [path.join(repoRoot, entry[name])], {
+      cwd: repoRoot,
+      env: { ...env, PORT: String(port) },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    child.stdout?.pipe(out);
+    child.stderr?.pipe(out);
+    register(child);
+    await waitUntilListening(logName, child, port, logFile);
+  }
 
   const stack: Stack = {
     ports,
@@ -72,17 +95,12 @@ export async function startStack(names: ProcessName[], extraEnv: Record<string, 
     mcpUrl: `http://127.0.0.1:${ports["mcp-server"]}/mcp`,
     logDir,
     async start(name) {
-      const logFile = path.join(logDir, `${name}.log`);
-      const out = createWriteStream(logFile, { flags: "a" });
-      const child = spawn(process.execPath, [path.join(repoRoot, entry[name])], {
-        cwd: repoRoot,
-        env: { ...env, PORT: String(ports[name]) },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      child.stdout?.pipe(out);
-      child.stderr?.pipe(out);
-      children.set(name, child);
-      await waitUntilListening(name, child, ports[name], logFile);
+      await spawnProcess(name, ports[name], name, (child) => children.set(name, child));
+    },
+    async startExtra(name) {
+      const port = await freePort();
+      await spawnProcess(name, port, `${name}-${port}`, (child) => extras.push(child));
+      return port;
     },
     async stop(name, signal = "SIGTERM") {
       const child = children.get(name);
@@ -94,7 +112,15 @@ export async function startStack(names: ProcessName[], extraEnv: Record<string, 
       return code;
     },
     async stopAll() {
-      await Promise.all([...children.keys()].map((n) => stack.stop(n)));
+      const exited = extras.splice(0).map(
+        (child) =>
+          new Promise<void>((resolve) => {
+            if (child.exitCode !== null) return resolve();
+            child.once("exit", () => resolve());
+            child.kill("SIGTERM");
+          }),
+      );
+      await Promise.all([...[...children.keys()].map((n) => stack.stop(n)), ...exited]);
     },
     log: (name) => readFile(path.join(logDir, `${name}.log`), "utf8").catch(() => ""),
   };

@@ -242,12 +242,23 @@ export interface ConsumerOptions<Desc extends DescMessage> {
   maxDeliver?: number;
 }
 
+let consumerPrefix = "";
+
+/**
+ * Namespaces JetStream durable consumer names (`NATS_CONSUMER_PREFIX`), so several deployments or
+ * test stacks sharing one NATS server do not take each other's messages. Set once by startService.
+ */
+export function setConsumerPrefix(prefix: string): void {
+  consumerPrefix = prefix;
+}
+
 export interface RunningConsumer {
   stop(): Promise<void>;
 }
 
 export async function startConsumer<Desc extends DescMessage>(options: ConsumerOptions<Desc>): Promise<RunningConsumer> {
-  const { nc, durable, subject, log } = options;
+  const { nc, subject, log } = options;
+  const durable = consumerPrefix + options.durable;
   const maxDeliver = options.maxDeliver ?? 8;
   const jsm = await nc.jetstreamManager();
   const config = {

@@ -8,7 +8,7 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import type { NatsConnection } from "nats";
 import { z } from "zod";
 import { loadConfig, logLevel, port, url } from "./config.js";
-import { connectNats, ensureStream, OutboxRelay } from "./events.js";
+import { connectNats, ensureStream, OutboxRelay, setConsumerPrefix } from "./events.js";
 import { ServingStatus } from "./health.js";
 import { onShutdown } from "./lifecycle.js";
 import { createLogger, type Logger } from "./logger.js";
@@ -28,6 +28,11 @@ export function serviceEnv(name: string, defaultPort: number) {
       .optional()
       .describe(`full URL of the ${name} database, overriding DATABASE_URL`),
     NATS_URL: url(["nats"], "nats://127.0.0.1:4222").describe("NATS server with JetStream enabled"),
+    NATS_CONSUMER_PREFIX: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]*$/, "letters, digits, _ and - only")
+      .default("")
+      .describe("prefix of durable consumer names, when several deployments or test stacks share one NATS server"),
     LOG_LEVEL: logLevel,
     SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000).describe("how long in-flight calls may run after SIGTERM"),
   } as const;
@@ -65,6 +70,7 @@ export interface BaseConfig {
   HOST: string;
   DATABASE_URL: string;
   NATS_URL: string;
+  NATS_CONSUMER_PREFIX: string;
   LOG_LEVEL: string;
   SHUTDOWN_GRACE_MS: number;
 }
@@ -97,6 +103,7 @@ export async function startService<S extends z.ZodRawShape>(
     log,
   );
   const nc = await connectNats(config.NATS_URL, def.name, log);
+  setConsumerPrefix(config.NATS_CONSUMER_PREFIX);
   await ensureStream(nc);
   const relay = new OutboxRelay({ pool, nc, log });
   await relay.start();
