@@ -29,7 +29,16 @@ function presented(header: (name: string) => string): Presented {
   return { apiKey, bearer: match?.[1] };
 }
 
-export function auth(identity: ServiceClients["identity"], mode: AuthMode): Middleware {
+export interface AuthOptions {
+  /**
+   * Send `svc-org-id` to identity to select the organization (default). Off for a route that resolves
+   * the organization itself (the client helper, where a query `org_id` overrides the header).
+   */
+  orgHeader?: boolean;
+}
+
+export function auth(identity: ServiceClients["identity"], mode: AuthMode, options: AuthOptions = {}): Middleware {
+  const useOrgHeader = options.orgHeader ?? true;
   return async (ctx, next) => {
     if (mode === "none") return next();
     const { apiKey, bearer } = presented((n) => ctx.get(n));
@@ -39,7 +48,7 @@ export function auth(identity: ServiceClients["identity"], mode: AuthMode): Midd
       if (mode === "optional") return next();
       throw new HttpError(401, "unauthenticated", missingMessage(mode));
     }
-    const orgId = ctx.get("svc-org-id").trim() || undefined;
+    const orgId = useOrgHeader ? ctx.get("svc-org-id").trim() || undefined : undefined;
     const { principal } = await identity.authenticate({
       credential: useKey ? { case: "apiKey", value: apiKey } : { case: "bearerToken", value: bearer as string },
       organizationId: orgId,

@@ -1,25 +1,231 @@
 /**
- * /v1 routes served by the identity service. Generic rows map one-to-one onto an RPC; an endpoint whose
- * HTTP shape differs from its messages gets its own handler here.
+ * /v1 routes served by the identity service: agents and their guide, human sign-up and login, JWKS,
+ * API keys and their usage, the client helper and organizations. Each route renders the spec's JSON
+ * itself (identity-json.ts) rather than the proto's, so names and nulls are exactly the spec's.
  */
+import type { JsonObject } from "@bufbuild/protobuf";
 import type Router from "@koa/router";
-import { IdentityService } from "@toolport/proto/toolport/identity/v1/identity_service_pb";
+import type { RouterContext } from "@koa/router";
 import type { AppDeps } from "../app.js";
-import { mountRpcRoutes, type RpcRoute } from "./rpc-route.js";
+import { auth } from "../middleware/auth.js";
+import { clientIp, rateLimit } from "../middleware/rate-limit.js";
+import {
+  accountJson,
+  badField,
+  boolQuery,
+  createdKeyJson,
+  guideJson,
+  guideMarkdown,
+  intQuery,
+  keyJson,
+  memberJson,
+  objectBody,
+  organizationJson,
+  orgContextJson,
+  permissionsField,
+  stringField,
+  usageJson,
+} from "./identity-json.js";
 
-export const identityRouteTable: RpcRoute[] = [
-  ["post", "/agents", "none", "registerAgent"],
-  ["get", "/agents/getting-started", "none", "getGettingStarted"],
-  ["post", "/auth/signup", "none", "signup"],
-  ["post", "/auth/login", "none", "login"],
-  ["get", "/auth/jwks.json", "none", "getJwks"],
-  ["post", "/api-keys", "api_key_or_jwt", "createApiKey"],
-  ["get", "/api-keys", "api_key_or_jwt", "listApiKeys"],
-  ["delete", "/api-keys/:key_id", "api_key_or_jwt", "revokeApiKey"],
-  ["get", "/api-keys/:key_id/usage", "api_key_or_jwt", "getApiKeyUsage"],
-  ["get", "/coding-client/mcp-json", "api_key_or_jwt", "getMcpJson"],
-];
+/**
+ * Spec limit: 5 registrations per minute per client IP, shared by every gateway replica. The numbers
+ * are identity's bucket default (REGISTRATIONS_PER_MINUTE), configured there.
+ */
+export const REGISTRATION_LIMIT = { bucket: "registration" } as const;
+/** Not in the spec: password guessing is slowed to 20 attempts per minute per client IP. */
+export const LOGIN_LIMIT = { bucket: "login", limit: 20, windowSeconds: 60 } as const;
+
+const queryString = (ctx: RouterContext, name: string): string | undefined => {
+  const value = ctx.query[name];
+  return (Array.isArray(value) ? value[0] : value) || undefined;
+};
 
 export function identityRoutes(router: Router, deps: AppDeps): void {
-  mountRpcRoutes(router, deps, IdentityService, deps.clients.identity, identityRouteTable);
+  const identity = deps.clients.identity;
+  const publicAddresses = {
+    publicBaseUrl: `${deps.config.PUBLIC_URL.replace(/\/+$/, "")}/v1`,
+    mcpUrl: deps.config.MCP_PUBLIC_URL,
+  };
+  const none = auth(identity, "none");
+  const either = auth(identity, "api_key_or_jwt");
+
+  // ---- agents ----
+
+  router.post("/agents", none, rateLimit(identity, { ...REGISTRATION_LIMIT, key: clientIp }), async (ctx) => {
+    const body = objectBody(ctx.request.body);
+    const res = await identity.registerAgent({
+      name: stringField(body, "name") ?? "",
+      operatorEmail: stringField(body, "operator_email") ?? "",
+      clientIp: clientIp(ctx),
+      ...publicAddresses,
+    });
+    ctx.body = {
+      agent_id: res.agentId,
+      api_key: res.apiKey,
+      wallet_id: res.walletId,
+      balance_usdc: res.balanceUsdc,
+      deposit_address: res.depositAddress ?? null,
+      registration_url: res.registrationUrl,
+      getting_started: guideJson(res.gettingStarted),
+    };
+  });
+
+  router.get("/agents/getting-started", none, async (ctx) => {
+    const res = await identity.getGettingStarted(publicAddresses);
+    ctx.body = { registration_url: res.registrationUrl, getting_started: guideJson(res.gettingStarted) };
+  });
+
+  for (const kind of ["skill", "quickstart"] as const) {
+    router.get(`/agents/${kind}.md`, none, async (ctx) => {
+      const res = await identity.getGettingStarted(publicAddresses);
+      ctx.type = "text/markdown; charset=utf-8";
+      ctx.body = guideMarkdown(kind, guideJson(res.gettingStarted), {
+        register: `${publicAddresses.publicBaseUrl}/agents`,
+        guide: res.registrationUrl,
+      });
+    });
+  }
+
+  // ---- humans ----
+
+  router.post("/auth/signup", none, async (ctx) => {
+    const body = objectBody(ctx.request.body);
+    const res = await identity.signup({
+      email: stringField(body, "email") ?? "",
+      password: stringField(body, "password") ?? "",
+      name: stringField(body, "name"),
+    });
+    ctx.body = {
+      account_id: res.accountId,
+      organization_id: res.organizationId,
+      access_token: res.accessToken,
+      token_type: res.tokenType,
+      expires_in: res.expiresIn,
+    };
+  });
+
+  router.post("/auth/login", none, rateLimit(identity, { ...LOGIN_LIMIT, key: clientIp }), async (ctx) => {
+    const body = objectBody(ctx.request.body);
+    const res = await identity.login({ email: stringField(body, "email") ?? "", password: stringField(body, "password") ?? "" });
+    ctx.body = { account_id: res.accountId, access_token: res.accessToken, token_type: res.tokenType, expires_in: res.expiresIn };
+  });
+
+  router.get("/auth/jwks.json", none, async (ctx) => {
+    const res = await identity.getJwks({});
+    ctx.set("Cache-Control", "public, max-age=300");
+    ctx.body = {
+      keys: res.keys.map((k) => ({ kty: k.kty, crv: k.crv, x: k.x, y: k.y, kid: k.kid, alg: k.alg, use: k.use })),
+    };
+  });
+
+  router.get("/accounts/me", either, async (ctx) => {
+    const { account } = await identity.getAccount({});
+    ctx.body = accountJson(account);
+  });
+
+  // ---- API keys ----
+
+  router.post("/api-keys", either, async (ctx) => {
+    const body = objectBody(ctx.request.body);
+    const res = await identity.createApiKey({
+      name: stringField(body, "name") ?? "",
+      permissions: permissionsField(body),
+      agentName: stringField(body, "agent_name"),
+      agentType: stringField(body, "agent_type"),
+      purpose: stringField(body, "purpose"),
+      organizationId: stringField(body, "organization_id"),
+    });
+    ctx.body = createdKeyJson(res);
+  });
+
+  router.get("/api-keys", either, async (ctx) => {
+    const res = await identity.listApiKeys({
+      organizationId: queryString(ctx, "organization_id"),
+      includeRevoked: boolQuery(ctx.query.include_revoked, "include_revoked"),
+    });
+    ctx.body = res.keys.map(keyJson);
+  });
+
+  router.delete("/api-keys/:key_id", either, async (ctx) => {
+    const res = await identity.revokeApiKey({ keyId: ctx.params.key_id ?? "" });
+    ctx.body = { id: res.key?.id ?? ctx.params.key_id, revoked: res.revoked, key: res.key ? keyJson(res.key) : null };
+  });
+
+  router.get("/api-keys/:key_id/usage", either, async (ctx) => {
+    const res = await identity.getApiKeyUsage({ keyId: ctx.params.key_id ?? "", days: intQuery(ctx.query.days, "days") });
+    if (!res.usage) throw badField("key_id", "no usage returned");
+    ctx.body = usageJson(res.usage);
+  });
+
+  // ---- client helper (spec item 35) ----
+
+  // The header svc-org-id is passed to identity as a selector, not used to authenticate: the query
+  // org_id wins over it, which only the client helper's own resolution can apply.
+  router.get("/coding-client/mcp-json", auth(identity, "api_key_or_jwt", { orgHeader: false }), async (ctx) => {
+    const res = await identity.getMcpJson({
+      orgId: queryString(ctx, "org_id"),
+      headerOrgId: ctx.get("svc-org-id").trim() || undefined,
+      mcpUrl: deps.config.MCP_PUBLIC_URL,
+    });
+    ctx.body = {
+      file: res.file,
+      scope: res.scope,
+      mcp_json: (res.mcpJson ?? {}) as JsonObject,
+      org: orgContextJson(res.org),
+      instructions: res.instructions,
+    };
+  });
+
+  // ---- organizations ----
+
+  router.post("/organizations", either, async (ctx) => {
+    const body = objectBody(ctx.request.body);
+    const res = await identity.createOrganization({ name: stringField(body, "name") ?? "", slug: stringField(body, "slug") });
+    ctx.body = organizationJson(res.organization);
+  });
+
+  router.get("/organizations", either, async (ctx) => {
+    const res = await identity.listOrganizations({});
+    ctx.body = res.organizations.map(organizationJson);
+  });
+
+  router.get("/organizations/context", either, async (ctx) => {
+    const res = await identity.getOrganizationContext({ orgId: queryString(ctx, "org_id") });
+    ctx.body = orgContextJson(res.org);
+  });
+
+  router.get("/organizations/:organization_id/members", either, async (ctx) => {
+    const res = await identity.listMembers({ organizationId: ctx.params.organization_id ?? "" });
+    ctx.body = res.members.map(memberJson);
+  });
+
+  router.post("/organizations/:organization_id/members", either, async (ctx) => {
+    const body = objectBody(ctx.request.body);
+    const accountId = stringField(body, "account_id");
+    const email = stringField(body, "email");
+    const res = await identity.addMember({
+      organizationId: ctx.params.organization_id ?? "",
+      member: accountId ? { case: "accountId", value: accountId } : email ? { case: "email", value: email } : { case: undefined },
+      role: stringField(body, "role") ?? "",
+    });
+    ctx.body = memberJson(res.member);
+  });
+
+  router.patch("/organizations/:organization_id/members/:account_id", either, async (ctx) => {
+    const body = objectBody(ctx.request.body);
+    const res = await identity.updateMember({
+      organizationId: ctx.params.organization_id ?? "",
+      accountId: ctx.params.account_id ?? "",
+      role: stringField(body, "role") ?? "",
+    });
+    ctx.body = memberJson(res.member);
+  });
+
+  router.delete("/organizations/:organization_id/members/:account_id", either, async (ctx) => {
+    const res = await identity.removeMember({
+      organizationId: ctx.params.organization_id ?? "",
+      accountId: ctx.params.account_id ?? "",
+    });
+    ctx.body = { removed: res.removed };
+  });
 }

@@ -1,11 +1,72 @@
 /**
- * The identity service's gRPC routes. Every RPC of IdentityService is registered; those without a handler
- * yet answer UNIMPLEMENTED (the gateway maps that to 501) until their issue fills them in.
+ * The identity service's gRPC routes and the dependencies behind them: stores on identity's own
+ * database, clients of billing (wallets) and catalog (starter tools, allow-list checks), and the JWT
+ * token service (its signing key loads from the database at start).
  */
 import type { ConnectRouter } from "@connectrpc/connect";
 import type { ServiceContext } from "@toolport/kit/service";
 import { IdentityService } from "@toolport/proto/toolport/identity/v1/identity_service_pb";
+import { loadSigningKey } from "./auth/signing-keys.js";
+import { TokenService, type TokenSettings } from "./auth/tokens.js";
+import { billingWallets, catalogPort } from "./clients.js";
+import { DEV_SECRET_KEY, type IdentityConfig } from "./config.js";
+import type { IdentityDeps } from "./handlers/deps.js";
+import { createIdentityHandlers } from "./handlers/index.js";
+import { accountStore, organizationStore } from "./store/accounts.js";
+import { keyStore } from "./store/keys.js";
 
-export function routes(router: ConnectRouter, _ctx: ServiceContext<unknown>): void {
-  router.service(IdentityService, {});
+function tokenSettings(config: IdentityConfig): TokenSettings {
+  const oidc = [config.OIDC_JWKS_URL, config.OIDC_ISSUER, config.OIDC_AUDIENCE];
+  const given = oidc.filter(Boolean).length;
+  if (given !== 0 && given !== 3) {
+    throw new Error("invalid configuration: OIDC_JWKS_URL, OIDC_ISSUER and OIDC_AUDIENCE are set together or not at all");
+  }
+  return {
+    issuer: config.JWT_ISSUER,
+    audience: config.JWT_AUDIENCE,
+    ttlSeconds: config.JWT_TTL_SECONDS,
+    oidc:
+      given === 3
+        ? {
+            jwksUrl: config.OIDC_JWKS_URL!,
+            issuer: config.OIDC_ISSUER!,
+            audience: config.OIDC_AUDIENCE!,
+            algorithms: config.OIDC_ALGORITHMS,
+          }
+        : undefined,
+  };
+}
+
+export function createDeps(ctx: ServiceContext<IdentityConfig>): IdentityDeps {
+  const { config, log, pool } = ctx;
+  const settings = tokenSettings(config);
+  if (!config.IDENTITY_SECRET_KEY) {
+    log.warn(
+      "IDENTITY_SECRET_KEY is not set: the JWT signing key is encrypted with the development default; set it in production",
+    );
+  }
+  const tokens = loadSigningKey(pool, config.IDENTITY_SECRET_KEY ?? DEV_SECRET_KEY, log).then(
+    (key) => new TokenService(key, settings, log),
+  );
+  tokens.catch(() => {}); // awaited (and fatal) in the background start-up; see main.ts
+  return {
+    config,
+    log,
+    pool,
+    accounts: accountStore(pool),
+    organizations: organizationStore(pool),
+    keys: keyStore(pool),
+    wallets: billingWallets(config.BILLING_URL, log),
+    catalog: catalogPort(config.CATALOG_URL, log),
+    tokens,
+    rateLimitDefaults: {
+      registration: { limit: config.REGISTRATIONS_PER_MINUTE, windowSeconds: 60 },
+      public_search: { limit: config.PUBLIC_SEARCHES_PER_MINUTE, windowSeconds: 60 },
+      tool_calls: { limit: config.TOOL_CALLS_PER_MINUTE, windowSeconds: 60 },
+    },
+  };
+}
+
+export function routes(router: ConnectRouter, deps: IdentityDeps): void {
+  router.service(IdentityService, createIdentityHandlers(deps));
 }

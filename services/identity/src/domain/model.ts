@@ -1,0 +1,82 @@
+/** What identity's rules talk about, free of storage and wire formats. */
+
+export type AccountKind = "agent" | "human";
+export type Role = "owner" | "admin" | "member" | "viewer";
+export const roles: readonly Role[] = ["owner", "admin", "member", "viewer"];
+export type AgentType = "coding_agent" | "assistant" | "workflow" | "service" | "other";
+export const agentTypes: readonly AgentType[] = ["coding_agent", "assistant", "workflow", "service", "other"];
+
+export interface Account {
+  id: string;
+  kind: AccountKind;
+  name: string;
+  email: string;
+  tier: string;
+  personalOrganizationId: string;
+  isPlatformAdmin: boolean;
+  createdAt: Date;
+}
+
+export interface Organization {
+  id: string;
+  name: string;
+  slug: string;
+  isPersonal: boolean;
+  createdAt: Date;
+}
+
+/** An organization seen by one member: with that member's role. */
+export interface OrganizationMembership extends Organization {
+  role: Role;
+}
+
+export interface Member {
+  organizationId: string;
+  accountId: string;
+  name: string;
+  email: string;
+  role: Role;
+  createdAt: Date;
+}
+
+/** Key permissions; null lists mean "all", caps null mean "no key cap". */
+export interface Permissions {
+  allowedServices: string[] | null;
+  allowedTools: string[] | null;
+  maxCostPerCallCents: bigint | null;
+  dailySpendLimitCents: bigint | null;
+  requireConfirmation: boolean;
+}
+
+export interface ApiKey {
+  id: string;
+  accountId: string;
+  organizationId: string;
+  name: string;
+  keyPrefix: string;
+  /** Null = unrestricted. */
+  permissions: Permissions | null;
+  agentName: string | null;
+  agentType: AgentType | null;
+  purpose: string | null;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+/** Who is calling, as the gateway resolved it. */
+export interface Caller {
+  accountId: string;
+  organizationId: string;
+  personalOrganizationId: string;
+  keyId: string | null;
+}
+
+/** The resolved caller of Authenticate, before it is written as a proto Principal. */
+export interface ResolvedPrincipal {
+  account: Account;
+  organizationId: string;
+  role: Role;
+  key: ApiKey | null;
+  method: "api_key" | "jwt";
+}

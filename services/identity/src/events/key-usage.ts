@@ -1,0 +1,49 @@
+/**
+ * Key usage from `toolport.execution.*`: every execution stamped with a key, except synthetic probe
+ * calls, becomes one row of key_usage, written in the same transaction as the consumer's inbox row.
+ */
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { PoisonMessageError, type RunningConsumer, startConsumer } from "@toolport/kit/events";
+import type { Logger } from "@toolport/kit/logger";
+import type { Pool } from "@toolport/kit/pg";
+import { ExecutionStatus } from "@toolport/proto/toolport/common/v1/types_pb";
+import { type ExecutionEvent, ExecutionEventSchema } from "@toolport/proto/toolport/events/v1/events_pb";
+import type { NatsConnection } from "nats";
+import { type KeyUsageRow, recordKeyUsage } from "../store/keys.js";
+
+export const KEY_USAGE_DURABLE = "identity-key-usage";
+export const EXECUTION_SUBJECTS = "toolport.execution.*";
+
+/** The row an event becomes, or null when it does not count towards a key's usage. */
+export function usageRow(event: ExecutionEvent, eventId: string): KeyUsageRow | null {
+  if (!event.keyId || event.isProbe) return null;
+  if (!event.executionId || !event.toolId) throw new PoisonMessageError("execution event without execution_id or tool_id");
+  return {
+    executionId: event.executionId,
+    eventId,
+    keyId: event.keyId,
+    accountId: event.accountId,
+    toolId: event.toolId,
+    toolName: event.toolName,
+    serviceId: event.serviceId,
+    serviceName: event.serviceName,
+    success: event.status === ExecutionStatus.SUCCESS,
+    seconds: Number.isFinite(event.seconds) && event.seconds >= 0 ? event.seconds : 0,
+    isPaid: event.isPaid,
+    costCents: event.costCents,
+    occurredAt: event.occurredAt ? timestampDate(event.occurredAt) : new Date(),
+  };
+}
+
+export function startKeyUsageConsumer(options: { nc: NatsConnection; pool: Pool; log: Logger }): Promise<RunningConsumer> {
+  return startConsumer({
+    ...options,
+    durable: KEY_USAGE_DURABLE,
+    subject: EXECUTION_SUBJECTS,
+    schema: ExecutionEventSchema,
+    async handle(event, ctx) {
+      const row = usageRow(event, event.eventId || ctx.eventId);
+      if (row) await recordKeyUsage(ctx.client, row);
+    },
+  });
+}

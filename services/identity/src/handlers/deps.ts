@@ -1,0 +1,27 @@
+/** Everything identity's handlers need, built once in routes.ts. */
+import type { Logger } from "@toolport/kit/logger";
+import type { Pool } from "@toolport/kit/pg";
+import type { TokenService } from "../auth/tokens.js";
+import type { IdentityConfig } from "../config.js";
+import type { RateLimitDefaults } from "../domain/counters.js";
+import { apiRoot, type PublicAddresses } from "../domain/guide.js";
+import type { AccountStore, CatalogPort, KeyStore, OrganizationStore, WalletPort } from "../domain/ports.js";
+
+export interface IdentityDeps {
+  config: IdentityConfig;
+  log: Logger;
+  pool: Pool;
+  accounts: AccountStore;
+  organizations: OrganizationStore;
+  keys: KeyStore;
+  wallets: WalletPort;
+  catalog: CatalogPort;
+  /** Ready once the signing key is loaded (before the service reports SERVING). */
+  tokens: Promise<TokenService>;
+  rateLimitDefaults: RateLimitDefaults;
+}
+
+/** The public addresses a request names (the gateway sends its own), else the configured ones. */
+export function addresses(config: IdentityConfig, req: { publicBaseUrl?: string; mcpUrl?: string }): PublicAddresses {
+  return { baseUrl: apiRoot(req.publicBaseUrl || config.PUBLIC_URL), mcpUrl: req.mcpUrl || config.MCP_PUBLIC_URL };
+}

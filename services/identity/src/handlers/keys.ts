@@ -1,0 +1,114 @@
+/** API keys, their usage, and the client helper. */
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { IdentityService } from "@toolport/proto/toolport/identity/v1/identity_service_pb";
+import { createKey, keyUsage, listKeys, revokeKey } from "../domain/keys.js";
+import { buildMcpJson, resolveMcpOrganization } from "../domain/mcp-json.js";
+import {
+  agentType,
+  apiKeyToProto,
+  organizationContextToProto,
+  permissionsFromProto,
+  permissionsToProto,
+  requireCaller,
+  ts,
+} from "./convert.js";
+import type { IdentityDeps } from "./deps.js";
+
+type Impl = Pick<
+  ServiceImpl<typeof IdentityService>,
+  "createApiKey" | "listApiKeys" | "revokeApiKey" | "getApiKeyUsage" | "getMcpJson"
+>;
+
+export function keyHandlers(deps: IdentityDeps): Impl {
+  return {
+    async createApiKey(req, context) {
+      const caller = requireCaller(context);
+      const { key, plaintext } = await createKey(deps, caller, {
+        name: req.name,
+        permissions: permissionsFromProto(req.permissions),
+        agentName: req.agentName,
+        agentType: req.agentType,
+        purpose: req.purpose,
+        organizationId: req.organizationId,
+      });
+      deps.log.info({ key_id: key.id, organization_id: key.organizationId }, "api key created");
+      return {
+        id: key.id,
+        key: plaintext,
+        keyPrefix: key.keyPrefix,
+        name: key.name,
+        createdAt: ts(key.createdAt),
+        lastUsed: undefined,
+        permissions: permissionsToProto(key.permissions),
+        organizationId: key.organizationId,
+        agentName: key.agentName ?? undefined,
+        agentType: agentType(key.agentType),
+        purpose: key.purpose ?? undefined,
+      };
+    },
+
+    async listApiKeys(req, context) {
+      const keys = await listKeys(deps, requireCaller(context), {
+        organizationId: req.organizationId?.trim() || undefined,
+        includeRevoked: req.includeRevoked,
+      });
+      return { keys: keys.map(apiKeyToProto) };
+    },
+
+    async revokeApiKey(req, context) {
+      const caller = requireCaller(context);
+      const key = await revokeKey(deps, caller, req.keyId);
+      deps.log.info({ key_id: key.id, by: caller.accountId }, "api key revoked");
+      return { revoked: true, key: apiKeyToProto(key) };
+    },
+
+    async getApiKeyUsage(req, context) {
+      let usage: Awaited<ReturnType<typeof keyUsage>>;
+      try {
+        usage = await keyUsage(deps.keys, requireCaller(context), req.keyId, req.days);
+      } catch (err) {
+        const cause = (err as Error).cause;
+        if (cause) deps.log.error({ err: cause, key_id: req.keyId }, "key usage could not be computed");
+        throw err;
+      }
+      const k = usage.key;
+      return {
+        usage: {
+          key: {
+            id: k.id,
+            name: k.name,
+            agentName: k.agentName ?? undefined,
+            agentType: agentType(k.agentType),
+            purpose: k.purpose ?? undefined,
+            createdAt: ts(k.createdAt),
+          },
+          windowDays: usage.windowDays,
+          calls: usage.calls,
+          successes: usage.successes,
+          successRate: usage.successRate ?? undefined,
+          p50Seconds: usage.p50Seconds ?? undefined,
+          paidCalls: usage.paidCalls,
+          spentCents: usage.spentCents,
+          firstCallAt: ts(usage.firstCallAt),
+          lastCallAt: ts(usage.lastCallAt),
+          topTools: usage.topTools,
+        },
+      };
+    },
+
+    async getMcpJson(req, context) {
+      const caller = requireCaller(context);
+      const org = await resolveMcpOrganization(deps.organizations, caller, { query: req.orgId, header: req.headerOrgId }, (err) =>
+        deps.log.warn({ err }, "client helper: organization not resolved, template returned without it"),
+      );
+      const result = buildMcpJson(req.mcpUrl || deps.config.MCP_PUBLIC_URL, org);
+      return {
+        file: result.file,
+        scope: result.scope,
+        mcpJson: result.mcpJson,
+        org: org ? organizationContextToProto(org) : undefined,
+        instructions: result.instructions,
+      };
+    },
+  };
+}
