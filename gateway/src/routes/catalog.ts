@@ -1,35 +1,396 @@
 /**
- * /v1 routes served by the catalog service. Generic rows map one-to-one onto an RPC; an endpoint whose
- * HTTP shape differs from its messages gets its own handler here.
+ * /v1 routes served by the catalog service. Each renders the spec's JSON itself (catalog-json.ts):
+ * bare arrays where the spec says "array of Tool", snake_case names, enums as words, nulls. Query
+ * values are checked here so bad input is a 400 naming the parameter before any service is called.
+ * Auth per the spec's endpoint auth table; publishing routes (ours) take an API key or a JWT.
  */
+import type { JsonObject, JsonValue, MessageInitShape } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type Router from "@koa/router";
-import { CatalogService } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
+import type { RouterContext } from "@koa/router";
+import type { CredentialMaterialSchema, OpenApiSourceSchema } from "@toolport/proto/toolport/catalog/v1/catalog_publishing_pb";
+import type { CreateServiceRequestSchema } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
 import type { AppDeps } from "../app.js";
-import { mountRpcRoutes, type RpcRoute } from "./rpc-route.js";
+import { HttpError } from "../http/errors.js";
+import { auth } from "../middleware/auth.js";
+import { clientIp, rateLimit } from "../middleware/rate-limit.js";
+import {
+  credentialJson,
+  gapJson,
+  publicToolJson,
+  publishingJson,
+  readinessJson,
+  recommendationJson,
+  serviceJson,
+  serviceSummaryJson,
+  toolJson,
+} from "./catalog-json.js";
 
-export const catalogRouteTable: RpcRoute[] = [
-  ["get", "/tools", "api_key", "listTools"],
-  ["get", "/tools/search", "api_key", "searchTools"],
-  ["get", "/tools/public/search", "optional", "publicSearchTools"],
-  ["get", "/tools/recommended", "optional", "getRecommendations"],
-  ["get", "/tools/name/:tool_name", "api_key", "getToolByName"],
-  ["get", "/tools/:tool_id/describe", "api_key", "describeTool"],
-  ["get", "/tools/:tool_id", "api_key", "getTool"],
-  ["patch", "/tools/:tool_id", "api_key_or_jwt", "updateTool"],
-  ["delete", "/tools/:tool_id", "api_key_or_jwt", "deleteTool"],
-  ["get", "/services/public", "none", "listPublicServices"],
-  ["get", "/services/public/:service_id", "none", "getPublicService"],
-  ["get", "/services/public/:service_id/tools", "none", "listPublicServiceTools"],
-  ["post", "/services", "api_key_or_jwt", "createService"],
-  ["get", "/services", "api_key_or_jwt", "listServices"],
-  ["get", "/services/:service_id", "api_key_or_jwt", "getService"],
-  ["get", "/services/:service_id/tools", "api_key_or_jwt", "listServiceTools"],
-  ["patch", "/services/:service_id", "api_key_or_jwt", "updateService"],
-  ["delete", "/services/:service_id", "api_key_or_jwt", "deleteService"],
-  ["put", "/services/:service_id/credentials", "api_key_or_jwt", "putServiceCredential"],
-  ["delete", "/services/:service_id/credentials", "api_key_or_jwt", "deleteServiceCredential"],
-];
+type Ctx = RouterContext;
+
+const bad = (field: string, message: string, code = "invalid_request") => new HttpError(400, code, message, { field });
+
+// ---- query parameters -------------------------------------------------------------------------
+
+function queryValue(ctx: Ctx, name: string): string | undefined {
+  const raw = ctx.query[name];
+  return Array.isArray(raw) ? raw[0] : raw;
+}
+
+function queryList(ctx: Ctx, name: string): string[] {
+  const raw = ctx.query[name] ?? ctx.query[`${name}[]`];
+  const values = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
+  return values
+    .flatMap((v) => v.split(","))
+    .map((v) => v.trim())
+    .filter(Boolean);
+}
+
+/** A non-negative integer; anything else (words, negatives, fractions) is a 400 naming it. */
+function queryLimit(ctx: Ctx, name = "limit"): number | undefined {
+  const raw = queryValue(ctx, name);
+  if (raw === undefined || raw.trim() === "") return undefined;
+  if (!/^\d+$/.test(raw.trim())) throw bad(name, `${name} must be a non-negative integer`, "invalid_limit");
+  return Math.min(Number(raw.trim()), 1_000_000);
+}
+
+function queryBool(ctx: Ctx, name: string): boolean {
+  const raw = queryValue(ctx, name);
+  if (raw === undefined || raw === "" || raw === "false" || raw === "0") return false;
+  if (raw === "true" || raw === "1") return true;
+  throw bad(name, `${name} must be true or false`);
+}
+
+function queryRate(ctx: Ctx, name: string): number | undefined {
+  const raw = queryValue(ctx, name);
+  if (raw === undefined || raw.trim() === "") return undefined;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0 || value > 1) {
+    throw bad(name, `${name} must be a number from 0 to 1`, "invalid_min_success_rate");
+  }
+  return value;
+}
+
+// ---- JSON bodies ------------------------------------------------------------------------------
+
+function bodyObject(ctx: Ctx): Record<string, unknown> {
+  const body = ctx.request.body;
+  if (body === undefined) return {};
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new HttpError(400, "invalid_body", "request body must be a JSON object");
+  }
+  return body as Record<string, unknown>;
+}
+
+function str(o: Record<string, unknown>, field: string, prefix = ""): string | undefined {
+  const v = o[field];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== "string") throw bad(`${prefix}${field}`, `${prefix}${field} must be a string`);
+  return v;
+}
+
+function bool(o: Record<string, unknown>, field: string): boolean | undefined {
+  const v = o[field];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== "boolean") throw bad(field, `${field} must be true or false`);
+  return v;
+}
+
+function cents(o: Record<string, unknown>, field: string): bigint | undefined {
+  const v = o[field];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0)
+    throw bad(field, `${field} must be a whole number of cents, 0 or more`);
+  return BigInt(v);
+}
+
+function obj(o: Record<string, unknown>, field: string): Record<string, unknown> | undefined {
+  const v = o[field];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== "object" || Array.isArray(v)) throw bad(field, `${field} must be an object`);
+  return v as Record<string, unknown>;
+}
+
+function contact(o: Record<string, unknown>) {
+  const c = obj(o, "contact");
+  return c
+    ? { name: str(c, "name", "contact.") ?? "", url: str(c, "url", "contact.") ?? "", email: str(c, "email", "contact.") ?? "" }
+    : undefined;
+}
+
+/**
+ * `api`: {document_text | document | document_url, base_url}; `document` may be the OpenAPI object
+ * itself, and `api` may be the document directly (it has an `openapi` key).
+ */
+function openApiSource(value: unknown): MessageInitShape<typeof OpenApiSourceSchema> {
+  if (typeof value === "string") return { document: { case: "documentText", value } };
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw bad("api", "api must be an object");
+  const api = value as Record<string, unknown>;
+  if ("openapi" in api || "swagger" in api) return { document: { case: "documentText", value: JSON.stringify(api) } };
+  const baseUrl = str(api, "base_url", "api.");
+  const url = str(api, "document_url", "api.");
+  const doc = api.document_text ?? api.document;
+  if (doc !== undefined && doc !== null) {
+    const text = typeof doc === "string" ? doc : JSON.stringify(doc);
+    return { document: { case: "documentText", value: text }, baseUrl };
+  }
+  if (url !== undefined) return { document: { case: "documentUrl", value: url }, baseUrl };
+  throw bad(
+    "api",
+    "api needs document (the OpenAPI document, JSON object or JSON/YAML text) or document_url",
+    "missing_document",
+  );
+}
+
+function credentialMaterial(body: Record<string, unknown>): MessageInitShape<typeof CredentialMaterialSchema> | undefined {
+  const c = obj(body, "credential") ?? body;
+  const apiKey = c.api_key;
+  if (typeof apiKey === "string") return { kind: { case: "apiKey", value: { value: apiKey } } };
+  if (apiKey && typeof apiKey === "object") {
+    const k = apiKey as Record<string, unknown>;
+    return {
+      kind: {
+        case: "apiKey",
+        value: {
+          value: str(k, "value", "credential.api_key.") ?? "",
+          parameterName: str(k, "parameter_name", "credential.api_key."),
+          location: str(k, "location", "credential.api_key."),
+        },
+      },
+    };
+  }
+  const bearer = c.bearer ?? c.bearer_token ?? c.token;
+  if (typeof bearer === "string") return { kind: { case: "bearer", value: { token: bearer } } };
+  if (bearer && typeof bearer === "object")
+    return {
+      kind: { case: "bearer", value: { token: str(bearer as Record<string, unknown>, "token", "credential.bearer.") ?? "" } },
+    };
+  const basic = c.basic;
+  if (basic && typeof basic === "object") {
+    const b = basic as Record<string, unknown>;
+    return {
+      kind: {
+        case: "basic",
+        value: {
+          username: str(b, "username", "credential.basic.") ?? "",
+          password: str(b, "password", "credential.basic.") ?? "",
+        },
+      },
+    };
+  }
+  return undefined;
+}
+
+// ---- routes -----------------------------------------------------------------------------------
 
 export function catalogRoutes(router: Router, deps: AppDeps): void {
-  mountRpcRoutes(router, deps, CatalogService, deps.clients.catalog, catalogRouteTable);
+  const catalog = deps.clients.catalog;
+  const identity = deps.clients.identity;
+  const none = auth(identity, "none");
+  const optional = auth(identity, "optional");
+  const apiKey = auth(identity, "api_key");
+  const publisher = auth(identity, "api_key_or_jwt");
+  // Spec: 30 public searches per minute per client IP; identity holds the number (PUBLIC_SEARCHES_PER_MINUTE)
+  // and counts for every gateway replica.
+  const publicSearchLimit = rateLimit(identity, { bucket: "public_search", key: clientIp });
+  const toolsOut = (tools: Parameters<typeof toolJson>[0][]) => tools.map(toolJson) as JsonValue;
+
+  // Catalog (spec items 1-10, 12).
+  router.get("/tools", apiKey, async (ctx) => {
+    ctx.body = toolsOut((await catalog.listTools({})).tools);
+  });
+  router.get("/tools/search", apiKey, async (ctx) => {
+    const { tools } = await catalog.searchTools({
+      query: queryValue(ctx, "query") ?? queryValue(ctx, "q"),
+      serviceId: queryValue(ctx, "service_id") || undefined,
+      tags: queryList(ctx, "tags"),
+      readyOnly: queryBool(ctx, "ready_only"),
+    });
+    ctx.body = toolsOut(tools);
+  });
+  router.get("/tools/public/search", publicSearchLimit, optional, async (ctx) => {
+    const { tools } = await catalog.publicSearchTools({
+      query: queryValue(ctx, "query") ?? queryValue(ctx, "q") ?? "",
+      serviceId: queryValue(ctx, "service_id") || undefined,
+      limit: queryLimit(ctx),
+      readyOnly: queryBool(ctx, "ready_only"),
+      minSuccessRate: queryRate(ctx, "min_success_rate"),
+    });
+    ctx.body = tools.map(publicToolJson) as JsonValue;
+  });
+  router.get("/tools/recommended", optional, async (ctx) => {
+    const { recommendations } = await catalog.getRecommendations({
+      toolId: queryValue(ctx, "tool_id") || undefined,
+      limit: queryLimit(ctx),
+    });
+    ctx.body = recommendations.map(recommendationJson) as JsonValue;
+  });
+  router.get("/tools/name/:tool_name", apiKey, async (ctx) => {
+    const { tool } = await catalog.getToolByName({ toolName: ctx.params.tool_name as string });
+    ctx.body = tool ? toolJson(tool) : null;
+  });
+  router.get("/tools/:tool_id/describe", apiKey, async (ctx) => {
+    const d = await catalog.describeTool({ toolId: ctx.params.tool_id as string });
+    const id = d.tool?.id ?? (ctx.params.tool_id as string);
+    const callUrl = `${deps.config.PUBLIC_URL.replace(/\/$/, "")}/v1/tools/call/${id}`;
+    ctx.body = {
+      tool: d.tool ? toolJson(d.tool) : null,
+      service: serviceSummaryJson(d.service),
+      input_schema: d.inputSchema ?? { type: "object", properties: {} },
+      example_call: d.exampleCall ?? { tool_input: {} },
+      execute: { method: "POST", url: callUrl, auth_header: "svc-api-key" },
+      readiness: readinessJson(d.readiness),
+      configuration_url: d.missing.find((g) => g.configurationUrl)?.configurationUrl ?? null,
+      missing: d.missing.map(gapJson),
+      requires_confirmation: d.requiresConfirmation,
+    } satisfies JsonObject;
+  });
+  router.get("/tools/:tool_id", apiKey, async (ctx) => {
+    const { tool } = await catalog.getTool({ toolId: ctx.params.tool_id as string });
+    ctx.body = tool ? toolJson(tool) : null;
+  });
+  router.get("/services/public", none, async (ctx) => {
+    ctx.body = (await catalog.listPublicServices({})).services.map(serviceJson) as JsonValue;
+  });
+  router.get("/services/public/:service_id", none, async (ctx) => {
+    const { service } = await catalog.getPublicService({ serviceId: ctx.params.service_id as string });
+    ctx.body = service ? serviceJson(service) : null;
+  });
+  router.get("/services/public/:service_id/tools", none, async (ctx) => {
+    ctx.body = toolsOut((await catalog.listPublicServiceTools({ serviceId: ctx.params.service_id as string })).tools);
+  });
+
+  // Publishing (DESIGN.md "Publishing").
+  router.post("/services", publisher, async (ctx) => {
+    const body = bodyObject(ctx);
+    const mcp = body.mcp_server;
+    let source: MessageInitShape<typeof CreateServiceRequestSchema>["source"];
+    if (body.api !== undefined && body.api !== null) source = { case: "api", value: openApiSource(body.api) };
+    else if (typeof mcp === "string") source = { case: "mcpServer", value: { url: mcp } };
+    else if (mcp && typeof mcp === "object")
+      source = { case: "mcpServer", value: { url: str(mcp as Record<string, unknown>, "url", "mcp_server.") ?? "" } };
+    const res = await catalog.createService({
+      source,
+      name: str(body, "name"),
+      slug: str(body, "slug"),
+      summary: str(body, "summary"),
+      description: str(body, "description"),
+      category: str(body, "category"),
+      logo: str(body, "logo"),
+      contact: contact(body),
+      documentationUrl: str(body, "documentation_url"),
+      version: str(body, "version"),
+      visibility: str(body, "visibility"),
+      organizationId: str(body, "organization_id"),
+      defaultPricePerCallCents: cents(body, "default_price_per_call_cents"),
+    });
+    ctx.status = 201;
+    ctx.body = {
+      service: res.service ? serviceJson(res.service) : null,
+      publishing: publishingJson(res.publishing),
+      tools: res.tools.map(toolJson),
+      warnings: res.warnings,
+    };
+  });
+  router.get("/services", publisher, async (ctx) => {
+    const { services } = await catalog.listServices({ organizationId: queryValue(ctx, "organization_id") || undefined });
+    ctx.body = services.map(serviceJson) as JsonValue;
+  });
+  router.get("/services/:service_id", publisher, async (ctx) => {
+    const res = await catalog.getService({ serviceId: ctx.params.service_id as string });
+    ctx.body = { service: res.service ? serviceJson(res.service) : null, publishing: publishingJson(res.publishing) };
+  });
+  router.get("/services/:service_id/tools", publisher, async (ctx) => {
+    ctx.body = toolsOut((await catalog.listServiceTools({ serviceId: ctx.params.service_id as string })).tools);
+  });
+  router.patch("/services/:service_id", publisher, async (ctx) => {
+    const body = bodyObject(ctx);
+    const res = await catalog.updateService({
+      serviceId: ctx.params.service_id as string,
+      name: str(body, "name"),
+      slug: str(body, "slug"),
+      summary: str(body, "summary"),
+      description: str(body, "description"),
+      category: str(body, "category"),
+      logo: str(body, "logo"),
+      contact: contact(body),
+      documentationUrl: str(body, "documentation_url"),
+      version: str(body, "version"),
+      visibility: str(body, "visibility"),
+      status: str(body, "status"),
+      verificationTier: str(body, "verification_tier"),
+      baseUrl: str(body, "base_url"),
+      mcpServerUrl: str(body, "mcp_server_url"),
+    });
+    ctx.body = { service: res.service ? serviceJson(res.service) : null, publishing: publishingJson(res.publishing) };
+  });
+  router.post("/services/:service_id/reimport", publisher, async (ctx) => {
+    const body = bodyObject(ctx);
+    const res = await catalog.reimportService({
+      serviceId: ctx.params.service_id as string,
+      api: body.api !== undefined && body.api !== null ? openApiSource(body.api) : undefined,
+    });
+    ctx.body = {
+      service: res.service ? serviceJson(res.service) : null,
+      tools: res.tools.map(toolJson),
+      deactivated_tool_ids: res.deactivatedToolIds,
+      warnings: res.warnings,
+    };
+  });
+  router.delete("/services/:service_id", publisher, async (ctx) => {
+    ctx.body = { deleted: (await catalog.deleteService({ serviceId: ctx.params.service_id as string })).deleted };
+  });
+  router.patch("/tools/:tool_id", publisher, async (ctx) => {
+    const body = bodyObject(ctx);
+    const tags = body.tags;
+    if (tags !== undefined && tags !== null && (!Array.isArray(tags) || tags.some((t) => typeof t !== "string"))) {
+      throw bad("tags", "tags must be an array of strings");
+    }
+    const sunset = str(body, "sunset_date");
+    const sunsetDate = sunset === undefined ? undefined : new Date(sunset);
+    if (sunsetDate && Number.isNaN(sunsetDate.getTime())) throw bad("sunset_date", "sunset_date must be an ISO 8601 timestamp");
+    const { tool } = await catalog.updateTool({
+      toolId: ctx.params.tool_id as string,
+      name: str(body, "name"),
+      slug: str(body, "slug"),
+      description: str(body, "description"),
+      tips: str(body, "tips"),
+      tags: Array.isArray(tags) ? { values: tags as string[] } : undefined,
+      output: obj(body, "output") as JsonObject | undefined,
+      version: str(body, "version"),
+      pricePerCallCents: cents(body, "price_per_call_cents"),
+      sideEffecting: bool(body, "side_effecting"),
+      status: str(body, "status"),
+      deprecated: bool(body, "deprecated"),
+      deprecationMessage: str(body, "deprecation_message"),
+      sunsetDate: sunsetDate ? timestampFromDate(sunsetDate) : undefined,
+      passthroughReason: str(body, "passthrough_reason"),
+    });
+    ctx.body = tool ? toolJson(tool) : null;
+  });
+  router.delete("/tools/:tool_id", publisher, async (ctx) => {
+    ctx.body = { deleted: (await catalog.deleteTool({ toolId: ctx.params.tool_id as string })).deleted };
+  });
+
+  // Credentials.
+  router.put("/services/:service_id/credentials", publisher, async (ctx) => {
+    const body = bodyObject(ctx);
+    const res = await catalog.putServiceCredential({
+      serviceId: ctx.params.service_id as string,
+      scope: str(body, "scope"),
+      credential: credentialMaterial(body),
+      schemeName: str(body, "scheme_name"),
+    });
+    ctx.body = { credential: credentialJson(res.credential), readiness: readinessJson(res.readiness) };
+  });
+  router.get("/services/:service_id/credentials", publisher, async (ctx) => {
+    const { credentials } = await catalog.listServiceCredentials({ serviceId: ctx.params.service_id as string });
+    ctx.body = credentials.map(credentialJson) as JsonValue;
+  });
+  router.delete("/services/:service_id/credentials", publisher, async (ctx) => {
+    const scope = queryValue(ctx, "scope") ?? str(bodyObject(ctx), "scope");
+    ctx.body = {
+      deleted: (await catalog.deleteServiceCredential({ serviceId: ctx.params.service_id as string, scope })).deleted,
+    };
+  });
 }

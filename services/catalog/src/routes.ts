@@ -1,11 +1,41 @@
-/**
- * The catalog service's gRPC routes. Every RPC of CatalogService is registered; those without a handler
- * yet answer UNIMPLEMENTED (the gateway maps that to 501) until their issue fills them in.
- */
+/** The catalog service's gRPC routes: every RPC of CatalogService, from three handler groups. */
 import type { ConnectRouter } from "@connectrpc/connect";
-import type { ServiceContext } from "@toolport/kit/service";
+import type { BaseConfig, ServiceContext } from "@toolport/kit/service";
 import { CatalogService } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
+import type { z } from "zod";
+import type { CatalogDeps } from "./app/deps.js";
+import { SearchIndex } from "./app/search-index.js";
+import type { catalogEnv } from "./config.js";
+import { CredentialSealer } from "./credentials/sealing.js";
+import { createCatalogReadHandlers } from "./handlers/catalog-handlers.js";
+import { createInternalHandlers } from "./handlers/internal-handlers.js";
+import { createPublishingHandlers } from "./handlers/publishing-handlers.js";
 
-export function routes(router: ConnectRouter, _ctx: ServiceContext<unknown>): void {
-  router.service(CatalogService, {});
+export type CatalogConfig = z.infer<z.ZodObject<typeof catalogEnv>> & BaseConfig;
+
+const built = new WeakMap<object, CatalogDeps>();
+
+/** One set of dependencies per running service (shared by its routes and its background work). */
+export function depsFor(ctx: ServiceContext<CatalogConfig>): CatalogDeps {
+  let deps = built.get(ctx);
+  if (!deps) {
+    deps = {
+      pool: ctx.pool,
+      log: ctx.log,
+      index: new SearchIndex(ctx.pool, ctx.log),
+      sealer: CredentialSealer.fromSecret(ctx.config.CATALOG_SECRET_KEY),
+      publicUrl: ctx.config.PUBLIC_URL,
+    };
+    built.set(ctx, deps);
+  }
+  return deps;
+}
+
+export function routes(router: ConnectRouter, ctx: ServiceContext<CatalogConfig>): void {
+  const deps = depsFor(ctx);
+  router.service(CatalogService, {
+    ...createCatalogReadHandlers(deps),
+    ...createPublishingHandlers(deps),
+    ...createInternalHandlers(deps),
+  });
 }

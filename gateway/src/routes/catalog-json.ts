@@ -1,0 +1,296 @@
+/**
+ * The catalog's HTTP JSON, exactly as the spec draws it (Tool, trimmed Tool, Reliability block,
+ * Service, Recommendation) plus our publishing shapes: snake_case, enums as lower-case words, int64 as
+ * numbers, absent values as null, and optional parameter keys left out when not set.
+ */
+import { type JsonObject, toJson } from "@bufbuild/protobuf";
+import { type ListValue, ListValueSchema, type Timestamp, timestampDate, type Value, ValueSchema } from "@bufbuild/protobuf/wkt";
+import type {
+  CredentialSummary,
+  ReadinessGap,
+  SecurityScheme,
+  ServicePublishing,
+} from "@toolport/proto/toolport/catalog/v1/catalog_publishing_pb";
+import { CredentialScope, CredentialType } from "@toolport/proto/toolport/catalog/v1/catalog_publishing_pb";
+import {
+  ParameterLocation,
+  type PublicTool,
+  Readiness,
+  type Recommendation,
+  type Reliability,
+  type Service,
+  ServiceStatus,
+  type ServiceSummary,
+  ServiceType,
+  type Tool,
+  type ToolParameter,
+  ToolStatus,
+  VerificationTier,
+} from "@toolport/proto/toolport/catalog/v1/catalog_resources_pb";
+import { ErrorClass, Visibility } from "@toolport/proto/toolport/common/v1/types_pb";
+
+const iso = (t: Timestamp | undefined): string | null => (t ? timestampDate(t).toISOString() : null);
+const num = (n: bigint): number => Number(n);
+const orNull = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
+
+const readiness: Record<Readiness, string | null> = {
+  [Readiness.UNSPECIFIED]: null,
+  [Readiness.READY]: "ready",
+  [Readiness.NEEDS_CREDENTIAL]: "needs_credential",
+  [Readiness.UNAVAILABLE]: "unavailable",
+};
+const location: Record<ParameterLocation, string | null> = {
+  [ParameterLocation.UNSPECIFIED]: null,
+  [ParameterLocation.PATH]: "path",
+  [ParameterLocation.QUERY]: "query",
+  [ParameterLocation.HEADER]: "header",
+  [ParameterLocation.COOKIE]: "cookie",
+  [ParameterLocation.BODY]: "body",
+};
+const toolStatus: Record<ToolStatus, string | null> = {
+  [ToolStatus.UNSPECIFIED]: null,
+  [ToolStatus.ACTIVE]: "active",
+  [ToolStatus.INACTIVE]: "inactive",
+};
+const serviceType: Record<ServiceType, string | null> = {
+  [ServiceType.UNSPECIFIED]: null,
+  [ServiceType.API]: "api",
+  [ServiceType.MCP_SERVER]: "mcp_server",
+  [ServiceType.INTERNAL]: "internal",
+};
+const serviceStatus: Record<ServiceStatus, string | null> = {
+  [ServiceStatus.UNSPECIFIED]: null,
+  [ServiceStatus.ACTIVE]: "active",
+  [ServiceStatus.DEGRADED]: "degraded",
+  [ServiceStatus.RETIRED]: "retired",
+};
+const tier: Record<VerificationTier, string | null> = {
+  [VerificationTier.UNSPECIFIED]: null,
+  [VerificationTier.UNVERIFIED]: "unverified",
+  [VerificationTier.VERIFIED]: "verified",
+  [VerificationTier.OFFICIAL]: "official",
+};
+const visibility: Record<Visibility, string | null> = {
+  [Visibility.UNSPECIFIED]: null,
+  [Visibility.PUBLIC]: "public",
+  [Visibility.PRIVATE]: "private",
+  [Visibility.INTERNAL]: "internal",
+  [Visibility.LOCAL_ONLY]: "local_only",
+};
+const errorClass: Record<ErrorClass, string | null> = {
+  [ErrorClass.UNSPECIFIED]: null,
+  [ErrorClass.AUTH]: "auth",
+  [ErrorClass.CALLER]: "caller",
+  [ErrorClass.PLATFORM]: "platform",
+  [ErrorClass.UPSTREAM]: "upstream",
+};
+
+/** One parameter: name, location, description, type, required; the rest only when set. */
+export function parameterJson(p: ToolParameter): JsonObject {
+  const out: JsonObject = {
+    name: p.name,
+    location: location[p.location],
+    description: p.description,
+    type: p.type,
+    required: p.required,
+  };
+  if (p.default) out.default = toJson(ValueSchema, p.default as Value);
+  if (p.enum) out.enum = toJson(ListValueSchema, p.enum as ListValue);
+  if (p.minimum !== undefined) out.minimum = p.minimum;
+  if (p.maximum !== undefined) out.maximum = p.maximum;
+  if (p.encodeSlashes !== undefined) out.encode_slashes = p.encodeSlashes;
+  if (p.jsonSchema) out.json_schema = p.jsonSchema;
+  return out;
+}
+
+function parametersJson(params: Record<string, ToolParameter>): JsonObject {
+  const out: JsonObject = {};
+  for (const [key, p] of Object.entries(params)) out[key] = parameterJson(p);
+  return out;
+}
+
+/** The spec's reliability block; null when the tool was not called in the window. */
+export function reliabilityJson(r: Reliability | undefined): JsonObject | null {
+  if (!r) return null;
+  return {
+    window_days: r.windowDays,
+    calls_7d: num(r.calls7d),
+    calls_30d: num(r.calls30d),
+    success_rate_30d: orNull(r.successRate30d),
+    p50_seconds: orNull(r.p50Seconds),
+    p95_seconds: orNull(r.p95Seconds),
+    last_success_at: iso(r.lastSuccessAt),
+    last_failure_at: iso(r.lastFailureAt),
+    last_error_class: errorClass[r.lastErrorClass],
+    last_error_type: orNull(r.lastErrorType),
+    error_classes: r.errorClasses ?? {},
+    faults: r.faults ?? {},
+    auth_failures_30d: num(r.authFailures30d),
+    caller_failures_30d: num(r.callerFailures30d),
+    danube_failures_30d: num(r.danubeFailures30d),
+    upstream_failures_30d: num(r.upstreamFailures30d),
+    distinct_callers_30d: num(r.distinctCallers30d),
+    flagged: r.flagged,
+    refreshed_at: iso(r.refreshedAt),
+  };
+}
+
+/** The spec's full Tool shape. */
+export function toolJson(t: Tool): JsonObject {
+  return {
+    id: t.id,
+    slug: orNull(t.slug),
+    name: t.name,
+    description: t.description,
+    service_id: t.serviceId,
+    status: toolStatus[t.status],
+    tags: t.tags,
+    method: t.method || null,
+    path: t.path || null,
+    parameters: parametersJson(t.parameters),
+    output: t.output ?? null,
+    tips: orNull(t.tips),
+    version: t.version,
+    is_paid: t.isPaid,
+    price_per_call_cents: num(t.pricePerCallCents),
+    readiness: readiness[t.readiness],
+    configuration_url: orNull(t.configurationUrl),
+    reliability: reliabilityJson(t.reliability),
+    deprecated: t.deprecated,
+    deprecation_message: orNull(t.deprecationMessage),
+    sunset_date: iso(t.sunsetDate),
+    created_at: iso(t.createdAt),
+    updated_at: iso(t.updatedAt),
+  };
+}
+
+/** The spec's trimmed public Tool shape (public search). */
+export function publicToolJson(t: PublicTool): JsonObject {
+  return {
+    id: t.id,
+    name: t.name,
+    slug: orNull(t.slug),
+    description: t.description,
+    service_id: t.serviceId,
+    parameters: parametersJson(t.parameters),
+    readiness: readiness[t.readiness],
+    configuration_url: orNull(t.configurationUrl),
+    reliability: reliabilityJson(t.reliability),
+    deprecated: t.deprecated,
+    deprecation_message: orNull(t.deprecationMessage),
+    sunset_date: iso(t.sunsetDate),
+  };
+}
+
+/** The spec's Service shape. */
+export function serviceJson(s: Service): JsonObject {
+  return {
+    id: s.id,
+    slug: s.slug,
+    name: s.name,
+    summary: s.summary,
+    description: s.description,
+    service_type: serviceType[s.serviceType],
+    category: s.category,
+    logo: s.logo,
+    contact: { name: s.contact?.name ?? "", url: s.contact?.url ?? "", email: s.contact?.email ?? "" },
+    documentation_url: s.documentationUrl,
+    verification_tier: tier[s.verificationTier],
+    status: serviceStatus[s.status],
+    visibility: visibility[s.visibility],
+    tool_count: num(s.toolCount),
+    total_executions: num(s.totalExecutions),
+    success_rate: s.successRate,
+    avg_rating: s.avgRating,
+    rating_count: num(s.ratingCount),
+    is_popular: s.isPopular,
+    is_demo: s.isDemo,
+    version: s.version,
+    created_at: iso(s.createdAt),
+    updated_at: iso(s.updatedAt),
+  };
+}
+
+/** The machine-readable description's short service shape. */
+export function serviceSummaryJson(s: ServiceSummary | undefined): JsonObject | null {
+  if (!s) return null;
+  return {
+    id: s.id,
+    name: s.name,
+    description: s.description,
+    summary: s.summary,
+    url: s.url,
+    logo_url: s.logoUrl,
+    version: s.version,
+  };
+}
+
+/** The spec's Recommendation shape. */
+export function recommendationJson(r: Recommendation): JsonObject {
+  return {
+    tool_id: r.toolId,
+    tool_name: r.toolName,
+    description: r.description,
+    service_id: r.serviceId,
+    service_name: orNull(r.serviceName),
+    service_logo: orNull(r.serviceLogo),
+    reason: r.reason,
+    score: r.score,
+  };
+}
+
+export function readinessJson(r: Readiness): string | null {
+  return readiness[r];
+}
+
+export function gapJson(g: ReadinessGap): JsonObject {
+  return { kind: g.kind, message: g.message, configuration_url: orNull(g.configurationUrl) };
+}
+
+function schemeJson(s: SecurityScheme): JsonObject {
+  return {
+    name: s.name,
+    type: s.type,
+    scheme: orNull(s.scheme),
+    location: location[s.location],
+    parameter_name: orNull(s.parameterName),
+    bearer_format: orNull(s.bearerFormat),
+    description: s.description,
+  };
+}
+
+/** Publisher-only facts of a service. */
+export function publishingJson(p: ServicePublishing | undefined): JsonObject | null {
+  if (!p) return null;
+  return {
+    organization_id: p.organizationId || null,
+    owner_account_id: p.ownerAccountId || null,
+    base_url: orNull(p.baseUrl),
+    mcp_server_url: orNull(p.mcpServerUrl),
+    openapi_document_url: orNull(p.openapiDocumentUrl),
+    security_schemes: p.securitySchemes.map(schemeJson),
+    imported_at: iso(p.importedAt),
+  };
+}
+
+export function credentialJson(c: CredentialSummary | undefined): JsonObject | null {
+  if (!c) return null;
+  const scope = c.scope === CredentialScope.CALLER ? "caller" : c.scope === CredentialScope.ORGANIZATION ? "organization" : null;
+  const type =
+    c.type === CredentialType.API_KEY
+      ? "api_key"
+      : c.type === CredentialType.BEARER
+        ? "bearer"
+        : c.type === CredentialType.BASIC
+          ? "basic"
+          : null;
+  return {
+    service_id: c.serviceId,
+    scope,
+    type,
+    is_reference: c.isReference,
+    hint: c.hint || null,
+    created_at: iso(c.createdAt),
+    updated_at: iso(c.updatedAt),
+  };
+}

@@ -1,0 +1,14 @@
+/** What the catalog's use cases need, built once in main.ts and passed down. */
+import type { Logger } from "@toolport/kit/logger";
+import type { Pool } from "@toolport/kit/pg";
+import type { CredentialSealer } from "../credentials/sealing.js";
+import type { SearchIndex } from "./search-index.js";
+
+export interface CatalogDeps {
+  pool: Pool;
+  log: Logger;
+  index: SearchIndex;
+  sealer: CredentialSealer;
+  /** Gateway address clients use (PUBLIC_URL), for configuration_url links. */
+  publicUrl: string;
+}

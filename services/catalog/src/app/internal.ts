@@ -1,0 +1,95 @@
+/** Internal RPCs other services call: resolve a tool for a call, starter tools, id checks. */
+import { notFound } from "@toolport/kit/errors";
+import { type Caller, canSee, isPublic } from "../domain/access.js";
+import { isSunset } from "../domain/deprecation.js";
+import type { ToolWithService } from "../domain/model.js";
+import { needsCredential } from "../domain/readiness.js";
+import { exampleObject } from "../publishing/json-schema.js";
+import { findTool, listToolsWithService, unknownIds } from "../store/catalog-store.js";
+import { popularTools } from "../store/executions-store.js";
+import type { CatalogDeps } from "./deps.js";
+import { type ToolView, viewTools } from "./views.js";
+
+/**
+ * The tool the execution service is about to run, with readiness for the named account. Unknown,
+ * invisible and sunset tools are NOT_FOUND (reason tool_not_found): the call is refused with 404.
+ */
+export async function resolveToolForCall(
+  deps: CatalogDeps,
+  toolId: string,
+  accountId: string,
+  organizationId: string,
+  principal: Caller | null,
+): Promise<ToolView> {
+  const pair = await findTool(deps.pool, toolId.trim());
+  const caller: Caller | null =
+    principal ??
+    (accountId
+      ? {
+          accountId,
+          organizationId,
+          orgRole: null,
+          isPlatformAdmin: false,
+          allowedServices: null,
+          allowedTools: null,
+          requireConfirmation: false,
+        }
+      : null);
+  if (!pair || !canSee(pair.service, caller) || isSunset(pair.tool)) {
+    throw notFound("tool_not_found", `tool ${toolId} not found`, { details: { tool_id: toolId } });
+  }
+  const [view] = await viewTools({ db: deps.pool, publicUrl: deps.publicUrl }, [pair], caller, { reliability: false });
+  return view as ToolView;
+}
+
+export interface StarterTool {
+  pair: ToolWithService;
+  exampleInput: Record<string, unknown>;
+}
+
+/**
+ * Up to `limit` credential-free, free, public tools for a new agent's first call, one per service
+ * where possible, the most used first within each rank below.
+ */
+export async function listStarterTools(deps: CatalogDeps, limit: number): Promise<StarterTool[]> {
+  const now = new Date();
+  const candidates = (await listToolsWithService(deps.pool)).filter(
+    (p) =>
+      isPublic(p.service) &&
+      !needsCredential(p.tool) &&
+      p.tool.pricePerCallCents === 0n &&
+      !isSunset(p.tool, now) &&
+      !p.tool.deprecated,
+  );
+  const popularity = new Map((await popularTools(deps.pool, 30, 200)).map((p, i) => [p.toolId, i]));
+  // Built-in tools run with no network, so they cannot fail a first call for reasons outside our
+  // control: real built-ins first, then the sample-data ones, then verified, then other public tools.
+  const rank = (p: ToolWithService) =>
+    p.service.serviceType === "internal" ? (p.service.isDemo ? 1 : 0) : p.service.verificationTier !== "unverified" ? 2 : 3;
+  candidates.sort(
+    (a, b) =>
+      rank(a) - rank(b) ||
+      (popularity.get(a.tool.id) ?? 1e9) - (popularity.get(b.tool.id) ?? 1e9) ||
+      a.tool.createdAt.getTime() - b.tool.createdAt.getTime(),
+  );
+  const picked: ToolWithService[] = [];
+  const services = new Set<string>();
+  for (const p of candidates) {
+    if (picked.length >= limit) break;
+    if (services.has(p.service.id)) continue;
+    services.add(p.service.id);
+    picked.push(p);
+  }
+  for (const p of candidates) {
+    if (picked.length >= limit) break;
+    if (!picked.includes(p)) picked.push(p);
+  }
+  return picked.map((pair) => ({ pair, exampleInput: pair.tool.example ?? exampleObject(pair.tool.inputSchema) }));
+}
+
+export async function checkCatalogIds(deps: CatalogDeps, serviceIds: string[], toolIds: string[]) {
+  return {
+    unknownServiceIds: await unknownIds(deps.pool, "services", serviceIds),
+    unknownToolIds: await unknownIds(deps.pool, "tools", toolIds),
+  };
+}

@@ -1,0 +1,513 @@
+/**
+ * Publishing (DESIGN.md "Publishing"): create a service from an OpenAPI document or an MCP server,
+ * edit, re-import, price, deprecate, deactivate and delete. Every change to tools writes its
+ * toolport.catalog.tool.changed events in the same transaction; after commit this replica's index is
+ * refreshed at once (the event brings every other replica's index along).
+ */
+import { randomUUID } from "node:crypto";
+import { conflict, invalidArgument, notFound, permissionDenied, unauthenticated } from "@toolport/kit/errors";
+import { withTransaction } from "@toolport/kit/pg";
+import { assertCanManage, assertCanPublishInto, type Caller, canSee } from "../domain/access.js";
+import {
+  type Contact,
+  type ServiceRecord,
+  type ServiceStatus,
+  serviceStatuses,
+  type ToolDraft,
+  type ToolRecord,
+  toolStatuses,
+  type VerificationTier,
+  type Visibility,
+  verificationTiers,
+  visibilities,
+} from "../domain/model.js";
+import { checkSlug, slugify } from "../domain/slug.js";
+import { enqueueToolChanged } from "../events/tool-changed.js";
+import { importMcpServer } from "../publishing/mcp.js";
+import { fetchDocument, importOpenApi, parseDocumentText, validateDocument } from "../publishing/openapi.js";
+import {
+  deleteService as deleteServiceRow,
+  deleteTool as deleteToolRow,
+  findService,
+  findTool,
+  freeServiceSlug,
+  insertService,
+  listServices as listServiceRows,
+  listToolsWithService,
+  type NewService,
+  setToolsStatus,
+  slugTaken,
+  type ToolPatch,
+  toolIdsOfService,
+  updateService as updateServiceRow,
+  updateTool as updateToolRow,
+  upsertToolDrafts,
+} from "../store/catalog-store.js";
+import type { CatalogDeps } from "./deps.js";
+
+export type SourceInput =
+  | { kind: "api"; documentText?: string; documentUrl?: string; baseUrl?: string }
+  | { kind: "mcp_server"; url: string };
+
+export interface CreateServiceInput {
+  source?: SourceInput;
+  name?: string;
+  slug?: string;
+  summary?: string;
+  description?: string;
+  category?: string;
+  logo?: string;
+  contact?: Partial<Contact>;
+  documentationUrl?: string;
+  version?: string;
+  visibility?: string;
+  organizationId?: string;
+  defaultPricePerCallCents?: bigint;
+}
+
+export interface PublishResult {
+  service: ServiceRecord;
+  tools: ToolRecord[];
+  warnings: string[];
+  deactivatedToolIds?: string[];
+}
+
+export function requireCaller(caller: Caller | null): Caller {
+  if (!caller) throw unauthenticated("unauthenticated", "this operation needs an API key or JWT");
+  return caller;
+}
+
+function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], field: string): T | undefined {
+  if (value === undefined) return undefined;
+  if (!(allowed as readonly string[]).includes(value)) {
+    throw invalidArgument(`invalid_${field}`, `${field} must be one of ${allowed.join(", ")}`, {
+      details: { field, allowed: [...allowed] },
+    });
+  }
+  return value as T;
+}
+
+function checkPrice(cents: bigint | undefined, field: string): bigint | undefined {
+  if (cents !== undefined && cents < 0n) {
+    throw invalidArgument("invalid_price", `${field} must be zero or more cents`, { details: { field } });
+  }
+  return cents;
+}
+
+function checkUrl(value: string | undefined, field: string): string | undefined {
+  if (value === undefined || value === "") return value;
+  try {
+    const u = new URL(value);
+    if (u.protocol === "http:" || u.protocol === "https:") return value.replace(/\/$/, "");
+  } catch {}
+  throw invalidArgument("invalid_url", `${field} must be an absolute http(s) URL`, { details: { field } });
+}
+
+interface ImportedSource {
+  serviceType: "api" | "mcp_server";
+  title: string;
+  summary: string;
+  description: string;
+  version: string;
+  contact: Contact;
+  documentationUrl: string;
+  logo: string;
+  baseUrl: string | null;
+  mcpServerUrl: string | null;
+  documentUrl: string | null;
+  securitySchemes: ServiceRecord["securitySchemes"];
+  tools: (ToolDraft & { deprecated?: boolean })[];
+  warnings: string[];
+}
+
+async function readSource(source: SourceInput): Promise<ImportedSource> {
+  if (source.kind === "mcp_server") {
+    const mcp = await importMcpServer(source.url);
+    return {
+      serviceType: "mcp_server",
+      title: mcp.title,
+      summary: "",
+      description: mcp.description,
+      version: mcp.version,
+      contact: { name: "", url: "", email: "" },
+      documentationUrl: "",
+      logo: "",
+      baseUrl: null,
+      mcpServerUrl: source.url,
+      documentUrl: null,
+      securitySchemes: [],
+      tools: mcp.tools,
+      warnings: mcp.warnings,
+    };
+  }
+  if (!source.documentText && !source.documentUrl) {
+    throw invalidArgument("missing_document", "api needs document_text (the OpenAPI document) or document_url", {
+      details: { field: "api" },
+    });
+  }
+  const baseUrl = checkUrl(source.baseUrl, "api.base_url");
+  const text = source.documentText ?? (await fetchDocument(source.documentUrl as string));
+  const api = await validateDocument(parseDocumentText(text));
+  const imported = importOpenApi(api, { documentUrl: source.documentUrl, baseUrl });
+  return {
+    serviceType: "api",
+    ...imported,
+    mcpServerUrl: null,
+    documentUrl: source.documentUrl ?? null,
+  };
+}
+
+/** Validates the service fields of a create before anything slow (fetching, connecting) happens. */
+function checkCreateFields(input: CreateServiceInput) {
+  const visibility = oneOf(input.visibility, visibilities, "visibility") ?? "private";
+  const price = checkPrice(input.defaultPricePerCallCents, "default_price_per_call_cents") ?? 0n;
+  const slug = input.slug !== undefined ? checkSlug(input.slug, "slug") : undefined;
+  if (input.name !== undefined && input.name.trim() === "") {
+    throw invalidArgument("invalid_name", "name must not be empty", { details: { field: "name" } });
+  }
+  return { visibility, price, slug };
+}
+
+export async function createService(
+  deps: CatalogDeps,
+  input: CreateServiceInput,
+  callerOrNull: Caller | null,
+): Promise<PublishResult> {
+  const caller = requireCaller(callerOrNull);
+  if (!input.source) {
+    throw invalidArgument(
+      "missing_source",
+      "give the tools' source: api (an OpenAPI document) or mcp_server (an MCP server URL)",
+      {
+        details: { field: "source" },
+      },
+    );
+  }
+  const organizationId = input.organizationId || caller.organizationId;
+  assertCanPublishInto(organizationId, caller);
+  const { visibility, price, slug: chosenSlug } = checkCreateFields(input);
+  const source = await readSource(input.source);
+  const name = input.name?.trim() || source.title || "Untitled service";
+
+  const id = randomUUID();
+  const result = await withTransaction(deps.pool, async (client) => {
+    let slug: string;
+    if (chosenSlug) {
+      if (await slugTaken(client, "services", chosenSlug)) {
+        throw conflict("slug_taken", `the slug ${chosenSlug} is already used by another service`, { details: { field: "slug" } });
+      }
+      slug = chosenSlug;
+    } else {
+      slug = await freeServiceSlug(client, slugify(name));
+    }
+    const record: NewService = {
+      id,
+      slug,
+      name,
+      summary: input.summary ?? source.summary,
+      description: input.description ?? source.description,
+      serviceType: source.serviceType,
+      category: input.category ?? "",
+      logo: input.logo ?? source.logo,
+      contact: { ...source.contact, ...stripUndefined(input.contact ?? {}) },
+      documentationUrl: input.documentationUrl ?? source.documentationUrl,
+      verificationTier: "unverified",
+      status: "active",
+      visibility,
+      isDemo: false,
+      version: input.version ?? source.version,
+      organizationId,
+      ownerAccountId: caller.accountId,
+      baseUrl: source.baseUrl,
+      mcpServerUrl: source.mcpServerUrl,
+      openapiDocumentUrl: source.documentUrl,
+      securitySchemes: source.securitySchemes,
+      importedAt: new Date(),
+    };
+    const service = await insertService(client, record);
+    const { tools } = await upsertToolDrafts(client, source.tools, {
+      serviceId: id,
+      serviceSlug: slug,
+      pricePerCallCents: price,
+      pathFor: source.serviceType === "mcp_server" ? () => `${id}/` : undefined,
+    });
+    await enqueueToolChanged(client, tools, "upsert");
+    return { service, tools };
+  });
+  await refreshIndex(
+    deps,
+    result.tools.map((t) => t.id),
+  );
+  deps.log.info({ service_id: id, tools: result.tools.length, source: source.serviceType }, "service published");
+  return { ...result, warnings: source.warnings };
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** After commit: this replica's index sees the change now; failures only delay it until the event. */
+async function refreshIndex(deps: CatalogDeps, toolIds: string[]): Promise<void> {
+  try {
+    await deps.index.refresh(toolIds);
+  } catch (err) {
+    deps.log.warn({ err: (err as Error).message }, "search index refresh failed; the change event will retry it");
+  }
+}
+
+/** A service the caller may manage; 404 when it may not even see it, 403 when it may see but not manage. */
+export async function managedService(deps: CatalogDeps, idOrSlug: string, callerOrNull: Caller | null): Promise<ServiceRecord> {
+  const caller = requireCaller(callerOrNull);
+  const service = await findService(deps.pool, idOrSlug.trim());
+  if (!service || !canSee(service, caller)) {
+    throw notFound("service_not_found", `service ${idOrSlug} not found`, { details: { service_id: idOrSlug } });
+  }
+  assertCanManage(service, caller);
+  return service;
+}
+
+export async function listManagedServices(
+  deps: CatalogDeps,
+  callerOrNull: Caller | null,
+  organizationId?: string,
+): Promise<ServiceRecord[]> {
+  const caller = requireCaller(callerOrNull);
+  if (caller.isPlatformAdmin) return listServiceRows(deps.pool, organizationId ? { organizationId } : {});
+  if (organizationId && organizationId !== caller.organizationId) {
+    throw permissionDenied("not_organization_member", "you can list only the services of the organization you act for", {
+      details: { organization_id: organizationId },
+    });
+  }
+  return listServiceRows(deps.pool, { organizationId: caller.organizationId });
+}
+
+export interface UpdateServiceInput {
+  name?: string;
+  slug?: string;
+  summary?: string;
+  description?: string;
+  category?: string;
+  logo?: string;
+  contact?: Partial<Contact>;
+  documentationUrl?: string;
+  version?: string;
+  visibility?: string;
+  status?: string;
+  verificationTier?: string;
+  baseUrl?: string;
+  mcpServerUrl?: string;
+}
+
+export async function updateService(
+  deps: CatalogDeps,
+  idOrSlug: string,
+  input: UpdateServiceInput,
+  caller: Caller | null,
+): Promise<ServiceRecord> {
+  const service = await managedService(deps, idOrSlug, caller);
+  const tier = oneOf(input.verificationTier, verificationTiers, "verification_tier");
+  if (tier !== undefined && !caller?.isPlatformAdmin) {
+    throw permissionDenied("platform_admin_only", "only platform admins set verification_tier", {
+      details: { field: "verification_tier" },
+    });
+  }
+  if (input.name !== undefined && input.name.trim() === "") {
+    throw invalidArgument("invalid_name", "name must not be empty", { details: { field: "name" } });
+  }
+  const patch: Partial<NewService> = {
+    name: input.name?.trim(),
+    slug: input.slug !== undefined ? checkSlug(input.slug, "slug") : undefined,
+    summary: input.summary,
+    description: input.description,
+    category: input.category,
+    logo: input.logo,
+    contact: input.contact ? { ...service.contact, ...stripUndefined(input.contact) } : undefined,
+    documentationUrl: input.documentationUrl,
+    version: input.version,
+    visibility: oneOf<Visibility>(input.visibility, visibilities, "visibility"),
+    status: oneOf<ServiceStatus>(input.status, serviceStatuses, "status"),
+    verificationTier: tier as VerificationTier | undefined,
+    baseUrl: checkUrl(input.baseUrl, "base_url"),
+    mcpServerUrl: checkUrl(input.mcpServerUrl, "mcp_server_url"),
+  };
+  const updated = await withTransaction(deps.pool, async (client) => {
+    if (patch.slug && patch.slug !== service.slug && (await slugTaken(client, "services", patch.slug, service.id))) {
+      throw conflict("slug_taken", `the slug ${patch.slug} is already used by another service`, { details: { field: "slug" } });
+    }
+    const row = await updateServiceRow(client, service.id, patch);
+    const tools = await toolIdsOfService(client, service.id);
+    await enqueueToolChanged(
+      client,
+      tools.map((t) => ({ id: t.id, serviceId: service.id, revision: t.revision })),
+      "upsert",
+    );
+    return row;
+  });
+  await refreshIndex(
+    deps,
+    (await toolIdsOfService(deps.pool, service.id)).map((t) => t.id),
+  );
+  return updated;
+}
+
+export async function reimportService(
+  deps: CatalogDeps,
+  idOrSlug: string,
+  api: { documentText?: string; documentUrl?: string; baseUrl?: string } | undefined,
+  caller: Caller | null,
+): Promise<PublishResult> {
+  const service = await managedService(deps, idOrSlug, caller);
+  let source: SourceInput;
+  if (service.serviceType === "mcp_server") {
+    source = { kind: "mcp_server", url: service.mcpServerUrl as string };
+  } else if (service.serviceType === "api") {
+    const documentUrl = api?.documentUrl ?? (api?.documentText ? undefined : (service.openapiDocumentUrl ?? undefined));
+    if (!api?.documentText && !documentUrl) {
+      throw invalidArgument(
+        "missing_document",
+        "this service was imported from an inline document; send the new one as api.document_text",
+        {
+          details: { field: "api" },
+        },
+      );
+    }
+    source = { kind: "api", documentText: api?.documentText, documentUrl, baseUrl: api?.baseUrl };
+  } else {
+    throw invalidArgument("not_reimportable", "built-in services have no source to re-import", {
+      details: { service_id: service.id },
+    });
+  }
+  const imported = await readSource(source);
+  const result = await withTransaction(deps.pool, async (client) => {
+    const { tools, missing } = await upsertToolDrafts(client, imported.tools, {
+      serviceId: service.id,
+      serviceSlug: service.slug,
+      pricePerCallCents: 0n,
+      pathFor: service.serviceType === "mcp_server" ? () => `${service.id}/` : undefined,
+    });
+    const deactivated = await setToolsStatus(client, missing, "inactive");
+    const updated = await updateServiceRow(client, service.id, {
+      securitySchemes: imported.securitySchemes,
+      importedAt: new Date(),
+      ...(service.serviceType === "api" ? { baseUrl: api?.baseUrl ?? imported.baseUrl ?? service.baseUrl } : {}),
+      ...(source.kind === "api" && source.documentUrl ? { openapiDocumentUrl: source.documentUrl } : {}),
+    });
+    await enqueueToolChanged(client, [...tools, ...deactivated], "upsert");
+    return { service: updated, tools, deactivatedToolIds: deactivated.map((t) => t.id) };
+  });
+  await refreshIndex(deps, [...result.tools.map((t) => t.id), ...result.deactivatedToolIds]);
+  return { ...result, warnings: imported.warnings };
+}
+
+export async function deleteService(deps: CatalogDeps, idOrSlug: string, caller: Caller | null): Promise<void> {
+  const service = await managedService(deps, idOrSlug, caller);
+  const toolIds = await withTransaction(deps.pool, async (client) => {
+    const ids = await deleteServiceRow(client, service.id);
+    await enqueueToolChanged(
+      client,
+      ids.map((id) => ({ id, serviceId: service.id, revision: 0n })),
+      "delete",
+    );
+    return ids;
+  });
+  await deps.index.remove(toolIds).catch(() => {});
+}
+
+export interface UpdateToolInput {
+  name?: string;
+  slug?: string;
+  description?: string;
+  tips?: string;
+  tags?: string[];
+  output?: Record<string, unknown>;
+  version?: string;
+  pricePerCallCents?: bigint;
+  sideEffecting?: boolean;
+  status?: string;
+  deprecated?: boolean;
+  deprecationMessage?: string;
+  sunsetDate?: Date;
+  passthroughReason?: string;
+}
+
+async function managedTool(deps: CatalogDeps, idOrSlug: string, callerOrNull: Caller | null) {
+  const caller = requireCaller(callerOrNull);
+  const pair = await findTool(deps.pool, idOrSlug.trim());
+  if (!pair || !canSee(pair.service, caller))
+    throw notFound("tool_not_found", `tool ${idOrSlug} not found`, { details: { tool_id: idOrSlug } });
+  assertCanManage(pair.service, caller);
+  return pair;
+}
+
+/**
+ * Edits a tool. Deprecation: `deprecated: true` with an optional message and sunset date; a sunset
+ * date alone needs the tool to be (or become) deprecated; `deprecated: false` clears message and date.
+ */
+export async function updateTool(
+  deps: CatalogDeps,
+  idOrSlug: string,
+  input: UpdateToolInput,
+  caller: Caller | null,
+): Promise<ToolRecord> {
+  const { tool } = await managedTool(deps, idOrSlug, caller);
+  if (input.name !== undefined && input.name.trim() === "") {
+    throw invalidArgument("invalid_name", "name must not be empty", { details: { field: "name" } });
+  }
+  const patch: ToolPatch = {
+    name: input.name?.trim(),
+    slug: input.slug !== undefined ? checkSlug(input.slug, "slug") : undefined,
+    description: input.description,
+    tips: input.tips === undefined ? undefined : input.tips === "" ? null : input.tips,
+    tags: input.tags?.map((t) => t.trim()).filter(Boolean),
+    output: input.output,
+    version: input.version,
+    pricePerCallCents: checkPrice(input.pricePerCallCents, "price_per_call_cents"),
+    sideEffecting: input.sideEffecting,
+    status: oneOf(input.status, toolStatuses, "status"),
+    passthroughReason:
+      input.passthroughReason === undefined ? undefined : input.passthroughReason === "" ? null : input.passthroughReason,
+  };
+  const willBeDeprecated = input.deprecated ?? tool.deprecated;
+  if (input.deprecated === false) {
+    if (input.sunsetDate || input.deprecationMessage) {
+      throw invalidArgument("invalid_deprecation", "a sunset_date or deprecation_message needs deprecated: true", {
+        details: { field: "deprecated" },
+      });
+    }
+    Object.assign(patch, { deprecated: false, deprecationMessage: null, sunsetDate: null });
+  } else {
+    if ((input.sunsetDate || input.deprecationMessage !== undefined) && !willBeDeprecated) {
+      throw invalidArgument("invalid_deprecation", "a sunset_date or deprecation_message needs deprecated: true", {
+        details: { field: "deprecated" },
+      });
+    }
+    if (input.deprecated === true) patch.deprecated = true;
+    if (input.deprecationMessage !== undefined) patch.deprecationMessage = input.deprecationMessage || null;
+    if (input.sunsetDate) patch.sunsetDate = input.sunsetDate;
+  }
+  const updated = await withTransaction(deps.pool, async (client) => {
+    if (patch.slug && patch.slug !== tool.slug && (await slugTaken(client, "tools", patch.slug, tool.id))) {
+      throw conflict("slug_taken", `the slug ${patch.slug} is already used by another tool`, { details: { field: "slug" } });
+    }
+    const row = await updateToolRow(client, tool.id, patch);
+    await enqueueToolChanged(client, [row], "upsert");
+    return row;
+  });
+  await refreshIndex(deps, [tool.id]);
+  return updated;
+}
+
+export async function deleteTool(deps: CatalogDeps, idOrSlug: string, caller: Caller | null): Promise<void> {
+  const { tool } = await managedTool(deps, idOrSlug, caller);
+  await withTransaction(deps.pool, async (client) => {
+    await deleteToolRow(client, tool.id);
+    await enqueueToolChanged(client, [{ ...tool, revision: tool.revision + 1n }], "delete");
+  });
+  await deps.index.remove([tool.id]).catch(() => {});
+}
+
+/** Every tool of a managed service, inactive and sunset ones included. */
+export async function listManagedServiceTools(deps: CatalogDeps, idOrSlug: string, caller: Caller | null) {
+  const service = await managedService(deps, idOrSlug, caller);
+  return listToolsWithService(deps.pool, { serviceId: service.id, includeUnavailable: true });
+}

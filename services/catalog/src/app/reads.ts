@@ -1,0 +1,166 @@
+/**
+ * The read side: lists, lookups, search and describe, each for one caller. Every path drops what the
+ * caller may not see and tools past their sunset date, then computes readiness and reliability.
+ */
+import { invalidArgument, notFound } from "@toolport/kit/errors";
+import { type Caller, canSee, isPublic } from "../domain/access.js";
+import { isSunset } from "../domain/deprecation.js";
+import type { ToolWithService } from "../domain/model.js";
+import { rankResults } from "../domain/ranking.js";
+import { passesMinSuccessRate } from "../domain/reliability.js";
+import { exampleObject } from "../publishing/json-schema.js";
+import { exactMatchIds, findService, findTool, findToolsByName, listToolsWithService } from "../store/catalog-store.js";
+import type { CatalogDeps } from "./deps.js";
+import { type ToolView, viewTools } from "./views.js";
+
+/** Public search: default and maximum number of matches (spec "Limits"). */
+export const PUBLIC_SEARCH_DEFAULT_LIMIT = 20;
+export const PUBLIC_SEARCH_MAX = 30;
+/** Authenticated search returns at most this many matches for a text query. */
+export const SEARCH_MAX = 50;
+
+const listable = (p: ToolWithService, now: Date) =>
+  p.tool.status === "active" && p.service.status !== "retired" && !isSunset(p.tool, now);
+
+const toolNotFound = (id: string) => notFound("tool_not_found", `tool ${id} not found`, { details: { tool_id: id } });
+const serviceNotFound = (id: string) => notFound("service_not_found", `service ${id} not found`, { details: { service_id: id } });
+
+/** GET /tools: every active, not-sunset tool the caller may see; ready ones first. */
+export async function listTools(deps: CatalogDeps, caller: Caller | null): Promise<ToolView[]> {
+  const now = new Date();
+  const pairs = (await listToolsWithService(deps.pool)).filter((p) => listable(p, now) && canSee(p.service, caller));
+  return rankResults("", await viewTools(ctx(deps), pairs, caller), caller !== null);
+}
+
+/** GET /tools/{id}: by id or slug; unknown, invisible and sunset tools are 404. */
+export async function getTool(deps: CatalogDeps, idOrSlug: string, caller: Caller | null): Promise<ToolView> {
+  const pair = await findTool(deps.pool, idOrSlug.trim());
+  if (!pair || !canSee(pair.service, caller) || isSunset(pair.tool)) throw toolNotFound(idOrSlug);
+  const [view] = await viewTools(ctx(deps), [pair], caller);
+  return view as ToolView;
+}
+
+/**
+ * GET /tools/name/{name}: names are not unique across services, so the match is chosen: case-
+ * insensitive equality, visible and not sunset; an active tool of a real service before a demo one,
+ * then the oldest.
+ */
+export async function getToolByName(deps: CatalogDeps, name: string, caller: Caller | null): Promise<ToolView> {
+  const now = new Date();
+  const pairs = (await findToolsByName(deps.pool, name)).filter((p) => canSee(p.service, caller) && !isSunset(p.tool, now));
+  pairs.sort((a, b) => Number(!listable(a, now)) - Number(!listable(b, now)));
+  const first = pairs[0];
+  if (!first) throw notFound("tool_not_found", `no tool named ${name}`, { details: { tool_name: name } });
+  const [view] = await viewTools(ctx(deps), [first], caller);
+  return view as ToolView;
+}
+
+export interface SearchInput {
+  query: string;
+  serviceId?: string;
+  tags?: string[];
+  readyOnly: boolean;
+  limit?: number;
+  minSuccessRate?: number;
+}
+
+/**
+ * GET /tools/search (authenticated; query optional: blank lists every match of the filters) and
+ * GET /tools/public/search (public services only; blank query -> []; limit default 20, at most 30;
+ * ready_only and min_success_rate applied before the limit).
+ */
+export async function searchTools(
+  deps: CatalogDeps,
+  input: SearchInput,
+  caller: Caller | null,
+  surface: "public" | "authenticated",
+): Promise<ToolView[]> {
+  const query = input.query.trim();
+  if (input.limit !== undefined && (!Number.isInteger(input.limit) || input.limit < 0)) {
+    throw invalidArgument("invalid_limit", "limit must be a non-negative integer", { details: { field: "limit" } });
+  }
+  if (input.minSuccessRate !== undefined && !(input.minSuccessRate >= 0 && input.minSuccessRate <= 1)) {
+    throw invalidArgument("invalid_min_success_rate", "min_success_rate must be a number from 0 to 1", {
+      details: { field: "min_success_rate" },
+    });
+  }
+  const limit =
+    surface === "public"
+      ? Math.min(input.limit ?? PUBLIC_SEARCH_DEFAULT_LIMIT, PUBLIC_SEARCH_MAX)
+      : Math.min(input.limit ?? SEARCH_MAX, SEARCH_MAX);
+  if (surface === "public" && query === "") return [];
+  if (limit === 0) return [];
+
+  const now = new Date();
+  const visible = (p: ToolWithService) =>
+    listable(p, now) &&
+    (surface === "public" ? isPublic(p.service) : canSee(p.service, caller)) &&
+    (!input.serviceId || p.service.id === input.serviceId || p.service.slug === input.serviceId) &&
+    (!input.tags?.length || input.tags.every((t) => p.tool.tags.includes(t)));
+  const keep = (v: ToolView) =>
+    (!input.readyOnly || v.readiness === "ready") && passesMinSuccessRate(v.reliability, input.minSuccessRate);
+
+  if (query === "") {
+    const pairs = (await listToolsWithService(deps.pool)).filter(visible);
+    const views = (await viewTools(ctx(deps), pairs, caller)).filter(keep);
+    return rankResults("", views, caller !== null);
+  }
+
+  // The engine ranks by relevance over every indexed tool; what this caller may see is decided here,
+  // so ask for more than needed and widen while filtering leaves too few.
+  const serviceId = input.serviceId ? await resolveServiceId(deps, input.serviceId) : undefined;
+  if (input.serviceId && !serviceId) return [];
+  let want = Math.max(limit * 2, 20);
+  let views: ToolView[] = [];
+  const exact = await exactMatchIds(deps.pool, query);
+  for (let round = 0; round < 3; round++) {
+    const hits = await deps.index.search(query, { limit: want, serviceId, tags: input.tags?.length ? input.tags : undefined });
+    const ids = [...new Set([...exact, ...hits.map((h) => h.id)])];
+    const byId = await deps.index.tools.get(ids, (missing) => listToolsWithService(deps.pool, { toolIds: missing, light: true }));
+    const pairs = ids.map((id) => byId.get(id)).filter((p): p is ToolWithService => p !== undefined && visible(p));
+    views = (await viewTools(ctx(deps), pairs, caller)).filter(keep);
+    if (views.length >= limit || hits.length < want) break;
+    want *= 4;
+  }
+  const page = rankResults(query, views, caller !== null).slice(0, limit);
+  if (surface === "public") return page;
+  // The full Tool shape carries the declared output: read the page's rows whole.
+  const full = new Map(
+    (await listToolsWithService(deps.pool, { toolIds: page.map((v) => v.tool.id) })).map((p) => [p.tool.id, p.tool]),
+  );
+  return page.map((v) => ({ ...v, tool: full.get(v.tool.id) ?? v.tool }));
+}
+
+async function resolveServiceId(deps: CatalogDeps, idOrSlug: string): Promise<string | undefined> {
+  return (await findService(deps.pool, idOrSlug))?.id;
+}
+
+export interface Described {
+  view: ToolView;
+  exampleInput: Record<string, unknown>;
+  requiresConfirmation: boolean;
+}
+
+/** GET /tools/{id}/describe. */
+export async function describeTool(deps: CatalogDeps, idOrSlug: string, caller: Caller | null): Promise<Described> {
+  const view = await getTool(deps, idOrSlug, caller);
+  const writes = view.tool.sideEffecting || (view.tool.method !== "" && !["GET", "HEAD"].includes(view.tool.method));
+  return {
+    view,
+    exampleInput: view.tool.example ?? exampleObject(view.tool.inputSchema),
+    requiresConfirmation: Boolean(caller?.requireConfirmation) && writes,
+  };
+}
+
+/** GET /services/public/{id}/tools: listable tools of a public service. */
+export async function listPublicServiceTools(deps: CatalogDeps, idOrSlug: string, caller: Caller | null): Promise<ToolView[]> {
+  const service = await findService(deps.pool, idOrSlug.trim());
+  if (!service || !isPublic(service)) throw serviceNotFound(idOrSlug);
+  const now = new Date();
+  const pairs = (await listToolsWithService(deps.pool, { serviceId: service.id })).filter((p) => listable(p, now));
+  return viewTools(ctx(deps), pairs, caller);
+}
+
+function ctx(deps: CatalogDeps) {
+  return { db: deps.pool, publicUrl: deps.publicUrl };
+}

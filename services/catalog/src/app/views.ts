@@ -1,0 +1,74 @@
+/**
+ * A tool as one caller sees it: readiness (with what is missing), the configuration URL and the
+ * reliability block, computed for a whole list at once (one credential query, one aggregate query).
+ */
+import type { Caller } from "../domain/access.js";
+import type { Readiness, ReliabilityBlock, ServiceRecord, ToolRecord, ToolWithService } from "../domain/model.js";
+import { needsCredential, type ReadinessGap, readinessGaps, readinessOf } from "../domain/readiness.js";
+import { reliabilityBlock, WINDOW_DAYS } from "../domain/reliability.js";
+import { servicesWithCredential } from "../store/credentials-store.js";
+import { reliabilityAggregates } from "../store/executions-store.js";
+import type { Queryable } from "../store/rows.js";
+
+export interface ToolView {
+  tool: ToolRecord;
+  service: ServiceRecord;
+  readiness: Readiness;
+  gaps: ReadinessGap[];
+  configurationUrl: string;
+  reliability: ReliabilityBlock | null;
+}
+
+export interface ViewContext {
+  db: Queryable;
+  /** Gateway address clients use, for configuration_url. */
+  publicUrl: string;
+}
+
+export function configurationUrl(publicUrl: string, serviceId: string): string {
+  return `${publicUrl.replace(/\/$/, "")}/v1/services/${serviceId}/credentials`;
+}
+
+export async function viewTools(
+  ctx: ViewContext,
+  pairs: ToolWithService[],
+  caller: Caller | null,
+  options: { reliability?: boolean } = {},
+): Promise<ToolView[]> {
+  if (pairs.length === 0) return [];
+  const credentialServices = caller
+    ? await servicesWithCredential(
+        ctx.db,
+        [...new Set(pairs.filter((p) => needsCredential(p.tool)).map((p) => p.service.id))],
+        caller.accountId,
+        caller.organizationId,
+      )
+    : new Set<string>();
+  const aggregates =
+    options.reliability === false
+      ? new Map()
+      : await reliabilityAggregates(
+          ctx.db,
+          pairs.map((p) => p.tool.id),
+          WINDOW_DAYS,
+        );
+  const now = new Date();
+  return pairs.map(({ tool, service }) => {
+    const url = configurationUrl(ctx.publicUrl, service.id);
+    const gaps = readinessGaps({
+      tool,
+      service,
+      caller,
+      hasCredential: credentialServices.has(service.id),
+      configurationUrl: url,
+    });
+    return {
+      tool,
+      service,
+      readiness: readinessOf(gaps),
+      gaps,
+      configurationUrl: url,
+      reliability: reliabilityBlock(aggregates.get(tool.id), now),
+    };
+  });
+}

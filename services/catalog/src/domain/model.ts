@@ -1,0 +1,170 @@
+/**
+ * The catalog's records as the domain sees them: plain data, no pg/proto types. The store returns
+ * these; handlers turn them into proto messages.
+ */
+
+export type ServiceType = "api" | "mcp_server" | "internal";
+export type ServiceStatus = "active" | "degraded" | "retired";
+export type VerificationTier = "unverified" | "verified" | "official";
+export type Visibility = "public" | "private" | "internal" | "local_only";
+export type ToolStatus = "active" | "inactive";
+export type ParameterLocation = "path" | "query" | "header" | "cookie" | "body";
+export type Readiness = "ready" | "needs_credential" | "unavailable";
+
+export const serviceTypes: readonly ServiceType[] = ["api", "mcp_server", "internal"];
+export const serviceStatuses: readonly ServiceStatus[] = ["active", "degraded", "retired"];
+export const verificationTiers: readonly VerificationTier[] = ["unverified", "verified", "official"];
+export const visibilities: readonly Visibility[] = ["public", "private", "internal", "local_only"];
+export const toolStatuses: readonly ToolStatus[] = ["active", "inactive"];
+
+export type JsonSchema = Record<string, unknown>;
+
+export interface Contact {
+  name: string;
+  url: string;
+  email: string;
+}
+
+/** One flattened OpenAPI security scheme. */
+export interface SecuritySchemeInfo {
+  name: string;
+  /** apiKey, http, oauth2, openIdConnect */
+  type: string;
+  scheme?: string;
+  location?: ParameterLocation;
+  parameterName?: string;
+  bearerFormat?: string;
+  description: string;
+}
+
+export interface ServiceRecord {
+  id: string;
+  slug: string;
+  name: string;
+  summary: string;
+  description: string;
+  serviceType: ServiceType;
+  category: string;
+  logo: string;
+  contact: Contact;
+  documentationUrl: string;
+  verificationTier: VerificationTier;
+  status: ServiceStatus;
+  visibility: Visibility;
+  isDemo: boolean;
+  version: string;
+  organizationId: string | null;
+  ownerAccountId: string | null;
+  baseUrl: string | null;
+  mcpServerUrl: string | null;
+  openapiDocumentUrl: string | null;
+  securitySchemes: SecuritySchemeInfo[];
+  importedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface ToolParameterInfo {
+  /** The name upstream (may differ from the input key when a body property collides). */
+  name: string;
+  location: ParameterLocation;
+  description: string;
+  type: string;
+  required: boolean;
+  default?: unknown;
+  enum?: unknown[];
+  minimum?: number;
+  maximum?: number;
+  encodeSlashes?: boolean;
+  jsonSchema?: JsonSchema;
+}
+
+/** What an import produces for one tool, before it has an id. */
+export interface ToolDraft {
+  sourceKey: string;
+  name: string;
+  description: string;
+  tags: string[];
+  method: string;
+  path: string;
+  parameters: Record<string, ToolParameterInfo>;
+  inputSchema: JsonSchema;
+  requestBodySchema: JsonSchema | null;
+  requestBodyContentType: string;
+  output: JsonSchema | null;
+  /** A valid input that runs, when the source gives one. */
+  example?: Record<string, unknown> | null;
+  tips: string | null;
+  version: string;
+  sideEffecting: boolean;
+  security: string[];
+  mcpToolName: string;
+  internalHandler: string;
+  /** Preferred slug (built-ins keep theirs); otherwise one is made from the service and name. */
+  slug?: string;
+  passthroughReason?: string | null;
+}
+
+export interface ToolRecord extends ToolDraft {
+  id: string;
+  serviceId: string;
+  slug: string;
+  status: ToolStatus;
+  pricePerCallCents: bigint;
+  deprecated: boolean;
+  deprecationMessage: string | null;
+  sunsetDate: Date | null;
+  passthroughReason: string | null;
+  revision: bigint;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** A tool with the service facts every view of it needs. */
+export interface ToolWithService {
+  tool: ToolRecord;
+  service: ServiceRecord;
+}
+
+export type CredentialScope = "caller" | "organization";
+export type CredentialType = "api_key" | "bearer" | "basic";
+
+/** Decrypted credential material. Secret strings may be env:// or vault:// references. */
+export type CredentialMaterial =
+  | { type: "api_key"; value: string; parameterName?: string; location?: string }
+  | { type: "bearer"; token: string }
+  | { type: "basic"; username: string; password: string };
+
+export interface CredentialSummary {
+  serviceId: string;
+  scope: CredentialScope;
+  type: CredentialType;
+  isReference: boolean;
+  hint: string;
+  schemeName: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** The 30-day reliability block (spec "Reliability block"); null when not called in the window. */
+export interface ReliabilityBlock {
+  windowDays: number;
+  calls7d: number;
+  calls30d: number;
+  successRate30d: number | null;
+  p50Seconds: number | null;
+  p95Seconds: number | null;
+  lastSuccessAt: Date | null;
+  lastFailureAt: Date | null;
+  lastErrorClass: string | null;
+  lastErrorType: string | null;
+  errorClasses: Record<string, number>;
+  faults: Record<string, number>;
+  authFailures30d: number;
+  callerFailures30d: number;
+  platformFailures30d: number;
+  upstreamFailures30d: number;
+  distinctCallers30d: number;
+  flagged: boolean;
+  refreshedAt: Date;
+}

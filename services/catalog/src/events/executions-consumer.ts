@@ -1,0 +1,54 @@
+/**
+ * toolport.execution.completed / .failed -> one row in `executions`, the facts behind the reliability
+ * block and recommendations. Durable (one consumer shared by the replicas: the table is shared) with
+ * the kit's inbox, so a redelivered event is recorded once.
+ */
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { PoisonMessageError, type RunningConsumer, startConsumer } from "@toolport/kit/events";
+import type { Logger } from "@toolport/kit/logger";
+import type { Pool } from "@toolport/kit/pg";
+import { ErrorClass, ExecutionStatus } from "@toolport/proto/toolport/common/v1/types_pb";
+import { type ExecutionEvent, ExecutionEventSchema } from "@toolport/proto/toolport/events/v1/events_pb";
+import type { NatsConnection } from "nats";
+import { isUuid } from "../domain/slug.js";
+import { type ExecutionFact, recordExecution } from "../store/executions-store.js";
+
+const errorClassNames: Record<ErrorClass, string | null> = {
+  [ErrorClass.UNSPECIFIED]: null,
+  [ErrorClass.AUTH]: "auth",
+  [ErrorClass.CALLER]: "caller",
+  [ErrorClass.PLATFORM]: "platform",
+  [ErrorClass.UPSTREAM]: "upstream",
+};
+
+export function factFromEvent(e: ExecutionEvent): ExecutionFact {
+  if (!isUuid(e.toolId)) throw new PoisonMessageError(`execution event ${e.eventId} has no valid tool_id`);
+  if (!e.executionId) throw new PoisonMessageError(`execution event ${e.eventId} has no execution_id`);
+  const success = e.status === ExecutionStatus.SUCCESS;
+  return {
+    executionId: e.executionId,
+    toolId: e.toolId,
+    serviceId: e.serviceId,
+    accountId: e.accountId,
+    organizationId: e.organizationId,
+    success,
+    seconds: Number.isFinite(e.seconds) && e.seconds >= 0 ? e.seconds : 0,
+    errorClass: success ? null : (errorClassNames[e.errorClass] ?? null),
+    errorType: success ? null : (e.errorType ?? null),
+    error: success ? null : (e.error ?? null),
+    isProbe: e.isProbe,
+    occurredAt: e.occurredAt ? timestampDate(e.occurredAt) : new Date(),
+  };
+}
+
+export function startExecutionsConsumer(nc: NatsConnection, pool: Pool, log: Logger): Promise<RunningConsumer> {
+  return startConsumer({
+    nc,
+    pool,
+    log,
+    durable: "catalog-executions",
+    subject: "toolport.execution.*",
+    schema: ExecutionEventSchema,
+    handle: (event, { client }) => recordExecution(client, factFromEvent(event)),
+  });
+}

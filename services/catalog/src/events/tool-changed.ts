@@ -1,0 +1,43 @@
+/**
+ * toolport.catalog.tool.changed: written to the outbox in the transaction of every tool create, edit,
+ * (de)activation, deprecation and delete (a service edit writes one per tool), and consumed by every
+ * catalog replica to keep its own search index in step (see index-consumer.ts).
+ */
+
+import { randomUUID } from "node:crypto";
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { currentRequestId } from "@toolport/kit/context";
+import { enqueueEvent, Subjects } from "@toolport/kit/events";
+import type { PoolClient } from "@toolport/kit/pg";
+import { CatalogToolChangedSchema, ChangeKind } from "@toolport/proto/toolport/events/v1/events_pb";
+
+export interface ChangedTool {
+  id: string;
+  serviceId: string;
+  revision: bigint;
+  updatedAt?: Date;
+}
+
+export async function enqueueToolChanged(client: PoolClient, tools: ChangedTool[], kind: "upsert" | "delete"): Promise<void> {
+  const now = new Date();
+  for (const tool of tools) {
+    const eventId = randomUUID();
+    await enqueueEvent(
+      client,
+      Subjects.catalogToolChanged,
+      CatalogToolChangedSchema,
+      create(CatalogToolChangedSchema, {
+        eventId,
+        occurredAt: timestampFromDate(now),
+        requestId: currentRequestId() ?? "",
+        toolId: tool.id,
+        serviceId: tool.serviceId,
+        kind: kind === "upsert" ? ChangeKind.UPSERT : ChangeKind.DELETE,
+        version: tool.revision,
+        updatedAt: timestampFromDate(tool.updatedAt ?? now),
+      }),
+      eventId,
+    );
+  }
+}

@@ -1,0 +1,122 @@
+/** CatalogService read RPCs: thin, proto in -> app call -> proto out. */
+
+import type { JsonObject } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { notFound } from "@toolport/kit/errors";
+import { ReadinessGapSchema } from "@toolport/proto/toolport/catalog/v1/catalog_publishing_pb";
+import { RecommendationSchema } from "@toolport/proto/toolport/catalog/v1/catalog_resources_pb";
+import {
+  type CatalogService,
+  DescribeToolResponseSchema,
+  GetRecommendationsResponseSchema,
+} from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
+import type { CatalogDeps } from "../app/deps.js";
+import { describeTool, getTool, getToolByName, listPublicServiceTools, listTools, searchTools } from "../app/reads.js";
+import { recommend } from "../app/recommendations.js";
+import { isPublic } from "../domain/access.js";
+import { findService, listServices, serviceStats } from "../store/catalog-store.js";
+import { callerOf } from "./caller.js";
+import { publicToolToProto, readinessToProto, serviceSummaryToProto, serviceToProto, toolToProto } from "./convert.js";
+
+type Impl = Pick<
+  ServiceImpl<typeof CatalogService>,
+  | "listTools"
+  | "searchTools"
+  | "getTool"
+  | "getToolByName"
+  | "describeTool"
+  | "publicSearchTools"
+  | "getRecommendations"
+  | "listPublicServices"
+  | "getPublicService"
+  | "listPublicServiceTools"
+>;
+
+export function createCatalogReadHandlers(deps: CatalogDeps): Impl {
+  return {
+    async listTools(_req, context) {
+      return { tools: (await listTools(deps, callerOf(context))).map(toolToProto) };
+    },
+    async searchTools(req, context) {
+      const views = await searchTools(
+        deps,
+        { query: req.query ?? "", serviceId: req.serviceId || undefined, tags: req.tags, readyOnly: req.readyOnly },
+        callerOf(context),
+        "authenticated",
+      );
+      return { tools: views.map(toolToProto) };
+    },
+    async getTool(req, context) {
+      return { tool: toolToProto(await getTool(deps, req.toolId, callerOf(context))) };
+    },
+    async getToolByName(req, context) {
+      return { tool: toolToProto(await getToolByName(deps, req.toolName, callerOf(context))) };
+    },
+    async describeTool(req, context) {
+      const d = await describeTool(deps, req.toolId, callerOf(context));
+      return create(DescribeToolResponseSchema, {
+        tool: toolToProto(d.view),
+        service: serviceSummaryToProto(d.view.service),
+        inputSchema: d.view.tool.inputSchema as JsonObject,
+        exampleCall: { tool_input: d.exampleInput } as JsonObject,
+        readiness: readinessToProto[d.view.readiness],
+        missing: d.view.gaps.map((g) =>
+          create(ReadinessGapSchema, { kind: g.kind, message: g.message, configurationUrl: g.configurationUrl }),
+        ),
+        requiresConfirmation: d.requiresConfirmation,
+      });
+    },
+    async publicSearchTools(req, context) {
+      const views = await searchTools(
+        deps,
+        {
+          query: req.query,
+          serviceId: req.serviceId || undefined,
+          readyOnly: req.readyOnly,
+          limit: req.limit,
+          minSuccessRate: req.minSuccessRate,
+        },
+        callerOf(context),
+        "public",
+      );
+      return { tools: views.map(publicToolToProto) };
+    },
+    async getRecommendations(req, context) {
+      const recs = await recommend(deps, { toolId: req.toolId || undefined, limit: req.limit }, callerOf(context));
+      return create(GetRecommendationsResponseSchema, {
+        recommendations: recs.map((r) =>
+          create(RecommendationSchema, {
+            toolId: r.pair.tool.id,
+            toolName: r.pair.tool.name,
+            description: r.pair.tool.description,
+            serviceId: r.pair.service.id,
+            serviceName: r.pair.service.name,
+            serviceLogo: r.pair.service.logo || undefined,
+            reason: r.reason,
+            score: r.score,
+          }),
+        ),
+      });
+    },
+    async listPublicServices() {
+      const services = await listServices(deps.pool, { visibility: "public" });
+      const stats = await serviceStats(
+        deps.pool,
+        services.map((s) => s.id),
+      );
+      return { services: services.map((s) => serviceToProto(s, stats.get(s.id))) };
+    },
+    async getPublicService(req) {
+      const service = await findService(deps.pool, req.serviceId.trim());
+      if (!service || !isPublic(service)) {
+        throw notFound("service_not_found", `service ${req.serviceId} not found`, { details: { service_id: req.serviceId } });
+      }
+      const stats = await serviceStats(deps.pool, [service.id]);
+      return { service: serviceToProto(service, stats.get(service.id)) };
+    },
+    async listPublicServiceTools(req, context) {
+      return { tools: (await listPublicServiceTools(deps, req.serviceId, callerOf(context))).map(toolToProto) };
+    },
+  };
+}

@@ -1,0 +1,91 @@
+/** CatalogService internal RPCs (execution and identity call them; the gateway has no route to them). */
+import { create, type JsonObject } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import {
+  ApiKeyCredentialSchema,
+  BasicCredentialSchema,
+  BearerCredentialSchema,
+  type CredentialMaterial as CredentialMaterialMsg,
+  CredentialMaterialSchema,
+  CredentialScope,
+  StarterToolSchema,
+} from "@toolport/proto/toolport/catalog/v1/catalog_publishing_pb";
+import type { CatalogService } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
+import { resolveCredential } from "../app/credentials.js";
+import type { CatalogDeps } from "../app/deps.js";
+import { checkCatalogIds, listStarterTools, resolveToolForCall } from "../app/internal.js";
+import type { CredentialMaterial } from "../domain/model.js";
+import { callerOf } from "./caller.js";
+import { resolvedToolToProto } from "./convert.js";
+
+type Impl = Pick<
+  ServiceImpl<typeof CatalogService>,
+  "resolveToolForCall" | "resolveCredential" | "checkCatalogIds" | "listStarterTools"
+>;
+
+function materialToProto(m: CredentialMaterial): CredentialMaterialMsg {
+  switch (m.type) {
+    case "api_key":
+      return create(CredentialMaterialSchema, {
+        kind: {
+          case: "apiKey",
+          value: create(ApiKeyCredentialSchema, { value: m.value, parameterName: m.parameterName, location: m.location }),
+        },
+      });
+    case "bearer":
+      return create(CredentialMaterialSchema, {
+        kind: { case: "bearer", value: create(BearerCredentialSchema, { token: m.token }) },
+      });
+    case "basic":
+      return create(CredentialMaterialSchema, {
+        kind: { case: "basic", value: create(BasicCredentialSchema, { username: m.username, password: m.password }) },
+      });
+  }
+}
+
+export function createInternalHandlers(deps: CatalogDeps): Impl {
+  return {
+    async resolveToolForCall(req, context) {
+      const principal = callerOf(context);
+      // The principal forwarded by execution carries the key's allow-lists; the ids in the request win
+      // when they name another account (a workflow running for its owner).
+      const caller = principal && principal.accountId === req.accountId ? principal : null;
+      const view = await resolveToolForCall(deps, req.toolId, req.accountId, req.organizationId, caller);
+      return { tool: resolvedToolToProto(view) };
+    },
+    async resolveCredential(req) {
+      const found = await resolveCredential(deps, {
+        serviceId: req.serviceId,
+        accountId: req.accountId,
+        organizationId: req.organizationId,
+        schemeName: req.schemeName,
+      });
+      if (!found) return { found: false, scope: CredentialScope.UNSPECIFIED };
+      return {
+        found: true,
+        scope: found.scope === "caller" ? CredentialScope.CALLER : CredentialScope.ORGANIZATION,
+        credential: materialToProto(found.material),
+        schemeName: found.schemeName ?? undefined,
+      };
+    },
+    async checkCatalogIds(req) {
+      return checkCatalogIds(deps, req.serviceIds, req.toolIds);
+    },
+    async listStarterTools(req) {
+      const limit = req.limit === undefined || req.limit <= 0 ? 3 : Math.min(req.limit, 20);
+      const tools = await listStarterTools(deps, limit);
+      return {
+        tools: tools.map(({ pair, exampleInput }) =>
+          create(StarterToolSchema, {
+            toolId: pair.tool.id,
+            name: pair.tool.name,
+            service: pair.service.name,
+            description: pair.tool.description,
+            parameters: pair.tool.inputSchema as JsonObject,
+            exampleInput: exampleInput as JsonObject,
+          }),
+        ),
+      };
+    },
+  };
+}

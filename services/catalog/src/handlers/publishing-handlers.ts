@@ -1,0 +1,253 @@
+/** CatalogService publishing and credential RPCs: thin, proto in -> app call -> proto out. */
+import { create } from "@bufbuild/protobuf";
+import { timestampDate, timestampNow } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { permissionDenied } from "@toolport/kit/errors";
+import type {
+  CredentialMaterial as CredentialMaterialMsg,
+  OpenApiSource,
+} from "@toolport/proto/toolport/catalog/v1/catalog_publishing_pb";
+import type { Contact as ContactMsg } from "@toolport/proto/toolport/catalog/v1/catalog_resources_pb";
+import { Readiness } from "@toolport/proto/toolport/catalog/v1/catalog_resources_pb";
+import { type CatalogService, ReindexSearchResponseSchema } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
+import { deleteServiceCredential, listServiceCredentials, putServiceCredential } from "../app/credentials.js";
+import type { CatalogDeps } from "../app/deps.js";
+import {
+  createService,
+  deleteService,
+  deleteTool,
+  listManagedServices,
+  listManagedServiceTools,
+  managedService,
+  reimportService,
+  requireCaller,
+  updateService,
+  updateTool,
+} from "../app/publishing.js";
+import { viewTools } from "../app/views.js";
+import type { Contact, CredentialMaterial } from "../domain/model.js";
+import { findService, serviceStats } from "../store/catalog-store.js";
+import { callerOf } from "./caller.js";
+import { credentialSummaryToProto, publishingToProto, serviceToProto, toolToProto } from "./convert.js";
+
+type Impl = Pick<
+  ServiceImpl<typeof CatalogService>,
+  | "createService"
+  | "listServices"
+  | "getService"
+  | "listServiceTools"
+  | "updateService"
+  | "reimportService"
+  | "deleteService"
+  | "updateTool"
+  | "deleteTool"
+  | "putServiceCredential"
+  | "listServiceCredentials"
+  | "deleteServiceCredential"
+  | "reindexSearch"
+>;
+
+function contactPatch(c: ContactMsg | undefined): Partial<Contact> | undefined {
+  if (!c) return undefined;
+  const out: Partial<Contact> = {};
+  if (c.name) out.name = c.name;
+  if (c.url) out.url = c.url;
+  if (c.email) out.email = c.email;
+  return out;
+}
+
+function apiSource(api: OpenApiSource) {
+  return {
+    documentText: api.document.case === "documentText" ? api.document.value : undefined,
+    documentUrl: api.document.case === "documentUrl" ? api.document.value : undefined,
+    baseUrl: api.baseUrl,
+  };
+}
+
+export function materialFromProto(m: CredentialMaterialMsg | undefined): CredentialMaterial | undefined {
+  switch (m?.kind.case) {
+    case "apiKey":
+      return {
+        type: "api_key",
+        value: m.kind.value.value,
+        parameterName: m.kind.value.parameterName,
+        location: m.kind.value.location,
+      };
+    case "bearer":
+      return { type: "bearer", token: m.kind.value.token };
+    case "basic":
+      return { type: "basic", username: m.kind.value.username, password: m.kind.value.password };
+    default:
+      return undefined;
+  }
+}
+
+export function createPublishingHandlers(deps: CatalogDeps): Impl {
+  const views = (pairs: Parameters<typeof viewTools>[1], context: Parameters<typeof callerOf>[0]) =>
+    viewTools({ db: deps.pool, publicUrl: deps.publicUrl }, pairs, callerOf(context));
+
+  return {
+    async createService(req, context) {
+      const caller = callerOf(context);
+      const source =
+        req.source.case === "api"
+          ? ({ kind: "api", ...apiSource(req.source.value) } as const)
+          : req.source.case === "mcpServer"
+            ? ({ kind: "mcp_server", url: req.source.value.url } as const)
+            : undefined;
+      const result = await createService(
+        deps,
+        {
+          source,
+          name: req.name,
+          slug: req.slug,
+          summary: req.summary,
+          description: req.description,
+          category: req.category,
+          logo: req.logo,
+          contact: contactPatch(req.contact),
+          documentationUrl: req.documentationUrl,
+          version: req.version,
+          visibility: req.visibility,
+          organizationId: req.organizationId,
+          defaultPricePerCallCents: req.defaultPricePerCallCents,
+        },
+        caller,
+      );
+      const stats = await serviceStats(deps.pool, [result.service.id]);
+      const tools = await views(
+        result.tools.map((tool) => ({ tool, service: result.service })),
+        context,
+      );
+      return {
+        service: serviceToProto(result.service, stats.get(result.service.id)),
+        publishing: publishingToProto(result.service),
+        tools: tools.map(toolToProto),
+        warnings: result.warnings,
+      };
+    },
+    async listServices(req, context) {
+      const services = await listManagedServices(deps, callerOf(context), req.organizationId);
+      const stats = await serviceStats(
+        deps.pool,
+        services.map((s) => s.id),
+      );
+      return { services: services.map((s) => serviceToProto(s, stats.get(s.id))) };
+    },
+    async getService(req, context) {
+      const service = await managedService(deps, req.serviceId, callerOf(context));
+      const stats = await serviceStats(deps.pool, [service.id]);
+      return { service: serviceToProto(service, stats.get(service.id)), publishing: publishingToProto(service) };
+    },
+    async listServiceTools(req, context) {
+      const pairs = await listManagedServiceTools(deps, req.serviceId, callerOf(context));
+      return { tools: (await views(pairs, context)).map(toolToProto) };
+    },
+    async updateService(req, context) {
+      const service = await updateService(
+        deps,
+        req.serviceId,
+        {
+          name: req.name,
+          slug: req.slug,
+          summary: req.summary,
+          description: req.description,
+          category: req.category,
+          logo: req.logo,
+          contact: contactPatch(req.contact),
+          documentationUrl: req.documentationUrl,
+          version: req.version,
+          visibility: req.visibility,
+          status: req.status,
+          verificationTier: req.verificationTier,
+          baseUrl: req.baseUrl,
+          mcpServerUrl: req.mcpServerUrl,
+        },
+        callerOf(context),
+      );
+      const stats = await serviceStats(deps.pool, [service.id]);
+      return { service: serviceToProto(service, stats.get(service.id)), publishing: publishingToProto(service) };
+    },
+    async reimportService(req, context) {
+      const result = await reimportService(deps, req.serviceId, req.api ? apiSource(req.api) : undefined, callerOf(context));
+      const stats = await serviceStats(deps.pool, [result.service.id]);
+      const tools = await views(
+        result.tools.map((tool) => ({ tool, service: result.service })),
+        context,
+      );
+      return {
+        service: serviceToProto(result.service, stats.get(result.service.id)),
+        tools: tools.map(toolToProto),
+        deactivatedToolIds: result.deactivatedToolIds ?? [],
+        warnings: result.warnings,
+      };
+    },
+    async deleteService(req, context) {
+      await deleteService(deps, req.serviceId, callerOf(context));
+      return { deleted: true };
+    },
+    async updateTool(req, context) {
+      const caller = callerOf(context);
+      const tool = await updateTool(
+        deps,
+        req.toolId,
+        {
+          name: req.name,
+          slug: req.slug,
+          description: req.description,
+          tips: req.tips,
+          tags: req.tags?.values,
+          output: req.output,
+          version: req.version,
+          pricePerCallCents: req.pricePerCallCents,
+          sideEffecting: req.sideEffecting,
+          status: req.status,
+          deprecated: req.deprecated,
+          deprecationMessage: req.deprecationMessage,
+          sunsetDate: req.sunsetDate ? timestampDate(req.sunsetDate) : undefined,
+          passthroughReason: req.passthroughReason,
+        },
+        caller,
+      );
+      const service = await managedService(deps, tool.serviceId, caller);
+      const [view] = await views([{ tool, service }], context);
+      return { tool: toolToProto(view as NonNullable<typeof view>) };
+    },
+    async deleteTool(req, context) {
+      await deleteTool(deps, req.toolId, callerOf(context));
+      return { deleted: true };
+    },
+    async putServiceCredential(req, context) {
+      const caller = callerOf(context);
+      const summary = await putServiceCredential(
+        deps,
+        { serviceId: req.serviceId, scope: req.scope, material: materialFromProto(req.credential), schemeName: req.schemeName },
+        caller,
+      );
+      // The service's tools are now ready for this caller, unless the service is retired.
+      const service = await findService(deps.pool, summary.serviceId);
+      return {
+        credential: credentialSummaryToProto(summary),
+        readiness: service?.status === "retired" ? Readiness.UNAVAILABLE : Readiness.READY,
+      };
+    },
+    async listServiceCredentials(req, context) {
+      return {
+        credentials: (await listServiceCredentials(deps, req.serviceId, callerOf(context))).map(credentialSummaryToProto),
+      };
+    },
+    async deleteServiceCredential(req, context) {
+      return { deleted: await deleteServiceCredential(deps, req.serviceId, req.scope, callerOf(context)) };
+    },
+    async reindexSearch(_req, context) {
+      const caller = requireCaller(callerOf(context));
+      if (!caller.isPlatformAdmin) throw permissionDenied("platform_admin_only", "only platform admins rebuild the search index");
+      const count = await deps.index.rebuild();
+      return create(ReindexSearchResponseSchema, {
+        engine: deps.index.engine.name,
+        indexedTools: BigInt(count),
+        completedAt: timestampNow(),
+      });
+    },
+  };
+}

@@ -1,0 +1,134 @@
+/**
+ * MCP import: connect to the server with the SDK client over Streamable HTTP (falling back to the
+ * older SSE transport when the server does not speak it), page through `tools/list`, and make one
+ * tool per MCP tool. The tool's path is `<service_id>/` (spec), filled in once the service has an id.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
+import { invalidArgument } from "@toolport/kit/errors";
+import type { JsonSchema, ToolDraft, ToolParameterInfo } from "../domain/model.js";
+import { isObject, saysMore, schemaType, withoutRefs } from "./json-schema.js";
+
+export interface ImportedMcpServer {
+  name: string;
+  title: string;
+  version: string;
+  description: string;
+  transport: "streamable_http" | "sse";
+  tools: ToolDraft[];
+  warnings: string[];
+}
+
+const TIMEOUT_MS = 15_000;
+
+/** Lists the server's tools. An unreachable or non-MCP URL is a 400 naming the field. */
+export async function importMcpServer(url: string): Promise<ImportedMcpServer> {
+  let endpoint: URL;
+  try {
+    endpoint = new URL(url);
+  } catch {
+    throw invalidArgument("invalid_mcp_server_url", "mcp_server.url must be an absolute http(s) URL", {
+      details: { field: "mcp_server.url" },
+    });
+  }
+  if (endpoint.protocol !== "http:" && endpoint.protocol !== "https:") {
+    throw invalidArgument("invalid_mcp_server_url", "mcp_server.url must be an http(s) URL", {
+      details: { field: "mcp_server.url" },
+    });
+  }
+  const { client, transport } = await connect(endpoint);
+  try {
+    const tools: McpTool[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor ? { cursor } : undefined, { timeout: TIMEOUT_MS });
+      tools.push(...page.tools);
+      cursor = page.nextCursor;
+    } while (cursor && tools.length < 5000);
+    const server = client.getServerVersion();
+    const warnings: string[] = [];
+    if (tools.length === 0) warnings.push("the MCP server lists no tools");
+    return {
+      name: server?.name ?? endpoint.host,
+      title: (server as { title?: string } | undefined)?.title ?? server?.name ?? endpoint.host,
+      version: server?.version ?? "",
+      description: client.getInstructions() ?? "",
+      transport,
+      tools: tools.map((t) => toolFromMcp(t, server?.version ?? "")),
+      warnings,
+    };
+  } finally {
+    await client.close().catch(() => {});
+  }
+}
+
+async function connect(endpoint: URL): Promise<{ client: Client; transport: "streamable_http" | "sse" }> {
+  const make = () => new Client({ name: "toolport-catalog", version: "1.0.0" });
+  const streamable = make();
+  try {
+    await streamable.connect(new StreamableHTTPClientTransport(endpoint), { timeout: TIMEOUT_MS });
+    return { client: streamable, transport: "streamable_http" };
+  } catch (first) {
+    await streamable.close().catch(() => {});
+    const sse = make();
+    try {
+      await sse.connect(new SSEClientTransport(endpoint), { timeout: TIMEOUT_MS });
+      return { client: sse, transport: "sse" };
+    } catch (second) {
+      await sse.close().catch(() => {});
+      throw invalidArgument(
+        "mcp_server_unreachable",
+        `could not connect to the MCP server at ${endpoint} (Streamable HTTP: ${(first as Error).message}; SSE: ${(second as Error).message})`,
+        { details: { field: "mcp_server.url" } },
+      );
+    }
+  }
+}
+
+function toolFromMcp(tool: McpTool, version: string): ToolDraft {
+  const inputSchema = withoutRefs(tool.inputSchema ?? { type: "object" }) as JsonSchema;
+  const properties = isObject(inputSchema.properties) ? (inputSchema.properties as Record<string, JsonSchema>) : {};
+  const required = new Set(Array.isArray(inputSchema.required) ? (inputSchema.required as string[]) : []);
+  const parameters: Record<string, ToolParameterInfo> = {};
+  for (const [name, schema] of Object.entries(properties)) {
+    const info: ToolParameterInfo = {
+      name,
+      location: "body",
+      description: typeof schema.description === "string" ? schema.description : "",
+      type: schemaType(schema),
+      required: required.has(name),
+    };
+    if (schema.default !== undefined) info.default = schema.default;
+    if (Array.isArray(schema.enum)) info.enum = schema.enum;
+    if (typeof schema.minimum === "number") info.minimum = schema.minimum;
+    if (typeof schema.maximum === "number") info.maximum = schema.maximum;
+    if (saysMore(schema)) info.jsonSchema = schema;
+    parameters[name] = info;
+  }
+  const annotations = tool.annotations ?? {};
+  // Writes unless the server says it only reads; destructive or explicitly non-read-only tools need consent.
+  const sideEffecting =
+    annotations.readOnlyHint !== true && (annotations.destructiveHint === true || annotations.readOnlyHint === false);
+  const title = tool.title ?? annotations.title;
+  return {
+    sourceKey: `mcp:${tool.name}`,
+    name: tool.name,
+    description: [tool.description ?? "", title && !tool.description ? title : ""].filter(Boolean).join("") || tool.name,
+    tags: [],
+    method: "",
+    path: "",
+    parameters,
+    inputSchema: { ...inputSchema, type: "object" },
+    requestBodySchema: null,
+    requestBodyContentType: "",
+    output: tool.outputSchema ? (withoutRefs(tool.outputSchema) as JsonSchema) : null,
+    tips: null,
+    version,
+    sideEffecting,
+    security: [],
+    mcpToolName: tool.name,
+    internalHandler: "",
+  };
+}

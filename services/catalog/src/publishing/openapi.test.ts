@@ -1,0 +1,166 @@
+/**
+ * OpenAPI import of two real public documents (test/fixtures: the Swagger Petstore 3.0 document and
+ * Bump.sh's Train Travel API 3.1 document, written out from their published versions) and of broken
+ * documents, which must be refused naming where they are wrong.
+ */
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { importOpenApi, parseDocumentText, validateDocument } from "./openapi.js";
+
+const fixture = (name: string) => readFileSync(new URL(`../../test/fixtures/${name}`, import.meta.url), "utf8");
+const load = async (text: string, options?: { documentUrl?: string }) =>
+  importOpenApi(await validateDocument(parseDocumentText(text)), options);
+
+async function refusal(text: string): Promise<{ message: string; details: Record<string, unknown> }> {
+  try {
+    await validateDocument(parseDocumentText(text));
+  } catch (err) {
+    const e = err as { message: string; details: Record<string, unknown>; reason: string };
+    expect(e.reason).toBe("invalid_openapi_document");
+    return e;
+  }
+  throw new Error("document was accepted");
+}
+
+describe("OpenAPI 3.0: Swagger Petstore (JSON)", () => {
+  it("imports one tool per operation with method, path, parameters, body, output and security", async () => {
+    const api = await load(fixture("petstore-3.0.json"), { documentUrl: "https://petstore3.swagger.io/api/v3/openapi.json" });
+    expect(api.title).toBe("Swagger Petstore - OpenAPI 3.0");
+    expect(api.version).toBe("1.0.27");
+    expect(api.tools).toHaveLength(19);
+    // The relative server URL resolves against where the document came from.
+    expect(api.baseUrl).toBe("https://petstore3.swagger.io/api/v3");
+    expect(api.securitySchemes.map((s) => s.name)).toEqual(["petstore_auth", "api_key"]);
+    expect(api.securitySchemes[1]).toMatchObject({ type: "apiKey", location: "header", parameterName: "api_key" });
+
+    const byStatus = api.tools.find((t) => t.name === "findPetsByStatus");
+    expect(byStatus).toMatchObject({ method: "GET", path: "/pet/findByStatus", tags: ["pet"], security: ["petstore_auth"] });
+    expect(byStatus?.parameters.status).toEqual({
+      name: "status",
+      location: "query",
+      description: "Status values that need to be considered for filter",
+      type: "string",
+      required: true,
+      default: "available",
+      enum: ["available", "pending", "sold"],
+    });
+    expect(byStatus?.output).toMatchObject({ type: "array", items: { type: "object", required: ["name", "photoUrls"] } });
+
+    const getPet = api.tools.find((t) => t.name === "getPetById");
+    expect(getPet?.parameters.petId).toMatchObject({
+      location: "path",
+      type: "integer",
+      required: true,
+      jsonSchema: { format: "int64" },
+    });
+    expect(getPet?.security).toEqual(["api_key", "petstore_auth"]);
+
+    const deletePet = api.tools.find((t) => t.name === "deletePet");
+    expect(deletePet?.parameters.api_key).toMatchObject({ location: "header", required: false });
+
+    const addPet = api.tools.find((t) => t.name === "addPet");
+    expect(addPet).toMatchObject({ method: "POST", path: "/pet", requestBodyContentType: "application/json" });
+    expect(addPet?.parameters.name).toMatchObject({ location: "body", type: "string", required: true });
+    expect(addPet?.parameters.photoUrls).toMatchObject({ location: "body", type: "array", required: true });
+    expect(addPet?.parameters.category).toMatchObject({ location: "body", type: "object", required: false });
+    expect(addPet?.inputSchema.required).toEqual(["name", "photoUrls"]);
+
+    // A body that is not an object (an array of users) is one `body` parameter.
+    const createWithList = api.tools.find((t) => t.name === "createUsersWithListInput");
+    expect(createWithList?.parameters.body).toMatchObject({ location: "body", type: "array" });
+
+    // Operations without security need no credential.
+    expect(api.tools.find((t) => t.name === "placeOrder")?.security).toEqual([]);
+    const cookieOrHeaderLocations = new Set(api.tools.flatMap((t) => Object.values(t.parameters).map((p) => p.location)));
+    expect([...cookieOrHeaderLocations].sort()).toEqual(["body", "header", "path", "query"]);
+  });
+
+  it("keeps a relative server URL with a warning when the document came inline", async () => {
+    const api = await load(fixture("petstore-3.0.json"));
+    expect(api.baseUrl).toBe("/api/v3");
+    expect(api.warnings.join("\n")).toContain("relative");
+  });
+});
+
+describe("OpenAPI 3.1: Train Travel API (YAML)", () => {
+  it("imports operations, path-level parameters, $ref'd parameters and 3.1 schemas", async () => {
+    const api = await load(fixture("train-travel-3.1.yaml"));
+    expect(api.title).toBe("Train Travel API");
+    expect(api.baseUrl).toBe("https://try.microcks.io/rest/Train+Travel+API/1.0.0");
+    expect(api.contact).toEqual({ name: "Train Support", url: "https://example.com/support", email: "support@example.com" });
+    // Webhooks are not operations the catalog calls.
+    expect(api.tools.map((t) => t.name).sort()).toEqual([
+      "create-booking",
+      "create-booking-payment",
+      "delete-booking",
+      "get-booking",
+      "get-bookings",
+      "get-stations",
+      "get-trips",
+    ]);
+    const trips = api.tools.find((t) => t.name === "get-trips");
+    expect(trips?.parameters.limit).toMatchObject({ location: "query", type: "integer", minimum: 1, maximum: 100, default: 10 });
+    expect(trips?.parameters.origin).toMatchObject({ required: true, jsonSchema: { format: "uuid" } });
+    expect(trips?.inputSchema.required).toEqual(["origin", "destination", "date"]);
+    expect(trips?.security).toEqual(["OAuth2"]);
+
+    const pay = api.tools.find((t) => t.name === "create-booking-payment");
+    expect(pay?.parameters.bookingId).toMatchObject({ location: "path", required: true });
+    expect(pay?.parameters.currency?.enum).toContain("eur");
+    // readOnly properties are response-only, never inputs.
+    expect(pay?.parameters.id).toBeUndefined();
+    expect(pay?.parameters.status).toBeUndefined();
+    expect(pay?.parameters.source).toMatchObject({ location: "body", type: "object" });
+    expect(api.tools.find((t) => t.name === "delete-booking")).toMatchObject({ method: "DELETE", path: "/bookings/{bookingId}" });
+  });
+});
+
+describe("invalid documents are refused naming where they are wrong", () => {
+  const base = { openapi: "3.0.3", info: { title: "t", version: "1" } };
+
+  it("a YAML syntax error names its line and column", async () => {
+    const e = await refusal("openapi: 3.0.0\ninfo:\n  title: x\n   version: 1\npaths: {}");
+    expect(e.details.location).toBe("line 3, column 10");
+  });
+
+  it("a schema violation names the JSON pointer", async () => {
+    const e = await refusal(JSON.stringify({ ...base, paths: { "/a": { get: { responses: { "200": {} } } } } }));
+    expect(e.details.location).toBe("#/paths/~1a/get/responses/200");
+    expect(e.message).toContain("description");
+  });
+
+  it("an unresolvable $ref names the pointer", async () => {
+    const schema = { $ref: "#/components/schemas/Nope" };
+    const e = await refusal(
+      JSON.stringify({
+        ...base,
+        paths: { "/a": { get: { responses: { "200": { description: "ok", content: { "application/json": { schema } } } } } } },
+      }),
+    );
+    expect(e.message).toContain("#/components/schemas/Nope");
+  });
+
+  it("an external $ref is not followed", async () => {
+    const schema = { $ref: "file:///etc/passwd" };
+    const e = await refusal(
+      JSON.stringify({
+        ...base,
+        paths: { "/a": { get: { responses: { "200": { description: "ok", content: { "application/json": { schema } } } } } } },
+      }),
+    );
+    expect(e.message).toContain("external $ref");
+  });
+
+  it("an undeclared path parameter, a duplicate operationId, Swagger 2 and a missing version", async () => {
+    expect(
+      (await refusal(JSON.stringify({ ...base, paths: { "/a/{id}": { get: { responses: { "200": { description: "ok" } } } } } })))
+        .details.location,
+    ).toBe("#/paths/~1a~1{id}/get");
+    const op = (id: string) => ({ get: { operationId: id, responses: { "200": { description: "ok" } } } });
+    expect((await refusal(JSON.stringify({ ...base, paths: { "/a": op("x"), "/b": op("x") } }))).message).toContain(
+      "operationId x",
+    );
+    expect((await refusal(JSON.stringify({ swagger: "2.0" }))).details.location).toBe("#/swagger");
+    expect((await refusal(JSON.stringify({ info: {} }))).details.location).toBe("#/openapi");
+  });
+});

@@ -1,0 +1,177 @@
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createLogger } from "@toolport/kit/logger";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EmbeddedEngine } from "./embedded.js";
+import { createEmbedder } from "./embedding.js";
+import { catalog, engineContract, tool } from "./engine.contract.js";
+import { createSearchEngine } from "./index.js";
+import { relatedTerms } from "./synonyms.js";
+import { queryTerms, terms, words } from "./text.js";
+
+const log = createLogger("search-test", "silent");
+
+engineContract("embedded", { create: async () => new EmbeddedEngine(log) });
+
+describe("text analysis", () => {
+  it("splits identifiers, paths and punctuation into words", () => {
+    expect(words("getUserById")).toEqual(["get", "user", "by", "id"]);
+    expect(words("/v1/sms-send?to=x")).toEqual(["v1", "sms", "send", "to", "x"]);
+    expect(words("HTTPServer JSONToXML")).toEqual(["http", "server", "json", "to", "xml"]);
+    expect(words("Café résumé")).toEqual(["cafe", "resume"]);
+  });
+
+  it("stems words so forms of one word meet, and keeps acronyms and news whole", () => {
+    expect(terms("tracking")).toEqual(terms("tracks"));
+    expect(terms("messages")).toEqual(terms("messaging"));
+    expect(terms("sms news")).toEqual(["sms", "news"]);
+  });
+
+  it("drops stop words everywhere and request phrasing from queries only", () => {
+    expect(terms("get the details of a user")).toEqual(["get", "detail", "user"]);
+    expect(queryTerms("Could you please provide me the weather in Paris? Thanks!")).toEqual(["weather", "pari"]);
+    expect(terms("Please provide")).toEqual(["pleas", "provid"]);
+  });
+
+  it("relates phrases and words of one synonym group, not the ones already asked", () => {
+    const related = relatedTerms(queryTerms("send a text message"));
+    expect(related.get("sms")).toBe(1);
+    expect(related.has("text")).toBe(false);
+    expect(relatedTerms(queryTerms("mail")).has("email")).toBe(true);
+    expect(relatedTerms(queryTerms("quarterly revenue")).size).toBe(0);
+  });
+});
+
+describe("embedded engine ranking", () => {
+  it("ranks the tools of the service a long multi-part request is about above scattered word matches", async () => {
+    const engine = new EmbeddedEngine(log);
+    await engine.replaceAll([
+      ...catalog,
+      tool("tracking-track", {
+        name: "Track package",
+        description: "Tracking events of a parcel.",
+        serviceId: "svc-parcels",
+        serviceName: "Parcel Tracker",
+      }),
+      tool("tracking-carrier", {
+        name: "Detect carrier",
+        description: "Which carrier a tracking number belongs to.",
+        serviceId: "svc-parcels",
+        serviceName: "Parcel Tracker",
+      }),
+      tool("numbers", { name: "Number facts", description: "Trivia about any number.", serviceName: "Numbers" }),
+    ]);
+    const hits = await engine.search(
+      "I'm sending a parcel abroad and want to follow it. Could you track the package with tracking number YT2003? Also, which carrier is it with? Thanks!",
+      { limit: 3 },
+    );
+    expect(
+      hits
+        .slice(0, 2)
+        .map((h) => h.id)
+        .sort(),
+    ).toEqual(["tracking-carrier", "tracking-track"]);
+  });
+
+  it("keeps answering after many updates with consistent statistics", async () => {
+    const engine = new EmbeddedEngine(log);
+    await engine.replaceAll(catalog);
+    for (let round = 0; round < 50; round++) {
+      await engine.upsert([
+        tool(`t${round % 5}`, { name: `Temporary ${round}`, description: "scratch tool", serviceId: `s${round % 3}` }),
+      ]);
+      if (round % 7 === 0) await engine.remove([`t${round % 5}`]);
+    }
+    await engine.remove(["t0", "t1", "t2", "t3", "t4"]);
+    expect(await engine.search("scratch", { limit: 10 })).toEqual([]);
+    expect((await engine.search("send a text message", { limit: 1 }))[0]?.id).toBe("sms-send");
+  });
+
+  it("is the engine createSearchEngine makes without MEILI_URL", async () => {
+    const engine = await createSearchEngine({}, log);
+    expect(engine.name).toBe("embedded");
+  });
+});
+
+/**
+ * A real OpenAI-compatible embeddings server with deterministic vectors: each dimension is one concept
+ * and a text's vector counts the concept words it contains, so "handset" and "SMS" land together
+ * though they share no word.
+ */
+const concepts = [
+  ["sms", "handset", "texting", "mobile", "phone"],
+  ["weather", "rain", "umbrella", "sunny", "forecast"],
+  ["email", "inbox", "mail"],
+  ["currency", "exchange", "money"],
+];
+function conceptVector(text: string): number[] {
+  const lower = text.toLowerCase();
+  return [...concepts.map((words) => words.filter((w) => lower.includes(w)).length), 0.01];
+}
+
+describe("embedding signal (hybrid) against a real embeddings server", () => {
+  let server: Server;
+  let url: string;
+  let failing = false;
+  const requests: { authorization?: string; model: string; inputs: number }[] = [];
+
+  beforeAll(async () => {
+    server = createServer(async (req: IncomingMessage, res) => {
+      let raw = "";
+      for await (const chunk of req) raw += chunk;
+      const body = JSON.parse(raw) as { model: string; input: string[] };
+      requests.push({ authorization: req.headers.authorization, model: body.model, inputs: body.input.length });
+      if (failing || req.url !== "/v1/embeddings") {
+        res.writeHead(failing ? 500 : 404).end();
+        return;
+      }
+      // Answer out of order: the client must place each vector by its index.
+      const data = body.input.map((text, index) => ({ object: "embedding", index, embedding: conceptVector(text) })).reverse();
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ object: "list", data }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it("sends the model and key, batches, and returns unit vectors in input order", async () => {
+    const embedder = createEmbedder({ url, model: "test-model", key: "sk-test", batchSize: 2 });
+    const vectors = await embedder.embed(["sms", "rain", "mail box"]);
+    expect(vectors).toHaveLength(3);
+    expect(Math.round((vectors[1] as Float32Array)[1] as number)).toBe(1);
+    for (const v of vectors) expect(Math.hypot(...v)).toBeCloseTo(1, 5);
+    expect(requests.slice(-2)).toEqual([
+      { authorization: "Bearer sk-test", model: "test-model", inputs: 2 },
+      { authorization: "Bearer sk-test", model: "test-model", inputs: 1 },
+    ]);
+  });
+
+  it("finds a tool that shares no word with the query once the embedder is configured", async () => {
+    const lexical = new EmbeddedEngine(log);
+    await lexical.replaceAll(catalog);
+    expect(await lexical.search("ping my handset", { limit: 3 })).toEqual([]);
+
+    const hybrid = await createSearchEngine({ embeddingUrl: url, embeddingModel: "test-model" }, log);
+    await hybrid.replaceAll(catalog);
+    const hits = (await hybrid.search("ping my handset", { limit: 3 })).map((h) => h.id);
+    expect(hits.slice(0, 2).sort()).toEqual(["sms-send", "sms-status"]);
+    // The lexical match still leads where there is one.
+    expect((await hybrid.search("current weather", { limit: 3 }))[0]?.id).toBe("weather-now");
+  });
+
+  it("falls back to lexical ranking when the embeddings server fails", async () => {
+    const hybrid = new EmbeddedEngine(log, { embedder: createEmbedder({ url }) });
+    failing = true;
+    try {
+      await hybrid.replaceAll(catalog);
+      expect((await hybrid.search("current weather", { limit: 3 }))[0]?.id).toBe("weather-now");
+      expect(await hybrid.search("ping my handset", { limit: 3 })).toEqual([]);
+    } finally {
+      failing = false;
+    }
+  });
+
+  it("rejects an answer without one embedding per input", async () => {
+    await expect(createEmbedder({ url: `${url}/nope` }).embed(["x"])).rejects.toThrow(/404/);
+  });
+});

@@ -1,0 +1,406 @@
+/**
+ * SQL over services and tools. Reads return domain records; writes take a transaction client so the
+ * caller can enqueue the matching events in the same transaction.
+ */
+import { randomUUID } from "node:crypto";
+import type { PoolClient } from "@toolport/kit/pg";
+import type { ServiceRecord, ToolDraft, ToolRecord, ToolWithService } from "../domain/model.js";
+import { isUuid, slugify, uniqueSlug } from "../domain/slug.js";
+import { type Queryable, serviceFromRow, toolFromRow } from "./rows.js";
+
+const TOOL_WITH_SERVICE =
+  "SELECT to_jsonb(t) AS tool, to_jsonb(s) AS service FROM tools t JOIN services s ON s.id = t.service_id";
+/** Without the large schema columns: enough to filter, rank and render a trimmed tool. */
+const LIGHT_TOOL_WITH_SERVICE =
+  "SELECT to_jsonb(t) - 'input_schema' - 'output' - 'request_body_schema' - 'example' AS tool, to_jsonb(s) AS service FROM tools t JOIN services s ON s.id = t.service_id";
+
+const pair = (r: { tool: Record<string, unknown>; service: Record<string, unknown> }): ToolWithService => ({
+  tool: toolFromRow(r.tool),
+  service: serviceFromRow(r.service),
+});
+
+export interface ToolFilter {
+  serviceId?: string;
+  toolIds?: string[];
+  /** Include inactive tools and tools of retired services (publisher views, get by id). */
+  includeUnavailable?: boolean;
+  /** Leave out input_schema, output, request body schema and example (search candidates). */
+  light?: boolean;
+}
+
+export async function listToolsWithService(q: Queryable, filter: ToolFilter = {}): Promise<ToolWithService[]> {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  if (filter.serviceId) {
+    params.push(filter.serviceId);
+    where.push(`t.service_id = $${params.length}`);
+  }
+  if (filter.toolIds) {
+    params.push(filter.toolIds.filter(isUuid));
+    where.push(`t.id = ANY($${params.length}::uuid[])`);
+  }
+  if (!filter.includeUnavailable) where.push("t.status = 'active' AND s.status <> 'retired'");
+  const sql = `${filter.light ? LIGHT_TOOL_WITH_SERVICE : TOOL_WITH_SERVICE}${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY s.is_demo, s.name, t.name, t.id`;
+  const { rows } = await q.query(sql, params);
+  return rows.map(pair);
+}
+
+export async function findTool(q: Queryable, idOrSlug: string): Promise<ToolWithService | null> {
+  const { rows } = isUuid(idOrSlug)
+    ? await q.query(`${TOOL_WITH_SERVICE} WHERE t.id = $1`, [idOrSlug])
+    : await q.query(`${TOOL_WITH_SERVICE} WHERE t.slug = $1`, [idOrSlug.toLowerCase()]);
+  return rows[0] ? pair(rows[0]) : null;
+}
+
+export async function findToolsByName(q: Queryable, name: string): Promise<ToolWithService[]> {
+  const { rows } = await q.query(`${TOOL_WITH_SERVICE} WHERE lower(t.name) = lower($1) ORDER BY s.is_demo, t.created_at, t.id`, [
+    name.trim(),
+  ]);
+  return rows.map(pair);
+}
+
+/** Ids of tools named exactly `query` (case-insensitive) or whose slug is `query`. */
+export async function exactMatchIds(q: Queryable, query: string): Promise<string[]> {
+  const { rows } = await q.query<{ id: string }>(
+    "SELECT id::text AS id FROM tools WHERE lower(name) = lower($1) OR slug = lower($1)",
+    [query.trim()],
+  );
+  return rows.map((r) => r.id);
+}
+
+export async function findService(q: Queryable, idOrSlug: string): Promise<ServiceRecord | null> {
+  const { rows } = isUuid(idOrSlug)
+    ? await q.query("SELECT * FROM services WHERE id = $1", [idOrSlug])
+    : await q.query("SELECT * FROM services WHERE slug = $1", [idOrSlug.toLowerCase()]);
+  return rows[0] ? serviceFromRow(rows[0]) : null;
+}
+
+export async function listServices(
+  q: Queryable,
+  filter: { organizationId?: string; visibility?: string } = {},
+): Promise<ServiceRecord[]> {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  if (filter.organizationId !== undefined) {
+    params.push(filter.organizationId);
+    where.push(`organization_id = $${params.length}`);
+  }
+  if (filter.visibility !== undefined) {
+    params.push(filter.visibility);
+    where.push(`visibility = $${params.length}`);
+  }
+  const { rows } = await q.query(
+    `SELECT * FROM services${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY is_demo, name, id`,
+    params,
+  );
+  return rows.map(serviceFromRow);
+}
+
+export interface ServiceStats {
+  toolCount: number;
+  totalExecutions: number;
+  successRate: number;
+  calls30d: number;
+}
+
+/** Active, not-sunset tool counts and execution figures per service. */
+export async function serviceStats(q: Queryable, serviceIds: string[]): Promise<Map<string, ServiceStats>> {
+  const out = new Map<string, ServiceStats>();
+  for (const id of serviceIds) out.set(id, { toolCount: 0, totalExecutions: 0, successRate: 0, calls30d: 0 });
+  if (serviceIds.length === 0) return out;
+  const tools = await q.query<{ service_id: string; n: bigint }>(
+    `SELECT service_id, count(*) AS n FROM tools
+      WHERE service_id = ANY($1::uuid[]) AND status = 'active' AND (sunset_date IS NULL OR sunset_date > now())
+      GROUP BY service_id`,
+    [serviceIds],
+  );
+  for (const r of tools.rows) (out.get(r.service_id) as ServiceStats).toolCount = Number(r.n);
+  const calls = await q.query<{ service_id: string; total: bigint; successes: bigint; recent: bigint }>(
+    `SELECT service_id, count(*) AS total, count(*) FILTER (WHERE success) AS successes,
+            count(*) FILTER (WHERE occurred_at > now() - interval '30 days') AS recent
+       FROM executions WHERE service_id = ANY($1::text[]) GROUP BY service_id`,
+    [serviceIds],
+  );
+  for (const r of calls.rows) {
+    const s = out.get(r.service_id) as ServiceStats;
+    s.totalExecutions = Number(r.total);
+    s.successRate = Number(r.total) > 0 ? Number(r.successes) / Number(r.total) : 0;
+    s.calls30d = Number(r.recent);
+  }
+  return out;
+}
+
+/** The set of slugs in `table` equal to base or base-N, to pick a free one in memory. */
+async function slugsLike(q: Queryable, table: "services" | "tools", base: string): Promise<Set<string>> {
+  const { rows } = await q.query<{ slug: string }>(`SELECT slug FROM ${table} WHERE slug = $1 OR slug LIKE $2`, [
+    base,
+    `${base.replace(/[%_]/g, "\\$&")}-%`,
+  ]);
+  return new Set(rows.map((r) => r.slug));
+}
+
+export async function freeServiceSlug(q: Queryable, base: string): Promise<string> {
+  const taken = await slugsLike(q, "services", base);
+  return uniqueSlug(base, (s) => taken.has(s));
+}
+
+export async function slugTaken(q: Queryable, table: "services" | "tools", slug: string, exceptId?: string): Promise<boolean> {
+  const { rowCount } = await q.query(`SELECT 1 FROM ${table} WHERE slug = $1 AND id IS DISTINCT FROM $2::uuid`, [
+    slug,
+    exceptId ?? null,
+  ]);
+  return (rowCount ?? 0) > 0;
+}
+
+export type NewService = Omit<ServiceRecord, "createdAt" | "updatedAt">;
+
+export async function insertService(client: PoolClient, s: NewService): Promise<ServiceRecord> {
+  const { rows } = await client.query(
+    `INSERT INTO services (id, slug, name, summary, description, service_type, category, logo, contact, documentation_url,
+        verification_tier, status, visibility, is_demo, version, organization_id, owner_account_id, base_url, mcp_server_url,
+        openapi_document_url, security_schemes, imported_at)
+     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22) RETURNING *`,
+    [
+      s.id,
+      s.slug,
+      s.name,
+      s.summary,
+      s.description,
+      s.serviceType,
+      s.category,
+      s.logo,
+      JSON.stringify(s.contact),
+      s.documentationUrl,
+      s.verificationTier,
+      s.status,
+      s.visibility,
+      s.isDemo,
+      s.version,
+      s.organizationId,
+      s.ownerAccountId,
+      s.baseUrl,
+      s.mcpServerUrl,
+      s.openapiDocumentUrl,
+      JSON.stringify(s.securitySchemes),
+      s.importedAt,
+    ],
+  );
+  return serviceFromRow(rows[0]);
+}
+
+const serviceColumns: Record<string, string> = {
+  slug: "slug",
+  name: "name",
+  summary: "summary",
+  description: "description",
+  category: "category",
+  logo: "logo",
+  contact: "contact",
+  documentationUrl: "documentation_url",
+  verificationTier: "verification_tier",
+  status: "status",
+  visibility: "visibility",
+  isDemo: "is_demo",
+  version: "version",
+  baseUrl: "base_url",
+  mcpServerUrl: "mcp_server_url",
+  openapiDocumentUrl: "openapi_document_url",
+  securitySchemes: "security_schemes",
+  importedAt: "imported_at",
+};
+
+export async function updateService(client: PoolClient, id: string, patch: Partial<NewService>): Promise<ServiceRecord> {
+  const sets: string[] = [];
+  const params: unknown[] = [id];
+  for (const [key, value] of Object.entries(patch)) {
+    const column = serviceColumns[key];
+    if (!column || value === undefined) continue;
+    params.push(key === "contact" || key === "securitySchemes" ? JSON.stringify(value) : value);
+    sets.push(`${column} = $${params.length}`);
+  }
+  const { rows } = await client.query(
+    `UPDATE services SET ${[...sets, "updated_at = now()"].join(", ")} WHERE id = $1 RETURNING *`,
+    params,
+  );
+  return serviceFromRow(rows[0]);
+}
+
+export async function deleteService(client: PoolClient, id: string): Promise<string[]> {
+  const { rows } = await client.query<{ id: string }>("SELECT id FROM tools WHERE service_id = $1", [id]);
+  await client.query("DELETE FROM services WHERE id = $1", [id]);
+  return rows.map((r) => r.id);
+}
+
+export interface ToolInsertOptions {
+  serviceId: string;
+  serviceSlug: string;
+  pricePerCallCents: bigint;
+  /** Fills `<service_id>/` for MCP tools. */
+  pathFor?: (draft: ToolDraft) => string;
+}
+
+/**
+ * Inserts new tools and updates existing ones matched by source key (their id, slug, price, status and
+ * deprecation stay as they are). Returns the stored tools and the ids of tools of the service that the
+ * source no longer has.
+ */
+export async function upsertToolDrafts(
+  client: PoolClient,
+  drafts: (ToolDraft & { deprecated?: boolean })[],
+  options: ToolInsertOptions,
+): Promise<{ tools: ToolRecord[]; missing: string[] }> {
+  const existing = await client.query<{ id: string; source_key: string }>(
+    "SELECT id, source_key FROM tools WHERE service_id = $1",
+    [options.serviceId],
+  );
+  const bySource = new Map(existing.rows.map((r) => [r.source_key, r.id]));
+  const baseSlugs = drafts.map((d) => d.slug ?? slugify(`${options.serviceSlug} ${d.name}`));
+  const taken = new Set<string>();
+  if (drafts.some((d) => !bySource.has(d.sourceKey))) {
+    const { rows } = await client.query<{ slug: string }>(
+      "SELECT slug FROM tools WHERE slug = ANY($1::text[]) OR slug LIKE ANY($2::text[])",
+      [baseSlugs, baseSlugs.map((b) => `${b.replace(/[%_]/g, "\\$&")}-%`)],
+    );
+    for (const r of rows) taken.add(r.slug);
+  }
+  const tools: ToolRecord[] = [];
+  const seen = new Set<string>();
+  for (const [i, d] of drafts.entries()) {
+    if (seen.has(d.sourceKey)) continue;
+    seen.add(d.sourceKey);
+    const path = options.pathFor ? options.pathFor(d) : d.path;
+    const common = [
+      d.name,
+      d.description,
+      d.tags,
+      d.method,
+      path,
+      JSON.stringify(d.parameters),
+      JSON.stringify(d.inputSchema),
+      d.requestBodySchema === null ? null : JSON.stringify(d.requestBodySchema),
+      d.requestBodyContentType,
+      d.output === null ? null : JSON.stringify(d.output),
+      d.tips,
+      d.example ? JSON.stringify(d.example) : null,
+      d.version,
+      d.sideEffecting,
+      d.security,
+      d.mcpToolName,
+      d.internalHandler,
+    ];
+    const existingId = bySource.get(d.sourceKey);
+    if (existingId) {
+      const { rows } = await client.query(
+        `UPDATE tools SET name = $2, description = $3, tags = $4, method = $5, path = $6, parameters = $7, input_schema = $8,
+            request_body_schema = $9, request_body_content_type = $10, output = $11, tips = COALESCE($12, tips),
+            example = $13, version = $14, side_effecting = side_effecting OR $15, security = $16, mcp_tool_name = $17,
+            internal_handler = $18, passthrough_reason = COALESCE($19, passthrough_reason),
+            revision = revision + 1, updated_at = now()
+          WHERE id = $1 RETURNING *`,
+        [existingId, ...common, d.passthroughReason ?? null],
+      );
+      tools.push(toolFromRow(rows[0]));
+      continue;
+    }
+    const slug = uniqueSlug(baseSlugs[i] as string, (s) => taken.has(s));
+    taken.add(slug);
+    const { rows } = await client.query(
+      `INSERT INTO tools (id, service_id, slug, source_key, name, description, tags, method, path, parameters, input_schema,
+          request_body_schema, request_body_content_type, output, tips, example, version, side_effecting, security, mcp_tool_name,
+          internal_handler, price_per_call_cents, deprecated, deprecation_message, passthrough_reason)
+       VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25) RETURNING *`,
+      [
+        randomUUID(),
+        options.serviceId,
+        slug,
+        d.sourceKey,
+        ...common,
+        options.pricePerCallCents,
+        d.deprecated === true,
+        d.deprecated === true ? "deprecated in the source document" : null,
+        d.passthroughReason ?? null,
+      ],
+    );
+    tools.push(toolFromRow(rows[0]));
+  }
+  const missing = existing.rows.filter((r) => !seen.has(r.source_key)).map((r) => r.id);
+  return { tools, missing };
+}
+
+export interface ToolPatch {
+  name?: string;
+  slug?: string;
+  description?: string;
+  tips?: string | null;
+  tags?: string[];
+  output?: Record<string, unknown> | null;
+  version?: string;
+  pricePerCallCents?: bigint;
+  sideEffecting?: boolean;
+  status?: string;
+  deprecated?: boolean;
+  deprecationMessage?: string | null;
+  sunsetDate?: Date | null;
+  passthroughReason?: string | null;
+}
+
+const toolColumns: Record<keyof ToolPatch, string> = {
+  name: "name",
+  slug: "slug",
+  description: "description",
+  tips: "tips",
+  tags: "tags",
+  output: "output",
+  version: "version",
+  pricePerCallCents: "price_per_call_cents",
+  sideEffecting: "side_effecting",
+  status: "status",
+  deprecated: "deprecated",
+  deprecationMessage: "deprecation_message",
+  sunsetDate: "sunset_date",
+  passthroughReason: "passthrough_reason",
+};
+
+export async function updateTool(client: PoolClient, id: string, patch: ToolPatch): Promise<ToolRecord> {
+  const sets: string[] = [];
+  const params: unknown[] = [id];
+  for (const [key, value] of Object.entries(patch) as [keyof ToolPatch, unknown][]) {
+    if (value === undefined) continue;
+    params.push(key === "output" && value !== null ? JSON.stringify(value) : value);
+    sets.push(`${toolColumns[key]} = $${params.length}`);
+  }
+  const { rows } = await client.query(
+    `UPDATE tools SET ${[...sets, "revision = revision + 1", "updated_at = now()"].join(", ")} WHERE id = $1 RETURNING *`,
+    params,
+  );
+  return toolFromRow(rows[0]);
+}
+
+export async function setToolsStatus(client: PoolClient, ids: string[], status: "active" | "inactive"): Promise<ToolRecord[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await client.query(
+    "UPDATE tools SET status = $2, revision = revision + 1, updated_at = now() WHERE id = ANY($1::uuid[]) RETURNING *",
+    [ids, status],
+  );
+  return rows.map(toolFromRow);
+}
+
+export async function deleteTool(client: PoolClient, id: string): Promise<void> {
+  await client.query("DELETE FROM tools WHERE id = $1", [id]);
+}
+
+/** Ids of tools of a service (for the per-tool change events of a service edit). */
+export async function toolIdsOfService(q: Queryable, serviceId: string): Promise<{ id: string; revision: bigint }[]> {
+  const { rows } = await q.query<{ id: string; revision: bigint }>("SELECT id, revision FROM tools WHERE service_id = $1", [
+    serviceId,
+  ]);
+  return rows;
+}
+
+/** Which of the given ids name no service / no tool. Non-UUIDs name nothing. */
+export async function unknownIds(q: Queryable, table: "services" | "tools", ids: string[]): Promise<string[]> {
+  const uuids = ids.filter(isUuid);
+  const { rows } = await q.query<{ id: string }>(`SELECT id::text AS id FROM ${table} WHERE id = ANY($1::uuid[])`, [uuids]);
+  const known = new Set(rows.map((r) => r.id.toLowerCase()));
+  return ids.filter((id) => !known.has(id.toLowerCase()));
+}

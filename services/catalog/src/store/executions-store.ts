@@ -1,0 +1,182 @@
+/**
+ * Execution facts from toolport.execution.* events, and the aggregates computed from them: the
+ * reliability block, popularity and co-usage for recommendations.
+ */
+import type { PoolClient } from "@toolport/kit/pg";
+import type { Queryable } from "./rows.js";
+
+export interface ExecutionFact {
+  executionId: string;
+  toolId: string;
+  serviceId: string;
+  accountId: string;
+  organizationId: string;
+  success: boolean;
+  seconds: number;
+  errorClass: string | null;
+  errorType: string | null;
+  error: string | null;
+  isProbe: boolean;
+  occurredAt: Date;
+}
+
+/** Records one execution; a second event for the same execution (redelivery) changes nothing. */
+export async function recordExecution(client: PoolClient, f: ExecutionFact): Promise<void> {
+  await client.query(
+    `INSERT INTO executions (execution_id, tool_id, service_id, account_id, organization_id, success, seconds, error_class,
+        error_type, error, is_probe, occurred_at)
+     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12) ON CONFLICT (execution_id) DO NOTHING`,
+    [
+      f.executionId,
+      f.toolId,
+      f.serviceId,
+      f.accountId,
+      f.organizationId,
+      f.success,
+      f.seconds,
+      f.errorClass,
+      f.errorType,
+      f.error,
+      f.isProbe,
+      f.occurredAt,
+    ],
+  );
+}
+
+export interface ReliabilityAggregate {
+  toolId: string;
+  calls7d: number;
+  calls30d: number;
+  successes30d: number;
+  p50Seconds: number | null;
+  p95Seconds: number | null;
+  lastSuccessAt: Date | null;
+  lastFailureAt: Date | null;
+  lastErrorClass: string | null;
+  lastErrorType: string | null;
+  errorClasses: Record<string, number>;
+  faults: Record<string, number>;
+  distinctCallers30d: number;
+}
+
+/** The window's aggregates for each tool called in it (tools not called are absent). */
+export async function reliabilityAggregates(
+  q: Queryable,
+  toolIds: string[],
+  windowDays: number,
+): Promise<Map<string, ReliabilityAggregate>> {
+  const out = new Map<string, ReliabilityAggregate>();
+  if (toolIds.length === 0) return out;
+  const window = `${windowDays} days`;
+  const { rows } = await q.query(
+    `SELECT tool_id::text AS tool_id,
+            count(*) FILTER (WHERE occurred_at > now() - interval '7 days') AS calls_7d,
+            count(*) AS calls_30d,
+            count(*) FILTER (WHERE success) AS successes,
+            percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds) AS p50,
+            percentile_cont(0.95) WITHIN GROUP (ORDER BY seconds) AS p95,
+            max(occurred_at) FILTER (WHERE success) AS last_success_at,
+            max(occurred_at) FILTER (WHERE NOT success) AS last_failure_at,
+            count(DISTINCT account_id) AS callers
+       FROM executions
+      WHERE tool_id = ANY($1::uuid[]) AND occurred_at > now() - $2::interval
+      GROUP BY tool_id`,
+    [toolIds, window],
+  );
+  for (const r of rows) {
+    out.set(r.tool_id, {
+      toolId: r.tool_id,
+      calls7d: Number(r.calls_7d),
+      calls30d: Number(r.calls_30d),
+      successes30d: Number(r.successes),
+      p50Seconds: r.p50 === null ? null : Number(r.p50),
+      p95Seconds: r.p95 === null ? null : Number(r.p95),
+      lastSuccessAt: r.last_success_at,
+      lastFailureAt: r.last_failure_at,
+      lastErrorClass: null,
+      lastErrorType: null,
+      errorClasses: {},
+      faults: {},
+      distinctCallers30d: Number(r.callers),
+    });
+  }
+  if (out.size === 0) return out;
+  const called = [...out.keys()];
+  const last = await q.query(
+    `SELECT DISTINCT ON (tool_id) tool_id::text AS tool_id, error_class, error_type FROM executions
+      WHERE tool_id = ANY($1::uuid[]) AND NOT success AND occurred_at > now() - $2::interval
+      ORDER BY tool_id, occurred_at DESC`,
+    [called, window],
+  );
+  for (const r of last.rows) {
+    const a = out.get(r.tool_id) as ReliabilityAggregate;
+    a.lastErrorClass = r.error_class;
+    a.lastErrorType = r.error_type;
+  }
+  const counts = await q.query(
+    `SELECT tool_id::text AS tool_id, error_class, error_type, count(*) AS n FROM executions
+      WHERE tool_id = ANY($1::uuid[]) AND NOT success AND occurred_at > now() - $2::interval
+      GROUP BY tool_id, error_class, error_type`,
+    [called, window],
+  );
+  for (const r of counts.rows) {
+    const a = out.get(r.tool_id) as ReliabilityAggregate;
+    const n = Number(r.n);
+    const cls = r.error_class ?? "unknown";
+    a.errorClasses[cls] = (a.errorClasses[cls] ?? 0) + n;
+    const type = r.error_type ?? "unknown";
+    a.faults[type] = (a.faults[type] ?? 0) + n;
+  }
+  return out;
+}
+
+export interface ToolUsage {
+  toolId: string;
+  calls: number;
+  successes: number;
+}
+
+/** Tools by calls in the window (probes excluded), most used first. */
+export async function popularTools(q: Queryable, windowDays: number, limit: number): Promise<ToolUsage[]> {
+  const { rows } = await q.query(
+    `SELECT tool_id::text AS tool_id, count(*) AS calls, count(*) FILTER (WHERE success) AS successes FROM executions
+      WHERE NOT is_probe AND occurred_at > now() - $1::interval
+      GROUP BY tool_id ORDER BY count(*) FILTER (WHERE success) DESC, count(*) DESC LIMIT $2`,
+    [`${windowDays} days`, limit],
+  );
+  return rows.map((r) => ({ toolId: r.tool_id, calls: Number(r.calls), successes: Number(r.successes) }));
+}
+
+/** The tools an account used in the window, most used first. */
+export async function toolsUsedBy(q: Queryable, accountId: string, windowDays: number): Promise<ToolUsage[]> {
+  const { rows } = await q.query(
+    `SELECT tool_id::text AS tool_id, count(*) AS calls, count(*) FILTER (WHERE success) AS successes FROM executions
+      WHERE account_id = $1 AND occurred_at > now() - $2::interval
+      GROUP BY tool_id ORDER BY count(*) DESC LIMIT 50`,
+    [accountId, `${windowDays} days`],
+  );
+  return rows.map((r) => ({ toolId: r.tool_id, calls: Number(r.calls), successes: Number(r.successes) }));
+}
+
+/**
+ * Tools used by the same callers as the given tools, with how many of those callers used each
+ * (the given tools themselves excluded), strongest first.
+ */
+export async function usedTogether(
+  q: Queryable,
+  toolIds: string[],
+  windowDays: number,
+  limit: number,
+): Promise<{ toolId: string; sharedCallers: number }[]> {
+  if (toolIds.length === 0) return [];
+  const { rows } = await q.query(
+    `WITH callers AS (
+        SELECT DISTINCT account_id FROM executions
+         WHERE tool_id = ANY($1::uuid[]) AND occurred_at > now() - $2::interval AND NOT is_probe)
+     SELECT e.tool_id::text AS tool_id, count(DISTINCT e.account_id) AS shared FROM executions e JOIN callers c USING (account_id)
+      WHERE NOT (e.tool_id = ANY($1::uuid[])) AND e.occurred_at > now() - $2::interval AND NOT e.is_probe
+      GROUP BY e.tool_id ORDER BY count(DISTINCT e.account_id) DESC, count(*) DESC LIMIT $3`,
+    [toolIds, `${windowDays} days`, limit],
+  );
+  return rows.map((r) => ({ toolId: r.tool_id, sharedCallers: Number(r.shared) }));
+}

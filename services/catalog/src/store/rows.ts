@@ -1,0 +1,75 @@
+/** Row <-> domain record mapping for services and tools (rows arrive as jsonb objects). */
+import type { Pool } from "@toolport/kit/pg";
+import type { ServiceRecord, ToolRecord } from "../domain/model.js";
+
+export type Queryable = { query: Pool["query"] };
+
+type Row = Record<string, unknown>;
+
+const date = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)));
+const dateOrNull = (v: unknown): Date | null => (v === null || v === undefined ? null : date(v));
+const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+
+export function serviceFromRow(r: Row): ServiceRecord {
+  return {
+    id: String(r.id),
+    slug: String(r.slug),
+    name: String(r.name),
+    summary: String(r.summary ?? ""),
+    description: String(r.description ?? ""),
+    serviceType: r.service_type as ServiceRecord["serviceType"],
+    category: String(r.category ?? ""),
+    logo: String(r.logo ?? ""),
+    contact: { name: "", url: "", email: "", ...((r.contact as object) ?? {}) },
+    documentationUrl: String(r.documentation_url ?? ""),
+    verificationTier: r.verification_tier as ServiceRecord["verificationTier"],
+    status: r.status as ServiceRecord["status"],
+    visibility: r.visibility as ServiceRecord["visibility"],
+    isDemo: Boolean(r.is_demo),
+    version: String(r.version ?? ""),
+    organizationId: strOrNull(r.organization_id),
+    ownerAccountId: strOrNull(r.owner_account_id),
+    baseUrl: strOrNull(r.base_url),
+    mcpServerUrl: strOrNull(r.mcp_server_url),
+    openapiDocumentUrl: strOrNull(r.openapi_document_url),
+    securitySchemes: (r.security_schemes as ServiceRecord["securitySchemes"]) ?? [],
+    importedAt: dateOrNull(r.imported_at),
+    createdAt: date(r.created_at),
+    updatedAt: date(r.updated_at),
+  };
+}
+
+export function toolFromRow(r: Row): ToolRecord {
+  return {
+    id: String(r.id),
+    serviceId: String(r.service_id),
+    slug: String(r.slug),
+    sourceKey: String(r.source_key),
+    name: String(r.name),
+    description: String(r.description ?? ""),
+    status: r.status as ToolRecord["status"],
+    tags: (r.tags as string[]) ?? [],
+    method: String(r.method ?? ""),
+    path: String(r.path ?? ""),
+    parameters: (r.parameters as ToolRecord["parameters"]) ?? {},
+    inputSchema: (r.input_schema as ToolRecord["inputSchema"]) ?? { type: "object", properties: {} },
+    requestBodySchema: (r.request_body_schema as ToolRecord["requestBodySchema"]) ?? null,
+    requestBodyContentType: String(r.request_body_content_type ?? ""),
+    output: (r.output as ToolRecord["output"]) ?? null,
+    example: (r.example as ToolRecord["example"]) ?? null,
+    tips: strOrNull(r.tips),
+    version: String(r.version ?? ""),
+    pricePerCallCents: BigInt(r.price_per_call_cents as string | number | bigint),
+    sideEffecting: Boolean(r.side_effecting),
+    deprecated: Boolean(r.deprecated),
+    deprecationMessage: strOrNull(r.deprecation_message),
+    sunsetDate: dateOrNull(r.sunset_date),
+    passthroughReason: strOrNull(r.passthrough_reason),
+    security: (r.security as string[]) ?? [],
+    mcpToolName: String(r.mcp_tool_name ?? ""),
+    internalHandler: String(r.internal_handler ?? ""),
+    revision: BigInt(r.revision as string | number | bigint),
+    createdAt: date(r.created_at),
+    updatedAt: date(r.updated_at),
+  };
+}

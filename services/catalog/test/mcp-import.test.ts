@@ -1,0 +1,175 @@
+/**
+ * MCP import from real MCP servers started here with the SDK: one speaking Streamable HTTP, one only
+ * the older SSE transport (the importer falls back to it). Tools arrive with their input schemas and
+ * the `<service_id>/` path; a re-import picks up a tool added upstream and deactivates one removed.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { type Agent, type CatalogStack, call, expectError, registerAgent, startCatalogStack } from "./support.js";
+
+let extraTool = false;
+
+function buildServer(): McpServer {
+  const server = new McpServer({ name: "weather-mcp", version: "2.1.0" });
+  server.registerTool(
+    "get_forecast",
+    {
+      title: "Forecast",
+      description: "Weather forecast for a city for the next days",
+      inputSchema: {
+        city: z.string().describe("City name"),
+        days: z.number().int().min(1).max(7).default(3).describe("How many days"),
+      },
+      annotations: { readOnlyHint: true },
+    },
+    async ({ city }) => ({ content: [{ type: "text", text: `sunny in ${city}` }] }),
+  );
+  server.registerTool(
+    "send_alert",
+    {
+      description: "Send a severe weather alert by SMS",
+      inputSchema: { phone: z.string().describe("E.164 phone number"), message: z.string() },
+      annotations: { destructiveHint: true, readOnlyHint: false },
+    },
+    async () => ({ content: [{ type: "text", text: "sent" }] }),
+  );
+  if (extraTool) {
+    server.registerTool("get_radar", { description: "Rain radar image URL", inputSchema: {} }, async () => ({
+      content: [{ type: "text", text: "x" }],
+    }));
+  }
+  return server;
+}
+
+async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ server: Server; url: string }> {
+  const server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+/** Streamable HTTP, stateless: a fresh server and transport per request. */
+function streamableHandler(req: IncomingMessage, res: ServerResponse) {
+  const server = buildServer();
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  res.on("close", () => {
+    transport.close().catch(() => {});
+    server.close().catch(() => {});
+  });
+  server.connect(transport).then(() => transport.handleRequest(req, res));
+}
+
+/** The SSE transport only: GET /sse opens the stream, POST /messages carries the client's requests. */
+function sseHandler() {
+  const transports = new Map<string, SSEServerTransport>();
+  return (req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? "/", "http://x");
+    if (req.method === "GET" && url.pathname === "/sse") {
+      const transport = new SSEServerTransport("/messages", res);
+      transports.set(transport.sessionId, transport);
+      res.on("close", () => transports.delete(transport.sessionId));
+      buildServer().connect(transport);
+      return;
+    }
+    if (req.method === "POST" && url.pathname === "/messages") {
+      const transport = transports.get(url.searchParams.get("sessionId") ?? "");
+      if (transport) return void transport.handlePostMessage(req, res);
+    }
+    res.writeHead(405).end();
+  };
+}
+
+let s: CatalogStack;
+let agent: Agent;
+let streamable: { server: Server; url: string };
+let sse: { server: Server; url: string };
+
+beforeAll(async () => {
+  streamable = await listen(streamableHandler);
+  sse = await listen(sseHandler());
+  s = await startCatalogStack(["catalog", "identity", "billing", "gateway"]);
+  agent = await registerAgent(s);
+});
+afterAll(async () => {
+  await s?.stop();
+  streamable?.server.close();
+  sse?.server.closeAllConnections();
+  sse?.server.close();
+});
+
+describe("MCP import", () => {
+  it("imports tools/list over Streamable HTTP with input schemas and the <service_id>/ path", async () => {
+    const res = await call(s, "POST", "/services", { agent, body: { mcp_server: { url: `${streamable.url}/mcp` } } });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const { service, tools, publishing } = res.body;
+    expect(service).toMatchObject({ name: "weather-mcp", service_type: "mcp_server", version: "2.1.0", slug: "weather-mcp" });
+    expect(publishing.mcp_server_url).toBe(`${streamable.url}/mcp`);
+    expect(tools.map((t: { name: string }) => t.name).sort()).toEqual(["get_forecast", "send_alert"]);
+    const forecast = tools.find((t: { name: string }) => t.name === "get_forecast");
+    expect(forecast).toMatchObject({
+      path: `${service.id}/`,
+      method: null,
+      readiness: "ready",
+      description: "Weather forecast for a city for the next days",
+    });
+    expect(forecast.parameters.city).toMatchObject({
+      name: "city",
+      location: "body",
+      type: "string",
+      required: true,
+      description: "City name",
+    });
+    expect(forecast.parameters.days).toMatchObject({ type: "integer", required: false, default: 3, minimum: 1, maximum: 7 });
+
+    const d = await call(s, "GET", `/tools/${forecast.id}/describe`, { agent });
+    expect(d.body.input_schema).toMatchObject({ type: "object", properties: { city: { type: "string" } }, required: ["city"] });
+    expect(d.body.example_call.tool_input).toMatchObject({ city: expect.any(String) });
+
+    // Searchable right away on the authenticated search (the service is private to the agent's organization).
+    const found = await call(s, "GET", "/tools/search?query=weather%20forecast", { agent });
+    expect(found.body.map((t: { id: string }) => t.id)).toContain(forecast.id);
+  });
+
+  it("falls back to the SSE transport", async () => {
+    const res = await call(s, "POST", "/services", { agent, body: { mcp_server: `${sse.url}/sse`, name: "Weather over SSE" } });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body.service).toMatchObject({ name: "Weather over SSE", slug: "weather-over-sse" });
+    expect(res.body.tools).toHaveLength(2);
+    expect(res.body.tools.every((t: { path: string }) => t.path === `${res.body.service.id}/`)).toBe(true);
+  });
+
+  it("re-imports: new tools are added, tools gone upstream are deactivated, ids and slugs kept", async () => {
+    const created = await call(s, "POST", "/services", {
+      agent,
+      body: { mcp_server: { url: `${streamable.url}/mcp` }, slug: "weather-reimport" },
+    });
+    const before = created.body.tools.find((t: { name: string }) => t.name === "get_forecast");
+    extraTool = true;
+    try {
+      const again = await call(s, "POST", `/services/${created.body.service.id}/reimport`, { agent, body: {} });
+      expect(again.status, JSON.stringify(again.body)).toBe(200);
+      expect(again.body.tools.map((t: { name: string }) => t.name).sort()).toEqual(["get_forecast", "get_radar", "send_alert"]);
+      const after = again.body.tools.find((t: { name: string }) => t.name === "get_forecast");
+      expect(after).toMatchObject({ id: before.id, slug: before.slug });
+    } finally {
+      extraTool = false;
+    }
+    const third = await call(s, "POST", `/services/${created.body.service.id}/reimport`, { agent, body: {} });
+    expect(third.body.deactivated_tool_ids).toHaveLength(1);
+  });
+
+  it("refuses an unreachable or non-MCP URL with 400 naming the field", async () => {
+    const res = await call(s, "POST", "/services", { agent, body: { mcp_server: { url: "http://127.0.0.1:1/mcp" } } });
+    expectError(res, 400, "mcp_server_unreachable");
+    expect(res.body.error.details.field).toBe("mcp_server.url");
+    expectError(
+      await call(s, "POST", "/services", { agent, body: { mcp_server: { url: "ftp://x" } } }),
+      400,
+      "invalid_mcp_server_url",
+    );
+  });
+});
