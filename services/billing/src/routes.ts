@@ -1,11 +1,10 @@
-/**
- * The billing service's gRPC routes. Every RPC of BillingService is registered; those without a handler
- * yet answer UNIMPLEMENTED (the gateway maps that to 501) until their issue fills them in.
- */
+/** The billing service's gRPC routes: every RPC of BillingService, served by its handlers. */
 import type { ConnectRouter } from "@connectrpc/connect";
-import type { ServiceContext } from "@toolport/kit/service";
+import type { Logger } from "@toolport/kit/logger";
 import { BillingService } from "@toolport/proto/toolport/billing/v1/billing_service_pb";
+import type { Billing } from "./billing.js";
+import { createBillingHandlers } from "./handlers/billing-handlers.js";
 
-export function routes(router: ConnectRouter, _ctx: ServiceContext<unknown>): void {
-  router.service(BillingService, {});
+export function routes(router: ConnectRouter, billing: Billing, log: Logger): void {
+  router.service(BillingService, createBillingHandlers(billing, log));
 }

@@ -1,0 +1,55 @@
+/**
+ * The billing service's parts, built once from its configuration: the stores over its database, the
+ * deposit address deriver, the deposit network reader and the card checkout client (each of the last
+ * three absent when not configured, which the funding calls answer with 503).
+ */
+import type { Pool } from "@toolport/kit/pg";
+import { DepositAddresses } from "./chain/deposit-addresses.js";
+import { ChainReader } from "./chain/receipts.js";
+import { type BillingEnv, DEPOSIT_CHAIN_ID } from "./config.js";
+import { SpendWarnings } from "./events/spend-warnings.js";
+import { StripeCheckout } from "./payments/stripe-checkout.js";
+import { FundingStore } from "./store/funding.js";
+import { HoldStore } from "./store/holds.js";
+import { Ledger } from "./store/ledger.js";
+import { SettingsStore } from "./store/settings.js";
+import { WalletStore } from "./store/wallets.js";
+
+export interface Billing {
+  pool: Pool;
+  config: BillingEnv;
+  wallets: WalletStore;
+  holds: HoldStore;
+  settings: SettingsStore;
+  funding: FundingStore;
+  ledger: Ledger;
+  addresses: DepositAddresses | undefined;
+  chain: ChainReader | undefined;
+  stripe: StripeCheckout | undefined;
+}
+
+export function createBilling(pool: Pool, config: BillingEnv): Billing {
+  const addresses = config.BILLING_DEPOSIT_XPUB ? new DepositAddresses(config.BILLING_DEPOSIT_XPUB) : undefined;
+  const ledger = new Ledger();
+  const wallets = new WalletStore(pool, addresses);
+  return {
+    pool,
+    config,
+    wallets,
+    ledger,
+    holds: new HoldStore(pool, wallets, ledger, new SpendWarnings(), config.BILLING_HOLD_TTL_SECONDS),
+    settings: new SettingsStore(pool),
+    funding: new FundingStore(pool, wallets, ledger),
+    addresses,
+    chain: config.BILLING_RPC_URL ? new ChainReader(config.BILLING_RPC_URL, DEPOSIT_CHAIN_ID) : undefined,
+    stripe: config.STRIPE_SECRET_KEY
+      ? new StripeCheckout({
+          secretKey: config.STRIPE_SECRET_KEY,
+          apiUrl: config.STRIPE_API_URL,
+          webhookSecret: config.STRIPE_WEBHOOK_SECRET,
+          successUrl: config.STRIPE_SUCCESS_URL,
+          cancelUrl: config.STRIPE_CANCEL_URL,
+        })
+      : undefined,
+  };
+}
