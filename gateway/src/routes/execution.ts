@@ -1,18 +1,255 @@
 /**
- * /v1 routes served by the execution service. Generic rows map one-to-one onto an RPC; an endpoint whose
- * HTTP shape differs from its messages gets its own handler here.
+ * /v1 routes served by the execution service, with dedicated handlers rendering the spec's shapes:
+ * - POST /tools/call/{tool_id}: body `tool_input` (or the parameters at the root), `fields`,
+ *   `max_response_chars`, `confirm_token`; header `Idempotency-Key`. 200 = a batch element plus
+ *   `truncated` and `response_meta` (DESIGN.md); a failed execution is still 200 with success false.
+ *   409 confirmation_required carries `confirm_token` and `consent` at the top level besides the error body.
+ * - POST /tools/call/batch: `{calls: [...]}` (1..10) -> `{results: [...]}` in input order; refusals,
+ *   consent requests and failures stay inside their element (`error_code`, `consent`).
+ * - GET /tools/executions/{execution_id}/result?path=&max_chars=: the Execution result shape.
+ * Beyond the spec's fields, present only when they apply: `projection`, `cursor`, `passthrough_reason`
+ * and `_meta` {redaction, truncation_note, execution_id}, which the MCP surface shows.
  */
+import { type JsonObject, type JsonValue, toJson } from "@bufbuild/protobuf";
+import { type Timestamp, timestampDate, ValueSchema } from "@bufbuild/protobuf/wkt";
+import { ConnectError } from "@connectrpc/connect";
 import type Router from "@koa/router";
-import { ExecutionService } from "@toolport/proto/toolport/execution/v1/execution_service_pb";
+import type { RouterContext } from "@koa/router";
+import { readError } from "@toolport/kit/errors";
+import { ExecutionStatus } from "@toolport/proto/toolport/common/v1/types_pb";
+import type {
+  CallResult,
+  ExecutionResult,
+  Redaction,
+  ResponseMeta,
+  StoredMeta,
+} from "@toolport/proto/toolport/execution/v1/execution_results_pb";
+import { StoredKind } from "@toolport/proto/toolport/execution/v1/execution_results_pb";
 import type { AppDeps } from "../app.js";
-import { mountRpcRoutes, type RpcRoute } from "./rpc-route.js";
+import { errorBody, HttpError } from "../http/errors.js";
+import { auth } from "../middleware/auth.js";
 
-export const executionRouteTable: RpcRoute[] = [
-  ["get", "/tools/executions/:execution_id/result", "api_key_or_jwt", "getExecutionResult"],
-  ["post", "/tools/call/batch", "api_key", "callBatch"],
-  ["post", "/tools/call/:tool_id", "api_key", "callTool"],
-];
+/** Body keys of a single call that are not tool parameters. */
+const CALL_OPTIONS = new Set(["tool_input", "fields", "max_response_chars", "confirm_token", "idempotency_key"]);
+const MAX_BATCH = 10;
 
 export function executionRoutes(router: Router, deps: AppDeps): void {
-  mountRpcRoutes(router, deps, ExecutionService, deps.clients.execution, executionRouteTable);
+  const execution = deps.clients.execution;
+  const identity = deps.clients.identity;
+
+  router.post("/tools/call/batch", auth(identity, "api_key"), async (ctx) => {
+    const body = objectBody(ctx);
+    const calls = body.calls;
+    if (!Array.isArray(calls)) throw fieldError("calls", "calls must be an array of 1 to 10 calls");
+    if (calls.length < 1 || calls.length > MAX_BATCH) {
+      throw fieldError("calls", `calls must hold 1 to ${MAX_BATCH} calls (got ${calls.length})`, "invalid_batch");
+    }
+    const parsed = calls.map((call, i) => {
+      if (typeof call !== "object" || call === null || Array.isArray(call))
+        throw fieldError(`calls[${i}]`, `calls[${i}] must be an object`);
+      const c = call as JsonObject;
+      if (typeof c.tool_id !== "string" || c.tool_id.trim() === "")
+        throw fieldError(`calls[${i}].tool_id`, `calls[${i}].tool_id is required`);
+      return {
+        toolId: c.tool_id,
+        toolInput: inputObject(c.tool_input, `calls[${i}].tool_input`),
+        ...callOptions(c, `calls[${i}].`),
+        idempotencyKey: optionalString(c, "idempotency_key", `calls[${i}].`),
+      };
+    });
+    const res = await execution.callBatch({ calls: parsed });
+    ctx.body = { results: res.results.map((r) => elementJson(r, true)) };
+  });
+
+  router.post("/tools/call/:tool_id", auth(identity, "api_key"), async (ctx) => {
+    const body = objectBody(ctx);
+    let toolInput: JsonObject;
+    if (body.tool_input !== undefined) toolInput = inputObject(body.tool_input, "tool_input");
+    else toolInput = Object.fromEntries(Object.entries(body).filter(([k]) => !CALL_OPTIONS.has(k)));
+    const header = ctx.get("idempotency-key").trim();
+    try {
+      const res = await execution.callTool({
+        toolId: ctx.params.tool_id!,
+        toolInput,
+        ...callOptions(body, ""),
+        idempotencyKey: header || optionalString(body, "idempotency_key", ""),
+      });
+      const result = res.result!;
+      if (result.replayed) ctx.set("Idempotent-Replayed", "true");
+      ctx.body = {
+        ...elementJson(result, false),
+        truncated: result.truncated,
+        response_meta: responseMetaJson(result.responseMeta),
+      };
+    } catch (err) {
+      if (!(err instanceof ConnectError)) throw err;
+      const received = readError(err);
+      if (received.reason !== "confirmation_required") throw err;
+      // 409: the spec's error body, with the token where a client looks first.
+      ctx.status = 409;
+      ctx.body = {
+        ...errorBody(received.reason, received.message, received.details, received.detail),
+        confirm_token: received.details.confirm_token ?? null,
+        consent: received.details.consent ?? null,
+      };
+    }
+  });
+
+  router.get("/tools/executions/:execution_id/result", auth(identity, "api_key_or_jwt"), async (ctx) => {
+    const path = typeof ctx.query.path === "string" ? ctx.query.path : undefined;
+    const rawMax = ctx.query.max_chars;
+    let maxChars: number | undefined;
+    if (rawMax !== undefined) {
+      maxChars = Number(rawMax);
+      if (typeof rawMax !== "string" || rawMax.trim() === "" || !Number.isFinite(maxChars)) {
+        throw fieldError("max_chars", "max_chars must be an integer (clamped to 100..2000000)");
+      }
+      maxChars = Math.max(-(2 ** 31), Math.min(2 ** 31 - 1, Math.trunc(maxChars)));
+    }
+    const res = await execution.getExecutionResult({ executionId: ctx.params.execution_id!, path, maxChars });
+    ctx.body = executionResultJson(res.result!);
+  });
+}
+
+function objectBody(ctx: RouterContext): JsonObject {
+  const body = ctx.request.body;
+  if (body === undefined) return {};
+  if (typeof body !== "object" || body === null || Array.isArray(body))
+    throw new HttpError(400, "invalid_body", "request body must be a JSON object");
+  return body as JsonObject;
+}
+
+function fieldError(field: string, message: string, code = "invalid_parameters"): HttpError {
+  return new HttpError(400, code, message, { field, fields: [{ field, message }] });
+}
+
+function inputObject(value: JsonValue | undefined, field: string): JsonObject {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== "object" || Array.isArray(value)) throw fieldError(field, `${field} must be an object of tool parameters`);
+  return value;
+}
+
+function optionalString(body: JsonObject, key: string, prefix: string): string | undefined {
+  const value = body[key];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "string") throw fieldError(`${prefix}${key}`, `${prefix}${key} must be a string`);
+  return value;
+}
+
+function callOptions(body: JsonObject, prefix: string): { fields: string[]; maxResponseChars?: number; confirmToken?: string } {
+  const fields = body.fields;
+  if (fields !== undefined && fields !== null && (!Array.isArray(fields) || fields.some((f) => typeof f !== "string"))) {
+    throw fieldError(`${prefix}fields`, `${prefix}fields must be an array of paths such as "matches[].id"`);
+  }
+  const max = body.max_response_chars;
+  if (max !== undefined && max !== null && (typeof max !== "number" || !Number.isInteger(max) || max < 1)) {
+    throw fieldError(`${prefix}max_response_chars`, `${prefix}max_response_chars must be a positive integer (at most 500000)`);
+  }
+  return {
+    fields: (fields as string[] | undefined | null) ?? [],
+    maxResponseChars: typeof max === "number" ? Math.min(max, 2 ** 31 - 1) : undefined,
+    confirmToken: optionalString(body, "confirm_token", prefix),
+  };
+}
+
+const iso = (t: Timestamp | undefined) => (t ? timestampDate(t).toISOString() : null);
+const valueJson = (r: CallResult["result"]) => (r ? toJson(ValueSchema, r) : null);
+
+function responseMetaJson(meta: ResponseMeta | undefined): JsonValue {
+  if (!meta) return null;
+  const out: JsonObject = {
+    truncated: meta.truncated,
+    original_response_chars: meta.originalResponseChars,
+    response_chars: meta.responseChars,
+    dropped_items: Object.fromEntries(Object.entries(meta.droppedItems).map(([k, d]) => [k, { kept: d.kept, total: d.total }])),
+  };
+  if (meta.cursor !== undefined) out.cursor = meta.cursor;
+  return out;
+}
+
+function redactionJson(r: Redaction): JsonObject {
+  return { count: r.count, fields: r.fields.map((f) => ({ path: f.path, key: f.key, rule: f.rule })), mode: r.mode };
+}
+
+function metaJson(
+  r: { redaction?: Redaction; truncationNote?: string },
+  executionId: string | undefined,
+): JsonObject | undefined {
+  if (!r.redaction && !r.truncationNote) return undefined;
+  const meta: JsonObject = {};
+  if (r.redaction) meta.redaction = redactionJson(r.redaction);
+  if (r.truncationNote) meta.truncation_note = r.truncationNote;
+  if (executionId) meta.execution_id = executionId;
+  return meta;
+}
+
+/** A batch element (spec "Batch result element"); `inBatch` adds the element's own truncation facts. */
+function elementJson(r: CallResult, inBatch: boolean): JsonObject {
+  const out: JsonObject = {
+    tool_id: r.toolId,
+    success: r.success,
+    result: valueJson(r.result),
+    error: r.error ?? null,
+    execution_id: r.executionId ?? null,
+  };
+  if (r.errorDetail) out.error_code = r.errorDetail.reason;
+  if (r.consent) {
+    out.consent = {
+      tool_id: r.consent.toolId,
+      tool_name: r.consent.toolName,
+      parameters: r.consent.parameters ?? {},
+      confirm_token: r.consent.confirmToken,
+      expires_at: iso(r.consent.expiresAt),
+    };
+  }
+  if (r.projection) out.projection = { kept: r.projection.kept, unmatched: r.projection.unmatched };
+  if (inBatch) {
+    out.truncated = r.truncated;
+    if (r.responseMeta) out.response_meta = responseMetaJson(r.responseMeta);
+  }
+  if (r.cursor !== undefined) out.cursor = r.cursor;
+  if (r.passthroughReason !== undefined) out.passthrough_reason = r.passthroughReason;
+  const meta = metaJson(r, r.executionId);
+  if (meta) out._meta = meta;
+  return out;
+}
+
+function storedMetaJson(m: StoredMeta): JsonObject {
+  const out: JsonObject = {
+    truncated: m.truncated,
+    original_chars: m.originalChars,
+    stored_chars: m.storedChars,
+    limit: m.limit,
+    kind: m.kind === StoredKind.TEXT ? "text" : "json",
+  };
+  if (Object.keys(m.droppedItems).length > 0) {
+    out.dropped_items = Object.fromEntries(Object.entries(m.droppedItems).map(([k, d]) => [k, { kept: d.kept, total: d.total }]));
+  }
+  if (m.partialJsonOnly !== undefined) out.partial_json_only = m.partialJsonOnly;
+  return out;
+}
+
+/** The spec's Execution result (stored handle). */
+function executionResultJson(r: ExecutionResult): JsonObject {
+  const out: JsonObject = {
+    execution_id: r.executionId,
+    tool_id: r.toolId,
+    status: r.status === ExecutionStatus.SUCCESS ? "success" : "error",
+    executed_at: iso(r.executedAt),
+    error: r.error ?? null,
+    path: r.path ?? null,
+    result: valueJson(r.result),
+    truncated: r.truncated,
+    response_meta: responseMetaJson(r.responseMeta),
+  };
+  if (r.pathMatched !== undefined) out.path_matched = r.pathMatched;
+  if (r.storedTruncated) {
+    out.stored_truncated = true;
+    if (r.storedMeta) out.stored_meta = storedMetaJson(r.storedMeta);
+  }
+  if (r.cursor !== undefined) out.cursor = r.cursor;
+  if (r.passthroughReason !== undefined) out.passthrough_reason = r.passthroughReason;
+  const meta = metaJson(r, r.executionId);
+  if (meta) out._meta = meta;
+  return out;
 }

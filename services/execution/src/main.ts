@@ -3,14 +3,25 @@ import { fileURLToPath } from "node:url";
 import { runMain } from "@toolport/kit/lifecycle";
 import { runService } from "@toolport/kit/service";
 import { ExecutionService } from "@toolport/proto/toolport/execution/v1/execution_service_pb";
-import { routes } from "./routes.js";
+import { executionEnv } from "./config.js";
+import { createDeps, type ExecutionDeps, routes } from "./routes.js";
+import { startSettlementSweeper } from "./settlement-sweeper.js";
 
-runMain("execution", () =>
-  runService({
+runMain("execution", () => {
+  let deps: ExecutionDeps | undefined;
+  return runService({
     name: "execution",
     defaultPort: 50052,
+    env: executionEnv,
     migrationsDir: fileURLToPath(new URL("../migrations", import.meta.url)),
     services: [ExecutionService],
-    routes,
-  }),
-);
+    routes(router, ctx) {
+      deps = createDeps(ctx);
+      routes(router, deps);
+    },
+    async background(ctx) {
+      const sweeper = startSettlementSweeper(deps!, ctx.log);
+      return [sweeper, { stop: () => deps!.close() }];
+    },
+  });
+});

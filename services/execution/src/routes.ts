@@ -1,11 +1,84 @@
 /**
- * The execution service's gRPC routes. Every RPC of ExecutionService is registered; those without a handler
- * yet answer UNIMPLEMENTED (the gateway maps that to 501) until their issue fills them in.
+ * The execution service's gRPC routes and the dependencies behind them: its store, clients of catalog,
+ * billing and identity, the guarded outbound HTTP client and the upstream runner.
  */
+import { randomBytes } from "node:crypto";
 import type { ConnectRouter } from "@connectrpc/connect";
+import { createServiceClient } from "@toolport/kit/rpc";
 import type { ServiceContext } from "@toolport/kit/service";
+import { BillingService } from "@toolport/proto/toolport/billing/v1/billing_service_pb";
+import { CatalogService } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
 import { ExecutionService } from "@toolport/proto/toolport/execution/v1/execution_service_pb";
+import { IdentityService } from "@toolport/proto/toolport/identity/v1/identity_service_pb";
+import { Outbound } from "./adapters/outbound.js";
+import { UpstreamRunner } from "./adapters/runner.js";
+import { SecretRefs } from "./adapters/secret-refs.js";
+import { AddressPolicy } from "./adapters/ssrf.js";
+import { GrpcBilling, GrpcCatalog, GrpcIdentity } from "./clients/service-ports.js";
+import type { ExecutionConfig } from "./config.js";
+import { ConsentTokens } from "./domain/consent.js";
+import { Executor } from "./domain/executor.js";
+import { InputValidator } from "./domain/validation.js";
+import { createExecutionHandlers } from "./handlers/execution-handlers.js";
+import { PgExecutionStore } from "./store/executions-store.js";
 
-export function routes(router: ConnectRouter, _ctx: ServiceContext<unknown>): void {
-  router.service(ExecutionService, {});
+export interface ExecutionDeps {
+  executor: Executor;
+  store: PgExecutionStore;
+  runner: UpstreamRunner;
+  outbound: Outbound;
+  close(): Promise<void>;
+}
+
+export function createDeps(ctx: ServiceContext<ExecutionConfig>): ExecutionDeps {
+  const { config, log, pool } = ctx;
+  if (!config.EXECUTION_CONSENT_SECRET) {
+    log.warn("EXECUTION_CONSENT_SECRET is unset: confirm tokens are signed with a random key and do not survive a restart");
+  }
+  const consentKey = config.EXECUTION_CONSENT_SECRET ? Buffer.from(config.EXECUTION_CONSENT_SECRET) : randomBytes(32);
+  const outbound = new Outbound({ policy: new AddressPolicy(config.EXECUTION_OUTBOUND_ALLOW) });
+  const runner = new UpstreamRunner({
+    outbound,
+    secrets: new SecretRefs({
+      envPrefix: config.EXECUTION_ENV_SECRET_PREFIX,
+      vaultAddr: config.VAULT_ADDR,
+      vaultToken: config.VAULT_TOKEN,
+      vaultNamespace: config.VAULT_NAMESPACE,
+      vaultPathPrefix: config.EXECUTION_VAULT_PATH_PREFIX,
+    }),
+    log,
+    timeoutMs: config.EXECUTION_UPSTREAM_TIMEOUT_MS,
+    maxResponseBytes: config.EXECUTION_MAX_RESPONSE_BYTES,
+  });
+  const store = new PgExecutionStore(pool);
+  const executor = new Executor({
+    catalog: new GrpcCatalog(createServiceClient(CatalogService, config.CATALOG_URL)),
+    billing: new GrpcBilling(createServiceClient(BillingService, config.BILLING_URL)),
+    identity: new GrpcIdentity(createServiceClient(IdentityService, config.IDENTITY_URL)),
+    store,
+    runner,
+    validator: new InputValidator(log),
+    consent: new ConsentTokens(consentKey),
+    limits: {
+      rateLimitPerMinute: config.EXECUTION_RATE_LIMIT_PER_MINUTE,
+      storeMaxChars: config.EXECUTION_STORE_MAX_CHARS,
+      upgradeUrl: config.UPGRADE_URL,
+      idempotencyLeaseMs: config.EXECUTION_UPSTREAM_TIMEOUT_MS + 30_000,
+    },
+    log,
+  });
+  return {
+    executor,
+    store,
+    runner,
+    outbound,
+    async close() {
+      await runner.close();
+      await outbound.close();
+    },
+  };
+}
+
+export function routes(router: ConnectRouter, deps: ExecutionDeps): void {
+  router.service(ExecutionService, createExecutionHandlers(deps));
 }

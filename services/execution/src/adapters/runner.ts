@@ -1,0 +1,98 @@
+/** Runs a tool on its upstream by service type: REST (`api`), MCP (`mcp_server`) or built-in (`internal`). */
+import type { Logger } from "@toolport/kit/logger";
+import { ExecutionFailure } from "../domain/failure.js";
+import type { JsonObject } from "../domain/json.js";
+import type { Credential, ToolForCall } from "../domain/model.js";
+import type { Runner, RunOutput } from "../domain/ports.js";
+import type { InjectedCredential } from "../domain/redaction/redact.js";
+import { callInternal } from "./internal.js";
+import { McpSessions } from "./mcp.js";
+import type { Outbound } from "./outbound.js";
+import { buildRequest, callRest } from "./rest.js";
+import type { SecretRefs } from "./secret-refs.js";
+
+export interface RunnerOptions {
+  outbound: Outbound;
+  secrets: SecretRefs;
+  log: Logger;
+  timeoutMs: number;
+  maxResponseBytes: number;
+}
+
+export class UpstreamRunner implements Runner {
+  readonly mcp: McpSessions;
+
+  constructor(private readonly options: RunnerOptions) {
+    this.mcp = new McpSessions(options.outbound, options.log);
+  }
+
+  async resolveSecrets(credential: Credential): Promise<Credential> {
+    const s = this.options.secrets;
+    switch (credential.kind) {
+      case "api_key":
+        return { ...credential, value: await s.resolve(credential.value) };
+      case "bearer":
+        return { ...credential, token: await s.resolve(credential.token) };
+      case "basic":
+        return { ...credential, password: await s.resolve(credential.password) };
+    }
+  }
+
+  injected(credential: Credential | undefined): InjectedCredential[] {
+    if (!credential) return [];
+    switch (credential.kind) {
+      case "api_key":
+        return [{ value: credential.value, field: "API_KEY" }];
+      case "bearer":
+        return [{ value: credential.token, field: "BEARER_TOKEN" }];
+      case "basic":
+        return [
+          { value: credential.password, field: "PASSWORD" },
+          { value: `${credential.username}:${credential.password}`, field: "BASIC_AUTH" },
+        ];
+    }
+  }
+
+  async run(tool: ToolForCall, input: JsonObject, credential: Credential | undefined): Promise<RunOutput> {
+    const { timeoutMs, maxResponseBytes } = this.options;
+    switch (tool.serviceType) {
+      case "api":
+        return {
+          value: await callRest(this.options.outbound, buildRequest(tool, input, credential), {
+            timeoutMs,
+            maxBytes: maxResponseBytes,
+          }),
+        };
+      case "mcp_server":
+        if (!tool.mcpServerUrl)
+          throw new ExecutionFailure("platform", "no_mcp_url", "the service has no MCP server URL configured");
+        return {
+          value: await this.mcp.call({
+            url: tool.mcpServerUrl,
+            toolName: tool.mcpToolName,
+            input,
+            headers: mcpHeaders(credential),
+            timeoutMs,
+          }),
+        };
+      case "internal":
+        return { value: await callInternal(tool.internalHandler, input) };
+    }
+  }
+
+  close(): Promise<void> {
+    return this.mcp.close();
+  }
+}
+
+function mcpHeaders(credential: Credential | undefined): Record<string, string> {
+  if (!credential) return {};
+  switch (credential.kind) {
+    case "api_key":
+      return { [credential.parameterName || "x-api-key"]: credential.value };
+    case "bearer":
+      return { authorization: `Bearer ${credential.token}` };
+    case "basic":
+      return { authorization: `Basic ${Buffer.from(`${credential.username}:${credential.password}`).toString("base64")}` };
+  }
+}

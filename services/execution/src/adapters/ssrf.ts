@@ -1,0 +1,166 @@
+/**
+ * Outbound address policy (SSRF guard). Every connection an upstream call opens is checked on the
+ * address actually dialled: the host is resolved here (every A/AAAA record must be acceptable), and the
+ * socket is opened to that checked address, so a DNS answer cannot change between check and connect
+ * (rebinding). Literal IPs in any form the URL parser accepts (decimal `2130706433`, octal `0177.0.0.1`,
+ * hex `0x7f.1`, IPv4-mapped IPv6 `[::ffff:127.0.0.1]`) arrive here already normalised by WHATWG URL
+ * parsing and are checked the same way. Redirect hops open new connections and pass through here again.
+ *
+ * Refused: everything but global unicast. IPv4: unspecified, broadcast, multicast, link-local (cloud
+ * metadata 169.254.169.254), loopback, CGNAT 100.64/10, private (RFC 1918), reserved/documentation/
+ * benchmarking, AS112, AMT. IPv6: anything outside 2000::/3 (loopback, unspecified, link-local,
+ * unique-local fc00::/7 incl. fd00:ec2::254, multicast, IPv4-compatible, site-local) and the special
+ * ranges inside it (Teredo, 6to4, NAT64 64:ff9b::/96, ORCHID, documentation...). IPv4-mapped and
+ * IPv4-embedding forms are judged by their IPv4 address. Uses ipaddr.js (>= 2.5).
+ *
+ * Operators allow local upstreams with EXECUTION_OUTBOUND_ALLOW: a comma-separated list of host names,
+ * IPs or CIDR ranges, each optionally with a port (`api.internal`, `10.1.2.0/24`, `127.0.0.1:8081`,
+ * `[::1]:9000`). A host-name entry allows whatever that name resolves to; an address entry allows that
+ * address whatever name led to it.
+ */
+import { lookup } from "node:dns/promises";
+import { isIP } from "node:net";
+import ipaddr from "ipaddr.js";
+
+export class OutboundRefused extends Error {
+  override name = "OutboundRefused";
+  readonly code = "address_not_allowed";
+  constructor(
+    readonly host: string,
+    readonly address: string,
+    readonly range: string,
+  ) {
+    super(
+      address === host
+        ? `outbound address ${address} is not allowed (${range})`
+        : `outbound host ${host} resolves to ${address}, which is not allowed (${range})`,
+    );
+  }
+}
+
+interface AllowEntry {
+  host?: string;
+  range?: [ipaddr.IPv4 | ipaddr.IPv6, number];
+  port?: number;
+}
+
+const GLOBAL_UNICAST = ipaddr.IPv6.parseCIDR("2000::/3");
+
+/** Why an address may not be dialled, or undefined when it may. */
+export function forbiddenRange(address: string): string | undefined {
+  let ip: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    ip = ipaddr.parse(address);
+  } catch {
+    return "not an IP address";
+  }
+  if (ip.kind() === "ipv6") {
+    const v6 = ip as ipaddr.IPv6;
+    if (v6.isIPv4MappedAddress()) return forbiddenRange(v6.toIPv4Address().toString());
+    const range = v6.range();
+    if (range === "rfc6145" || range === "rfc6052" || range === "6to4" || range === "teredo") {
+      return `${range} (embeds an IPv4 address)`;
+    }
+    if (!v6.match(GLOBAL_UNICAST)) return range === "unicast" ? "not global unicast" : range;
+    return range === "unicast" ? undefined : range;
+  }
+  const range = (ip as ipaddr.IPv4).range();
+  return range === "unicast" ? undefined : range;
+}
+
+export class AddressPolicy {
+  private readonly allow: AllowEntry[];
+
+  constructor(allowList = "") {
+    this.allow = allowList
+      .split(/[,\s]+/)
+      .map((s) => s.trim())
+      .filter(Boolean)
+      .map(parseAllowEntry);
+  }
+
+  /** Throws OutboundRefused unless `address` (dialled for `host`:`port`) is acceptable. */
+  check(host: string, address: string, port: number): void {
+    const range = forbiddenRange(address);
+    if (range === undefined) return;
+    if (this.allowed(host, address, port)) return;
+    throw new OutboundRefused(host, address, range);
+  }
+
+  /**
+   * Resolves `host` and returns the address to dial after checking every address it resolves to. IP
+   * literals (with or without brackets) are checked as they are.
+   */
+  async resolve(host: string, port: number): Promise<{ address: string; family: 4 | 6 }> {
+    const bare = host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
+    const family = isIP(bare);
+    if (family !== 0) {
+      this.check(bare, bare, port);
+      return { address: bare, family: family as 4 | 6 };
+    }
+    const records = await lookup(bare, { all: true, verbatim: true });
+    if (records.length === 0) throw new Error(`host ${bare} did not resolve`);
+    for (const r of records) this.check(bare, r.address, port);
+    const first = records[0]!;
+    return { address: first.address, family: first.family as 4 | 6 };
+  }
+
+  private allowed(host: string, address: string, port: number): boolean {
+    if (this.allow.length === 0) return false;
+    let ip: ipaddr.IPv4 | ipaddr.IPv6 | undefined;
+    try {
+      ip = ipaddr.process(address);
+    } catch {
+      ip = undefined;
+    }
+    const name = host.toLowerCase();
+    return this.allow.some((entry) => {
+      if (entry.port !== undefined && entry.port !== port) return false;
+      if (entry.host !== undefined) return entry.host === name;
+      if (!entry.range || !ip || ip.kind() !== entry.range[0].kind()) return false;
+      return ip.match(entry.range as never);
+    });
+  }
+}
+
+function parseAllowEntry(raw: string): AllowEntry {
+  let text = raw;
+  let port: number | undefined;
+  if (text.startsWith("[")) {
+    const close = text.indexOf("]");
+    if (close < 0) throw new Error(`EXECUTION_OUTBOUND_ALLOW entry ${raw}: unclosed [`);
+    const rest = text.slice(close + 1);
+    if (rest.startsWith(":")) port = parsePort(raw, rest.slice(1));
+    text = text.slice(1, close);
+  } else if (text.split(":").length === 2) {
+    const [h, p] = text.split(":") as [string, string];
+    port = parsePort(raw, p);
+    text = h;
+  }
+  if (text.includes("/")) {
+    try {
+      const [addr, bits] = ipaddr.parseCIDR(text);
+      return {
+        range: [
+          addr.kind() === "ipv6" && (addr as ipaddr.IPv6).isIPv4MappedAddress() ? (addr as ipaddr.IPv6).toIPv4Address() : addr,
+          bits,
+        ],
+        port,
+      };
+    } catch {
+      throw new Error(`EXECUTION_OUTBOUND_ALLOW entry ${raw}: not a CIDR range`);
+    }
+  }
+  if (ipaddr.isValid(text)) {
+    const addr = ipaddr.process(text);
+    return { range: [addr, addr.kind() === "ipv4" ? 32 : 128], port };
+  }
+  if (!/^[a-z0-9.-]+$/i.test(text)) throw new Error(`EXECUTION_OUTBOUND_ALLOW entry ${raw}: not a host name, IP or CIDR range`);
+  return { host: text.toLowerCase(), port };
+}
+
+function parsePort(raw: string, text: string): number {
+  const port = Number(text);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`EXECUTION_OUTBOUND_ALLOW entry ${raw}: bad port`);
+  return port;
+}

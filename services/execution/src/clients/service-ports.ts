@@ -1,0 +1,224 @@
+/**
+ * The domain's ports to catalog, billing and identity over gRPC. Errors received from those services are
+ * translated here, at the call site: catalog's tool_not_found is the caller's 404, billing's
+ * insufficient_balance / spend_limit_exceeded are the caller's 402 / 403, anything else means a backing
+ * service failed and the call was not run (503).
+ */
+import { toJson } from "@bufbuild/protobuf";
+import { ListValueSchema, ValueSchema } from "@bufbuild/protobuf/wkt";
+import type { Client } from "@connectrpc/connect";
+import { Code, ConnectError, DomainError, readError, unavailable } from "@toolport/kit/errors";
+import type { BillingService } from "@toolport/proto/toolport/billing/v1/billing_service_pb";
+import type { ResolvedTool } from "@toolport/proto/toolport/catalog/v1/catalog_publishing_pb";
+import { ParameterLocation, ServiceType } from "@toolport/proto/toolport/catalog/v1/catalog_resources_pb";
+import type { CatalogService } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
+import type { IdentityService } from "@toolport/proto/toolport/identity/v1/identity_service_pb";
+import type { Json } from "../domain/json.js";
+import type {
+  Caller,
+  Credential,
+  ServiceType as Kind,
+  ParameterLocation as Location,
+  SecurityScheme,
+  ToolForCall,
+} from "../domain/model.js";
+import type { BillingPort, CatalogPort, FreeTierUsage, IdentityPort, RateWindow } from "../domain/ports.js";
+
+/** Relays a refusal another service made on the caller's behalf; anything else is "unavailable". */
+function translate(service: string, err: unknown, relay: Record<string, true> = {}): Error {
+  if (!(err instanceof ConnectError)) return err as Error;
+  const received = readError(err);
+  if (relay[received.reason]) {
+    return new DomainError(received.code, received.reason, received.message, {
+      details: received.details,
+      detail: received.detail,
+      cause: err,
+    });
+  }
+  return unavailable(`${service}_unavailable`, `the ${service} service could not answer; the call was not run`, { cause: err });
+}
+
+const locations: Record<ParameterLocation, Location | undefined> = {
+  [ParameterLocation.UNSPECIFIED]: undefined,
+  [ParameterLocation.PATH]: "path",
+  [ParameterLocation.QUERY]: "query",
+  [ParameterLocation.HEADER]: "header",
+  [ParameterLocation.COOKIE]: "cookie",
+  [ParameterLocation.BODY]: "body",
+};
+const kinds: Record<ServiceType, Kind> = {
+  [ServiceType.UNSPECIFIED]: "api",
+  [ServiceType.API]: "api",
+  [ServiceType.MCP_SERVER]: "mcp_server",
+  [ServiceType.INTERNAL]: "internal",
+};
+
+export function toolFromProto(t: ResolvedTool): ToolForCall {
+  return {
+    id: t.id,
+    slug: t.slug,
+    name: t.name,
+    serviceId: t.serviceId,
+    serviceName: t.serviceName,
+    serviceType: kinds[t.serviceType],
+    method: t.method,
+    path: t.path,
+    baseUrl: t.baseUrl,
+    mcpServerUrl: t.mcpServerUrl,
+    mcpToolName: t.mcpToolName || t.name,
+    internalHandler: t.internalHandler,
+    parameters: Object.entries(t.parameters).flatMap(([key, p]) => {
+      const location = locations[p.location];
+      if (!location) return [];
+      return [
+        {
+          key,
+          name: p.name || key,
+          location,
+          type: p.type,
+          required: p.required,
+          default: p.default ? (toJson(ValueSchema, p.default) as Json) : undefined,
+          enum: p.enum ? (toJson(ListValueSchema, p.enum) as Json[]) : undefined,
+          encodeSlashes: p.encodeSlashes,
+        },
+      ];
+    }),
+    inputSchema: t.inputSchema,
+    requestBodySchema: t.requestBodySchema,
+    requestBodyContentType: t.requestBodyContentType,
+    securitySchemes: t.securitySchemes.map(
+      (s): SecurityScheme => ({
+        name: s.name,
+        type: s.type,
+        scheme: s.scheme?.toLowerCase(),
+        location: (locations[s.location] as SecurityScheme["location"]) ?? undefined,
+        parameterName: s.parameterName,
+      }),
+    ),
+    sideEffecting: t.sideEffecting,
+    isPaid: t.isPaid,
+    priceCents: t.pricePerCallCents,
+    passthroughReason: t.passthroughReason || undefined,
+    revision: t.revision,
+  };
+}
+
+export class GrpcCatalog implements CatalogPort {
+  constructor(private readonly client: Client<typeof CatalogService>) {}
+
+  async resolveTool(toolId: string, caller: Caller): Promise<ToolForCall> {
+    try {
+      const res = await this.client.resolveToolForCall({
+        toolId,
+        accountId: caller.accountId,
+        organizationId: caller.organizationId,
+      });
+      if (!res.tool) throw new Error("catalog returned no tool");
+      return toolFromProto(res.tool);
+    } catch (err) {
+      if (err instanceof ConnectError && err.code === Code.NotFound) {
+        throw new DomainError(Code.NotFound, "tool_not_found", `tool ${toolId} not found`, {
+          details: { tool_id: toolId },
+          cause: err,
+        });
+      }
+      throw translate("catalog", err);
+    }
+  }
+
+  async resolveCredential(tool: ToolForCall, caller: Caller): Promise<Credential | undefined> {
+    let res: Awaited<ReturnType<Client<typeof CatalogService>["resolveCredential"]>>;
+    try {
+      res = await this.client.resolveCredential({
+        serviceId: tool.serviceId,
+        accountId: caller.accountId,
+        organizationId: caller.organizationId,
+      });
+    } catch (err) {
+      throw translate("catalog", err);
+    }
+    const kind = res.found ? res.credential?.kind : undefined;
+    switch (kind?.case) {
+      case "apiKey":
+        return {
+          kind: "api_key",
+          value: kind.value.value,
+          parameterName: kind.value.parameterName,
+          location: kind.value.location,
+        };
+      case "bearer":
+        return { kind: "bearer", token: kind.value.token };
+      case "basic":
+        return { kind: "basic", username: kind.value.username, password: kind.value.password };
+      default:
+        return undefined;
+    }
+  }
+}
+
+export class GrpcBilling implements BillingPort {
+  constructor(private readonly client: Client<typeof BillingService>) {}
+
+  async hold(req: { executionId: string; caller: Caller; amountCents: bigint; toolId: string }): Promise<void> {
+    try {
+      await this.client.hold({
+        executionId: req.executionId,
+        accountId: req.caller.accountId,
+        keyId: req.caller.keyId,
+        amountAtomic: req.amountCents * 10_000n,
+        keyCaps: { maxCostPerCallCents: req.caller.maxCostPerCallCents, dailySpendLimitCents: req.caller.dailySpendLimitCents },
+        toolId: req.toolId,
+        organizationId: req.caller.organizationId,
+      });
+    } catch (err) {
+      throw translate("billing", err, { insufficient_balance: true, spend_limit_exceeded: true });
+    }
+  }
+
+  async capture(executionId: string): Promise<void> {
+    await this.client.capture({ executionId });
+  }
+
+  async release(executionId: string, reason: string): Promise<void> {
+    try {
+      await this.client.release({ executionId, reason });
+    } catch (err) {
+      // Already released (or expired) holds need nothing more.
+      if (err instanceof ConnectError && err.code === Code.NotFound) return;
+      throw err;
+    }
+  }
+}
+
+export class GrpcIdentity implements IdentityPort {
+  constructor(private readonly client: Client<typeof IdentityService>) {}
+
+  async consumeRateLimit(subject: string, limit: number, windowSeconds: number): Promise<RateWindow> {
+    try {
+      const res = await this.client.consumeRateLimit({ bucket: "tool_calls", subjectKey: subject, limit, windowSeconds });
+      return {
+        allowed: res.allowed,
+        limit: res.limit,
+        remaining: res.remaining,
+        resetAt: res.resetAt ? new Date(Number(res.resetAt.seconds) * 1000) : new Date(),
+        retryAfterSeconds: res.retryAfterSeconds,
+      };
+    } catch (err) {
+      throw translate("identity", err);
+    }
+  }
+
+  async consumeFreeTierCall(accountId: string, executionId: string): Promise<FreeTierUsage> {
+    try {
+      const res = await this.client.consumeFreeTierCall({ accountId, executionId });
+      return {
+        allowed: res.allowed,
+        callsThisMonth: res.callsThisMonth,
+        limit: res.limit,
+        resetsAt: res.resetsAt ? new Date(Number(res.resetsAt.seconds) * 1000) : new Date(),
+      };
+    } catch (err) {
+      throw translate("identity", err);
+    }
+  }
+}

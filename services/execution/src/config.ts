@@ -1,0 +1,47 @@
+/** The execution service's own variables, on top of every service's (see @toolport/kit/service). */
+import { serviceUrls, url } from "@toolport/kit/config";
+import type { BaseConfig } from "@toolport/kit/service";
+import { z } from "zod";
+import { DEFAULT_STORE_MAX_CHARS } from "./domain/cap.js";
+
+const positiveInt = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
+
+export const executionEnv = {
+  CATALOG_URL: serviceUrls.CATALOG_URL,
+  BILLING_URL: serviceUrls.BILLING_URL,
+  IDENTITY_URL: serviceUrls.IDENTITY_URL,
+  EXECUTION_CONSENT_SECRET: z
+    .string()
+    .min(32, "must be at least 32 characters (e.g. `openssl rand -base64 48`)")
+    .optional()
+    .describe(
+      "HMAC key of confirm tokens; unset = a random key per process (tokens do not survive a restart; a warning is logged)",
+    ),
+  EXECUTION_OUTBOUND_ALLOW: z
+    .string()
+    .default("")
+    .describe(
+      "hosts, IPs or CIDR ranges (optionally :port) upstream calls may reach although private or loopback, comma-separated",
+    ),
+  EXECUTION_UPSTREAM_TIMEOUT_MS: positiveInt(30_000).describe("deadline of one upstream call (REST or MCP), milliseconds"),
+  EXECUTION_MAX_RESPONSE_BYTES: positiveInt(10 * 1024 * 1024).describe("largest upstream response body read, bytes"),
+  EXECUTION_STORE_MAX_CHARS: positiveInt(DEFAULT_STORE_MAX_CHARS).describe("storage cap of one result, characters of JSON"),
+  EXECUTION_RATE_LIMIT_PER_MINUTE: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(0)
+    .describe("tool calls per key per minute; 0 = identity's TOOL_CALLS_PER_MINUTE default"),
+  EXECUTION_ENV_SECRET_PREFIX: z
+    .string()
+    .min(1)
+    .default("TOOLPORT_SECRET_")
+    .describe("only environment variables with this prefix can be referenced by env:// credentials"),
+  VAULT_ADDR: url(["http", "https"]).optional().describe("HashiCorp Vault address for vault:// credential references"),
+  VAULT_TOKEN: z.string().min(1).optional().describe("Vault token for vault:// references"),
+  VAULT_NAMESPACE: z.string().min(1).optional().describe("Vault Enterprise namespace, if any"),
+  EXECUTION_VAULT_PATH_PREFIX: z.string().optional().describe("vault:// references must start with this <mount>/<path> prefix"),
+  UPGRADE_URL: url(["http", "https"], "http://localhost:8080/v1/agents/wallets/fund").describe("upgrade_url in 429 usage bodies"),
+};
+
+export type ExecutionConfig = z.infer<z.ZodObject<typeof executionEnv>> & BaseConfig;

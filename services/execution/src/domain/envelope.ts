@@ -1,0 +1,34 @@
+/**
+ * MCP `tools/call` results. The stored result is the server's envelope ({content, structuredContent?,
+ * isError?}); what a caller gets back is the payload: the JSON inside the first text block, else the
+ * structured content, else the text, else the envelope as it is.
+ */
+import { getOwn, isObject, type Json } from "./json.js";
+import { mcpTextJson } from "./path.js";
+
+export function unwrapMcpEnvelope(envelope: Json): Json {
+  const inner = mcpTextJson(envelope);
+  if (inner !== undefined) return inner;
+  if (!isObject(envelope)) return envelope;
+  const structured = getOwn(envelope, "structuredContent");
+  if (structured !== undefined && structured !== null) return structured;
+  const text = envelopeText(envelope);
+  const content = getOwn(envelope, "content");
+  if (text !== undefined && Array.isArray(content) && content.every((b) => isObject(b) && b.type === "text")) return text;
+  return envelope;
+}
+
+/** The text blocks of an envelope joined, or undefined when it has none. */
+export function envelopeText(envelope: Json): string | undefined {
+  if (!isObject(envelope)) return undefined;
+  const content = getOwn(envelope, "content");
+  if (!Array.isArray(content)) return undefined;
+  const texts = content
+    .filter((b) => isObject(b) && b.type === "text" && typeof b.text === "string")
+    .map((b) => (b as { text: string }).text);
+  return texts.length > 0 ? texts.join("\n") : undefined;
+}
+
+export function isMcpError(envelope: Json): boolean {
+  return isObject(envelope) && envelope.isError === true;
+}

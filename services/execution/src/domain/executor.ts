@@ -1,0 +1,491 @@
+/**
+ * One tool call from request to outcome, in the order DESIGN.md and the issue fix:
+ *   tool exists and is not past sunset (404) -> key allow-lists (403 tool_not_permitted) -> input valid
+ *   against the tool's JSON Schema and `fields` parse (400) -> [idempotency: replay or wait] -> consent
+ *   (409 confirmation_required) -> rate limit and free tier (429) -> price hold (402 / 403) -> credential
+ *   -> run -> redact -> store with its event -> settle the hold -> project and cap what is returned.
+ * A refusal throws a DomainError (nothing ran, nothing stored); an execution that ran and failed is an
+ * outcome with success false, stored as an error and published as toolport.execution.failed.
+ */
+import { createHash, randomUUID } from "node:crypto";
+import {
+  Code,
+  DomainError,
+  failedPrecondition,
+  invalidArgument,
+  notFound,
+  permissionDenied,
+  resourceExhausted,
+} from "@toolport/kit/errors";
+import type { Logger } from "@toolport/kit/logger";
+import { capResponse, DEFAULT_STORE_MAX_CHARS, type ResponseMeta, storageForm } from "./cap.js";
+import { type ConsentProblem, type ConsentTokens, consentProblemMessage, needsConsent } from "./consent.js";
+import { envelopeText, isMcpError, unwrapMcpEnvelope } from "./envelope.js";
+import { type ErrorClassName, ExecutionFailure } from "./failure.js";
+import { canonicalJson, type Json, type JsonObject } from "./json.js";
+import type { Caller, ToolForCall } from "./model.js";
+import type { Step } from "./path.js";
+import type { BillingPort, CatalogPort, ExecutionStore, IdentityPort, Runner, Settlement } from "./ports.js";
+import { type ProjectionReport, parseFields, project } from "./projection.js";
+import { type InjectedCredential, type RedactionReport, redact } from "./redaction/redact.js";
+import type { InputValidator } from "./validation.js";
+
+export const DEFAULT_RESPONSE_CHARS = 32_000;
+export const MAX_RESPONSE_CHARS = 500_000;
+export const MIN_RESPONSE_CHARS = 100;
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+
+export interface CallRequest {
+  toolId: string;
+  input: JsonObject;
+  fields: string[];
+  maxResponseChars?: number;
+  confirmToken?: string;
+  idempotencyKey?: string;
+}
+
+export interface ConsentObject {
+  tool_id: string;
+  tool_name: string;
+  parameters: JsonObject;
+  confirm_token: string;
+  expires_at: string;
+}
+
+export interface CallOutcome {
+  toolId: string;
+  success: boolean;
+  result: Json;
+  error: string | null;
+  executionId?: string;
+  consent?: ConsentObject;
+  projection?: ProjectionReport;
+  truncated: boolean;
+  responseMeta: ResponseMeta | null;
+  cursor?: string;
+  redaction?: RedactionReport;
+  truncationNote?: string;
+  passthroughReason?: string;
+  errorClass?: ErrorClassName;
+  /** Why a call was refused (batch elements). */
+  refusal?: { reason: string; message: string; details: JsonObject };
+  replayed: boolean;
+  costCents: bigint;
+}
+
+export interface ExecutorLimits {
+  rateLimitPerMinute: number;
+  storeMaxChars: number;
+  upgradeUrl: string;
+  /** How long a claimed idempotency key may stay in flight before another attempt takes it over. */
+  idempotencyLeaseMs: number;
+}
+
+export interface ExecutorDeps {
+  catalog: CatalogPort;
+  billing: BillingPort;
+  identity: IdentityPort;
+  store: ExecutionStore;
+  runner: Runner;
+  validator: InputValidator;
+  consent: ConsentTokens;
+  limits: ExecutorLimits;
+  log: Logger;
+}
+
+export function clampResponseChars(value: number | undefined): number {
+  if (value === undefined || value === null || Number.isNaN(value)) return DEFAULT_RESPONSE_CHARS;
+  return Math.min(MAX_RESPONSE_CHARS, Math.max(MIN_RESPONSE_CHARS, Math.trunc(value)));
+}
+
+export class Executor {
+  constructor(private readonly deps: ExecutorDeps) {}
+
+  /** A single call: refusals throw. */
+  async call(caller: Caller, req: CallRequest): Promise<CallOutcome> {
+    const { catalog, store, validator, log } = this.deps;
+    const tool = await catalog.resolveTool(req.toolId, caller);
+    if (!tool) throw notFound("tool_not_found", `tool ${req.toolId} not found`, { details: { tool_id: req.toolId } });
+    checkPermission(tool, caller);
+    const steps = parseFields(req.fields);
+    validator.check(`${tool.id}:${tool.revision}`, tool.inputSchema, req.input);
+    const maxChars = clampResponseChars(req.maxResponseChars);
+    const executionId = randomUUID();
+
+    const idem =
+      req.idempotencyKey !== undefined
+        ? { accountId: caller.accountId, key: checkIdempotencyKey(req.idempotencyKey) }
+        : undefined;
+    if (idem) {
+      const replayId = await this.claim(idem, tool, req, executionId);
+      if (replayId) {
+        log.info({ execution_id: replayId, tool_id: tool.id }, "idempotent replay");
+        return this.replay(replayId, tool, req, steps, maxChars);
+      }
+    }
+
+    let held = false;
+    try {
+      await this.checkConsent(tool, caller, req);
+      await this.checkRateLimit(caller);
+      await this.checkFreeTier(tool, caller, executionId);
+      if (tool.isPaid && tool.priceCents > 0n) {
+        await this.deps.billing.hold({ executionId, caller, amountCents: tool.priceCents, toolId: tool.id });
+        held = true;
+      }
+    } catch (err) {
+      if (idem) await store.releaseIdempotency(idem.accountId, idem.key, executionId).catch(() => {});
+      throw err;
+    }
+    return this.execute(executionId, tool, caller, req, steps, maxChars, held, idem);
+  }
+
+  /** A batch element: refusals become the element's error (and consent object); nothing throws. */
+  async callElement(caller: Caller, req: CallRequest): Promise<CallOutcome> {
+    try {
+      return await this.call(caller, req);
+    } catch (err) {
+      const domain = asDomainError(err);
+      if (!domain) {
+        this.deps.log.error({ err, tool_id: req.toolId }, "batch element failed");
+        return refusalOutcome(req.toolId, { reason: "internal_error", message: "internal error", details: {} });
+      }
+      const outcome = refusalOutcome((domain.details.tool_id as string | undefined) ?? req.toolId, {
+        reason: domain.reason,
+        message: domain.message,
+        details: domain.details,
+      });
+      if (domain.reason === "confirmation_required") outcome.consent = domain.details.consent as unknown as ConsentObject;
+      return outcome;
+    }
+  }
+
+  private async claim(
+    idem: { accountId: string; key: string },
+    tool: ToolForCall,
+    req: CallRequest,
+    executionId: string,
+  ): Promise<string | undefined> {
+    const inputHash = createHash("sha256")
+      .update(canonicalJson({ tool_id: tool.id, tool_input: req.input }))
+      .digest("hex");
+    const deadline = Date.now() + this.deps.limits.idempotencyLeaseMs + 5_000;
+    for (;;) {
+      const claim = await this.deps.store.claimIdempotency(
+        idem.accountId,
+        idem.key,
+        inputHash,
+        executionId,
+        this.deps.limits.idempotencyLeaseMs,
+      );
+      if (claim.kind === "claimed") return undefined;
+      if (claim.kind === "replay") return claim.executionId;
+      if (claim.kind === "reused") {
+        throw invalidArgument("idempotency_key_reused", "this Idempotency-Key was already used with different input", {
+          details: { idempotency_key: idem.key },
+        });
+      }
+      // Another attempt with this key is running: wait for its outcome.
+      if (Date.now() > deadline) {
+        throw failedPrecondition("idempotency_key_in_flight", "a call with this Idempotency-Key is still running; retry later", {
+          details: { idempotency_key: idem.key, retry_after_seconds: 1 },
+        });
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  private async checkConsent(tool: ToolForCall, caller: Caller, req: CallRequest): Promise<void> {
+    if (
+      !needsConsent(
+        { serviceType: tool.serviceType, method: tool.method, sideEffecting: tool.sideEffecting },
+        caller.requireConfirmation,
+      )
+    )
+      return;
+    const subject = { subject: caller.keyId ?? caller.accountId, toolId: tool.id, parameters: req.input };
+    let problem: ConsentProblem | "used" | undefined;
+    if (req.confirmToken) {
+      const check = this.deps.consent.verify(req.confirmToken, subject);
+      if (check.ok) {
+        if (await this.deps.store.useConsent(check.jti, check.expiresAt)) return;
+        problem = "used";
+      } else problem = check.problem;
+    }
+    const { token, expiresAt } = this.deps.consent.issue(subject);
+    const consent: ConsentObject = {
+      tool_id: tool.id,
+      tool_name: tool.name,
+      parameters: req.input,
+      confirm_token: token,
+      expires_at: expiresAt.toISOString(),
+    };
+    const why = problem ? `${consentProblemMessage[problem]}; ` : "";
+    throw new DomainError(
+      Code.Aborted,
+      "confirmation_required",
+      `${why}${tool.name} writes, sends, spends or deletes: repeat the call with confirm_token to run it`,
+      {
+        details: {
+          tool_id: tool.id,
+          consent: consent as unknown as JsonObject,
+          confirm_token: token,
+          ...(problem ? { token_problem: problem } : {}),
+        },
+      },
+    );
+  }
+
+  private async checkRateLimit(caller: Caller): Promise<void> {
+    // 0 = identity's default for the tool_calls bucket (TOOL_CALLS_PER_MINUTE there).
+    const limit = this.deps.limits.rateLimitPerMinute;
+    const window = await this.deps.identity.consumeRateLimit(caller.keyId ?? caller.accountId, limit, 60);
+    if (window.allowed) return;
+    const message = `rate limit of ${window.limit} tool calls per minute reached; retry in ${window.retryAfterSeconds} s`;
+    throw resourceExhausted("rate_limited", message, {
+      details: { retry_after_seconds: window.retryAfterSeconds, limit: window.limit },
+      detail: {
+        message,
+        usage: { limit: window.limit, remaining: window.remaining, window_seconds: 60, resets_at: window.resetAt.toISOString() },
+        upgrade_url: this.deps.limits.upgradeUrl,
+      },
+    });
+  }
+
+  /** Free-tier accounts count calls of free, credential-free tools (5000 a month, kept by identity). */
+  private async checkFreeTier(tool: ToolForCall, caller: Caller, executionId: string): Promise<void> {
+    if (caller.tier !== "free" || tool.isPaid || tool.securitySchemes.length > 0) return;
+    const usage = await this.deps.identity.consumeFreeTierCall(caller.accountId, executionId);
+    if (usage.allowed) return;
+    const message = `free tier usage limit of ${usage.limit} calls this month reached`;
+    throw resourceExhausted("usage_limit_reached", message, {
+      details: {
+        calls_this_month: Number(usage.callsThisMonth),
+        limit: Number(usage.limit),
+        resets_at: usage.resetsAt.toISOString(),
+      },
+      detail: {
+        message,
+        usage: {
+          calls_this_month: Number(usage.callsThisMonth),
+          limit: Number(usage.limit),
+          resets_at: usage.resetsAt.toISOString(),
+        },
+        upgrade_url: this.deps.limits.upgradeUrl,
+      },
+    });
+  }
+
+  private async execute(
+    executionId: string,
+    tool: ToolForCall,
+    caller: Caller,
+    req: CallRequest,
+    steps: Step[][],
+    maxChars: number,
+    held: boolean,
+    idem: { accountId: string; key: string } | undefined,
+  ): Promise<CallOutcome> {
+    const { runner, store, log } = this.deps;
+    const executedAt = new Date();
+    const started = performance.now();
+    let injected: InjectedCredential[] = [];
+    let stored: Json | undefined;
+    let storedMeta = null;
+    let report: RedactionReport | null = null;
+    let failure: ExecutionFailure | undefined;
+    try {
+      let credential = tool.securitySchemes.length > 0 ? await this.deps.catalog.resolveCredential(tool, caller) : undefined;
+      if (tool.securitySchemes.length > 0 && !credential) {
+        throw new ExecutionFailure(
+          "auth",
+          "missing_credential",
+          `no credential is connected for ${tool.serviceName}; connect one before calling this tool`,
+        );
+      }
+      if (credential) {
+        credential = await runner.resolveSecrets(credential);
+        injected = runner.injected(credential);
+      }
+      const output = await runner.run(tool, req.input, credential);
+      if (tool.serviceType === "mcp_server" && isMcpError(output.value)) {
+        const text = envelopeText(output.value) ?? "the MCP tool reported an error";
+        throw new ExecutionFailure("upstream", "mcp_tool_error", text.slice(0, 2000));
+      }
+      const redacted = await redact(output.value, { injected, passthrough: tool.passthroughReason !== undefined });
+      report = redacted.report.count > 0 ? redacted.report : null;
+      const form = storageForm(redacted.value, this.deps.limits.storeMaxChars || DEFAULT_STORE_MAX_CHARS);
+      stored = form.value;
+      storedMeta = form.meta;
+    } catch (err) {
+      failure =
+        err instanceof ExecutionFailure
+          ? err
+          : new ExecutionFailure("platform", "internal", "the call failed inside Toolport", { cause: err });
+      if (failure.errorClass === "platform")
+        log.error({ err, tool_id: tool.id, execution_id: executionId }, "execution failed on our side");
+    }
+    const durationMs = Math.round(performance.now() - started);
+    const success = failure === undefined;
+    const error = failure ? await safeMessage(failure.message, injected) : null;
+    const settlement: Settlement = held ? (success ? "capture_pending" : "release_pending") : "none";
+    await store.record(
+      {
+        id: executionId,
+        caller,
+        tool,
+        status: success ? "success" : "error",
+        error,
+        errorClass: failure?.errorClass ?? null,
+        errorType: failure?.errorType ?? null,
+        result: stored,
+        storedMeta,
+        redaction: report,
+        passthroughReason: tool.passthroughReason ?? null,
+        costCents: success && held ? tool.priceCents : 0n,
+        settlement,
+        durationMs,
+        executedAt,
+      },
+      idem,
+    );
+    if (held) await this.settle(executionId, success);
+    if (!success) {
+      return {
+        toolId: tool.id,
+        success: false,
+        result: null,
+        error,
+        executionId,
+        truncated: false,
+        responseMeta: null,
+        errorClass: failure!.errorClass,
+        replayed: false,
+        costCents: 0n,
+      };
+    }
+    return this.render(executionId, tool, stored!, report, req, steps, maxChars, false, success && held ? tool.priceCents : 0n);
+  }
+
+  /** Captures or releases a hold; when billing is unreachable the row stays *_pending for the sweeper. */
+  async settle(executionId: string, success: boolean): Promise<void> {
+    try {
+      if (success) await this.deps.billing.capture(executionId);
+      else await this.deps.billing.release(executionId, "execution_failed");
+      await this.deps.store.setSettlement(executionId, success ? "captured" : "released");
+    } catch (err) {
+      this.deps.log.warn({ err, execution_id: executionId }, "settling the price hold failed; the sweeper will retry");
+    }
+  }
+
+  private async replay(
+    executionId: string,
+    tool: ToolForCall,
+    req: CallRequest,
+    steps: Step[][],
+    maxChars: number,
+  ): Promise<CallOutcome> {
+    const found = await this.deps.store.find(executionId);
+    if (!found) throw notFound("execution_not_found", "the execution this Idempotency-Key recorded is gone");
+    if (found.status === "error") {
+      return {
+        toolId: found.toolId,
+        success: false,
+        result: null,
+        error: found.error,
+        executionId,
+        truncated: false,
+        responseMeta: null,
+        errorClass: found.errorClass ?? undefined,
+        replayed: true,
+        costCents: 0n,
+      };
+    }
+    return this.render(executionId, tool, found.result ?? null, found.redaction, req, steps, maxChars, true, found.costCents);
+  }
+
+  private render(
+    executionId: string,
+    tool: ToolForCall,
+    stored: Json,
+    report: RedactionReport | null,
+    req: CallRequest,
+    steps: Step[][],
+    maxChars: number,
+    replayed: boolean,
+    costCents: bigint,
+  ): CallOutcome {
+    const payload = tool.serviceType === "mcp_server" ? unwrapMcpEnvelope(stored) : stored;
+    let value = payload;
+    let projection: ProjectionReport | undefined;
+    if (req.fields.length > 0) {
+      const projected = project(payload, req.fields, steps);
+      value = projected.value;
+      projection = projected.report;
+    }
+    const capped = capResponse(value, maxChars, payload);
+    return {
+      toolId: tool.id,
+      success: true,
+      result: capped.value,
+      error: null,
+      executionId,
+      projection,
+      truncated: capped.truncated,
+      responseMeta: capped.meta,
+      cursor: capped.cursor,
+      redaction: report ?? undefined,
+      truncationNote: capped.note,
+      passthroughReason: tool.passthroughReason,
+      replayed,
+      costCents,
+    };
+  }
+}
+
+/** The key's allow-lists: a present list must contain the tool (or its service). */
+export function checkPermission(tool: ToolForCall, caller: Caller): void {
+  const toolOk =
+    !caller.allowedTools ||
+    caller.allowedTools.includes(tool.id) ||
+    (tool.slug !== undefined && caller.allowedTools.includes(tool.slug));
+  const serviceOk = !caller.allowedServices || caller.allowedServices.includes(tool.serviceId);
+  if (toolOk && serviceOk) return;
+  throw permissionDenied("tool_not_permitted", `this API key is not permitted to call ${tool.name}`, {
+    details: { tool_id: tool.id, service_id: tool.serviceId },
+  });
+}
+
+function checkIdempotencyKey(key: string): string {
+  const trimmed = key.trim();
+  if (trimmed.length === 0 || trimmed.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
+    throw invalidArgument("invalid_idempotency_key", `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`, {
+      details: { field: "idempotency_key" },
+    });
+  }
+  return trimmed;
+}
+
+function refusalOutcome(toolId: string, refusal: { reason: string; message: string; details: JsonObject }): CallOutcome {
+  return {
+    toolId,
+    success: false,
+    result: null,
+    error: refusal.message,
+    truncated: false,
+    responseMeta: null,
+    refusal,
+    replayed: false,
+    costCents: 0n,
+  };
+}
+
+function asDomainError(err: unknown): DomainError | undefined {
+  return err instanceof Error && err.name === "DomainError" ? (err as DomainError) : undefined;
+}
+
+/** A failure message with every secret masked (upstream error bodies can echo credentials). */
+async function safeMessage(message: string, injected: InjectedCredential[]): Promise<string> {
+  const { value } = await redact(message, { injected });
+  return value as string;
+}

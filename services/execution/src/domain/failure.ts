@@ -1,0 +1,27 @@
+/**
+ * Why an execution that ran did not succeed, and who is to blame. The class feeds the reliability block
+ * and the events (auth, caller, platform, upstream); the type is finer (timeout, http_502, invalid_json,
+ * mcp_error, address_not_allowed, ...). The message is what the caller reads: never a secret, never a
+ * stack.
+ */
+export type ErrorClassName = "auth" | "caller" | "platform" | "upstream";
+
+export class ExecutionFailure extends Error {
+  override name = "ExecutionFailure";
+  constructor(
+    readonly errorClass: ErrorClassName,
+    readonly errorType: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** Blame for an upstream HTTP status that is not a success. */
+export function classifyHttpStatus(status: number): ErrorClassName {
+  if (status === 401 || status === 403 || status === 407) return "auth";
+  if (status === 408 || status === 429) return "upstream";
+  if (status >= 400 && status < 500) return "caller";
+  return "upstream";
+}

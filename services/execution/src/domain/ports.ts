@@ -1,0 +1,120 @@
+/** What the execution domain needs from the outside world; implemented in store/ and clients/ and adapters/. */
+import type { StoredMeta } from "./cap.js";
+import type { ErrorClassName } from "./failure.js";
+import type { Json, JsonObject } from "./json.js";
+import type { Caller, Credential, ServiceType, ToolForCall } from "./model.js";
+import type { InjectedCredential, RedactionReport } from "./redaction/redact.js";
+
+export interface CatalogPort {
+  /** NOT_FOUND tool_not_found for unknown, invisible and sunset tools. */
+  resolveTool(toolId: string, caller: Caller): Promise<ToolForCall>;
+  /** The caller's (or its organization's) connected credential, references unresolved. */
+  resolveCredential(tool: ToolForCall, caller: Caller): Promise<Credential | undefined>;
+}
+
+export interface BillingPort {
+  /** Reserves the price; throws insufficient_balance (402) or spend_limit_exceeded (403). */
+  hold(req: { executionId: string; caller: Caller; amountCents: bigint; toolId: string }): Promise<void>;
+  capture(executionId: string): Promise<void>;
+  release(executionId: string, reason: string): Promise<void>;
+}
+
+export interface RateWindow {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  resetAt: Date;
+  retryAfterSeconds: number;
+}
+
+export interface FreeTierUsage {
+  allowed: boolean;
+  callsThisMonth: bigint;
+  limit: bigint;
+  resetsAt: Date;
+}
+
+export interface IdentityPort {
+  consumeRateLimit(subject: string, limit: number, windowSeconds: number): Promise<RateWindow>;
+  consumeFreeTierCall(accountId: string, executionId: string): Promise<FreeTierUsage>;
+}
+
+export interface RunOutput {
+  value: Json;
+}
+
+/** Runs a tool on its upstream (REST, MCP or built-in). Throws ExecutionFailure. */
+export interface Runner {
+  /** The credential with env:// and vault:// references resolved. */
+  resolveSecrets(credential: Credential): Promise<Credential>;
+  run(tool: ToolForCall, input: JsonObject, credential: Credential | undefined): Promise<RunOutput>;
+  /** Every secret the call will send upstream, for exact-value masking. */
+  injected(credential: Credential | undefined): InjectedCredential[];
+}
+
+export type Settlement = "none" | "captured" | "released" | "capture_pending" | "release_pending";
+
+export interface ExecutionRecord {
+  id: string;
+  caller: Caller;
+  tool: ToolForCall;
+  status: "success" | "error";
+  error: string | null;
+  errorClass: ErrorClassName | null;
+  errorType: string | null;
+  /** The redacted (and storage-capped) result; undefined for failures. */
+  result: Json | undefined;
+  storedMeta: StoredMeta | null;
+  redaction: RedactionReport | null;
+  passthroughReason: string | null;
+  costCents: bigint;
+  settlement: Settlement;
+  durationMs: number;
+  executedAt: Date;
+}
+
+export interface StoredExecution {
+  id: string;
+  accountId: string;
+  toolId: string;
+  serviceType: ServiceType;
+  status: "success" | "error";
+  error: string | null;
+  errorClass: ErrorClassName | null;
+  /** The stored result (undefined for failures). */
+  result: Json | undefined;
+  storedMeta: StoredMeta | null;
+  redaction: RedactionReport | null;
+  passthroughReason: string | null;
+  costCents: bigint;
+  executedAt: Date;
+}
+
+export type IdempotencyClaim =
+  | { kind: "claimed" }
+  | { kind: "replay"; executionId: string }
+  | { kind: "running"; executionId: string }
+  | { kind: "reused" };
+
+export interface ExecutionStore {
+  /** Marks a confirm token used; false when it already was. */
+  useConsent(jti: string, expiresAt: Date): Promise<boolean>;
+  /**
+   * Claims an idempotency key for this execution. Same key + same input: replay (done) or running (in
+   * flight); different input: reused. Keys older than 24 hours, and in-flight claims older than
+   * `leaseMs` (a crashed run), are taken over.
+   */
+  claimIdempotency(
+    accountId: string,
+    key: string,
+    inputHash: string,
+    executionId: string,
+    leaseMs: number,
+  ): Promise<IdempotencyClaim>;
+  /** Forgets a claim whose call was refused before running (nothing to replay). */
+  releaseIdempotency(accountId: string, key: string, executionId: string): Promise<void>;
+  /** Stores an execution, its event, and marks its idempotency key done, in one transaction. */
+  record(record: ExecutionRecord, idempotency?: { accountId: string; key: string }): Promise<void>;
+  setSettlement(executionId: string, settlement: Settlement): Promise<void>;
+  find(executionId: string): Promise<StoredExecution | undefined>;
+}

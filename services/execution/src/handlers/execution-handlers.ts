@@ -1,0 +1,73 @@
+/** ExecutionService handlers: thin, proto in -> Executor / stored results -> proto out. */
+import type { ServiceImpl } from "@connectrpc/connect";
+import { invalidArgument, notFound } from "@toolport/kit/errors";
+import { principalKey } from "@toolport/kit/rpc";
+import type { ExecutionService } from "@toolport/proto/toolport/execution/v1/execution_service_pb";
+import type { CallRequest, Executor } from "../domain/executor.js";
+import type { JsonObject } from "../domain/json.js";
+import { readStoredResult } from "../domain/results.js";
+import type { PgExecutionStore } from "../store/executions-store.js";
+import { callerFromPrincipal, outcomeToProto, resultViewToProto } from "./convert.js";
+
+export const MAX_BATCH = 10;
+
+export interface HandlerDeps {
+  executor: Executor;
+  store: PgExecutionStore;
+}
+
+function callRequest(
+  call: {
+    toolId: string;
+    toolInput?: JsonObject;
+    fields: string[];
+    maxResponseChars?: number;
+    confirmToken?: string;
+    idempotencyKey?: string;
+  },
+  field: string,
+): CallRequest {
+  const toolId = call.toolId.trim();
+  if (toolId === "") throw invalidArgument("invalid_parameters", `${field} is required`, { details: { field } });
+  return {
+    toolId,
+    input: (call.toolInput ?? {}) as JsonObject,
+    fields: call.fields,
+    maxResponseChars: call.maxResponseChars,
+    confirmToken: call.confirmToken || undefined,
+    idempotencyKey: call.idempotencyKey,
+  };
+}
+
+export function createExecutionHandlers(deps: HandlerDeps): ServiceImpl<typeof ExecutionService> {
+  return {
+    async callTool(req, context) {
+      const caller = callerFromPrincipal(context.values.get(principalKey));
+      const outcome = await deps.executor.call(caller, callRequest(req, "tool_id"));
+      return { result: outcomeToProto(outcome) };
+    },
+
+    async callBatch(req, context) {
+      const caller = callerFromPrincipal(context.values.get(principalKey));
+      if (req.calls.length < 1 || req.calls.length > MAX_BATCH) {
+        throw invalidArgument("invalid_batch", `calls must hold 1 to ${MAX_BATCH} calls (got ${req.calls.length})`, {
+          details: { field: "calls", count: req.calls.length },
+        });
+      }
+      // Validate every element's shape first: a batch with a malformed element is a 400 as a whole.
+      const requests = req.calls.map((call, i) => callRequest(call, `calls[${i}].tool_id`));
+      const outcomes = await Promise.all(requests.map((r) => deps.executor.callElement(caller, r)));
+      return { results: outcomes.map(outcomeToProto) };
+    },
+
+    async getExecutionResult(req, context) {
+      const caller = callerFromPrincipal(context.values.get(principalKey));
+      const stored = await deps.store.find(req.executionId.trim());
+      // Another caller's handle reads exactly like one that does not exist.
+      if (!stored || stored.accountId !== caller.accountId) {
+        throw notFound("execution_not_found", "no execution with this id", { details: { execution_id: req.executionId } });
+      }
+      return { result: resultViewToProto(readStoredResult(stored, req.path, req.maxChars)) };
+    },
+  };
+}

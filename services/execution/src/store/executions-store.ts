@@ -1,0 +1,169 @@
+/** SQL of the execution service: executions, used confirm tokens, idempotency keys. */
+import { type Pool, withTransaction } from "@toolport/kit/pg";
+import type { StoredMeta } from "../domain/cap.js";
+import type { ErrorClassName } from "../domain/failure.js";
+import type { Json } from "../domain/json.js";
+import type { ServiceType } from "../domain/model.js";
+import type { ExecutionRecord, ExecutionStore, IdempotencyClaim, Settlement, StoredExecution } from "../domain/ports.js";
+import type { RedactionReport } from "../domain/redaction/redact.js";
+import { enqueueExecutionEvent } from "../events/execution-events.js";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function isUuid(value: string): boolean {
+  return UUID.test(value);
+}
+
+export class PgExecutionStore implements ExecutionStore {
+  constructor(private readonly pool: Pool) {}
+
+  async useConsent(jti: string, expiresAt: Date): Promise<boolean> {
+    const res = await this.pool.query("INSERT INTO consent_uses (jti, expires_at) VALUES ($1, $2) ON CONFLICT (jti) DO NOTHING", [
+      jti,
+      expiresAt,
+    ]);
+    return res.rowCount === 1;
+  }
+
+  async claimIdempotency(
+    accountId: string,
+    key: string,
+    inputHash: string,
+    executionId: string,
+    leaseMs: number,
+  ): Promise<IdempotencyClaim> {
+    // Insert, or take over a key older than 24 hours or an in-flight claim whose lease ran out.
+    const claimed = await this.pool.query(
+      `INSERT INTO idempotency_keys (account_id, idempotency_key, input_hash, execution_id, state)
+       VALUES ($1, $2, $3, $4, 'running')
+       ON CONFLICT (account_id, idempotency_key) DO UPDATE
+         SET input_hash = EXCLUDED.input_hash, execution_id = EXCLUDED.execution_id, state = 'running',
+             created_at = now(), updated_at = now()
+         WHERE idempotency_keys.created_at < now() - interval '24 hours'
+            OR (idempotency_keys.state = 'running' AND idempotency_keys.input_hash = EXCLUDED.input_hash
+                AND idempotency_keys.updated_at < now() - make_interval(secs => $5::double precision / 1000))
+       RETURNING execution_id`,
+      [accountId, key, inputHash, executionId, leaseMs],
+    );
+    if (claimed.rowCount === 1) return { kind: "claimed" };
+    const existing = await this.pool.query<{ input_hash: string; execution_id: string; state: string }>(
+      "SELECT input_hash, execution_id, state FROM idempotency_keys WHERE account_id = $1 AND idempotency_key = $2",
+      [accountId, key],
+    );
+    const row = existing.rows[0];
+    // Released meanwhile (the other attempt was refused): try again.
+    if (!row) return this.claimIdempotency(accountId, key, inputHash, executionId, leaseMs);
+    if (row.input_hash !== inputHash) return { kind: "reused" };
+    return row.state === "done"
+      ? { kind: "replay", executionId: row.execution_id }
+      : { kind: "running", executionId: row.execution_id };
+  }
+
+  async releaseIdempotency(accountId: string, key: string, executionId: string): Promise<void> {
+    await this.pool.query(
+      "DELETE FROM idempotency_keys WHERE account_id = $1 AND idempotency_key = $2 AND execution_id = $3 AND state = 'running'",
+      [accountId, key, executionId],
+    );
+  }
+
+  async record(r: ExecutionRecord, idempotency?: { accountId: string; key: string }): Promise<void> {
+    await withTransaction(this.pool, async (client) => {
+      await client.query(
+        `INSERT INTO executions (id, account_id, organization_id, key_id, tool_id, tool_name, service_id, service_name, service_type,
+           status, error, error_class, error_type, result_json, stored_meta, redaction, passthrough_reason, cost_cents, settlement,
+           duration_ms, executed_at)
+         VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21)`,
+        [
+          r.id,
+          r.caller.accountId,
+          r.caller.organizationId,
+          r.caller.keyId ?? null,
+          r.tool.id,
+          r.tool.name,
+          r.tool.serviceId,
+          r.tool.serviceName,
+          r.tool.serviceType,
+          r.status,
+          r.error,
+          r.errorClass,
+          r.errorType,
+          r.result === undefined ? null : JSON.stringify(r.result),
+          r.storedMeta,
+          r.redaction,
+          r.passthroughReason,
+          r.costCents,
+          r.settlement,
+          r.durationMs,
+          r.executedAt,
+        ],
+      );
+      await enqueueExecutionEvent(client, r);
+      if (idempotency) {
+        await client.query(
+          "UPDATE idempotency_keys SET state = 'done', updated_at = now() WHERE account_id = $1 AND idempotency_key = $2 AND execution_id = $3",
+          [idempotency.accountId, idempotency.key, r.id],
+        );
+      }
+    });
+  }
+
+  async setSettlement(executionId: string, settlement: Settlement): Promise<void> {
+    await this.pool.query("UPDATE executions SET settlement = $2 WHERE id = $1", [executionId, settlement]);
+  }
+
+  /** Executions whose hold could not be settled yet, oldest first. */
+  async pendingSettlements(limit: number): Promise<Array<{ id: string; settlement: Settlement }>> {
+    const res = await this.pool.query<{ id: string; settlement: Settlement }>(
+      "SELECT id, settlement FROM executions WHERE settlement IN ('capture_pending', 'release_pending') ORDER BY executed_at LIMIT $1",
+      [limit],
+    );
+    return res.rows;
+  }
+
+  async find(executionId: string): Promise<StoredExecution | undefined> {
+    if (!isUuid(executionId)) return undefined;
+    const res = await this.pool.query<{
+      id: string;
+      account_id: string;
+      tool_id: string;
+      service_type: ServiceType;
+      status: "success" | "error";
+      error: string | null;
+      error_class: ErrorClassName | null;
+      result_json: string | null;
+      stored_meta: StoredMeta | null;
+      redaction: RedactionReport | null;
+      passthrough_reason: string | null;
+      cost_cents: bigint;
+      executed_at: Date;
+    }>(
+      `SELECT id, account_id, tool_id, service_type, status, error, error_class, result_json, stored_meta, redaction,
+              passthrough_reason, cost_cents, executed_at
+         FROM executions WHERE id = $1`,
+      [executionId],
+    );
+    const row = res.rows[0];
+    if (!row) return undefined;
+    return {
+      id: row.id,
+      accountId: row.account_id,
+      toolId: row.tool_id,
+      serviceType: row.service_type,
+      status: row.status,
+      error: row.error,
+      errorClass: row.error_class,
+      result: row.result_json === null ? undefined : (JSON.parse(row.result_json) as Json),
+      storedMeta: row.stored_meta,
+      redaction: row.redaction,
+      passthroughReason: row.passthrough_reason,
+      costCents: row.cost_cents,
+      executedAt: row.executed_at,
+    };
+  }
+
+  /** Forgets used confirm tokens that have expired anyway, and idempotency keys past 24 hours. */
+  async prune(): Promise<void> {
+    await this.pool.query("DELETE FROM consent_uses WHERE expires_at < now() - interval '1 hour'");
+    await this.pool.query("DELETE FROM idempotency_keys WHERE created_at < now() - interval '25 hours'");
+  }
+}

@@ -1,0 +1,253 @@
+/**
+ * Real upstream servers for tests: an HTTP API that echoes what it received (and misbehaves on request),
+ * MCP servers from the SDK (Streamable HTTP with sessions, or the older HTTP+SSE transport), and a
+ * minimal Vault KV v2 endpoint. Each listens on a free loopback port and counts what it saw.
+ */
+import { randomUUID } from "node:crypto";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { z } from "zod";
+
+export interface Upstream {
+  url: string;
+  port: number;
+  /** TCP connections accepted so far. */
+  connections: number;
+  requests: Array<{ method: string; url: string; headers: http.IncomingHttpHeaders; body: string }>;
+  close(): Promise<void>;
+}
+
+async function listen(server: http.Server): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return (server.address() as AddressInfo).port;
+}
+
+function closer(server: http.Server): () => Promise<void> {
+  return () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+}
+
+/**
+ * An API that answers by path:
+ *  /echo/...          200 JSON {method, path, query, headers, cookies, body}
+ *  /status/<code>     that status with a JSON body
+ *  /slow/<ms>         answers after ms
+ *  /badjson           application/json that does not parse
+ *  /big/<bytes>       a JSON string of that many bytes
+ *  /text              text/plain
+ *  /redirect?to=URL   302 to URL
+ *  /secret            JSON echoing the Authorization header and the api key back
+ *  /items?n=N&cursor= {items: [...], next_cursor}
+ */
+export async function startEchoApi(): Promise<Upstream> {
+  const up = { connections: 0, requests: [] } as unknown as Upstream;
+  const server = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = Buffer.concat(chunks).toString("utf8");
+    up.requests.push({ method: req.method!, url: req.url!, headers: req.headers, body });
+    const url = new URL(req.url!, "http://x");
+    const json = (status: number, value: unknown, headers: Record<string, string> = {}) => {
+      res.writeHead(status, { "content-type": "application/json", ...headers });
+      res.end(JSON.stringify(value));
+    };
+    const [, first, second] = url.pathname.split("/");
+    switch (first) {
+      case "status":
+        return json(Number(second), { error: `status ${second}`, detail: "the upstream says no" });
+      case "slow":
+        await new Promise((r) => setTimeout(r, Number(second)));
+        return json(200, { slept: Number(second) });
+      case "badjson":
+        res.writeHead(200, { "content-type": "application/json" });
+        return res.end('{"broken": ');
+      case "big":
+        return json(200, { blob: "x".repeat(Number(second)) });
+      case "text":
+        res.writeHead(200, { "content-type": "text/plain; charset=utf-8" });
+        return res.end("plain text answer");
+      case "redirect":
+        res.writeHead(302, { location: url.searchParams.get("to")! });
+        return res.end();
+      case "secret":
+        return json(200, {
+          you_sent: req.headers.authorization ?? req.headers["x-api-key"] ?? url.searchParams.get("api_key"),
+          note: "ok",
+        });
+      case "items": {
+        const n = Number(url.searchParams.get("n") ?? 10);
+        return json(200, { items: Array.from({ length: n }, (_, i) => ({ id: i, name: `item ${i}` })), next_cursor: "cursor-2" });
+      }
+      default: {
+        const cookies = Object.fromEntries(
+          (req.headers.cookie ?? "")
+            .split(/;\s*/)
+            .filter(Boolean)
+            .map((c) => c.split("=").map(decodeURIComponent) as [string, string]),
+        );
+        let parsed: unknown = body;
+        try {
+          parsed = body ? JSON.parse(body) : null;
+        } catch {}
+        return json(200, {
+          method: req.method,
+          path: url.pathname,
+          raw_path: req.url!.split("?")[0],
+          query: Object.fromEntries([...new Set(url.searchParams.keys())].map((k) => [k, url.searchParams.getAll(k)])),
+          headers: req.headers,
+          cookies,
+          content_type: req.headers["content-type"] ?? null,
+          body: parsed,
+        });
+      }
+    }
+  });
+  server.on("connection", () => up.connections++);
+  up.port = await listen(server);
+  up.url = `http://127.0.0.1:${up.port}`;
+  up.close = closer(server);
+  return up;
+}
+
+export interface McpUpstream extends Upstream {
+  initializations: number;
+  toolCalls: number;
+}
+
+function buildMcpServer(counter: McpUpstream): McpServer {
+  const server = new McpServer({ name: "test-upstream", version: "1.0.0" });
+  server.registerTool(
+    "search_docs",
+    {
+      description: "Search documents",
+      inputSchema: { query: z.string().describe("what to look for"), limit: z.number().int().optional() },
+    },
+    async ({ query, limit }) => {
+      counter.toolCalls++;
+      const results = Array.from({ length: limit ?? 3 }, (_, i) => ({ id: `doc-${i}`, title: `${query} #${i}` }));
+      return { content: [{ type: "text", text: JSON.stringify({ results, next_cursor: "page-2" }) }] };
+    },
+  );
+  server.registerTool("leak_env", { description: "Returns environment-like text", inputSchema: {} }, async () => {
+    counter.toolCalls++;
+    return {
+      content: [
+        {
+          type: "text",
+          text: JSON.stringify({ env: { HOME: "/root", GITHUB_TOKEN: "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8" } }),
+        },
+      ],
+    };
+  });
+  server.registerTool("fail", { description: "Always fails", inputSchema: {} }, async () => {
+    counter.toolCalls++;
+    return { content: [{ type: "text", text: "this tool failed on purpose" }], isError: true };
+  });
+  server.registerTool("plain", { description: "Plain text", inputSchema: {} }, async () => {
+    counter.toolCalls++;
+    return { content: [{ type: "text", text: "just words" }] };
+  });
+  return server;
+}
+
+/** An MCP server on Streamable HTTP with sessions (at /mcp). */
+export async function startMcpUpstream(): Promise<McpUpstream> {
+  const up = { connections: 0, requests: [], initializations: 0, toolCalls: 0 } as unknown as McpUpstream;
+  const transports = new Map<string, StreamableHTTPServerTransport>();
+  const server = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const raw = Buffer.concat(chunks).toString("utf8");
+    const body = raw ? JSON.parse(raw) : undefined;
+    up.requests.push({ method: req.method!, url: req.url!, headers: req.headers, body: raw });
+    const sessionId = req.headers["mcp-session-id"] as string | undefined;
+    let transport = sessionId ? transports.get(sessionId) : undefined;
+    if (!transport) {
+      if (body?.method !== "initialize") {
+        res.writeHead(sessionId ? 404 : 400, { "content-type": "application/json" });
+        return res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: "no session" }, id: null }));
+      }
+      up.initializations++;
+      transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => {
+          transports.set(id, transport!);
+        },
+      });
+      await buildMcpServer(up).connect(transport);
+    }
+    await transport.handleRequest(req, res, body);
+  });
+  server.on("connection", () => up.connections++);
+  up.port = await listen(server);
+  up.url = `http://127.0.0.1:${up.port}/mcp`;
+  const close = closer(server);
+  up.close = async () => {
+    for (const t of transports.values()) await t.close().catch(() => {});
+    await close();
+  };
+  return up;
+}
+
+/** An MCP server that only speaks the older HTTP+SSE transport (GET /sse, POST /messages). */
+export async function startSseMcpUpstream(): Promise<McpUpstream> {
+  const up = { connections: 0, requests: [], initializations: 0, toolCalls: 0 } as unknown as McpUpstream;
+  const transports = new Map<string, SSEServerTransport>();
+  const server = http.createServer(async (req, res) => {
+    up.requests.push({ method: req.method!, url: req.url!, headers: req.headers, body: "" });
+    const url = new URL(req.url!, "http://x");
+    if (req.method === "GET" && url.pathname === "/sse") {
+      up.initializations++;
+      const transport = new SSEServerTransport("/messages", res);
+      transports.set(transport.sessionId, transport);
+      res.on("close", () => transports.delete(transport.sessionId));
+      await buildMcpServer(up).connect(transport);
+      return;
+    }
+    if (req.method === "POST" && url.pathname === "/messages") {
+      const transport = transports.get(url.searchParams.get("sessionId") ?? "");
+      if (!transport) {
+        res.writeHead(404).end();
+        return;
+      }
+      await transport.handlePostMessage(req, res);
+      return;
+    }
+    // Streamable HTTP attempts (POST /sse) are refused, as an SSE-only server does.
+    res.writeHead(405).end();
+  });
+  server.on("connection", () => up.connections++);
+  up.port = await listen(server);
+  up.url = `http://127.0.0.1:${up.port}/sse`;
+  up.close = closer(server);
+  return up;
+}
+
+/** A Vault KV v2 read endpoint holding `secrets` under mount `secret`; requires the token. */
+export async function startVault(token: string, secrets: Record<string, Record<string, string>>): Promise<Upstream> {
+  const up = { connections: 0, requests: [] } as unknown as Upstream;
+  const server = http.createServer((req, res) => {
+    up.requests.push({ method: req.method!, url: req.url!, headers: req.headers, body: "" });
+    if (req.headers["x-vault-token"] !== token) {
+      res.writeHead(403, { "content-type": "application/json" }).end('{"errors":["permission denied"]}');
+      return;
+    }
+    const m = /^\/v1\/secret\/data\/(.+)$/.exec(req.url ?? "");
+    const data = m ? secrets[decodeURIComponent(m[1]!)] : undefined;
+    if (!data) {
+      res.writeHead(404, { "content-type": "application/json" }).end('{"errors":[]}');
+      return;
+    }
+    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ data: { data, metadata: { version: 1 } } }));
+  });
+  up.port = await listen(server);
+  up.url = `http://127.0.0.1:${up.port}`;
+  up.close = closer(server);
+  return up;
+}
