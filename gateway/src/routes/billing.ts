@@ -4,11 +4,13 @@
  * ones null) and its method as a string, Spending settings carry atomic amounts as JSON integers, and
  * the Stripe webhook passes the raw body through untouched for its signature.
  */
+
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
-import { type Timestamp, timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type Router from "@koa/router";
 import type { RouterContext } from "@koa/router";
-import { FundingMethod, type LedgerEntry, LedgerEntryKind } from "@toolport/proto/toolport/billing/v1/billing_resources_pb";
+import { enumName, isoTime } from "@toolport/kit/proto-json";
+import { FundingMethod, type LedgerEntry, LedgerEntryKindSchema } from "@toolport/proto/toolport/billing/v1/billing_resources_pb";
 import type { AppDeps } from "../app.js";
 import { HttpError } from "../http/errors.js";
 import { auth } from "../middleware/auth.js";
@@ -157,7 +159,7 @@ function jsonInteger(value: bigint): number | string {
   return value <= BigInt(Number.MAX_SAFE_INTEGER) && value >= -BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value.toString();
 }
 
-const iso = (ts: Timestamp | undefined): string | null => (ts ? timestampDate(ts).toISOString() : null);
+const iso = isoTime;
 
 function settingsJson(settings: Awaited<ReturnType<AppDeps["clients"]["billing"]["getSpendingSettings"]>>["settings"]) {
   if (!settings) throw new Error("billing returned no settings");
@@ -171,22 +173,12 @@ function settingsJson(settings: Awaited<ReturnType<AppDeps["clients"]["billing"]
   };
 }
 
-const kindName: Record<LedgerEntryKind, string | null> = {
-  [LedgerEntryKind.UNSPECIFIED]: null,
-  [LedgerEntryKind.DEPOSIT]: "deposit",
-  [LedgerEntryKind.CARD_PAYMENT]: "card_payment",
-  [LedgerEntryKind.HOLD]: "hold",
-  [LedgerEntryKind.CAPTURE]: "capture",
-  [LedgerEntryKind.RELEASE]: "release",
-  [LedgerEntryKind.REFUND]: "refund",
-};
-
 function entryJson(entry: LedgerEntry) {
   return {
     id: entry.id,
     transaction_id: entry.transactionId,
     wallet_id: entry.walletId,
-    kind: kindName[entry.kind],
+    kind: enumName(LedgerEntryKindSchema, entry.kind),
     amount_atomic: jsonInteger(entry.amountAtomic),
     balance_after_atomic: jsonInteger(entry.balanceAfterAtomic),
     balance_after_usdc: entry.balanceAfterUsdc,

@@ -3,8 +3,10 @@
  * Service, Recommendation) plus our publishing shapes: snake_case, enums as lower-case words, int64 as
  * numbers, absent values as null, and optional parameter keys left out when not set.
  */
+
 import { type JsonObject, toJson } from "@bufbuild/protobuf";
-import { type ListValue, ListValueSchema, type Timestamp, timestampDate, type Value, ValueSchema } from "@bufbuild/protobuf/wkt";
+import { type ListValue, ListValueSchema, type Value, ValueSchema } from "@bufbuild/protobuf/wkt";
+import { enumName, isoTime } from "@toolport/kit/proto-json";
 import type {
   CredentialSummary,
   ReadinessGap,
@@ -13,83 +15,32 @@ import type {
 } from "@toolport/proto/toolport/catalog/v1/catalog_publishing_pb";
 import { CredentialScope, CredentialType } from "@toolport/proto/toolport/catalog/v1/catalog_publishing_pb";
 import {
-  ParameterLocation,
+  ParameterLocationSchema,
   type PublicTool,
-  Readiness,
+  type Readiness,
+  ReadinessSchema,
   type Recommendation,
   type Reliability,
   type Service,
-  ServiceStatus,
+  ServiceStatusSchema,
   type ServiceSummary,
-  ServiceType,
+  ServiceTypeSchema,
   type Tool,
   type ToolParameter,
-  ToolStatus,
-  VerificationTier,
+  ToolStatusSchema,
+  VerificationTierSchema,
 } from "@toolport/proto/toolport/catalog/v1/catalog_resources_pb";
-import { ErrorClass, Visibility } from "@toolport/proto/toolport/common/v1/types_pb";
+import { ErrorClassSchema, VisibilitySchema } from "@toolport/proto/toolport/common/v1/types_pb";
 
-const iso = (t: Timestamp | undefined): string | null => (t ? timestampDate(t).toISOString() : null);
+const iso = isoTime;
 const num = (n: bigint): number => Number(n);
 const orNull = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
-
-const readiness: Record<Readiness, string | null> = {
-  [Readiness.UNSPECIFIED]: null,
-  [Readiness.READY]: "ready",
-  [Readiness.NEEDS_CREDENTIAL]: "needs_credential",
-  [Readiness.UNAVAILABLE]: "unavailable",
-};
-const location: Record<ParameterLocation, string | null> = {
-  [ParameterLocation.UNSPECIFIED]: null,
-  [ParameterLocation.PATH]: "path",
-  [ParameterLocation.QUERY]: "query",
-  [ParameterLocation.HEADER]: "header",
-  [ParameterLocation.COOKIE]: "cookie",
-  [ParameterLocation.BODY]: "body",
-};
-const toolStatus: Record<ToolStatus, string | null> = {
-  [ToolStatus.UNSPECIFIED]: null,
-  [ToolStatus.ACTIVE]: "active",
-  [ToolStatus.INACTIVE]: "inactive",
-};
-const serviceType: Record<ServiceType, string | null> = {
-  [ServiceType.UNSPECIFIED]: null,
-  [ServiceType.API]: "api",
-  [ServiceType.MCP_SERVER]: "mcp_server",
-  [ServiceType.INTERNAL]: "internal",
-};
-const serviceStatus: Record<ServiceStatus, string | null> = {
-  [ServiceStatus.UNSPECIFIED]: null,
-  [ServiceStatus.ACTIVE]: "active",
-  [ServiceStatus.DEGRADED]: "degraded",
-  [ServiceStatus.RETIRED]: "retired",
-};
-const tier: Record<VerificationTier, string | null> = {
-  [VerificationTier.UNSPECIFIED]: null,
-  [VerificationTier.UNVERIFIED]: "unverified",
-  [VerificationTier.VERIFIED]: "verified",
-  [VerificationTier.OFFICIAL]: "official",
-};
-const visibility: Record<Visibility, string | null> = {
-  [Visibility.UNSPECIFIED]: null,
-  [Visibility.PUBLIC]: "public",
-  [Visibility.PRIVATE]: "private",
-  [Visibility.INTERNAL]: "internal",
-  [Visibility.LOCAL_ONLY]: "local_only",
-};
-const errorClass: Record<ErrorClass, string | null> = {
-  [ErrorClass.UNSPECIFIED]: null,
-  [ErrorClass.AUTH]: "auth",
-  [ErrorClass.CALLER]: "caller",
-  [ErrorClass.PLATFORM]: "platform",
-  [ErrorClass.UPSTREAM]: "upstream",
-};
 
 /** One parameter: name, location, description, type, required; the rest only when set. */
 export function parameterJson(p: ToolParameter): JsonObject {
   const out: JsonObject = {
     name: p.name,
-    location: location[p.location],
+    location: enumName(ParameterLocationSchema, p.location),
     description: p.description,
     type: p.type,
     required: p.required,
@@ -121,7 +72,7 @@ export function reliabilityJson(r: Reliability | undefined): JsonObject | null {
     p95_seconds: orNull(r.p95Seconds),
     last_success_at: iso(r.lastSuccessAt),
     last_failure_at: iso(r.lastFailureAt),
-    last_error_class: errorClass[r.lastErrorClass],
+    last_error_class: enumName(ErrorClassSchema, r.lastErrorClass),
     last_error_type: orNull(r.lastErrorType),
     error_classes: r.errorClasses ?? {},
     faults: r.faults ?? {},
@@ -143,7 +94,7 @@ export function toolJson(t: Tool): JsonObject {
     name: t.name,
     description: t.description,
     service_id: t.serviceId,
-    status: toolStatus[t.status],
+    status: enumName(ToolStatusSchema, t.status),
     tags: t.tags,
     method: t.method || null,
     path: t.path || null,
@@ -153,7 +104,7 @@ export function toolJson(t: Tool): JsonObject {
     version: t.version,
     is_paid: t.isPaid,
     price_per_call_cents: num(t.pricePerCallCents),
-    readiness: readiness[t.readiness],
+    readiness: enumName(ReadinessSchema, t.readiness),
     configuration_url: orNull(t.configurationUrl),
     reliability: reliabilityJson(t.reliability),
     deprecated: t.deprecated,
@@ -173,7 +124,7 @@ export function publicToolJson(t: PublicTool): JsonObject {
     description: t.description,
     service_id: t.serviceId,
     parameters: parametersJson(t.parameters),
-    readiness: readiness[t.readiness],
+    readiness: enumName(ReadinessSchema, t.readiness),
     configuration_url: orNull(t.configurationUrl),
     reliability: reliabilityJson(t.reliability),
     deprecated: t.deprecated,
@@ -190,14 +141,14 @@ export function serviceJson(s: Service): JsonObject {
     name: s.name,
     summary: s.summary,
     description: s.description,
-    service_type: serviceType[s.serviceType],
+    service_type: enumName(ServiceTypeSchema, s.serviceType),
     category: s.category,
     logo: s.logo,
     contact: { name: s.contact?.name ?? "", url: s.contact?.url ?? "", email: s.contact?.email ?? "" },
     documentation_url: s.documentationUrl,
-    verification_tier: tier[s.verificationTier],
-    status: serviceStatus[s.status],
-    visibility: visibility[s.visibility],
+    verification_tier: enumName(VerificationTierSchema, s.verificationTier),
+    status: enumName(ServiceStatusSchema, s.status),
+    visibility: enumName(VisibilitySchema, s.visibility),
     tool_count: num(s.toolCount),
     total_executions: num(s.totalExecutions),
     success_rate: s.successRate,
@@ -240,7 +191,7 @@ export function recommendationJson(r: Recommendation): JsonObject {
 }
 
 export function readinessJson(r: Readiness): string | null {
-  return readiness[r];
+  return enumName(ReadinessSchema, r);
 }
 
 export function gapJson(g: ReadinessGap): JsonObject {
@@ -252,7 +203,7 @@ function schemeJson(s: SecurityScheme): JsonObject {
     name: s.name,
     type: s.type,
     scheme: orNull(s.scheme),
-    location: location[s.location],
+    location: enumName(ParameterLocationSchema, s.location),
     parameter_name: orNull(s.parameterName),
     bearer_format: orNull(s.bearerFormat),
     description: s.description,

@@ -2,12 +2,13 @@
  * The JSON of the identity endpoints, exactly as the spec spells it (snake_case, null where a value
  * is absent), and the checks of request bodies that must name the offending field in a 400.
  */
+
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
-import { type Timestamp, timestampDate } from "@bufbuild/protobuf/wkt";
-import { AccountKind, type KeyPermissions, OrgRole } from "@toolport/proto/toolport/common/v1/principal_pb";
+import { enumName, isoTime } from "@toolport/kit/proto-json";
+import { AccountKind, type KeyPermissions, OrgRoleSchema } from "@toolport/proto/toolport/common/v1/principal_pb";
 import {
   type Account,
-  AgentType,
+  AgentTypeSchema,
   type ApiKey,
   type ApiKeyUsage,
   type GettingStarted,
@@ -113,24 +114,7 @@ export function boolQuery(value: string | string[] | undefined, field: string): 
 
 // ---- responses ----
 
-export const iso = (t: Timestamp | undefined): string | null => (t ? timestampDate(t).toISOString() : null);
-
-const roleNames: Record<OrgRole, string | null> = {
-  [OrgRole.UNSPECIFIED]: null,
-  [OrgRole.OWNER]: "owner",
-  [OrgRole.ADMIN]: "admin",
-  [OrgRole.MEMBER]: "member",
-  [OrgRole.VIEWER]: "viewer",
-};
-
-const agentTypeNames: Record<AgentType, string | null> = {
-  [AgentType.UNSPECIFIED]: null,
-  [AgentType.CODING_AGENT]: "coding_agent",
-  [AgentType.ASSISTANT]: "assistant",
-  [AgentType.WORKFLOW]: "workflow",
-  [AgentType.SERVICE]: "service",
-  [AgentType.OTHER]: "other",
-};
+export const iso = isoTime;
 
 export function permissionsJson(p: KeyPermissions | undefined): JsonValue {
   if (!p) return null;
@@ -155,7 +139,7 @@ export function createdKeyJson(k: CreateApiKeyResponse): JsonObject {
     permissions: permissionsJson(k.permissions),
     organization_id: k.organizationId,
     agent_name: k.agentName ?? null,
-    agent_type: agentTypeNames[k.agentType],
+    agent_type: enumName(AgentTypeSchema, k.agentType),
     purpose: k.purpose ?? null,
   };
 }
@@ -172,7 +156,7 @@ export function keyJson(k: ApiKey): JsonObject {
     organization_id: k.organizationId,
     account_id: k.accountId,
     agent_name: k.agentName ?? null,
-    agent_type: agentTypeNames[k.agentType],
+    agent_type: enumName(AgentTypeSchema, k.agentType),
     purpose: k.purpose ?? null,
     revoked_at: iso(k.revokedAt),
   };
@@ -185,7 +169,7 @@ export function usageJson(u: ApiKeyUsage): JsonObject {
       id: k?.id ?? "",
       name: k?.name ?? "",
       agent_name: k?.agentName ?? null,
-      agent_type: k ? agentTypeNames[k.agentType] : null,
+      agent_type: k ? enumName(AgentTypeSchema, k.agentType) : null,
       purpose: k?.purpose ?? null,
       created_at: iso(k?.createdAt),
     },
@@ -246,7 +230,7 @@ export function accountJson(a: Account | undefined): JsonObject {
 
 export function orgContextJson(o: OrganizationContext | undefined): JsonValue {
   if (!o) return null;
-  return { org_id: o.orgId, org_name: o.orgName, org_slug: o.orgSlug, role: roleNames[o.role] };
+  return { org_id: o.orgId, org_name: o.orgName, org_slug: o.orgSlug, role: enumName(OrgRoleSchema, o.role) };
 }
 
 export function organizationJson(o: Organization | undefined): JsonObject {
@@ -255,7 +239,7 @@ export function organizationJson(o: Organization | undefined): JsonObject {
     name: o?.name ?? "",
     slug: o?.slug ?? "",
     is_personal: o?.isPersonal ?? false,
-    role: o ? roleNames[o.role] : null,
+    role: o ? enumName(OrgRoleSchema, o.role) : null,
     created_at: iso(o?.createdAt),
   };
 }
@@ -266,7 +250,7 @@ export function memberJson(m: Membership | undefined): JsonObject {
     account_id: m?.accountId ?? "",
     name: m?.name ?? "",
     email: m?.email ?? "",
-    role: m ? roleNames[m.role] : null,
+    role: m ? enumName(OrgRoleSchema, m.role) : null,
     created_at: iso(m?.createdAt),
   };
 }

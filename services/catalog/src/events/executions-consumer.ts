@@ -3,23 +3,17 @@
  * block and recommendations. Durable (one consumer shared by the replicas: the table is shared) with
  * the kit's inbox, so a redelivered event is recorded once.
  */
+
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { PoisonMessageError, type RunningConsumer, startConsumer } from "@toolport/kit/events";
 import type { Logger } from "@toolport/kit/logger";
 import type { Pool } from "@toolport/kit/pg";
-import { ErrorClass, ExecutionStatus } from "@toolport/proto/toolport/common/v1/types_pb";
+import { enumName } from "@toolport/kit/proto-json";
+import { ErrorClassSchema, ExecutionStatus } from "@toolport/proto/toolport/common/v1/types_pb";
 import { type ExecutionEvent, ExecutionEventSchema } from "@toolport/proto/toolport/events/v1/events_pb";
 import type { NatsConnection } from "nats";
 import { isUuid } from "../domain/slug.js";
 import { type ExecutionFact, recordExecution } from "../store/executions-store.js";
-
-const errorClassNames: Record<ErrorClass, string | null> = {
-  [ErrorClass.UNSPECIFIED]: null,
-  [ErrorClass.AUTH]: "auth",
-  [ErrorClass.CALLER]: "caller",
-  [ErrorClass.PLATFORM]: "platform",
-  [ErrorClass.UPSTREAM]: "upstream",
-};
 
 export function factFromEvent(e: ExecutionEvent): ExecutionFact {
   if (!isUuid(e.toolId)) throw new PoisonMessageError(`execution event ${e.eventId} has no valid tool_id`);
@@ -33,7 +27,7 @@ export function factFromEvent(e: ExecutionEvent): ExecutionFact {
     organizationId: e.organizationId,
     success,
     seconds: Number.isFinite(e.seconds) && e.seconds >= 0 ? e.seconds : 0,
-    errorClass: success ? null : (errorClassNames[e.errorClass] ?? null),
+    errorClass: success ? null : (enumName(ErrorClassSchema, e.errorClass) ?? null),
     errorType: success ? null : (e.errorType ?? null),
     error: success ? null : (e.error ?? null),
     isProbe: e.isProbe,
