@@ -106,12 +106,17 @@ export interface RelayOptions {
  * relay; a failed publish leaves the row for the next round, and JetStream's duplicate window plus
  * the consumers' inboxes absorb a row published twice (a crash between publish and mark).
  */
+const PRUNE_EVERY_MS = 60_000;
+
 export class OutboxRelay {
   private stopped = false;
   private wake: (() => void) | undefined;
   private loop: Promise<void> | undefined;
   private readonly js: JetStreamClient;
   private listener: PoolClient | undefined;
+  private prunedAt = 0;
+  /** A NOTIFY arrived since the current batch started (rows committed after its SELECT may wait). */
+  private notified = false;
 
   constructor(private readonly options: RelayOptions) {
     this.js = options.nc.jetstream();
@@ -120,7 +125,10 @@ export class OutboxRelay {
   async start(): Promise<void> {
     try {
       this.listener = await this.options.pool.connect();
-      this.listener.on("notification", () => this.wake?.());
+      this.listener.on("notification", () => {
+        this.notified = true;
+        this.wake?.();
+      });
       await this.listener.query("LISTEN toolport_outbox");
     } catch (err) {
       // Polling still works without notifications.
@@ -144,6 +152,7 @@ export class OutboxRelay {
     let backoffMs = 0;
     while (!this.stopped) {
       let published = 0;
+      this.notified = false;
       try {
         published = await this.publishBatch();
         backoffMs = 0;
@@ -151,7 +160,13 @@ export class OutboxRelay {
         backoffMs = Math.min(Math.max(backoffMs * 2, 250), 5000);
         this.options.log.warn({ err: (err as Error).message, retry_in_ms: backoffMs }, "outbox relay: publish failed");
       }
-      if (published > 0 && backoffMs === 0) continue; // more may be waiting
+      if (backoffMs === 0) {
+        // More may be waiting: a full batch, rows committed during this one (their NOTIFY arrived
+        // meanwhile), or, without LISTEN, anything after a non-empty batch. Otherwise an empty re-poll
+        // would only cost three round trips: wait for the next NOTIFY.
+        const full = published >= (this.options.batchSize ?? 100);
+        if (full || this.notified || (published > 0 && !this.listener)) continue;
+      }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, backoffMs || pollMs);
         this.wake = () => {
@@ -181,6 +196,7 @@ export class OutboxRelay {
         [this.options.batchSize ?? 100],
       );
       let failure: unknown;
+      const published: bigint[] = [];
       for (const row of rows) {
         const h = natsHeaders();
         if (row.request_id) h.set(REQUEST_ID_HEADER, row.request_id);
@@ -194,12 +210,20 @@ export class OutboxRelay {
           ]);
           break; // keep order: nothing after a failed row goes out before it
         }
-        await client.query("UPDATE outbox SET published_at = now(), attempts = attempts + 1 WHERE seq = $1", [row.seq]);
+        published.push(row.seq);
         count += 1;
       }
-      // Published rows older than a week are no longer needed for anything.
-      if (rows.length === 0) {
+      // One statement marks the whole batch (same transaction as before, one round trip).
+      if (published.length > 0) {
+        await client.query("UPDATE outbox SET published_at = now(), attempts = attempts + 1 WHERE seq = ANY($1::bigint[])", [
+          published,
+        ]);
+      }
+      // Published rows older than a week are no longer needed for anything. Pruning scans the table,
+      // so it runs at most once a minute, not after every batch.
+      if (rows.length === 0 && Date.now() - this.prunedAt >= PRUNE_EVERY_MS) {
         await client.query("DELETE FROM outbox WHERE published_at < now() - interval '7 days'");
+        this.prunedAt = Date.now();
       }
       await client.query("COMMIT");
       if (failure) throw failure;
