@@ -31,7 +31,7 @@ runMain("identity", () => {
         pruneRateLimitWindows(ctx.pool).catch((err) => ctx.log.warn({ err }, "pruning rate-limit windows failed"));
       }, PRUNE_EVERY_MS);
       prune.unref();
-      return [consumer, { stop: async () => clearInterval(prune) }];
+      return [consumer, { stop: async () => clearInterval(prune) }, { stop: () => deps!.counterPool.end() }];
     },
   });
 });

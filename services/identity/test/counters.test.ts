@@ -129,4 +129,70 @@ describe("identity counters", () => {
     // Another account has its own count.
     expect((await identity.consumeFreeTierCall({ accountId: randomUUID(), executionId: randomUUID() })).allowed).toBe(true);
   });
+
+  describe("ConsumeCallAllowance (rate limit and free tier in one round trip)", () => {
+    const allowance = (subjectKey: string, limit: number, freeTier?: { accountId: string; executionId: string }) =>
+      identity.consumeCallAllowance({ rateLimit: { bucket: "test_calls", subjectKey, limit, windowSeconds: 60 }, freeTier });
+
+    it("counts the free-tier call only when the rate limit allowed it", async () => {
+      await awayFromWindowEdge(60_000);
+      const subjectKey = randomUUID();
+      const accountId = randomUUID();
+      const first = await allowance(subjectKey, 1, { accountId, executionId: randomUUID() });
+      expect(first.rateLimit).toMatchObject({ allowed: true, limit: 1, remaining: 0 });
+      expect(first.freeTier).toMatchObject({ allowed: true, callsThisMonth: 1n, limit: 3n });
+      const limited = await allowance(subjectKey, 1, { accountId, executionId: randomUUID() });
+      expect(limited.rateLimit).toMatchObject({ allowed: false, remaining: 0 });
+      expect(limited.rateLimit!.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+      expect(limited.freeTier).toBeUndefined();
+      // The refused call was not counted: the free-tier RPC sees one call so far.
+      expect(await identity.consumeFreeTierCall({ accountId, executionId: randomUUID() })).toMatchObject({
+        allowed: true,
+        callsThisMonth: 2n,
+      });
+      // Without a free-tier part only the rate limit is consumed.
+      const plain = await allowance(randomUUID(), 5);
+      expect(plain.rateLimit).toMatchObject({ allowed: true, remaining: 4 });
+      expect(plain.freeTier).toBeUndefined();
+    });
+
+    it("never counts past the monthly limit under concurrency, and counts each execution once", async () => {
+      await awayFromWindowEdge(60_000);
+      const accountId = randomUUID();
+      const repeated = randomUUID();
+      const ids = [repeated, repeated, repeated, ...Array.from({ length: 9 }, () => randomUUID())];
+      const burst = await Promise.all(ids.map((executionId) => allowance(randomUUID(), 100, { accountId, executionId })));
+      const allowedNew = burst.filter((b, i) => b.freeTier!.allowed && ids[i] !== repeated);
+      const allowedRepeated = burst.filter((b, i) => b.freeTier!.allowed && ids[i] === repeated);
+      // The month holds 3 calls: the repeated execution counts once, however many of its copies ran.
+      expect(allowedNew.length + (allowedRepeated.length > 0 ? 1 : 0)).toBe(3);
+      for (const b of burst.filter((x) => !x.freeTier!.allowed)) {
+        expect(b.freeTier).toMatchObject({ allowed: false, callsThisMonth: 3n, limit: 3n });
+      }
+      expect(await identity.consumeFreeTierCall({ accountId, executionId: randomUUID() })).toMatchObject({
+        allowed: false,
+        callsThisMonth: 3n,
+      });
+      // A call already counted stays allowed on a retry, and is not counted again.
+      const counted = ids[burst.findIndex((b) => b.freeTier!.allowed)]!;
+      expect((await allowance(randomUUID(), 100, { accountId, executionId: counted })).freeTier).toMatchObject({
+        allowed: true,
+        callsThisMonth: 3n,
+      });
+    });
+
+    it("refuses a missing rate limit part and a bad account id, naming the field", async () => {
+      const err = await identity.consumeCallAllowance({}).then(
+        () => undefined,
+        (e: unknown) => e as ConnectError,
+      );
+      expect(err?.code).toBe(Code.InvalidArgument);
+      expect(err?.rawMessage).toMatch(/^rate_limit:/);
+      const bad = await allowance(randomUUID(), 5, { accountId: "nope", executionId: randomUUID() }).then(
+        () => undefined,
+        (e: unknown) => e as ConnectError,
+      );
+      expect(bad?.rawMessage).toMatch(/^account_id:/);
+    });
+  });
 });

@@ -11,6 +11,11 @@ export interface IdentityDeps {
   config: IdentityConfig;
   log: Logger;
   pool: Pool;
+  /**
+   * The per-call counters' connections (ConsumeCallAllowance): commits with synchronous_commit off,
+   * see README "Counters on the call path".
+   */
+  counterPool: Pool;
   accounts: AccountStore;
   organizations: OrganizationStore;
   keys: KeyStore;

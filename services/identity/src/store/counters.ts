@@ -40,10 +40,20 @@ export async function consumeRateLimit(pool: Pool, req: RateLimitRequest): Promi
   return {
     allowed: row.allowed,
     limit: req.limit,
-    remaining: Math.max(0, req.limit - row.hits),
+    remaining: remainingAfter(row.allowed, row.hits, req),
     resetAt: row.window_end,
     retryAfterSeconds,
   };
+}
+
+/**
+ * What is left in the window. A refused hit reads the count in its statement's snapshot, which may
+ * predate the concurrent hit that filled the window (the upsert itself saw the latest row): refused
+ * means fewer than `cost` hits are left, whatever that snapshot said.
+ */
+function remainingAfter(allowed: boolean, hits: number, req: { limit: number; cost: number }): number {
+  const left = Math.max(0, req.limit - hits);
+  return allowed ? left : Math.min(left, req.cost - 1);
 }
 
 /** Windows that ended more than a day ago are no longer read by anything. */
@@ -101,4 +111,129 @@ export async function consumeFreeTierCall(
     ]);
     return { allowed: true, callsThisMonth: calls + 1n, limit, resetsAt };
   });
+}
+
+export interface CallAllowanceOutcome {
+  rateLimit: RateLimitOutcome;
+  /** Present when a free-tier call was asked for and the rate limit allowed the call. */
+  freeTier?: FreeTierOutcome;
+}
+
+/**
+ * The per-call counters of execution in ONE statement (one round trip, row locks held only for the
+ * statement): the rate-limit hit first, then, only if it was allowed and a free-tier call is asked
+ * for, the free-tier call, counted once per execution id. Same rules as consumeRateLimit and
+ * consumeFreeTierCall above:
+ *  - the month row is bumped only while below the limit (`calls < limit` under the row lock of the
+ *    upsert), so concurrent replicas never count past it;
+ *  - an execution id already counted reports the state without counting again.
+ * A data-modifying CTE cannot see the rows another CTE of the same statement inserts, so two
+ * concurrent calls with the SAME execution id (a retried RPC racing its original) can both bump the
+ * month row; the one whose execution-id row then conflicts takes its bump back at once (a second
+ * statement), so each execution still counts once; a copy refused at the limit while another copy
+ * was counted is allowed (a second read, on the refusal path only). Between a double bump and its
+ * take-back another call at the very limit may be refused: the error is on the safe side and needs
+ * the same execution id sent twice at once, which execution never does.
+ */
+export async function consumeCallAllowance(
+  pool: Pool,
+  rate: RateLimitRequest,
+  free: { accountId: string; executionId: string; limit: number } | undefined,
+): Promise<CallAllowanceOutcome> {
+  const { rows } = await pool.query<{
+    hits: number;
+    allowed: boolean;
+    window_end: Date;
+    now: Date;
+    month: string;
+    resets_at: Date;
+    bumped: string | null;
+    recorded: boolean;
+    seen: boolean;
+    calls: string | null;
+  }>({
+    // Named: prepared once per connection, so Postgres does not re-plan this statement on every call.
+    name: "identity_consume_call_allowance",
+    text: `WITH w AS (
+       SELECT to_timestamp(floor(extract(epoch FROM now()) / $4::int) * $4::int) AS start
+     ), rl AS (
+       INSERT INTO rate_limit_windows AS r (bucket, subject_key, window_start, window_seconds, hits)
+       SELECT $1::text, $2::text, w.start, $4::int, $5::int FROM w WHERE $5::int <= $3::int
+       ON CONFLICT (bucket, subject_key, window_start)
+       DO UPDATE SET hits = r.hits + EXCLUDED.hits WHERE r.hits + EXCLUDED.hits <= $3::int
+       RETURNING r.hits
+     ), m AS (
+       SELECT date_trunc('month', now() AT TIME ZONE 'UTC')::date AS month,
+              (date_trunc('month', now() AT TIME ZONE 'UTC') + interval '1 month') AT TIME ZONE 'UTC' AS resets_at
+     ), seen AS (
+       SELECT 1 FROM free_tier_calls WHERE $6::uuid IS NOT NULL AND execution_id = $7::text
+     ), ft AS (
+       INSERT INTO free_tier_usage AS u (account_id, month, calls)
+       SELECT $6::uuid, m.month, 1 FROM m
+        WHERE $6::uuid IS NOT NULL AND $8::bigint >= 1
+          AND EXISTS (SELECT 1 FROM rl) AND NOT EXISTS (SELECT 1 FROM seen)
+       ON CONFLICT (account_id, month) DO UPDATE SET calls = u.calls + 1 WHERE u.calls < $8::bigint
+       RETURNING u.calls
+     ), rec AS (
+       INSERT INTO free_tier_calls (execution_id, account_id, month)
+       SELECT $7::text, $6::uuid, m.month FROM ft, m
+       ON CONFLICT DO NOTHING
+       RETURNING 1
+     )
+     SELECT coalesce((SELECT hits FROM rl),
+                     (SELECT hits FROM rate_limit_windows, w
+                       WHERE bucket = $1::text AND subject_key = $2::text AND window_start = w.start), 0) AS hits,
+            EXISTS (SELECT 1 FROM rl) AS allowed,
+            (SELECT start FROM w) + make_interval(secs => $4::int) AS window_end,
+            now() AS now,
+            to_char(m.month, 'YYYY-MM-DD') AS month,
+            m.resets_at,
+            (SELECT calls FROM ft)::text AS bumped,
+            EXISTS (SELECT 1 FROM rec) AS recorded,
+            EXISTS (SELECT 1 FROM seen) AS seen,
+            (SELECT calls FROM free_tier_usage WHERE account_id = $6::uuid AND month = m.month)::text AS calls
+       FROM m`,
+    values: [
+      rate.bucket,
+      rate.subjectKey,
+      rate.limit,
+      rate.windowSeconds,
+      rate.cost,
+      free?.accountId ?? null,
+      free?.executionId ?? null,
+      free?.limit ?? null,
+    ],
+  });
+  const row = rows[0]!;
+  const retryAfterSeconds = row.allowed ? 0 : Math.max(1, Math.ceil((row.window_end.getTime() - row.now.getTime()) / 1000));
+  const rateLimit: RateLimitOutcome = {
+    allowed: row.allowed,
+    limit: rate.limit,
+    remaining: remainingAfter(row.allowed, row.hits, rate),
+    resetAt: row.window_end,
+    retryAfterSeconds,
+  };
+  if (!free || !row.allowed) return { rateLimit };
+  const limit = BigInt(free.limit);
+  const before = BigInt(row.calls ?? "0");
+  const resetsAt = row.resets_at;
+  if (row.seen) return { rateLimit, freeTier: { allowed: true, callsThisMonth: before, limit, resetsAt } };
+  if (row.bumped === null) {
+    // Refused: the row was at the limit when the upsert held its lock (the snapshot read may predate
+    // the last concurrent bump, so report at least the limit). A copy of this same execution may have
+    // been counted meanwhile by a concurrent statement: then it is allowed, as a retry would be.
+    const counted = await pool.query("SELECT 1 FROM free_tier_calls WHERE execution_id = $1", [free.executionId]);
+    if (counted.rowCount === 1) return { rateLimit, freeTier: { allowed: true, callsThisMonth: limit, limit, resetsAt } };
+    return { rateLimit, freeTier: { allowed: false, callsThisMonth: before > limit ? before : limit, limit, resetsAt } };
+  }
+  const bumped = BigInt(row.bumped);
+  if (!row.recorded) {
+    // The same execution id was counted concurrently by another statement: take this bump back.
+    await pool.query("UPDATE free_tier_usage SET calls = calls - 1 WHERE account_id = $1 AND month = $2", [
+      free.accountId,
+      row.month,
+    ]);
+    return { rateLimit, freeTier: { allowed: true, callsThisMonth: bumped - 1n, limit, resetsAt } };
+  }
+  return { rateLimit, freeTier: { allowed: true, callsThisMonth: bumped, limit, resetsAt } };
 }
