@@ -143,6 +143,53 @@ describe("REST tools imported from OpenAPI", () => {
   });
 });
 
+describe("resolved tools are cached briefly; a catalog change is seen on the next call", () => {
+  const patchTool = async (owner: AgentKey, toolId: string, body: Record<string, unknown>) => {
+    const patched = await s.call("PATCH", `/tools/${toolId}`, { key: owner.key, body });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+  };
+
+  it("refuses a tool on the call right after it is sunset, deactivated, deleted or priced, though it was just resolved", async () => {
+    const owner = await registerAgent(s); // unfunded
+    const svc = await publishOpenApi(s, owner, echoApiDocument(), api.url);
+    const warm = async (toolId: string, input: Record<string, unknown>) => {
+      for (let i = 0; i < 3; i++) {
+        const r = await callTool(owner.key, toolId, input);
+        expect(r.status, JSON.stringify(r.body)).toBe(200);
+      }
+    };
+    await warm(svc.tools.list_items!, { n: 1 });
+    await patchTool(owner, svc.tools.list_items!, { deprecated: true, sunset_date: new Date(Date.now() - 1000).toISOString() });
+    expectError(await callTool(owner.key, svc.tools.list_items!, { n: 1 }), 404, "tool_not_found");
+
+    await warm(svc.tools.slow!, { ms: 1 });
+    await patchTool(owner, svc.tools.slow!, { status: "inactive" });
+    expectError(await callTool(owner.key, svc.tools.slow!, { ms: 1 }), 404, "tool_not_found");
+    await patchTool(owner, svc.tools.slow!, { status: "active" });
+    expect((await callTool(owner.key, svc.tools.slow!, { ms: 1 })).status).toBe(200);
+
+    await warm(svc.tools.read_file!, { file_path: "a" });
+    const deleted = await s.call("DELETE", `/tools/${svc.tools.read_file}`, { key: owner.key });
+    expect(deleted.status, JSON.stringify(deleted.body)).toBe(200);
+    expectError(await callTool(owner.key, svc.tools.read_file!, { file_path: "a" }), 404, "tool_not_found");
+
+    await warm(svc.tools.status!, { code: 200 });
+    await patchTool(owner, svc.tools.status!, { price_per_call_cents: 7 });
+    expectError(await callTool(owner.key, svc.tools.status!, { code: 200 }), 402, "insufficient_balance");
+  });
+
+  it("refuses a cached tool once its sunset date passes, without any catalog change in between", async () => {
+    const svc = await publishOpenApi(s, agent, echoApiDocument(), api.url);
+    const sunset = Date.now() + 1500;
+    await patchTool(agent, svc.tools.list_items!, { deprecated: true, sunset_date: new Date(sunset).toISOString() });
+    await new Promise((r) => setTimeout(r, 100)); // the change event has emptied every cache by now
+    expect((await callTool(agent.key, svc.tools.list_items!, { n: 1 })).status).toBe(200);
+    expect((await callTool(agent.key, svc.tools.list_items!, { n: 1 })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, Math.max(0, sunset - Date.now()) + 50));
+    expectError(await callTool(agent.key, svc.tools.list_items!, { n: 1 }), 404, "tool_not_found");
+  });
+});
+
 describe("order of checks and bad input", () => {
   it("404 for an unknown tool, a tool past its sunset date", async () => {
     expectError(await callTool(agent.key, randomUUID(), {}), 404, "tool_not_found");

@@ -32,6 +32,15 @@ export const executionEnv = {
     .min(0)
     .default(0)
     .describe("tool calls per key per minute; 0 = identity's TOOL_CALLS_PER_MINUTE default"),
+  EXECUTION_TOOL_CACHE_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(60_000)
+    .default(3_000)
+    .describe(
+      "how long a resolved tool is reused, milliseconds (emptied at once by every toolport.catalog.tool.changed event); 0 = no cache",
+    ),
   EXECUTION_ENV_SECRET_PREFIX: z
     .string()
     .min(1)

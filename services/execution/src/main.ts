@@ -4,6 +4,7 @@ import { runMain } from "@toolport/kit/lifecycle";
 import { runService } from "@toolport/kit/service";
 import { ExecutionService } from "@toolport/proto/toolport/execution/v1/execution_service_pb";
 import { executionEnv } from "./config.js";
+import { followToolChanges } from "./events/tool-changed-follower.js";
 import { createDeps, type ExecutionDeps, routes } from "./routes.js";
 import { startSettlementSweeper } from "./settlement-sweeper.js";
 
@@ -21,7 +22,8 @@ runMain("execution", () => {
     },
     async background(ctx) {
       const sweeper = startSettlementSweeper(deps!, ctx.log);
-      return [sweeper, { stop: () => deps!.close() }];
+      const follower = await followToolChanges(ctx.nc, deps!.tools, ctx.log);
+      return [sweeper, follower, { stop: () => deps!.close() }];
     },
   });
 });

@@ -4,6 +4,7 @@
  */
 import { randomBytes } from "node:crypto";
 import type { ConnectRouter } from "@connectrpc/connect";
+import { currentScope } from "@toolport/kit/context";
 import { createServiceClient } from "@toolport/kit/rpc";
 import type { ServiceContext } from "@toolport/kit/service";
 import { BillingService } from "@toolport/proto/toolport/billing/v1/billing_service_pb";
@@ -15,6 +16,7 @@ import { UpstreamRunner } from "./adapters/runner.js";
 import { SecretRefs } from "./adapters/secret-refs.js";
 import { AddressPolicy } from "./adapters/ssrf.js";
 import { GrpcBilling, GrpcCatalog, GrpcIdentity } from "./clients/service-ports.js";
+import { CachingCatalog } from "./clients/tool-cache.js";
 import type { ExecutionConfig } from "./config.js";
 import { ConsentTokens } from "./domain/consent.js";
 import { Executor } from "./domain/executor.js";
@@ -24,6 +26,8 @@ import { PgExecutionStore } from "./store/executions-store.js";
 
 export interface ExecutionDeps {
   executor: Executor;
+  /** Resolved tools, kept briefly; live once the tool change follower runs (main.ts). */
+  tools: CachingCatalog;
   store: PgExecutionStore;
   runner: UpstreamRunner;
   outbound: Outbound;
@@ -51,8 +55,13 @@ export function createDeps(ctx: ServiceContext<ExecutionConfig>): ExecutionDeps 
     maxResponseBytes: config.EXECUTION_MAX_RESPONSE_BYTES,
   });
   const store = new PgExecutionStore(pool);
+  const tools = new CachingCatalog(
+    new GrpcCatalog(createServiceClient(CatalogService, config.CATALOG_URL)),
+    { ttlMs: config.EXECUTION_TOOL_CACHE_MS, maxEntries: 10_000 },
+    () => currentScope()?.principal?.isPlatformAdmin ?? false,
+  );
   const executor = new Executor({
-    catalog: new GrpcCatalog(createServiceClient(CatalogService, config.CATALOG_URL)),
+    catalog: tools,
     billing: new GrpcBilling(createServiceClient(BillingService, config.BILLING_URL)),
     identity: new GrpcIdentity(createServiceClient(IdentityService, config.IDENTITY_URL)),
     store,
@@ -69,6 +78,7 @@ export function createDeps(ctx: ServiceContext<ExecutionConfig>): ExecutionDeps 
   });
   return {
     executor,
+    tools,
     store,
     runner,
     outbound,

@@ -38,6 +38,7 @@ function tool(over: Partial<ToolForCall>): ToolForCall {
     isPaid: false,
     priceCents: 0n,
     revision: 1n,
+    active: true,
     ...over,
   };
 }

@@ -10,7 +10,7 @@ import type { Client } from "@connectrpc/connect";
 import { Code, ConnectError, DomainError, readError, unavailable } from "@toolport/kit/errors";
 import type { BillingService } from "@toolport/proto/toolport/billing/v1/billing_service_pb";
 import type { ResolvedTool } from "@toolport/proto/toolport/catalog/v1/catalog_publishing_pb";
-import { ParameterLocation, ServiceType } from "@toolport/proto/toolport/catalog/v1/catalog_resources_pb";
+import { ParameterLocation, ServiceType, ToolStatus } from "@toolport/proto/toolport/catalog/v1/catalog_resources_pb";
 import type { CatalogService } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
 import type { IdentityService } from "@toolport/proto/toolport/identity/v1/identity_service_pb";
 import type { Json } from "../domain/json.js";
@@ -100,6 +100,8 @@ export function toolFromProto(t: ResolvedTool): ToolForCall {
     priceCents: t.pricePerCallCents,
     passthroughReason: t.passthroughReason || undefined,
     revision: t.revision,
+    active: t.status !== ToolStatus.INACTIVE,
+    sunsetAt: t.sunsetDate ? new Date(Number(t.sunsetDate.seconds) * 1000 + Math.floor(t.sunsetDate.nanos / 1e6)) : undefined,
   };
 }
 
@@ -193,32 +195,38 @@ export class GrpcBilling implements BillingPort {
 export class GrpcIdentity implements IdentityPort {
   constructor(private readonly client: Client<typeof IdentityService>) {}
 
-  async consumeRateLimit(subject: string, limit: number, windowSeconds: number): Promise<RateWindow> {
+  async consumeCallAllowance(req: {
+    subject: string;
+    limit: number;
+    windowSeconds: number;
+    freeTier?: { accountId: string; executionId: string };
+  }): Promise<{ rate: RateWindow; freeTier?: FreeTierUsage }> {
+    let res: Awaited<ReturnType<Client<typeof IdentityService>["consumeCallAllowance"]>>;
     try {
-      const res = await this.client.consumeRateLimit({ bucket: "tool_calls", subjectKey: subject, limit, windowSeconds });
-      return {
-        allowed: res.allowed,
-        limit: res.limit,
-        remaining: res.remaining,
-        resetAt: res.resetAt ? new Date(Number(res.resetAt.seconds) * 1000) : new Date(),
-        retryAfterSeconds: res.retryAfterSeconds,
-      };
+      res = await this.client.consumeCallAllowance({
+        rateLimit: { bucket: "tool_calls", subjectKey: req.subject, limit: req.limit, windowSeconds: req.windowSeconds },
+        freeTier: req.freeTier,
+      });
     } catch (err) {
       throw translate("identity", err);
     }
-  }
-
-  async consumeFreeTierCall(accountId: string, executionId: string): Promise<FreeTierUsage> {
-    try {
-      const res = await this.client.consumeFreeTierCall({ accountId, executionId });
-      return {
-        allowed: res.allowed,
-        callsThisMonth: res.callsThisMonth,
-        limit: res.limit,
-        resetsAt: res.resetsAt ? new Date(Number(res.resetsAt.seconds) * 1000) : new Date(),
-      };
-    } catch (err) {
-      throw translate("identity", err);
-    }
+    const rate = res.rateLimit;
+    if (!rate) throw unavailable("identity_unavailable", "the identity service could not answer; the call was not run");
+    const free = res.freeTier;
+    return {
+      rate: {
+        allowed: rate.allowed,
+        limit: rate.limit,
+        remaining: rate.remaining,
+        resetAt: rate.resetAt ? new Date(Number(rate.resetAt.seconds) * 1000) : new Date(),
+        retryAfterSeconds: rate.retryAfterSeconds,
+      },
+      freeTier: free && {
+        allowed: free.allowed,
+        callsThisMonth: free.callsThisMonth,
+        limit: free.limit,
+        resetsAt: free.resetsAt ? new Date(Number(free.resetsAt.seconds) * 1000) : new Date(),
+      },
+    };
   }
 }

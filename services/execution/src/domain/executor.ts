@@ -16,6 +16,7 @@ import {
   notFound,
   permissionDenied,
   resourceExhausted,
+  unavailable,
 } from "@toolport/kit/errors";
 import type { Logger } from "@toolport/kit/logger";
 import { capResponse, DEFAULT_STORE_MAX_CHARS, type ResponseMeta, storageForm } from "./cap.js";
@@ -105,7 +106,8 @@ export class Executor {
   async call(caller: Caller, req: CallRequest): Promise<CallOutcome> {
     const { catalog, store, validator, log } = this.deps;
     const tool = await catalog.resolveTool(req.toolId, caller);
-    if (!tool) throw notFound("tool_not_found", `tool ${req.toolId} not found`, { details: { tool_id: req.toolId } });
+    // A deactivated tool is refused like an unknown one (the catalog still describes it to its publisher).
+    if (!tool?.active) throw notFound("tool_not_found", `tool ${req.toolId} not found`, { details: { tool_id: req.toolId } });
     checkPermission(tool, caller);
     const steps = parseFields(req.fields);
     validator.check(`${tool.id}:${tool.revision}`, tool.inputSchema, req.input);
@@ -127,8 +129,7 @@ export class Executor {
     let held = false;
     try {
       await this.checkConsent(tool, caller, req);
-      await this.checkRateLimit(caller);
-      await this.checkFreeTier(tool, caller, executionId);
+      await this.checkAllowance(tool, caller, executionId);
       if (tool.isPaid && tool.priceCents > 0n) {
         await this.deps.billing.hold({ executionId, caller, amountCents: tool.priceCents, toolId: tool.id });
         held = true;
@@ -236,26 +237,39 @@ export class Executor {
     );
   }
 
-  private async checkRateLimit(caller: Caller): Promise<void> {
-    // 0 = identity's default for the tool_calls bucket (TOOL_CALLS_PER_MINUTE there).
-    const limit = this.deps.limits.rateLimitPerMinute;
-    const window = await this.deps.identity.consumeRateLimit(caller.keyId ?? caller.accountId, limit, 60);
-    if (window.allowed) return;
-    const message = `rate limit of ${window.limit} tool calls per minute reached; retry in ${window.retryAfterSeconds} s`;
-    throw resourceExhausted("rate_limited", message, {
-      details: { retry_after_seconds: window.retryAfterSeconds, limit: window.limit },
-      detail: {
-        message,
-        usage: { limit: window.limit, remaining: window.remaining, window_seconds: 60, resets_at: window.resetAt.toISOString() },
-        upgrade_url: this.deps.limits.upgradeUrl,
-      },
+  /**
+   * Rate limit, then free tier (free-tier accounts count calls of free, credential-free tools, 5000 a
+   * month, kept by identity): one identity round trip that counts the free-tier call only when the
+   * rate limit allowed it, so the caller sees the same 429 as with two separate checks.
+   */
+  private async checkAllowance(tool: ToolForCall, caller: Caller, executionId: string): Promise<void> {
+    const countsFreeTier = caller.tier === "free" && !tool.isPaid && tool.securitySchemes.length === 0;
+    // limit 0 = identity's default for the tool_calls bucket (TOOL_CALLS_PER_MINUTE there).
+    const { rate: window, freeTier: usage } = await this.deps.identity.consumeCallAllowance({
+      subject: caller.keyId ?? caller.accountId,
+      limit: this.deps.limits.rateLimitPerMinute,
+      windowSeconds: 60,
+      freeTier: countsFreeTier ? { accountId: caller.accountId, executionId } : undefined,
     });
-  }
-
-  /** Free-tier accounts count calls of free, credential-free tools (5000 a month, kept by identity). */
-  private async checkFreeTier(tool: ToolForCall, caller: Caller, executionId: string): Promise<void> {
-    if (caller.tier !== "free" || tool.isPaid || tool.securitySchemes.length > 0) return;
-    const usage = await this.deps.identity.consumeFreeTierCall(caller.accountId, executionId);
+    if (!window.allowed) {
+      const message = `rate limit of ${window.limit} tool calls per minute reached; retry in ${window.retryAfterSeconds} s`;
+      throw resourceExhausted("rate_limited", message, {
+        details: { retry_after_seconds: window.retryAfterSeconds, limit: window.limit },
+        detail: {
+          message,
+          usage: {
+            limit: window.limit,
+            remaining: window.remaining,
+            window_seconds: 60,
+            resets_at: window.resetAt.toISOString(),
+          },
+          upgrade_url: this.deps.limits.upgradeUrl,
+        },
+      });
+    }
+    if (!countsFreeTier) return;
+    if (!usage)
+      throw unavailable("identity_unavailable", "the identity service did not count the free-tier call; the call was not run");
     if (usage.allowed) return;
     const message = `free tier usage limit of ${usage.limit} calls this month reached`;
     throw resourceExhausted("usage_limit_reached", message, {

@@ -52,6 +52,10 @@ export interface ToolForCall {
   priceCents: bigint;
   passthroughReason?: string;
   revision: bigint;
+  /** False for a tool its publisher deactivated (catalog status `inactive`): calls are refused with 404. */
+  active: boolean;
+  /** When the tool stops being callable (catalog's sunset date), if set. */
+  sunsetAt?: Date;
 }
 
 export type Credential =

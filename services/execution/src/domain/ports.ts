@@ -35,8 +35,16 @@ export interface FreeTierUsage {
 }
 
 export interface IdentityPort {
-  consumeRateLimit(subject: string, limit: number, windowSeconds: number): Promise<RateWindow>;
-  consumeFreeTierCall(accountId: string, executionId: string): Promise<FreeTierUsage>;
+  /**
+   * One call's counters in one round trip: the rate-limit hit, then (when `freeTier` is given and the
+   * rate limit allowed the call) the free-tier call, counted once per execution id.
+   */
+  consumeCallAllowance(req: {
+    subject: string;
+    limit: number;
+    windowSeconds: number;
+    freeTier?: { accountId: string; executionId: string };
+  }): Promise<{ rate: RateWindow; freeTier?: FreeTierUsage }>;
 }
 
 export interface RunOutput {

@@ -3,11 +3,10 @@
  * execution row, with what the reliability block (catalog), key usage (identity), webhooks and spend
  * warnings (billing) need.
  */
-import { create } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { currentRequestId } from "@toolport/kit/context";
-import { enqueueEvent, Subjects } from "@toolport/kit/events";
-import type { PoolClient } from "@toolport/kit/pg";
+import { Subjects } from "@toolport/kit/events";
 import { ErrorClass, ExecutionStatus } from "@toolport/proto/toolport/common/v1/types_pb";
 import { ExecutionEventSchema } from "@toolport/proto/toolport/events/v1/events_pb";
 import type { ErrorClassName } from "../domain/failure.js";
@@ -20,7 +19,15 @@ const errorClasses: Record<ErrorClassName, ErrorClass> = {
   upstream: ErrorClass.UPSTREAM,
 };
 
-export async function enqueueExecutionEvent(client: PoolClient, record: ExecutionRecord): Promise<void> {
+/** An execution's event as the outbox row kit's relay publishes (see store/executions-store.ts record). */
+export interface OutboxRow {
+  id: string;
+  subject: string;
+  payload: Buffer;
+  requestId: string | null;
+}
+
+export function executionEventRow(record: ExecutionRecord): OutboxRow {
   const eventId = record.id; // one event per execution: its id doubles as the de-duplication id
   const success = record.status === "success";
   const message = create(ExecutionEventSchema, {
@@ -45,11 +52,10 @@ export async function enqueueExecutionEvent(client: PoolClient, record: Executio
     isPaid: record.tool.isPaid,
     isProbe: false,
   });
-  await enqueueEvent(
-    client,
-    success ? Subjects.executionCompleted : Subjects.executionFailed,
-    ExecutionEventSchema,
-    message,
-    eventId,
-  );
+  return {
+    id: eventId,
+    subject: success ? Subjects.executionCompleted : Subjects.executionFailed,
+    payload: Buffer.from(toBinary(ExecutionEventSchema, message)),
+    requestId: currentRequestId() ?? null,
+  };
 }

@@ -1,12 +1,12 @@
 /** SQL of the execution service: executions, used confirm tokens, idempotency keys. */
-import { type Pool, withTransaction } from "@toolport/kit/pg";
+import type { Pool } from "@toolport/kit/pg";
 import type { StoredMeta } from "../domain/cap.js";
 import type { ErrorClassName } from "../domain/failure.js";
 import type { Json } from "../domain/json.js";
 import type { ServiceType } from "../domain/model.js";
 import type { ExecutionRecord, ExecutionStore, IdempotencyClaim, Settlement, StoredExecution } from "../domain/ports.js";
 import type { RedactionReport } from "../domain/redaction/redact.js";
-import { enqueueExecutionEvent } from "../events/execution-events.js";
+import { executionEventRow } from "../events/execution-events.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -66,44 +66,57 @@ export class PgExecutionStore implements ExecutionStore {
     );
   }
 
+  /**
+   * The execution row, its event in the outbox (kit's relay publishes it; same row and wake-up as
+   * enqueueEvent) and the idempotency key's completion, in ONE statement: a single statement is one
+   * transaction, so all three are written or none, in one round trip instead of six.
+   */
   async record(r: ExecutionRecord, idempotency?: { accountId: string; key: string }): Promise<void> {
-    await withTransaction(this.pool, async (client) => {
-      await client.query(
-        `INSERT INTO executions (id, account_id, organization_id, key_id, tool_id, tool_name, service_id, service_name, service_type,
+    const event = executionEventRow(r);
+    await this.pool.query({
+      // Named: prepared once per connection, so Postgres does not re-plan this statement on every call.
+      name: "execution_record",
+      text: `WITH execution AS (
+         INSERT INTO executions (id, account_id, organization_id, key_id, tool_id, tool_name, service_id, service_name, service_type,
            status, error, error_class, error_type, result_json, stored_meta, redaction, passthrough_reason, cost_cents, settlement,
            duration_ms, executed_at)
-         VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21)`,
-        [
-          r.id,
-          r.caller.accountId,
-          r.caller.organizationId,
-          r.caller.keyId ?? null,
-          r.tool.id,
-          r.tool.name,
-          r.tool.serviceId,
-          r.tool.serviceName,
-          r.tool.serviceType,
-          r.status,
-          r.error,
-          r.errorClass,
-          r.errorType,
-          r.result === undefined ? null : JSON.stringify(r.result),
-          r.storedMeta,
-          r.redaction,
-          r.passthroughReason,
-          r.costCents,
-          r.settlement,
-          r.durationMs,
-          r.executedAt,
-        ],
-      );
-      await enqueueExecutionEvent(client, r);
-      if (idempotency) {
-        await client.query(
-          "UPDATE idempotency_keys SET state = 'done', updated_at = now() WHERE account_id = $1 AND idempotency_key = $2 AND execution_id = $3",
-          [idempotency.accountId, idempotency.key, r.id],
-        );
-      }
+         VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21)
+       ), event AS (
+         INSERT INTO outbox (id, subject, payload, request_id) VALUES ($22, $23, $24, $25)
+       ), idempotency AS (
+         UPDATE idempotency_keys SET state = 'done', updated_at = now()
+          WHERE $26::text IS NOT NULL AND account_id = $27 AND idempotency_key = $26::text AND execution_id = $1
+       )
+       SELECT pg_notify('toolport_outbox', '')`,
+      values: [
+        r.id,
+        r.caller.accountId,
+        r.caller.organizationId,
+        r.caller.keyId ?? null,
+        r.tool.id,
+        r.tool.name,
+        r.tool.serviceId,
+        r.tool.serviceName,
+        r.tool.serviceType,
+        r.status,
+        r.error,
+        r.errorClass,
+        r.errorType,
+        r.result === undefined ? null : JSON.stringify(r.result),
+        r.storedMeta,
+        r.redaction,
+        r.passthroughReason,
+        r.costCents,
+        r.settlement,
+        r.durationMs,
+        r.executedAt,
+        event.id,
+        event.subject,
+        event.payload,
+        event.requestId,
+        idempotency?.key ?? null,
+        idempotency?.accountId ?? null,
+      ],
     });
   }
 
