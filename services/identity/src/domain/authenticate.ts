@@ -1,11 +1,12 @@
 /**
  * Credential + organization selector -> principal. No cache: every request reads the key row, so a
- * revoked key is refused on its very next use on every gateway replica.
+ * revoked key is refused on its very next use on every gateway replica. Nothing here logs: this runs
+ * on every gateway request.
  */
 import { notFound, unauthenticated } from "@toolport/kit/errors";
 import { hashApiKey, hashesMatch, looksLikeApiKey } from "./api-key-secret.js";
 import type { Account, ApiKey, ResolvedPrincipal } from "./model.js";
-import type { AccountStore, KeyStore, OrganizationStore } from "./ports.js";
+import type { AccountStore, KeyStore, MembershipRole, OrganizationStore } from "./ports.js";
 import { isUuid } from "./validation.js";
 
 export interface AuthDeps {
@@ -16,26 +17,70 @@ export interface AuthDeps {
 
 export const invalidCredentials = () => unauthenticated("unauthenticated", "the API key or token is not valid");
 
+/**
+ * An API key -> principal in one store round trip (key, account, membership, and the throttled
+ * `last_used_at` write all in one statement).
+ */
 export async function authenticateApiKey(
   deps: AuthDeps,
   plaintext: string,
   selector: string | undefined,
 ): Promise<ResolvedPrincipal> {
   if (!looksLikeApiKey(plaintext)) throw invalidCredentials();
+  const chosen = chosenOrganization(selector);
   const presented = hashApiKey(plaintext);
-  const found = await deps.keys.activeKeyByHash(presented);
+  const found = await deps.keys.authenticateKey(presented, chosen);
   if (!found || !hashesMatch(presented, found.storedHash)) throw invalidCredentials();
-  const account = await deps.accounts.accountById(found.key.accountId);
-  if (!account) throw invalidCredentials();
-  const principal = await resolveOrganization(deps, account, found.key, selector, "api_key");
-  await deps.keys.touchKey(found.key.id);
-  return principal;
+  return principalOf(found.account, found.key, found.membership, selector, "api_key");
+}
+
+/** A Toolport JWT's account -> principal in one store round trip. */
+export async function authenticateAccount(
+  deps: AuthDeps,
+  accountId: string,
+  selector: string | undefined,
+): Promise<ResolvedPrincipal> {
+  const chosen = chosenOrganization(selector);
+  const found = await deps.accounts.accountInOrganization(accountId, chosen);
+  if (!found) throw invalidCredentials();
+  return principalOf(found.account, null, found.membership, selector, "jwt");
 }
 
 export const organizationNotFound = (id: string) =>
   notFound("organization_not_found", `organization ${id} does not exist or you are not a member of it`, {
     details: { organization_id: id },
   });
+
+/** A selector that names no organization (not a UUID) is looked up as this id, which matches nothing. */
+const NO_ORGANIZATION = "00000000-0000-0000-0000-000000000000";
+
+/**
+ * The organization id the explicit selector asks for (null when none was given). A malformed selector
+ * is refused with 404 only after the credential has been checked, like an unknown one.
+ */
+function chosenOrganization(selector: string | undefined): string | null {
+  if (selector === undefined || selector === "") return null;
+  return isUuid(selector) ? selector : NO_ORGANIZATION;
+}
+
+/**
+ * The principal from the membership looked up for the chosen organization (the selector's, else the
+ * key's bound organization, else the personal one).
+ */
+function principalOf(
+  account: Account,
+  key: ApiKey | null,
+  membership: MembershipRole | null,
+  selector: string | undefined,
+  method: ResolvedPrincipal["method"],
+): ResolvedPrincipal {
+  if (!membership) {
+    if (selector !== undefined && selector !== "") throw organizationNotFound(selector);
+    // The key's owner has since left the organization the key is bound to: the key no longer works.
+    throw unauthenticated("key_organization_left", "this key's organization no longer includes its owner");
+  }
+  return { account, organizationId: membership.organizationId, role: membership.role, key, method };
+}
 
 /**
  * The organization a request runs in: the explicit selector (membership required, else 404), else
@@ -48,15 +93,7 @@ export async function resolveOrganization(
   selector: string | undefined,
   method: ResolvedPrincipal["method"],
 ): Promise<ResolvedPrincipal> {
-  if (selector !== undefined && selector !== "") {
-    if (!isUuid(selector)) throw organizationNotFound(selector);
-    const chosen = await deps.organizations.membership(selector, account.id);
-    if (!chosen) throw organizationNotFound(selector);
-    return { account, organizationId: chosen.id, role: chosen.role, key, method };
-  }
-  const orgId = key?.organizationId ?? account.personalOrganizationId;
-  const membership = await deps.organizations.membership(orgId, account.id);
-  // The key's owner has since left the organization the key is bound to: the key no longer works.
-  if (!membership) throw unauthenticated("key_organization_left", "this key's organization no longer includes its owner");
-  return { account, organizationId: membership.id, role: membership.role, key, method };
+  const chosen = chosenOrganization(selector);
+  const found = await deps.organizations.membership(chosen ?? key?.organizationId ?? account.personalOrganizationId, account.id);
+  return principalOf(account, key, found && { organizationId: found.id, role: found.role }, selector, method);
 }

@@ -45,6 +45,28 @@ export interface AccountStore {
   accountById(id: string): Promise<Account | null>;
   humanByEmail(email: string): Promise<(Account & { passwordHash: string | null }) | null>;
   accountByExternalSubject(issuer: string, subject: string): Promise<Account | null>;
+  /**
+   * Authenticate's JWT path in one query: the account and its membership of `organizationId` (its
+   * personal organization when null); membership null when it is not a member. Null: no such account.
+   */
+  accountInOrganization(accountId: string, organizationId: string | null): Promise<AccountInOrganization | null>;
+}
+
+/** An organization the caller belongs to, as Authenticate needs it. */
+export interface MembershipRole {
+  organizationId: string;
+  role: Role;
+}
+
+export interface AccountInOrganization {
+  account: Account;
+  membership: MembershipRole | null;
+}
+
+/** Authenticate's API-key path: the active key, its stored hash, its account and the chosen membership. */
+export interface KeyPrincipal extends AccountInOrganization {
+  key: ApiKey;
+  storedHash: Buffer;
 }
 
 export interface OrganizationStore {
@@ -62,13 +84,18 @@ export interface OrganizationStore {
 
 export interface KeyStore {
   insertKey(key: NewApiKey): Promise<ApiKey>;
-  /** The active (not revoked) key with this hash and its stored hash, for a constant-time check. */
-  activeKeyByHash(hash: Buffer): Promise<{ key: ApiKey; storedHash: Buffer } | null>;
+  /**
+   * Authenticate's API-key path in one round trip: the active (not revoked) key with this hash, its
+   * stored hash (for a constant-time check), its account, and the account's membership of
+   * `organizationId` (the key's own organization when null; membership null when not a member).
+   * When the membership exists, the same statement records the use in `last_used_at` if the stored
+   * value is older than LAST_USED_RESOLUTION_SECONDS (or unset). Null: no active key has this hash.
+   */
+  authenticateKey(hash: Buffer, organizationId: string | null): Promise<KeyPrincipal | null>;
   keyById(id: string): Promise<ApiKey | null>;
   keysOfAccount(accountId: string, includeRevoked: boolean): Promise<ApiKey[]>;
   keysOfOrganization(organizationId: string, includeRevoked: boolean): Promise<ApiKey[]>;
   revokeKey(id: string, by: string): Promise<ApiKey | null>;
-  touchKey(id: string): Promise<void>;
   usageOfKey(keyId: string, days: number): Promise<KeyUsageSummary>;
 }
 

@@ -6,7 +6,7 @@ import { principalKey } from "@toolport/kit/rpc";
 import { JwkSchema } from "@toolport/proto/toolport/identity/v1/identity_resources_pb";
 import type { IdentityService } from "@toolport/proto/toolport/identity/v1/identity_service_pb";
 import { externalUser, login, registerAgent, signup } from "../domain/accounts.js";
-import { authenticateApiKey, invalidCredentials, resolveOrganization } from "../domain/authenticate.js";
+import { authenticateAccount, authenticateApiKey, invalidCredentials, resolveOrganization } from "../domain/authenticate.js";
 import { buildGuide, registrationUrl } from "../domain/guide.js";
 import type { ResolvedPrincipal } from "../domain/model.js";
 import { accountToProto, guideToProto, principalToProto, requireCaller } from "./convert.js";
@@ -88,10 +88,11 @@ export function accountHandlers(deps: IdentityDeps): Impl {
           break;
         case "bearerToken": {
           const verified = await (await deps.tokens).verify(req.credential.value);
-          const account =
-            verified.kind === "toolport"
-              ? await deps.accounts.accountById(verified.accountId)
-              : await externalUser(deps.accounts, verified);
+          if (verified.kind === "toolport") {
+            resolved = await authenticateAccount(deps, verified.accountId, selector);
+            break;
+          }
+          const account = await externalUser(deps.accounts, verified);
           if (!account) throw invalidCredentials();
           resolved = await resolveOrganization(deps, account, null, selector, "jwt");
           break;

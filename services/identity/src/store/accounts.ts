@@ -70,6 +70,13 @@ const toMember = (row: MemberRow): Member => ({
   createdAt: row.created_at,
 });
 
+/** Authenticate's JWT path, one statement (a named, per-connection prepared statement). */
+const ACCOUNT_IN_ORGANIZATION = `SELECT a.${ACCOUNT_COLUMNS.split(", ").join(", a.")},
+       m.organization_id AS m_organization_id, m.role AS m_role
+  FROM accounts a
+  LEFT JOIN memberships m ON m.account_id = a.id AND m.organization_id = coalesce($2::uuid, a.personal_organization_id)
+ WHERE a.id = $1`;
+
 export function accountStore(pool: Pool): AccountStore {
   return {
     async createAccount(account: NewAccount, firstKey?: Omit<NewApiKey, "accountId" | "organizationId">) {
@@ -109,6 +116,21 @@ export function accountStore(pool: Pool): AccountStore {
       if (!isUuid(id)) return null;
       const { rows } = await pool.query<AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = $1`, [id]);
       return rows[0] ? toAccount(rows[0]) : null;
+    },
+
+    async accountInOrganization(accountId, organizationId) {
+      if (!isUuid(accountId)) return null;
+      const { rows } = await pool.query<AccountRow & { m_organization_id: string | null; m_role: Role | null }>({
+        name: "identity_account_in_organization",
+        text: ACCOUNT_IN_ORGANIZATION,
+        values: [accountId, organizationId],
+      });
+      const row = rows[0];
+      if (!row) return null;
+      return {
+        account: toAccount(row),
+        membership: row.m_role ? { organizationId: row.m_organization_id!, role: row.m_role } : null,
+      };
     },
 
     async humanByEmail(email) {

@@ -1,6 +1,6 @@
 /** API keys and their usage in identity's database. Only hashes of keys are stored. */
 import type { Pool, PoolClient } from "@toolport/kit/pg";
-import type { ApiKey, Permissions } from "../domain/model.js";
+import type { Account, ApiKey, Permissions, Role } from "../domain/model.js";
 import type { KeyStore, KeyUsageSummary, NewApiKey } from "../domain/ports.js";
 
 interface KeyRow {
@@ -70,6 +70,54 @@ function toKey(row: KeyRow): ApiKey {
   };
 }
 
+/**
+ * `last_used_at` is rewritten at most once per this many seconds per key (README "`last_used` resolution"):
+ * the first use sets it at once, later uses within the window leave it as it is.
+ */
+export const LAST_USED_RESOLUTION_SECONDS = 30;
+
+interface AuthenticateRow extends KeyRow {
+  key_hash: Buffer;
+  a_kind: Account["kind"];
+  a_name: string;
+  a_email: string;
+  a_tier: string;
+  a_personal_organization_id: string;
+  a_is_platform_admin: boolean;
+  a_created_at: Date;
+  m_organization_id: string | null;
+  m_role: Role | null;
+}
+
+/**
+ * Authenticate's API-key path, one statement (prepared per connection as a named statement): the
+ * active key by hash, its account, the account's membership of $2 (the key's own organization when
+ * null), and, only when that membership exists, the throttled `last_used_at` write. An UPDATE that
+ * matches no row assigns no transaction id, so the read-only case commits without a WAL flush.
+ * Concurrent uses of one key: the first takes the row lock and writes, the others re-check the
+ * condition against the new value and skip.
+ */
+const AUTHENTICATE_KEY = `
+WITH hit AS (
+  SELECT k.id, k.account_id, k.organization_id, k.name, k.key_prefix, k.permissions, k.agent_name, k.agent_type,
+         k.purpose, k.created_at, k.last_used_at, k.revoked_at, k.key_hash,
+         a.kind AS a_kind, a.name AS a_name, a.email AS a_email, a.tier AS a_tier,
+         a.personal_organization_id AS a_personal_organization_id, a.is_platform_admin AS a_is_platform_admin,
+         a.created_at AS a_created_at,
+         m.organization_id AS m_organization_id, m.role AS m_role
+    FROM api_keys k
+    JOIN accounts a ON a.id = k.account_id
+    LEFT JOIN memberships m ON m.account_id = k.account_id AND m.organization_id = coalesce($2::uuid, k.organization_id)
+   WHERE k.key_hash = $1 AND k.revoked_at IS NULL
+), touched AS (
+  UPDATE api_keys t SET last_used_at = now()
+    FROM hit
+   WHERE t.id = hit.id AND hit.m_role IS NOT NULL
+     AND (t.last_used_at IS NULL OR t.last_used_at < now() - make_interval(secs => ${LAST_USED_RESOLUTION_SECONDS}))
+  RETURNING t.id
+)
+SELECT * FROM hit`;
+
 export async function insertKey(client: Pool | PoolClient, key: NewApiKey): Promise<ApiKey> {
   const { rows } = await client.query<KeyRow>(
     `INSERT INTO api_keys (id, account_id, organization_id, name, key_hash, key_prefix, permissions, agent_name, agent_type, purpose)
@@ -94,12 +142,29 @@ export function keyStore(pool: Pool): KeyStore {
   return {
     insertKey: (key) => insertKey(pool, key),
 
-    async activeKeyByHash(hash) {
-      const { rows } = await pool.query<KeyRow & { key_hash: Buffer }>(
-        `SELECT ${KEY_COLUMNS}, key_hash FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL`,
-        [hash],
-      );
-      return rows[0] ? { key: toKey(rows[0]), storedHash: rows[0].key_hash } : null;
+    async authenticateKey(hash, organizationId) {
+      const { rows } = await pool.query<AuthenticateRow>({
+        name: "identity_authenticate_key",
+        text: AUTHENTICATE_KEY,
+        values: [hash, organizationId],
+      });
+      const row = rows[0];
+      if (!row) return null;
+      return {
+        key: toKey(row),
+        storedHash: row.key_hash,
+        account: {
+          id: row.account_id,
+          kind: row.a_kind,
+          name: row.a_name,
+          email: row.a_email,
+          tier: row.a_tier,
+          personalOrganizationId: row.a_personal_organization_id,
+          isPlatformAdmin: row.a_is_platform_admin,
+          createdAt: row.a_created_at,
+        },
+        membership: row.m_role ? { organizationId: row.m_organization_id!, role: row.m_role } : null,
+      };
     },
 
     async keyById(id) {
@@ -129,14 +194,6 @@ export function keyStore(pool: Pool): KeyStore {
         [id, by],
       );
       return rows[0] ? toKey(rows[0]) : null;
-    },
-
-    async touchKey(id) {
-      // At most one write per key per minute: last_used is a hint, not an audit trail.
-      await pool.query(
-        "UPDATE api_keys SET last_used_at = now() WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')",
-        [id],
-      );
     },
 
     async usageOfKey(keyId, days) {
