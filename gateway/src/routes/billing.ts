@@ -13,6 +13,7 @@ import { enumName, isoTime } from "@toolport/kit/proto-json";
 import { FundingMethod, type LedgerEntry, LedgerEntryKindSchema } from "@toolport/proto/toolport/billing/v1/billing_resources_pb";
 import type { AppDeps } from "../app.js";
 import { HttpError } from "../http/errors.js";
+import { objectBody } from "../http/input.js";
 import { auth } from "../middleware/auth.js";
 
 export function billingRoutes(router: Router, deps: AppDeps): void {
@@ -124,15 +125,6 @@ export function billingRoutes(router: Router, deps: AppDeps): void {
 
 function fieldError(field: string, message: string): HttpError {
   return new HttpError(400, "invalid_request", message, { field });
-}
-
-function objectBody(ctx: RouterContext): JsonObject {
-  const body = ctx.request.body;
-  if (body === undefined) return {};
-  if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    throw new HttpError(400, "invalid_body", "request body must be a JSON object");
-  }
-  return body as JsonObject;
 }
 
 /**

@@ -12,6 +12,7 @@ import type { CredentialMaterialSchema, OpenApiSourceSchema } from "@toolport/pr
 import type { CreateServiceRequestSchema } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
 import type { AppDeps } from "../app.js";
 import { HttpError } from "../http/errors.js";
+import { objectBody } from "../http/input.js";
 import { auth } from "../middleware/auth.js";
 import { clientIp, rateLimit } from "../middleware/rate-limit.js";
 import {
@@ -72,15 +73,6 @@ function queryRate(ctx: Ctx, name: string): number | undefined {
 }
 
 // ---- JSON bodies ------------------------------------------------------------------------------
-
-function bodyObject(ctx: Ctx): Record<string, unknown> {
-  const body = ctx.request.body;
-  if (body === undefined) return {};
-  if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    throw new HttpError(400, "invalid_body", "request body must be a JSON object");
-  }
-  return body as Record<string, unknown>;
-}
 
 function str(o: Record<string, unknown>, field: string, prefix = ""): string | undefined {
   const v = o[field];
@@ -262,7 +254,7 @@ export function catalogRoutes(router: Router, deps: AppDeps): void {
 
   // Publishing (DESIGN.md "Publishing").
   router.post("/services", publisher, async (ctx) => {
-    const body = bodyObject(ctx);
+    const body = objectBody(ctx);
     const mcp = body.mcp_server;
     let source: MessageInitShape<typeof CreateServiceRequestSchema>["source"];
     if (body.api !== undefined && body.api !== null) source = { case: "api", value: openApiSource(body.api) };
@@ -304,7 +296,7 @@ export function catalogRoutes(router: Router, deps: AppDeps): void {
     ctx.body = toolsOut((await catalog.listServiceTools({ serviceId: ctx.params.service_id as string })).tools);
   });
   router.patch("/services/:service_id", publisher, async (ctx) => {
-    const body = bodyObject(ctx);
+    const body = objectBody(ctx);
     const res = await catalog.updateService({
       serviceId: ctx.params.service_id as string,
       name: str(body, "name"),
@@ -325,7 +317,7 @@ export function catalogRoutes(router: Router, deps: AppDeps): void {
     ctx.body = { service: res.service ? serviceJson(res.service) : null, publishing: publishingJson(res.publishing) };
   });
   router.post("/services/:service_id/reimport", publisher, async (ctx) => {
-    const body = bodyObject(ctx);
+    const body = objectBody(ctx);
     const res = await catalog.reimportService({
       serviceId: ctx.params.service_id as string,
       api: body.api !== undefined && body.api !== null ? openApiSource(body.api) : undefined,
@@ -341,7 +333,7 @@ export function catalogRoutes(router: Router, deps: AppDeps): void {
     ctx.body = { deleted: (await catalog.deleteService({ serviceId: ctx.params.service_id as string })).deleted };
   });
   router.patch("/tools/:tool_id", publisher, async (ctx) => {
-    const body = bodyObject(ctx);
+    const body = objectBody(ctx);
     const tags = body.tags;
     if (tags !== undefined && tags !== null && (!Array.isArray(tags) || tags.some((t) => typeof t !== "string"))) {
       throw bad("tags", "tags must be an array of strings");
@@ -374,7 +366,7 @@ export function catalogRoutes(router: Router, deps: AppDeps): void {
 
   // Credentials.
   router.put("/services/:service_id/credentials", publisher, async (ctx) => {
-    const body = bodyObject(ctx);
+    const body = objectBody(ctx);
     const res = await catalog.putServiceCredential({
       serviceId: ctx.params.service_id as string,
       scope: str(body, "scope"),
@@ -388,7 +380,7 @@ export function catalogRoutes(router: Router, deps: AppDeps): void {
     ctx.body = credentials.map(credentialJson) as JsonValue;
   });
   router.delete("/services/:service_id/credentials", publisher, async (ctx) => {
-    const scope = queryValue(ctx, "scope") ?? str(bodyObject(ctx), "scope");
+    const scope = queryValue(ctx, "scope") ?? str(objectBody(ctx), "scope");
     ctx.body = {
       deleted: (await catalog.deleteServiceCredential({ serviceId: ctx.params.service_id as string, scope })).deleted,
     };

@@ -11,11 +11,11 @@
  * and `_meta` {redaction, truncation_note, execution_id}, which the MCP surface shows.
  */
 import { type JsonObject, type JsonValue, toJson } from "@bufbuild/protobuf";
-import { type Timestamp, timestampDate, ValueSchema } from "@bufbuild/protobuf/wkt";
+import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { ConnectError } from "@connectrpc/connect";
 import type Router from "@koa/router";
-import type { RouterContext } from "@koa/router";
 import { readError } from "@toolport/kit/errors";
+import { isoTime } from "@toolport/kit/proto-json";
 import { ExecutionStatus } from "@toolport/proto/toolport/common/v1/types_pb";
 import type {
   CallResult,
@@ -27,6 +27,7 @@ import type {
 import { StoredKind } from "@toolport/proto/toolport/execution/v1/execution_results_pb";
 import type { AppDeps } from "../app.js";
 import { errorBody, HttpError } from "../http/errors.js";
+import { objectBody } from "../http/input.js";
 import { auth } from "../middleware/auth.js";
 
 /** Body keys of a single call that are not tool parameters. */
@@ -111,14 +112,6 @@ export function executionRoutes(router: Router, deps: AppDeps): void {
   });
 }
 
-function objectBody(ctx: RouterContext): JsonObject {
-  const body = ctx.request.body;
-  if (body === undefined) return {};
-  if (typeof body !== "object" || body === null || Array.isArray(body))
-    throw new HttpError(400, "invalid_body", "request body must be a JSON object");
-  return body as JsonObject;
-}
-
 function fieldError(field: string, message: string, code = "invalid_parameters"): HttpError {
   return new HttpError(400, code, message, { field, fields: [{ field, message }] });
 }
@@ -152,7 +145,7 @@ function callOptions(body: JsonObject, prefix: string): { fields: string[]; maxR
   };
 }
 
-const iso = (t: Timestamp | undefined) => (t ? timestampDate(t).toISOString() : null);
+const iso = isoTime;
 const valueJson = (r: CallResult["result"]) => (r ? toJson(ValueSchema, r) : null);
 
 function responseMetaJson(meta: ResponseMeta | undefined): JsonValue {

@@ -25,15 +25,6 @@ export function badField(field: string, message: string): HttpError {
   return new HttpError(400, "invalid_request", `${field}: ${message}`, { field });
 }
 
-/** The JSON body as an object ({} when empty); anything else is a 400. */
-export function objectBody(body: unknown): Record<string, unknown> {
-  if (body === undefined) return {};
-  if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    throw new HttpError(400, "invalid_body", "request body must be a JSON object");
-  }
-  return body as Record<string, unknown>;
-}
-
 /** A string field; absent or null gives undefined; another type is a 400 naming it. */
 export function stringField(body: Record<string, unknown>, field: string, prefix = ""): string | undefined {
   const value = body[field];

@@ -7,6 +7,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import type Router from "@koa/router";
 import type { RouterContext } from "@koa/router";
 import type { AppDeps } from "../app.js";
+import { objectBody } from "../http/input.js";
 import { auth } from "../middleware/auth.js";
 import { clientIp, rateLimit } from "../middleware/rate-limit.js";
 import {
@@ -19,7 +20,6 @@ import {
   intQuery,
   keyJson,
   memberJson,
-  objectBody,
   organizationJson,
   orgContextJson,
   permissionsField,
@@ -52,7 +52,7 @@ export function identityRoutes(router: Router, deps: AppDeps): void {
   // ---- agents ----
 
   router.post("/agents", none, rateLimit(identity, { ...REGISTRATION_LIMIT, key: clientIp }), async (ctx) => {
-    const body = objectBody(ctx.request.body);
+    const body = objectBody(ctx);
     const res = await identity.registerAgent({
       name: stringField(body, "name") ?? "",
       operatorEmail: stringField(body, "operator_email") ?? "",
@@ -89,7 +89,7 @@ export function identityRoutes(router: Router, deps: AppDeps): void {
   // ---- humans ----
 
   router.post("/auth/signup", none, async (ctx) => {
-    const body = objectBody(ctx.request.body);
+    const body = objectBody(ctx);
     const res = await identity.signup({
       email: stringField(body, "email") ?? "",
       password: stringField(body, "password") ?? "",
@@ -105,7 +105,7 @@ export function identityRoutes(router: Router, deps: AppDeps): void {
   });
 
   router.post("/auth/login", none, rateLimit(identity, { ...LOGIN_LIMIT, key: clientIp }), async (ctx) => {
-    const body = objectBody(ctx.request.body);
+    const body = objectBody(ctx);
     const res = await identity.login({ email: stringField(body, "email") ?? "", password: stringField(body, "password") ?? "" });
     ctx.body = { account_id: res.accountId, access_token: res.accessToken, token_type: res.tokenType, expires_in: res.expiresIn };
   });
@@ -126,7 +126,7 @@ export function identityRoutes(router: Router, deps: AppDeps): void {
   // ---- API keys ----
 
   router.post("/api-keys", either, async (ctx) => {
-    const body = objectBody(ctx.request.body);
+    const body = objectBody(ctx);
     const res = await identity.createApiKey({
       name: stringField(body, "name") ?? "",
       permissions: permissionsField(body),
@@ -179,7 +179,7 @@ export function identityRoutes(router: Router, deps: AppDeps): void {
   // ---- organizations ----
 
   router.post("/organizations", either, async (ctx) => {
-    const body = objectBody(ctx.request.body);
+    const body = objectBody(ctx);
     const res = await identity.createOrganization({ name: stringField(body, "name") ?? "", slug: stringField(body, "slug") });
     ctx.body = organizationJson(res.organization);
   });
@@ -200,7 +200,7 @@ export function identityRoutes(router: Router, deps: AppDeps): void {
   });
 
   router.post("/organizations/:organization_id/members", either, async (ctx) => {
-    const body = objectBody(ctx.request.body);
+    const body = objectBody(ctx);
     const accountId = stringField(body, "account_id");
     const email = stringField(body, "email");
     const res = await identity.addMember({
@@ -212,7 +212,7 @@ export function identityRoutes(router: Router, deps: AppDeps): void {
   });
 
   router.patch("/organizations/:organization_id/members/:account_id", either, async (ctx) => {
-    const body = objectBody(ctx.request.body);
+    const body = objectBody(ctx);
     const res = await identity.updateMember({
       organizationId: ctx.params.organization_id ?? "",
       accountId: ctx.params.account_id ?? "",

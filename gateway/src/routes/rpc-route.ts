@@ -17,6 +17,7 @@ import type Router from "@koa/router";
 import type { RouterContext } from "@koa/router";
 import type { AppDeps } from "../app.js";
 import { HttpError } from "../http/errors.js";
+import { objectBody } from "../http/input.js";
 import { type AuthMode, auth } from "../middleware/auth.js";
 
 type UnaryCall = (request: never) => Promise<unknown>;
@@ -49,13 +50,9 @@ function coerceQuery(input: DescMessage, query: Record<string, string | string[]
 
 export function rpcHandler(method: DescMethodUnary, call: UnaryCall) {
   return async (ctx: RouterContext) => {
-    const body = ctx.request.body;
-    if (body !== undefined && (typeof body !== "object" || body === null || Array.isArray(body))) {
-      throw new HttpError(400, "invalid_body", "request body must be a JSON object");
-    }
     const merged: JsonObject = {
       ...coerceQuery(method.input, ctx.query),
-      ...((body as JsonObject | undefined) ?? {}),
+      ...objectBody(ctx),
       ...ctx.params,
     };
     let request: unknown;
