@@ -2,7 +2,9 @@
  * Execution facts from toolport.execution.* events, and the aggregates computed from them: the
  * reliability block, popularity and co-usage for recommendations.
  */
+
 import type { PoolClient } from "@toolport/kit/pg";
+import type { ReliabilityFacts } from "../domain/reliability.js";
 import type { Queryable } from "./rows.js";
 
 export interface ExecutionFact {
@@ -43,20 +45,9 @@ export async function recordExecution(client: PoolClient, f: ExecutionFact): Pro
   );
 }
 
-export interface ReliabilityAggregate {
+/** A tool's reliability facts over the window, as the domain defines them. */
+export interface ReliabilityAggregate extends ReliabilityFacts {
   toolId: string;
-  calls7d: number;
-  calls30d: number;
-  successes30d: number;
-  p50Seconds: number | null;
-  p95Seconds: number | null;
-  lastSuccessAt: Date | null;
-  lastFailureAt: Date | null;
-  lastErrorClass: string | null;
-  lastErrorType: string | null;
-  errorClasses: Record<string, number>;
-  faults: Record<string, number>;
-  distinctCallers30d: number;
 }
 
 /** The window's aggregates for each tool called in it (tools not called are absent). */
