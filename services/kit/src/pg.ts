@@ -64,18 +64,32 @@ export function createPool(databaseUrl: string, max = 10): Pool {
   return pool;
 }
 
-export async function withTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
-    const result = await fn(client);
-    await client.query("COMMIT");
-    return result;
-  } catch (err) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw err;
-  } finally {
-    client.release();
+/** Postgres codes of a transaction that lost a deadlock or a serialization conflict: safe to run again. */
+const RETRYABLE = new Set(["40P01", "40001"]);
+
+/**
+ * Runs `fn` in a transaction. With `attempts` > 1, a transaction Postgres rolled back as a deadlock
+ * victim or for a serialization conflict is run again from the start (so `fn` must be re-runnable).
+ */
+export async function withTransaction<T>(
+  pool: Pool,
+  fn: (client: PoolClient) => Promise<T>,
+  { attempts = 1 }: { attempts?: number } = {},
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const client = await pool.connect();
+    try {
+      await client.query("BEGIN");
+      const result = await fn(client);
+      await client.query("COMMIT");
+      return result;
+    } catch (err) {
+      await client.query("ROLLBACK").catch(() => {});
+      if (attempt < attempts && RETRYABLE.has((err as { code?: string } | null)?.code ?? "")) continue;
+      throw err;
+    } finally {
+      client.release();
+    }
   }
 }
 
