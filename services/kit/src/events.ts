@@ -3,8 +3,10 @@
  * outbox table in the same transaction as its state change (`enqueueEvent`), and the relay
  * publishes it with `Nats-Msg-Id` = event id, so NATS being down delays events but loses none.
  * Consumers are durable, ack explicitly and record each applied event in an inbox table in the same
- * transaction as its effect, so a redelivery changes nothing. Poison messages are terminated and
- * kept in `dead_letters`, never retried forever or dropped silently.
+ * transaction as its effect, so a redelivery changes nothing. Under load a consumer applies the
+ * messages that piled up meanwhile together in one transaction (group commit), so a handler's
+ * transaction may hold other events' effects too. Poison messages are terminated and kept in
+ * `dead_letters`, never retried forever or dropped silently.
  */
 import { randomUUID } from "node:crypto";
 import { type DescMessage, fromBinary, type MessageShape, toBinary } from "@bufbuild/protobuf";
@@ -195,23 +197,34 @@ export class OutboxRelay {
           WHERE published_at IS NULL ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED`,
         [this.options.batchSize ?? 100],
       );
+      // Every publish of the batch in flight at once, one wait for all their acks (not one round trip
+      // per row). Rows are marked published only up to the first failure, so nothing after a failed
+      // row counts as published before it; those that did reach the stream are sent again next round
+      // and JetStream's duplicate window (same Nats-Msg-Id) absorbs them.
+      const acks = await Promise.allSettled(
+        rows.map((row) => {
+          const h = natsHeaders();
+          if (row.request_id) h.set(REQUEST_ID_HEADER, row.request_id);
+          return this.js.publish(row.subject, row.payload, { msgID: row.id, headers: h, timeout: 2000 });
+        }),
+      );
+      const firstFailure = acks.findIndex((ack) => ack.status === "rejected");
+      const published = rows.slice(0, firstFailure < 0 ? rows.length : firstFailure).map((row) => row.seq);
+      count = published.length;
       let failure: unknown;
-      const published: bigint[] = [];
-      for (const row of rows) {
-        const h = natsHeaders();
-        if (row.request_id) h.set(REQUEST_ID_HEADER, row.request_id);
-        try {
-          await this.js.publish(row.subject, row.payload, { msgID: row.id, headers: h, timeout: 2000 });
-        } catch (err) {
-          failure = err;
-          await client.query("UPDATE outbox SET attempts = attempts + 1, last_error = $2 WHERE seq = $1", [
-            row.seq,
-            String((err as Error).message).slice(0, 500),
-          ]);
-          break; // keep order: nothing after a failed row goes out before it
-        }
-        published.push(row.seq);
-        count += 1;
+      if (firstFailure >= 0) {
+        failure = (acks[firstFailure] as PromiseRejectedResult).reason;
+        const failed = rows.flatMap((row, i) => {
+          const ack = acks[i];
+          return ack?.status === "rejected"
+            ? [{ seq: row.seq, error: String((ack.reason as Error)?.message).slice(0, 500) }]
+            : [];
+        });
+        await client.query(
+          `UPDATE outbox SET attempts = attempts + 1, last_error = f.error
+             FROM unnest($1::bigint[], $2::text[]) AS f(seq, error) WHERE outbox.seq = f.seq`,
+          [failed.map((f) => f.seq), failed.map((f) => f.error)],
+        );
       }
       // One statement marks the whole batch (same transaction as before, one round trip).
       if (published.length > 0) {
@@ -243,7 +256,10 @@ export class PoisonMessageError extends Error {
 }
 
 export interface EventContext {
-  /** The transaction the effect must be written in (the inbox row is already in it). */
+  /**
+   * The transaction the effect must be written in (the inbox row is already in it). It may also
+   * carry other events of the same batch: no transaction-wide state (SET LOCAL, COMMIT, ...) here.
+   */
   client: PoolClient;
   eventId: string;
   subject: string;
@@ -303,12 +319,23 @@ export async function startConsumer<Desc extends DescMessage>(options: ConsumerO
   const consumer = await nc.jetstream().consumers.get(STREAM, durable);
   let messages: ConsumerMessages | undefined;
   let stopped = false;
-  const loop = (async () => {
+
+  // The reader moves messages from NATS into a bounded backlog; the applier takes what has piled up
+  // (up to BATCH_MAX) and applies it in one transaction (group commit). When idle, a message is
+  // applied as soon as it arrives; under load, those that arrive while one batch is being applied go
+  // together in the next, so the per-transaction cost is shared.
+  const backlog: JsMsg[] = [];
+  let readerDone = false;
+  let wakeApplier: (() => void) | undefined;
+  let wakeReader: (() => void) | undefined;
+  const reader = (async () => {
     while (!stopped) {
       try {
-        messages = await consumer.consume({ max_messages: 64 });
+        messages = await consumer.consume({ max_messages: BATCH_MAX * 2 });
         for await (const msg of messages) {
-          await handleOne(options, msg, maxDeliver);
+          while (backlog.length >= BACKLOG_MAX) await new Promise<void>((resolve) => (wakeReader = resolve));
+          backlog.push(msg);
+          wakeApplier?.();
         }
       } catch (err) {
         if (stopped) break;
@@ -316,19 +343,129 @@ export async function startConsumer<Desc extends DescMessage>(options: ConsumerO
         await new Promise((r) => setTimeout(r, 500));
       }
     }
+  })().finally(() => {
+    readerDone = true;
+    wakeApplier?.();
+  });
+  const applier = (async () => {
+    // On stop, what was already received is still applied (and acked) before the loop ends.
+    while (backlog.length > 0 || !readerDone) {
+      if (backlog.length === 0) {
+        await new Promise<void>((resolve) => (wakeApplier = resolve));
+        wakeApplier = undefined;
+        continue;
+      }
+      const batch = backlog.splice(0, BATCH_MAX);
+      wakeReader?.();
+      await applyBatch(options, batch, maxDeliver);
+    }
   })();
   return {
     async stop() {
       stopped = true;
       await messages?.close();
-      await loop;
+      wakeReader?.();
+      await reader;
+      await applier;
     },
   };
 }
 
+/** Messages applied together in one transaction, at most. */
+const BATCH_MAX = 100;
+/** Messages received but not yet applied, at most: beyond it the reader waits (memory stays bounded). */
+const BACKLOG_MAX = BATCH_MAX * 2;
+
+interface Decoded<Desc extends DescMessage> {
+  msg: JsMsg;
+  event: MessageShape<Desc>;
+  eventId: string;
+  requestId: string;
+}
+
+const eventIdOf = (msg: JsMsg) => msg.headers?.get("Nats-Msg-Id") || `${msg.info.stream}:${msg.seq}`;
+
+/**
+ * Applies messages in one transaction when there are several first deliveries, else one by one.
+ * Redeliveries (they may have failed before) and undecodable payloads always take the one-by-one
+ * path, so one bad message cannot keep spoiling batches; and a batch that fails for any reason is
+ * rolled back whole and its messages applied one by one, where retries, naks and the poison path
+ * live. Nothing is acked before its transaction committed.
+ */
+async function applyBatch<Desc extends DescMessage>(options: ConsumerOptions<Desc>, msgs: JsMsg[], maxDeliver: number) {
+  const together: Decoded<Desc>[] = [];
+  const alone: JsMsg[] = [];
+  for (const msg of msgs) {
+    if (msg.info.deliveryCount > 1) {
+      alone.push(msg);
+      continue;
+    }
+    try {
+      const event = fromBinary(options.schema, msg.data);
+      together.push({ msg, event, eventId: eventIdOf(msg), requestId: acceptRequestId(msg.headers?.get(REQUEST_ID_HEADER)) });
+    } catch {
+      alone.push(msg);
+    }
+  }
+  if (together.length === 1) alone.unshift(together[0]!.msg);
+  else if (together.length > 1 && !(await applyTogether(options, together))) alone.push(...together.map((d) => d.msg));
+  for (const msg of alone) {
+    try {
+      await handleOne(options, msg, maxDeliver);
+    } catch (err) {
+      // Not even a connection to Postgres: left unacked, so JetStream redelivers it after ack_wait.
+      options.log.error({ err, durable: options.durable, event_id: eventIdOf(msg) }, "event handling failed");
+    }
+  }
+}
+
+/** One transaction for the whole batch: the inbox rows in one statement, then each new event's effect. */
+async function applyTogether<Desc extends DescMessage>(options: ConsumerOptions<Desc>, batch: Decoded<Desc>[]): Promise<boolean> {
+  const { pool, durable, log } = options;
+  let client: PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (err) {
+    log.warn({ err: (err as Error).message, durable }, "event batch: no database connection");
+    return false;
+  }
+  let broken: Error | undefined;
+  try {
+    await client.query("BEGIN");
+    const { rows } = await client.query<{ event_id: string }>(
+      `INSERT INTO inbox (consumer, event_id, subject)
+       SELECT $1, m.event_id, m.subject FROM unnest($2::text[], $3::text[]) AS m(event_id, subject)
+       ON CONFLICT DO NOTHING RETURNING event_id`,
+      [durable, batch.map((d) => d.eventId), batch.map((d) => d.msg.subject)],
+    );
+    // Already applied (a redelivery after a crash, a republished row), or twice in this batch:
+    // its inbox row was not inserted now, so its effect is not applied again.
+    const fresh = new Set(rows.map((r) => r.event_id));
+    for (const d of batch) {
+      if (!fresh.delete(d.eventId)) continue;
+      const ctx: EventContext = { client, eventId: d.eventId, subject: d.msg.subject };
+      await runInScope({ requestId: d.requestId }, () => options.handle(d.event, ctx));
+    }
+    await client.query("COMMIT");
+  } catch (err) {
+    await client.query("ROLLBACK").catch((rollbackErr: Error) => {
+      broken = rollbackErr;
+    });
+    log.warn(
+      { err: (err as Error).message, durable, events: batch.length },
+      "event batch failed, applying its events one by one",
+    );
+    return false;
+  } finally {
+    client.release(broken);
+  }
+  for (const d of batch) d.msg.ack();
+  return true;
+}
+
 async function handleOne<Desc extends DescMessage>(options: ConsumerOptions<Desc>, msg: JsMsg, maxDeliver: number) {
   const { pool, durable, schema, log } = options;
-  const eventId = msg.headers?.get("Nats-Msg-Id") || `${msg.info.stream}:${msg.seq}`;
+  const eventId = eventIdOf(msg);
   const requestId = acceptRequestId(msg.headers?.get(REQUEST_ID_HEADER));
   await runInScope({ requestId }, async () => {
     let event: MessageShape<Desc>;

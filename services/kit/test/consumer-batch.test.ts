@@ -1,0 +1,318 @@
+/**
+ * Batched consumers and the pipelined relay, against a real Postgres and a NATS the test can stop:
+ * a burst is applied exactly once in far fewer transactions than messages, a failing message in a
+ * batch neither loses nor doubles the others and still takes the retry / poison path, a redelivered
+ * batch changes nothing, and the relay publishes in seq order with the event ids as Nats-Msg-Id,
+ * losing nothing when NATS stops halfway through.
+ */
+import { randomUUID } from "node:crypto";
+import { mkdtemp } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { CatalogToolChangedSchema } from "@toolport/proto/toolport/events/v1/events_pb";
+import { AckPolicy, DeliverPolicy, type NatsConnection, headers as natsHeaders } from "nats";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort, startNats } from "../../../deploy/local/infra.mjs";
+import { type TestDatabase, testDatabase } from "../../../test/harness/db.js";
+import { currentRequestId, REQUEST_ID_HEADER, runInScope } from "../src/context.js";
+import {
+  connectNats,
+  enqueueEvent,
+  ensureStream,
+  OutboxRelay,
+  PoisonMessageError,
+  type RunningConsumer,
+  STREAM,
+  startConsumer,
+} from "../src/events.js";
+import { createLogger } from "../src/logger.js";
+import { kitMigrationsDir, migrate, withTransaction } from "../src/pg.js";
+
+const log = createLogger("consumer-batch-test", process.env.TEST_LOG ?? "silent");
+const quiet = { info() {}, warn() {}, error() {} };
+
+async function until(check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error("condition not met in time");
+}
+
+const payload = (toolId: string) => toBinary(CatalogToolChangedSchema, create(CatalogToolChangedSchema, { toolId }));
+
+describe("batched consumers and pipelined relay", () => {
+  let db: TestDatabase;
+  let nats: { url: string; stop(): Promise<void> };
+  let natsPort: number;
+  let storeDir: string;
+  let nc: NatsConnection;
+
+  beforeAll(async () => {
+    db = await testDatabase("consumer_batch");
+    await migrate(db.pool, [{ dir: kitMigrationsDir, namespace: "kit" }]);
+    // One row per applied effect, with the transaction it was written in.
+    await db.pool.query(
+      "CREATE TABLE effects (consumer text NOT NULL, event_id text NOT NULL, tool_id text NOT NULL, request_id text, txid bigint NOT NULL)",
+    );
+    natsPort = await freePort();
+    storeDir = await mkdtemp(path.join(os.tmpdir(), "toolport-nats-batch-"));
+    nats = await startNats({ storeDir, port: natsPort, log: quiet });
+    nc = await connectNats(nats.url, "consumer-batch-test", log);
+    await ensureStream(nc);
+  });
+
+  afterAll(async () => {
+    await nc?.close();
+    await nats?.stop();
+    await db?.pool.end();
+  });
+
+  /**
+   * A consumer whose effect is one `effects` row; `fail` decides per tool id whether it throws after
+   * writing. Every handler call, committed or not, is noted in `calls` with its transaction id.
+   */
+  const startRecording = (
+    durable: string,
+    subject: string,
+    fail?: (toolId: string) => Error | undefined,
+    maxDeliver?: number,
+    calls: { toolId: string; txid: string }[] = [],
+  ) =>
+    startConsumer({
+      nc,
+      pool: db.pool,
+      log,
+      durable,
+      subject,
+      schema: CatalogToolChangedSchema,
+      maxDeliver,
+      async handle(event, { client, eventId }) {
+        const { rows } = await client.query(
+          "INSERT INTO effects (consumer, event_id, tool_id, request_id, txid) VALUES ($1, $2, $3, $4, txid_current()) RETURNING txid::text",
+          [durable, eventId, event.toolId, currentRequestId()],
+        );
+        calls.push({ toolId: event.toolId, txid: rows[0].txid });
+        const err = fail?.(event.toolId);
+        if (err) throw err;
+      },
+    });
+
+  const settled = (durable: string, delivered: number) =>
+    until(async () => {
+      const info = await (await nc.jetstreamManager()).consumers.info(STREAM, durable);
+      return info.num_ack_pending === 0 && info.num_pending === 0 && info.delivered.consumer_seq >= delivered;
+    });
+
+  const effects = async (durable: string) =>
+    (
+      await db.pool.query<{ event_id: string; n: number; txid: string; request_id: string }>(
+        "SELECT event_id, count(*)::int AS n, min(txid)::text AS txid, min(request_id) AS request_id FROM effects WHERE consumer = $1 GROUP BY event_id",
+        [durable],
+      )
+    ).rows;
+  const inboxCount = async (durable: string) =>
+    (await db.pool.query("SELECT count(*)::int AS n FROM inbox WHERE consumer = $1", [durable])).rows[0].n as number;
+
+  it("applies a burst exactly once in far fewer transactions than messages, and a redelivery changes nothing", async () => {
+    const subject = "toolport.test.batch.burst";
+    const durable = "batch-burst";
+    const js = nc.jetstream();
+    const ids = Array.from({ length: 500 }, () => randomUUID());
+    const h = natsHeaders();
+    h.set(REQUEST_ID_HEADER, "req-burst");
+    await Promise.all(ids.map((id, i) => js.publish(subject, payload(`tool-${i}`), { msgID: id, headers: h })));
+
+    let consumer: RunningConsumer = await startRecording(durable, subject);
+    try {
+      await settled(durable, 500);
+      let rows = await effects(durable);
+      expect(rows).toHaveLength(500);
+      expect(rows.every((r) => r.n === 1)).toBe(true);
+      expect(new Set(rows.map((r) => r.event_id))).toEqual(new Set(ids));
+      expect(rows.every((r) => r.request_id === "req-burst")).toBe(true);
+      expect(await inboxCount(durable)).toBe(500);
+      // One transaction per message would give 500 transaction ids; batches of up to 100 give a handful.
+      const transactions = new Set(rows.map((r) => r.txid)).size;
+      expect(transactions).toBeLessThanOrEqual(50);
+
+      // Idle again: a lone message is applied at once, not held back waiting for a batch to fill.
+      const lone = randomUUID();
+      const sent = Date.now();
+      await js.publish(subject, payload("lone"), { msgID: lone });
+      await until(async () => (await effects(durable)).some((r) => r.event_id === lone), 3000);
+      expect(Date.now() - sent).toBeLessThan(3000);
+      await settled(durable, 501);
+      await consumer.stop();
+
+      // Replay the whole stream from the start: every message is already in the inbox.
+      await (await nc.jetstreamManager()).consumers.delete(STREAM, durable);
+      consumer = await startRecording(durable, subject);
+      await settled(durable, 501);
+      rows = await effects(durable);
+      expect(rows).toHaveLength(501);
+      expect(rows.every((r) => r.n === 1)).toBe(true);
+      expect(await inboxCount(durable)).toBe(501);
+    } finally {
+      await consumer.stop();
+    }
+  });
+
+  it("keeps the rest of a batch exactly once when one message fails, and sends the failing ones down the retry and poison paths", async () => {
+    const subject = "toolport.test.batch.failing";
+    const durable = "batch-failing";
+    const js = nc.jetstream();
+    const ids = Array.from({ length: 80 }, () => randomUUID());
+    const toolOf = (i: number) => (i === 30 ? "flaky" : i === 40 ? "broken" : i === 50 ? "poison" : `tool-${i}`);
+    await Promise.all(ids.map((id, i) => js.publish(subject, payload(toolOf(i)), { msgID: id })));
+
+    let flakyFailures = 0;
+    const calls: { toolId: string; txid: string }[] = [];
+    const consumer = await startRecording(
+      durable,
+      subject,
+      (toolId) => {
+        // Fails its first delivery only, then applies (a transient error).
+        if (toolId === "flaky" && flakyFailures++ === 0) return new Error("transient");
+        if (toolId === "broken") return new Error("cannot apply broken");
+        if (toolId === "poison") return new PoisonMessageError("never applicable");
+        return undefined;
+      },
+      3,
+      calls,
+    );
+    try {
+      await until(
+        async () =>
+          (await db.pool.query("SELECT count(*)::int AS n FROM dead_letters WHERE consumer = $1", [durable])).rows[0].n === 2,
+      );
+      await settled(durable, 80);
+      const rows = await effects(durable);
+      const applied = new Set(rows.map((r) => r.event_id));
+      // Every message but the two that can never be applied, each exactly once (the effect the
+      // failing ones wrote before throwing was rolled back with their transaction).
+      expect(rows.every((r) => r.n === 1)).toBe(true);
+      expect(applied).toEqual(new Set(ids.filter((_, i) => i !== 40 && i !== 50)));
+      expect(applied.has(ids[30]!)).toBe(true);
+      // The first failure happened inside a batch: its transaction also held other messages' effects.
+      const firstFailing = calls.find((c) => c.toolId === "flaky" || c.toolId === "broken" || c.toolId === "poison");
+      expect(calls.filter((c) => c.txid === firstFailing?.txid).length).toBeGreaterThan(1);
+      expect(await inboxCount(durable)).toBe(78);
+
+      const dead = await db.pool.query(
+        "SELECT event_id, error, deliveries FROM dead_letters WHERE consumer = $1 ORDER BY deliveries",
+        [durable],
+      );
+      expect(dead.rows).toEqual([
+        { event_id: ids[50], error: "never applicable", deliveries: 1 },
+        { event_id: ids[40], error: "cannot apply broken", deliveries: 3 },
+      ]);
+      const inboxDead = await db.pool.query("SELECT count(*)::int AS n FROM inbox WHERE consumer = $1 AND event_id = ANY($2)", [
+        durable,
+        [ids[40], ids[50]],
+      ]);
+      expect(inboxDead.rows[0].n).toBe(0);
+    } finally {
+      await consumer.stop();
+    }
+  });
+
+  it("publishes outbox rows in seq order with their event ids and request ids", async () => {
+    const subject = "toolport.test.relay.order";
+    const ids: string[] = [];
+    await runInScope({ requestId: "req-relay-order" }, () =>
+      withTransaction(db.pool, async (client) => {
+        for (let i = 0; i < 200; i++) {
+          ids.push(
+            await enqueueEvent(client, subject, CatalogToolChangedSchema, create(CatalogToolChangedSchema, { toolId: `t${i}` })),
+          );
+        }
+      }),
+    );
+    const relay = new OutboxRelay({ pool: db.pool, nc, log, pollMs: 50 });
+    await relay.start();
+    try {
+      await until(async () => (await unpublished(subject)) === 0);
+    } finally {
+      await relay.stop();
+    }
+    const stream = await readSubject(subject, 200);
+    expect(stream.map((m) => m.id)).toEqual(ids);
+    expect(stream.every((m) => m.requestId === "req-relay-order")).toBe(true);
+  });
+
+  it("loses nothing and keeps seq order when NATS stops in the middle of publishing", async () => {
+    const subject = "toolport.test.relay.outage";
+    const total = 10_000;
+    // Written straight into the outbox (what enqueueEvent writes), so the backlog is large enough
+    // for the relay to be caught mid-way.
+    await db.pool.query(
+      `INSERT INTO outbox (id, subject, payload)
+       SELECT gen_random_uuid(), $1, $2 FROM generate_series(1, $3)`,
+      [subject, Buffer.from(payload("bulk")), total],
+    );
+    const ids = (await db.pool.query("SELECT id FROM outbox WHERE subject = $1 ORDER BY seq", [subject])).rows.map((r) => r.id);
+    const relay = new OutboxRelay({ pool: db.pool, nc, log, pollMs: 50 });
+    await relay.start();
+    try {
+      await until(async () => (await unpublished(subject)) < total - 300, 30_000);
+      await nats.stop();
+      // Some of the batch in flight failed; the rest waits, attempts and last error recorded.
+      await until(
+        async () =>
+          (
+            await db.pool.query(
+              "SELECT count(*)::int AS n FROM outbox WHERE subject = $1 AND published_at IS NULL AND attempts > 0 AND last_error IS NOT NULL",
+              [subject],
+            )
+          ).rows[0].n > 0,
+      );
+      const stuck = await unpublished(subject);
+      expect(stuck).toBeGreaterThan(0);
+      await new Promise((r) => setTimeout(r, 500));
+      expect(await unpublished(subject)).toBe(stuck);
+
+      nats = await startNats({ storeDir, port: natsPort, log: quiet });
+      await until(async () => (await unpublished(subject)) === 0, 60_000);
+    } finally {
+      await relay.stop();
+    }
+    // Each event exactly once in the stream (republished ones deduplicated), first publications in seq order.
+    const stream = await readSubject(subject, total);
+    expect(stream).toHaveLength(total);
+    expect(stream.map((m) => m.id)).toEqual(ids);
+  }, 120_000);
+
+  const unpublished = async (subject: string) =>
+    (await db.pool.query("SELECT count(*)::int AS n FROM outbox WHERE subject = $1 AND published_at IS NULL", [subject])).rows[0]
+      .n as number;
+
+  /** Every message stored on a subject, in stream order, with its Nats-Msg-Id and request id header. */
+  async function readSubject(subject: string, expected: number) {
+    const jsm = await nc.jetstreamManager();
+    const stored = (await jsm.streams.info(STREAM, { subjects_filter: subject })).state.subjects?.[subject] ?? 0;
+    expect(stored).toBe(expected);
+    const name = `read-${randomUUID()}`;
+    await jsm.consumers.add(STREAM, {
+      name,
+      filter_subject: subject,
+      ack_policy: AckPolicy.None,
+      deliver_policy: DeliverPolicy.All,
+      inactive_threshold: 60 * 1_000_000_000,
+    });
+    const out: { id: string | undefined; requestId: string | undefined; seq: number }[] = [];
+    const reader = await nc.jetstream().consumers.get(STREAM, name);
+    while (out.length < expected) {
+      const batch = await reader.fetch({ max_messages: 1000, expires: 2000 });
+      const before = out.length;
+      for await (const m of batch) {
+        out.push({ id: m.headers?.get("Nats-Msg-Id"), requestId: m.headers?.get(REQUEST_ID_HEADER), seq: m.seq });
+      }
+      if (out.length === before) break;
+    }
+    await jsm.consumers.delete(STREAM, name).catch(() => {});
+    return out;
+  }
+});
