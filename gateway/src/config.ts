@@ -17,6 +17,14 @@ export const gatewayEnv = {
     .default("false")
     .transform((v) => v === "true")
     .describe("take the client IP from X-Forwarded-For (only behind a trusted balancer)"),
+  GATEWAY_AUTH_CACHE_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(30_000)
+    .describe(
+      "how long the tool-call routes reuse an API key's principal without calling Authenticate (0 = off; revocation stays immediate, see middleware/auth.ts)",
+    ),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000).describe("how long in-flight requests may run after SIGTERM"),
   LOG_LEVEL: logLevel,
   ...serviceUrls,

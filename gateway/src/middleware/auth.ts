@@ -1,14 +1,32 @@
 /**
  * Authentication per route, as the spec's endpoint auth table says: none, optional, API key, JWT, or
- * either. The credential is resolved by one identity call into a principal (no cache of valid keys,
- * so a revoked key is refused on its next use); the rest of the request runs with that principal in
- * scope, so every service call carries it.
+ * either. The credential is resolved by one identity call into a principal; the rest of the request
+ * runs with that principal in scope, so every service call carries it.
+ *
+ * Principal cache (the `cache` option): ONLY the two tool-call routes (POST /tools/call/:tool_id and
+ * POST /tools/call/batch) use it, and only for API keys (never JWTs). A successful Authenticate is
+ * kept for GATEWAY_AUTH_CACHE_MS (default 30 s; 0 = off) under sha256(key) + the `svc-org-id` value
+ * (principal-cache.ts), so a warm tool call makes two service hops instead of three. Every other
+ * route authenticates on every request.
+ *
+ * Revocation stays immediate on every replica: each tool call's allowance statement in identity
+ * (ConsumeCallAllowance with a key check, run by execution before the rate limit counts) re-checks that
+ * the key is not revoked and that its owner is still a member of the principal's organization, in the
+ * same SQL statement as the counters; when it fails nothing is counted and the call is a 401
+ * `unauthenticated`. A 401 coming back for a request that used the cache drops the entry, so the next
+ * request re-authenticates with identity (and gets identity's own 401). Accepted consequences: checks
+ * run in the issue's order (tool exists -> permissions -> input -> consent -> allowance), so a revoked
+ * key calling an unknown tool may see 404 (or 403 / 400 / 409) before the allowance check refuses it;
+ * and principal attributes other than key validity and membership (tier, key permissions, role) may
+ * be up to the TTL old on tool calls.
  */
+import { Code, ConnectError } from "@connectrpc/connect";
 import { currentScope, runInScope } from "@toolport/kit/context";
 import type { Principal } from "@toolport/proto/toolport/common/v1/principal_pb";
 import type { Middleware } from "koa";
 import type { ServiceClients } from "../clients.js";
 import { HttpError } from "../http/errors.js";
+import { PrincipalCache } from "./principal-cache.js";
 
 export type AuthMode = "none" | "optional" | "api_key" | "jwt" | "api_key_or_jwt";
 
@@ -35,10 +53,16 @@ export interface AuthOptions {
    * the organization itself (the client helper, where a query `org_id` overrides the header).
    */
   orgHeader?: boolean;
+  /**
+   * Reuse principals of API keys from this cache (tool-call routes only: their allowance check
+   * re-checks the key on every call; see the header comment). Ignored when the cache is disabled.
+   */
+  cache?: PrincipalCache;
 }
 
 export function auth(identity: ServiceClients["identity"], mode: AuthMode, options: AuthOptions = {}): Middleware {
   const useOrgHeader = options.orgHeader ?? true;
+  const cache = options.cache?.enabled ? options.cache : undefined;
   return async (ctx, next) => {
     if (mode === "none") return next();
     const { apiKey, bearer } = presented((n) => ctx.get(n));
@@ -49,15 +73,32 @@ export function auth(identity: ServiceClients["identity"], mode: AuthMode, optio
       throw new HttpError(401, "unauthenticated", missingMessage(mode));
     }
     const orgId = useOrgHeader ? ctx.get("svc-org-id").trim() || undefined : undefined;
-    const { principal } = await identity.authenticate({
-      credential: useKey ? { case: "apiKey", value: apiKey } : { case: "bearerToken", value: bearer as string },
-      organizationId: orgId,
-    });
-    if (!principal) throw new HttpError(401, "unauthenticated", "credentials were not accepted");
+    const cacheKey = cache && useKey ? PrincipalCache.keyOf(apiKey as string, orgId) : undefined;
+    let principal = cacheKey ? cache!.get(cacheKey) : undefined;
+    if (!principal) {
+      ({ principal } = await identity.authenticate({
+        credential: useKey ? { case: "apiKey", value: apiKey } : { case: "bearerToken", value: bearer as string },
+        organizationId: orgId,
+      }));
+      if (!principal) throw new HttpError(401, "unauthenticated", "credentials were not accepted");
+      if (cacheKey) cache!.set(cacheKey, principal);
+    }
     ctx.state.principal = principal;
     const requestId = currentScope()?.requestId ?? String(ctx.state.requestId);
-    return runInScope({ requestId, principal }, next);
+    if (!cacheKey) return runInScope({ requestId, principal }, next);
+    try {
+      await runInScope({ requestId, principal }, next);
+    } catch (err) {
+      // The key was refused downstream (revoked, or its owner left the organization): forget it.
+      if (isUnauthenticated(err)) cache!.delete(cacheKey);
+      throw err;
+    }
   };
+}
+
+function isUnauthenticated(err: unknown): boolean {
+  if (err instanceof ConnectError) return err.code === Code.Unauthenticated;
+  return err instanceof HttpError && err.status === 401;
 }
 
 function missingMessage(mode: AuthMode): string {

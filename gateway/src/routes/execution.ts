@@ -5,7 +5,9 @@
  *   `truncated` and `response_meta` (DESIGN.md); a failed execution is still 200 with success false.
  *   409 confirmation_required carries `confirm_token` and `consent` at the top level besides the error body.
  * - POST /tools/call/batch: `{calls: [...]}` (1..10) -> `{results: [...]}` in input order; refusals,
- *   consent requests and failures stay inside their element (`error_code`, `consent`).
+ *   consent requests and failures stay inside their element (`error_code`, `consent`); only the
+ *   caller's key being refused (revoked, owner left the organization) is a 401 for the whole batch.
+ * Both tool-call routes reuse API-key principals from a short-lived cache (middleware/auth.ts).
  * - GET /tools/executions/{execution_id}/result?path=&max_chars=: the Execution result shape.
  * Beyond the spec's fields, present only when they apply: `projection`, `cursor`, `passthrough_reason`
  * and `_meta` {redaction, truncation_note, execution_id}, which the MCP surface shows.
@@ -29,6 +31,7 @@ import type { AppDeps } from "../app.js";
 import { errorBody, HttpError } from "../http/errors.js";
 import { objectBody } from "../http/input.js";
 import { auth } from "../middleware/auth.js";
+import { PrincipalCache } from "../middleware/principal-cache.js";
 
 /** Body keys of a single call that are not tool parameters. */
 const CALL_OPTIONS = new Set(["tool_input", "fields", "max_response_chars", "confirm_token", "idempotency_key"]);
@@ -37,8 +40,11 @@ const MAX_BATCH = 10;
 export function executionRoutes(router: Router, deps: AppDeps): void {
   const execution = deps.clients.execution;
   const identity = deps.clients.identity;
+  // Tool calls only: each call's allowance check re-checks the key, so a revoked key is still refused
+  // on its next call (middleware/auth.ts).
+  const cache = new PrincipalCache({ ttlMs: deps.config.GATEWAY_AUTH_CACHE_MS });
 
-  router.post("/tools/call/batch", auth(identity, "api_key"), async (ctx) => {
+  router.post("/tools/call/batch", auth(identity, "api_key", { cache }), async (ctx) => {
     const body = objectBody(ctx);
     const calls = body.calls;
     if (!Array.isArray(calls)) throw fieldError("calls", "calls must be an array of 1 to 10 calls");
@@ -62,7 +68,7 @@ export function executionRoutes(router: Router, deps: AppDeps): void {
     ctx.body = { results: res.results.map((r) => elementJson(r, true)) };
   });
 
-  router.post("/tools/call/:tool_id", auth(identity, "api_key"), async (ctx) => {
+  router.post("/tools/call/:tool_id", auth(identity, "api_key", { cache }), async (ctx) => {
     const body = objectBody(ctx);
     let toolInput: JsonObject;
     if (body.tool_input !== undefined) toolInput = inputObject(body.tool_input, "tool_input");

@@ -200,15 +200,18 @@ export class GrpcIdentity implements IdentityPort {
     limit: number;
     windowSeconds: number;
     freeTier?: { accountId: string; executionId: string };
+    keyCheck?: { keyId: string; accountId: string; organizationId: string };
   }): Promise<{ rate: RateWindow; freeTier?: FreeTierUsage }> {
     let res: Awaited<ReturnType<Client<typeof IdentityService>["consumeCallAllowance"]>>;
     try {
       res = await this.client.consumeCallAllowance({
         rateLimit: { bucket: "tool_calls", subjectKey: req.subject, limit: req.limit, windowSeconds: req.windowSeconds },
         freeTier: req.freeTier,
+        keyCheck: req.keyCheck,
       });
     } catch (err) {
-      throw translate("identity", err);
+      // A key revoked (or whose owner left the organization) since the gateway resolved it: the caller's 401.
+      throw translate("identity", err, { unauthenticated: true });
     }
     const rate = res.rateLimit;
     if (!rate) throw unavailable("identity_unavailable", "the identity service could not answer; the call was not run");

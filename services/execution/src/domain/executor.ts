@@ -141,12 +141,29 @@ export class Executor {
     return this.execute(executionId, tool, caller, req, steps, maxChars, held, idem);
   }
 
-  /** A batch element: refusals become the element's error (and consent object); nothing throws. */
+  /**
+   * A batch: the elements run concurrently and independently, in input order. The one refusal that is
+   * not the element's own is the caller's credentials (the API key revoked, or its owner removed from
+   * the organization, since the gateway resolved the principal): then the whole batch is refused
+   * (401), once every element has settled. Elements that ran before the refusal stay recorded.
+   */
+  async batch(caller: Caller, reqs: CallRequest[]): Promise<CallOutcome[]> {
+    const settled = await Promise.allSettled(reqs.map((r) => this.callElement(caller, r)));
+    const refused = settled.find((s) => s.status === "rejected");
+    if (refused) throw refused.reason;
+    return settled.map((s) => (s as PromiseFulfilledResult<CallOutcome>).value);
+  }
+
+  /**
+   * A batch element: refusals become the element's error (and consent object). Only an
+   * UNAUTHENTICATED refusal (the caller's key, see batch) and nothing else throws.
+   */
   async callElement(caller: Caller, req: CallRequest): Promise<CallOutcome> {
     try {
       return await this.call(caller, req);
     } catch (err) {
       const domain = asDomainError(err);
+      if (domain?.code === Code.Unauthenticated) throw domain;
       if (!domain) {
         this.deps.log.error({ err, tool_id: req.toolId }, "batch element failed");
         return refusalOutcome(req.toolId, { reason: "internal_error", message: "internal error", details: {} });
@@ -245,11 +262,16 @@ export class Executor {
   private async checkAllowance(tool: ToolForCall, caller: Caller, executionId: string): Promise<void> {
     const countsFreeTier = caller.tier === "free" && !tool.isPaid && tool.securitySchemes.length === 0;
     // limit 0 = identity's default for the tool_calls bucket (TOOL_CALLS_PER_MINUTE there).
+    // The key check makes revocation immediate although the gateway caches principals for tool calls:
+    // a revoked key (or one whose owner left the organization) is refused here (401), nothing counted.
     const { rate: window, freeTier: usage } = await this.deps.identity.consumeCallAllowance({
       subject: caller.keyId ?? caller.accountId,
       limit: this.deps.limits.rateLimitPerMinute,
       windowSeconds: 60,
       freeTier: countsFreeTier ? { accountId: caller.accountId, executionId } : undefined,
+      keyCheck: caller.keyId
+        ? { keyId: caller.keyId, accountId: caller.accountId, organizationId: caller.organizationId }
+        : undefined,
     });
     if (!window.allowed) {
       const message = `rate limit of ${window.limit} tool calls per minute reached; retry in ${window.retryAfterSeconds} s`;

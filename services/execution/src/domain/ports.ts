@@ -37,13 +37,16 @@ export interface FreeTierUsage {
 export interface IdentityPort {
   /**
    * One call's counters in one round trip: the rate-limit hit, then (when `freeTier` is given and the
-   * rate limit allowed the call) the free-tier call, counted once per execution id.
+   * rate limit allowed the call) the free-tier call, counted once per execution id. With `keyCheck`,
+   * the same statement first re-checks the caller's API key (not revoked, owner still a member of the
+   * organization); when that fails nothing is counted and it throws UNAUTHENTICATED `unauthenticated`.
    */
   consumeCallAllowance(req: {
     subject: string;
     limit: number;
     windowSeconds: number;
     freeTier?: { accountId: string; executionId: string };
+    keyCheck?: { keyId: string; accountId: string; organizationId: string };
   }): Promise<{ rate: RateWindow; freeTier?: FreeTierUsage }>;
 }
 

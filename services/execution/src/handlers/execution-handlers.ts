@@ -56,7 +56,7 @@ export function createExecutionHandlers(deps: HandlerDeps): ServiceImpl<typeof E
       }
       // Validate every element's shape first: a batch with a malformed element is a 400 as a whole.
       const requests = req.calls.map((call, i) => callRequest(call, `calls[${i}].tool_id`));
-      const outcomes = await Promise.all(requests.map((r) => deps.executor.callElement(caller, r)));
+      const outcomes = await deps.executor.batch(caller, requests);
       return { results: outcomes.map(outcomeToProto) };
     },
 

@@ -1,6 +1,7 @@
 /** The shared counters: rate limits (gateway, execution) and the free tier (execution). */
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { IdentityService } from "@toolport/proto/toolport/identity/v1/identity_service_pb";
+import { invalidCredentials } from "../domain/authenticate.js";
 import { rateLimitRequest } from "../domain/counters.js";
 import { invalidField, isUuid } from "../domain/validation.js";
 import { consumeCallAllowance, consumeFreeTierCall, consumeRateLimit } from "../store/counters.js";
@@ -45,7 +46,8 @@ export function counterHandlers(deps: IdentityDeps): Impl {
       };
     },
 
-    // Execution's per-call counters in one round trip (see store/counters.ts consumeCallAllowance).
+    // Execution's per-call counters in one round trip, with the key re-checked when key_check is
+    // present (see store/counters.ts consumeCallAllowance).
     async consumeCallAllowance(req) {
       const rate = req.rateLimit;
       if (!rate) throw invalidField("rate_limit", "is required");
@@ -57,7 +59,16 @@ export function counterHandlers(deps: IdentityDeps): Impl {
         cost: rate.cost,
       });
       const free = req.freeTier ? freeTierRequest(req.freeTier) : undefined;
-      const outcome = await consumeCallAllowance(deps.counterPool, request, free);
+      const check = req.keyCheck;
+      if (check) {
+        if (!isUuid(check.keyId)) throw invalidField("key_check.key_id", "must be an API key UUID");
+        if (!isUuid(check.accountId)) throw invalidField("key_check.account_id", "must be an account UUID");
+        if (!isUuid(check.organizationId)) throw invalidField("key_check.organization_id", "must be an organization UUID");
+      }
+      const outcome = await consumeCallAllowance(deps.counterPool, request, free, check);
+      // The key was revoked, or its owner left the call's organization, since the principal was
+      // resolved: refused like Authenticate refuses it, and nothing was counted.
+      if (!outcome.keyValid) throw invalidCredentials();
       return {
         rateLimit: {
           allowed: outcome.rateLimit.allowed,

@@ -5,6 +5,7 @@
  */
 import { type Pool, withTransaction } from "@toolport/kit/pg";
 import type { RateLimitRequest } from "../domain/counters.js";
+import { LAST_USED_RESOLUTION_SECONDS } from "./keys.js";
 
 export interface RateLimitOutcome {
   allowed: boolean;
@@ -113,7 +114,16 @@ export async function consumeFreeTierCall(
   });
 }
 
+/** The API key a call was authenticated with (the principal's key, account and organization). */
+export interface KeyCheck {
+  keyId: string;
+  accountId: string;
+  organizationId: string;
+}
+
 export interface CallAllowanceOutcome {
+  /** False when a key check was asked for and failed: then nothing was counted. */
+  keyValid: boolean;
   rateLimit: RateLimitOutcome;
   /** Present when a free-tier call was asked for and the rate limit allowed the call. */
   freeTier?: FreeTierOutcome;
@@ -134,11 +144,21 @@ export interface CallAllowanceOutcome {
  * was counted is allowed (a second read, on the refusal path only). Between a double bump and its
  * take-back another call at the very limit may be refused: the error is on the safe side and needs
  * the same execution id sent twice at once, which execution never does.
+ *
+ * With a key check (the gateway caches principals for tool calls), the same statement first checks
+ * what Authenticate's statement checks (store/keys.ts): the key exists, belongs to the account, is not
+ * revoked, and its owner is still a member of the call's organization. When it fails, no counter CTE
+ * proposes a row (nothing is counted) and `keyValid` is false. When it passes, the throttled
+ * `last_used_at` write of Authenticate happens here too, so `last_used` keeps its resolution for calls
+ * that skipped Authenticate. That write (`touched`) is read by nothing, so Postgres runs it after the
+ * counter CTEs: every copy of this statement takes its row locks in the same order (counters, then the
+ * key row, at most once per resolution window), so concurrent copies cannot deadlock.
  */
 export async function consumeCallAllowance(
   pool: Pool,
   rate: RateLimitRequest,
   free: { accountId: string; executionId: string; limit: number } | undefined,
+  key?: KeyCheck,
 ): Promise<CallAllowanceOutcome> {
   const { rows } = await pool.query<{
     hits: number;
@@ -151,14 +171,26 @@ export async function consumeCallAllowance(
     recorded: boolean;
     seen: boolean;
     calls: string | null;
+    key_ok: boolean;
   }>({
     // Named: prepared once per connection, so Postgres does not re-plan this statement on every call.
     name: "identity_consume_call_allowance",
-    text: `WITH w AS (
+    text: `WITH kc AS (
+       SELECT $9::uuid IS NULL OR EXISTS (
+                SELECT 1 FROM api_keys k
+                  JOIN memberships mb ON mb.account_id = k.account_id AND mb.organization_id = $11::uuid
+                 WHERE k.id = $9::uuid AND k.account_id = $10::uuid AND k.revoked_at IS NULL) AS ok
+     ), touched AS (
+       UPDATE api_keys t SET last_used_at = now()
+         FROM kc
+        WHERE kc.ok AND t.id = $9::uuid
+          AND (t.last_used_at IS NULL OR t.last_used_at < now() - make_interval(secs => ${LAST_USED_RESOLUTION_SECONDS}))
+       RETURNING t.id
+     ), w AS (
        SELECT to_timestamp(floor(extract(epoch FROM now()) / $4::int) * $4::int) AS start
      ), rl AS (
        INSERT INTO rate_limit_windows AS r (bucket, subject_key, window_start, window_seconds, hits)
-       SELECT $1::text, $2::text, w.start, $4::int, $5::int FROM w WHERE $5::int <= $3::int
+       SELECT $1::text, $2::text, w.start, $4::int, $5::int FROM w, kc WHERE kc.ok AND $5::int <= $3::int
        ON CONFLICT (bucket, subject_key, window_start)
        DO UPDATE SET hits = r.hits + EXCLUDED.hits WHERE r.hits + EXCLUDED.hits <= $3::int
        RETURNING r.hits
@@ -191,7 +223,8 @@ export async function consumeCallAllowance(
             (SELECT calls FROM ft)::text AS bumped,
             EXISTS (SELECT 1 FROM rec) AS recorded,
             EXISTS (SELECT 1 FROM seen) AS seen,
-            (SELECT calls FROM free_tier_usage WHERE account_id = $6::uuid AND month = m.month)::text AS calls
+            (SELECT calls FROM free_tier_usage WHERE account_id = $6::uuid AND month = m.month)::text AS calls,
+            (SELECT ok FROM kc) AS key_ok
        FROM m`,
     values: [
       rate.bucket,
@@ -202,6 +235,9 @@ export async function consumeCallAllowance(
       free?.accountId ?? null,
       free?.executionId ?? null,
       free?.limit ?? null,
+      key?.keyId ?? null,
+      key?.accountId ?? null,
+      key?.organizationId ?? null,
     ],
   });
   const row = rows[0]!;
@@ -213,18 +249,24 @@ export async function consumeCallAllowance(
     resetAt: row.window_end,
     retryAfterSeconds,
   };
-  if (!free || !row.allowed) return { rateLimit };
+  if (!row.key_ok) return { keyValid: false, rateLimit };
+  if (!free || !row.allowed) return { keyValid: true, rateLimit };
   const limit = BigInt(free.limit);
   const before = BigInt(row.calls ?? "0");
   const resetsAt = row.resets_at;
-  if (row.seen) return { rateLimit, freeTier: { allowed: true, callsThisMonth: before, limit, resetsAt } };
+  if (row.seen) return { keyValid: true, rateLimit, freeTier: { allowed: true, callsThisMonth: before, limit, resetsAt } };
   if (row.bumped === null) {
     // Refused: the row was at the limit when the upsert held its lock (the snapshot read may predate
     // the last concurrent bump, so report at least the limit). A copy of this same execution may have
     // been counted meanwhile by a concurrent statement: then it is allowed, as a retry would be.
     const counted = await pool.query("SELECT 1 FROM free_tier_calls WHERE execution_id = $1", [free.executionId]);
-    if (counted.rowCount === 1) return { rateLimit, freeTier: { allowed: true, callsThisMonth: limit, limit, resetsAt } };
-    return { rateLimit, freeTier: { allowed: false, callsThisMonth: before > limit ? before : limit, limit, resetsAt } };
+    if (counted.rowCount === 1)
+      return { keyValid: true, rateLimit, freeTier: { allowed: true, callsThisMonth: limit, limit, resetsAt } };
+    return {
+      keyValid: true,
+      rateLimit,
+      freeTier: { allowed: false, callsThisMonth: before > limit ? before : limit, limit, resetsAt },
+    };
   }
   const bumped = BigInt(row.bumped);
   if (!row.recorded) {
@@ -233,7 +275,7 @@ export async function consumeCallAllowance(
       free.accountId,
       row.month,
     ]);
-    return { rateLimit, freeTier: { allowed: true, callsThisMonth: bumped - 1n, limit, resetsAt } };
+    return { keyValid: true, rateLimit, freeTier: { allowed: true, callsThisMonth: bumped - 1n, limit, resetsAt } };
   }
-  return { rateLimit, freeTier: { allowed: true, callsThisMonth: bumped, limit, resetsAt } };
+  return { keyValid: true, rateLimit, freeTier: { allowed: true, callsThisMonth: bumped, limit, resetsAt } };
 }
