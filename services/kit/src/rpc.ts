@@ -133,14 +133,28 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
   };
 }
 
+/**
+ * Encoded principal headers by principal object: a request makes several calls with the same
+ * principal, and the gateway's principal cache hands the same object to many requests.
+ */
+const encodedPrincipals = new WeakMap<Principal, string>();
+
+function encodedPrincipal(principal: Principal): string {
+  let encoded = encodedPrincipals.get(principal);
+  if (encoded === undefined) {
+    encoded = encodeBinaryHeader(toBinary(PrincipalSchema, principal));
+    encodedPrincipals.set(principal, encoded);
+  }
+  return encoded;
+}
+
 function clientInterceptor(): Interceptor {
   return (next) => async (req) => {
     const scope = currentScope();
     if (scope) {
       if (!req.header.has(REQUEST_ID_HEADER)) req.header.set(REQUEST_ID_HEADER, scope.requestId);
-      if (scope.principal && !req.header.has(PRINCIPAL_HEADER)) {
-        req.header.set(PRINCIPAL_HEADER, encodeBinaryHeader(toBinary(PrincipalSchema, scope.principal)));
-      }
+      if (scope.principal && !req.header.has(PRINCIPAL_HEADER))
+        req.header.set(PRINCIPAL_HEADER, encodedPrincipal(scope.principal));
     }
     return next(req);
   };
