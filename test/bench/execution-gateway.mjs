@@ -6,12 +6,14 @@
 //  2. capping a 2 MB result to 32,000 characters (the cap alone, in process, and a 2 MB upstream answer
 //     through the gateway);
 //  3. a batch of 10 calls to a 100 ms upstream (expected about 100 ms, not 1 s).
+// Row (d) of section 1 is the floor of the layout DESIGN.md fixes (execution-floor.mjs: Koa, one connect gRPC
+// hop, the upstream call and one Postgres INSERT, nothing else), so (d)/(b) shows how far (c)/(b) can go here.
 // Postgres and NATS are started here on free ports in a temporary folder; services run from dist/.
 // Usage: node test/bench/execution-gateway.mjs [requests=3000] [concurrency=16]   (build first)
 //   BENCH_VERBOSE=1 forwards the services' logs; BENCH_PROFILE=<service>[,<service>...] (gateway included)
 //   writes a CPU profile of each named process to /tmp/toolport-prof/<service>.
 import { execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
@@ -42,12 +44,43 @@ http.createServer((req, res) => {
 }).listen(Number(process.env.PORT), "127.0.0.1", () => process.stdout.write("ready\\n"));
 `;
 
-function start(name, file, env, args = []) {
-  const child = spawn(process.execPath, [...args, file], {
+// CPU seconds used so far by each process we started (Postgres: the postmaster and all its backends), so
+// row (c) can say where the time of one call goes.
+const named = new Map();
+function cpuSeconds(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in clock ticks of 1/100 s
+  } catch {
+    return 0;
+  }
+}
+function cpuSnapshot() {
+  const snap = {};
+  for (const [name, pid] of named) snap[name] = cpuSeconds(pid);
+  if (pg?.pid) {
+    let total = cpuSeconds(pg.pid);
+    for (const entry of readdirSync("/proc")) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const ppid = Number(readFileSync(`/proc/${entry}/stat`, "utf8").split(") ")[1].split(" ")[1]);
+        if (ppid === pg.pid) total += cpuSeconds(entry);
+      } catch {}
+    }
+    snap.postgres = total;
+  }
+  if (nats?.pid) snap.nats = cpuSeconds(nats.pid);
+  snap.bench = process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6;
+  return snap;
+}
+
+function start(name, file, env, args = [], scriptArgs = []) {
+  const child = spawn(process.execPath, [...args, file, ...scriptArgs], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "inherit"],
   });
   children.push(child);
+  named.set(name, child.pid);
   return new Promise((resolve, reject) => {
     // Only the start-up lines are searched: the logs that follow (an access line per request) are
     // drained, not kept, so the benchmark itself does not take CPU from the stack it measures.
@@ -217,23 +250,54 @@ http { access_log off;
     }
   }
 
+  // (d) the floor of the fixed layout (execution-floor.mjs): Koa -> one connect gRPC hop -> upstream + one INSERT.
+  const floorPorts = { service: await freePort(), gateway: await freePort() };
+  const floorScript = path.join(root, "test/bench/execution-floor.mjs");
+  await start(
+    "floor-service",
+    floorScript,
+    {},
+    [],
+    ["service", String(floorPorts.service), `http://127.0.0.1:${upstreamPort}`, pg.url],
+  );
+  await start(
+    "floor-gateway",
+    floorScript,
+    {},
+    [],
+    ["gateway", String(floorPorts.gateway), `http://127.0.0.1:${floorPorts.service}`],
+  );
+
   const direct = () => request(`http://127.0.0.1:${upstreamPort}/small`);
   const proxied = () => request(`http://127.0.0.1:${nginxPort}/small`);
   const gateway = () => request(`${gw}/tools/call/${tool.small}`, { method: "POST", headers: key, body: "{}" });
+  const floor = () =>
+    request(`http://127.0.0.1:${floorPorts.gateway}/v1/tools/call/${tool.small}`, { method: "POST", headers: json, body: "{}" });
 
   console.log(`\n1. Same small JSON upstream (${requests} requests per row; ${os.cpus().length} CPUs, Node ${process.version})`);
   const levels = process.env.BENCH_LEVELS ? process.env.BENCH_LEVELS.split(",").map(Number) : [1, concurrency];
   if (sections.includes("1"))
     for (const conc of levels) {
       const n = conc === 1 ? Math.min(requests, 1000) : requests;
-      for (const f of [direct, nginxBin ? proxied : null, gateway]) if (f) await load("warm-up", f, 300, conc);
+      for (const f of [direct, nginxBin ? proxied : null, gateway, floor]) if (f) await load("warm-up", f, 300, conc);
       const a = await load(`(a) direct, concurrency ${conc}`, direct, n, conc);
       const b = nginxBin ? await load(`(b) nginx, concurrency ${conc}`, proxied, n, conc) : undefined;
+      const before = cpuSnapshot();
       const c = await load(`(c) gateway call, concurrency ${conc}`, gateway, n, conc);
-      for (const r of [a, b, c]) if (r) console.log(fmt(r));
+      const after = cpuSnapshot();
+      const d = await load(`(d) floor of the layout, conc. ${conc}`, floor, n, conc);
+      for (const r of [a, b, c, d]) if (r) console.log(fmt(r));
+      const perCall = Object.keys(after)
+        .map((k) => [k, ((after[k] - before[k]) * 1e3) / n])
+        .filter(([, ms]) => ms >= 0.005)
+        .sort((x, y) => y[1] - x[1]);
+      const sum = perCall.reduce((t, [, ms]) => t + ms, 0);
+      console.log(
+        `    CPU per call in (c): ${sum.toFixed(2)} ms = ${perCall.map(([k, ms]) => `${k} ${ms.toFixed(2)}`).join(", ")}`,
+      );
       if (b)
         console.log(
-          `    (c)/(b) throughput ${(c.rps / b.rps).toFixed(3)}; p50 added by the gateway over direct ${(c.p50 - a.p50).toFixed(2)} ms, over nginx ${(c.p50 - b.p50).toFixed(2)} ms`,
+          `    (c)/(b) throughput ${(c.rps / b.rps).toFixed(3)}; p50 added by the gateway over direct ${(c.p50 - a.p50).toFixed(2)} ms, over nginx ${(c.p50 - b.p50).toFixed(2)} ms; floor (d)/(b) ${(d.rps / b.rps).toFixed(3)}, p50 added ${(d.p50 - b.p50).toFixed(2)} ms; (c)/(d) ${(c.rps / d.rps).toFixed(3)}`,
         );
     }
   if (!nginxBin) console.log("    (nginx not installed: apt-get install -y nginx)");

@@ -1,0 +1,58 @@
+// The floor of the layout DESIGN.md fixes for a tool call, for the execution benchmark's row (d): an HTTP
+// request into Koa, ONE connect gRPC hop to a service, that service's HTTP call to the upstream (undici)
+// and ONE durable Postgres INSERT of the result, then the answer back. Nothing else: no authentication,
+// no tool lookup, no validation, no rate limit, no redaction, no event. Whatever Toolport's gateway
+// does costs at least this much, so (d)/(b) bounds what (c)/(b) can reach on the machine it runs on.
+// Run by execution-gateway.mjs as two processes:
+//   node test/bench/execution-floor.mjs service PORT UPSTREAM_URL DATABASE_URL
+//   node test/bench/execution-floor.mjs gateway PORT SERVICE_URL
+import { randomUUID } from "node:crypto";
+import http2 from "node:http2";
+import { fromJson } from "@bufbuild/protobuf";
+import { ValueSchema } from "@bufbuild/protobuf/wkt";
+import { createClient } from "@connectrpc/connect";
+import { connectNodeAdapter, createGrpcTransport } from "@connectrpc/connect-node";
+import { ExecutionService } from "@toolport/proto/toolport/execution/v1/execution_service_pb";
+import Koa from "koa";
+import pg from "pg";
+import { Agent, request } from "undici";
+
+const [role, port, target, databaseUrl] = process.argv.slice(2);
+
+if (role === "service") {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
+  await pool.query("CREATE TABLE IF NOT EXISTS floor_results (id uuid PRIMARY KEY, result jsonb NOT NULL)");
+  const dispatcher = new Agent({ connections: 64 });
+  const handler = connectNodeAdapter({
+    routes(router) {
+      router.service(ExecutionService, {
+        async callTool(req) {
+          const res = await request(`${target}/small`, { dispatcher });
+          const value = await res.body.json();
+          const id = randomUUID();
+          await pool.query({
+            name: "floor_insert",
+            text: "INSERT INTO floor_results (id, result) VALUES ($1, $2)",
+            values: [id, value],
+          });
+          return { result: { toolId: req.toolId, success: true, executionId: id, result: fromJson(ValueSchema, value) } };
+        },
+      });
+    },
+  });
+  http2.createServer(handler).listen(Number(port), "127.0.0.1", () => process.stdout.write("ready\n"));
+} else if (role === "gateway") {
+  const client = createClient(ExecutionService, createGrpcTransport({ baseUrl: target, defaultTimeoutMs: 10_000 }));
+  const app = new Koa();
+  app.use(async (ctx) => {
+    const chunks = [];
+    for await (const chunk of ctx.req) chunks.push(chunk);
+    const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString("utf8")) : {};
+    const { result } = await client.callTool({ toolId: ctx.path.split("/").pop(), toolInput: body });
+    ctx.body = { tool_id: result.toolId, success: result.success, result: result.result, execution_id: result.executionId };
+  });
+  app.listen(Number(port), "127.0.0.1", () => process.stdout.write("ready\n"));
+} else {
+  process.stderr.write("usage: execution-floor.mjs service|gateway ...\n");
+  process.exit(2);
+}
