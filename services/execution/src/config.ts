@@ -26,6 +26,15 @@ export const executionEnv = {
   EXECUTION_UPSTREAM_TIMEOUT_MS: positiveInt(30_000).describe("deadline of one upstream call (REST or MCP), milliseconds"),
   EXECUTION_MAX_RESPONSE_BYTES: positiveInt(10 * 1024 * 1024).describe("largest upstream response body read, bytes"),
   EXECUTION_STORE_MAX_CHARS: positiveInt(DEFAULT_STORE_MAX_CHARS).describe("storage cap of one result, characters of JSON"),
+  EXECUTION_SETTLEMENT_SWEEP_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(3_600_000)
+    .default(15_000)
+    .describe(
+      "how often price holds left capture_pending / release_pending (billing unreachable at settle time) are retried, milliseconds",
+    ),
   EXECUTION_RATE_LIMIT_PER_MINUTE: z.coerce
     .number()
     .int()

@@ -21,7 +21,7 @@ runMain("execution", () => {
       routes(router, deps);
     },
     async background(ctx) {
-      const sweeper = startSettlementSweeper(deps!, ctx.log);
+      const sweeper = startSettlementSweeper(deps!, ctx.log, ctx.config.EXECUTION_SETTLEMENT_SWEEP_MS);
       const follower = await followToolChanges(ctx.nc, deps!.tools, ctx.log);
       return [sweeper, follower, { stop: () => deps!.close() }];
     },

@@ -2,14 +2,13 @@
  * Price holds are settled right after the execution is stored. When billing cannot be reached then, the
  * execution keeps settlement `capture_pending` / `release_pending`, and this loop retries until billing
  * answers (Capture and Release are idempotent by execution id, so a retry never charges twice). It also
- * prunes expired confirm-token uses and idempotency keys.
+ * prunes expired confirm-token uses and idempotency keys. It runs every `everyMs`
+ * (EXECUTION_SETTLEMENT_SWEEP_MS); a round still running when the next is due makes that one skip.
  */
 import type { Logger } from "@toolport/kit/logger";
 import type { ExecutionDeps } from "./routes.js";
 
-const EVERY_MS = 15_000;
-
-export function startSettlementSweeper(deps: ExecutionDeps, log: Logger): { stop(): Promise<void> } {
+export function startSettlementSweeper(deps: ExecutionDeps, log: Logger, everyMs: number): { stop(): Promise<void> } {
   let running: Promise<void> | undefined;
   const tick = async () => {
     try {
@@ -25,7 +24,7 @@ export function startSettlementSweeper(deps: ExecutionDeps, log: Logger): { stop
     running ??= tick().finally(() => {
       running = undefined;
     });
-  }, EVERY_MS);
+  }, everyMs);
   timer.unref();
   return {
     async stop() {

@@ -22,7 +22,7 @@ import type {
   SecurityScheme,
   ToolForCall,
 } from "../domain/model.js";
-import type { BillingPort, CatalogPort, FreeTierUsage, IdentityPort, RateWindow } from "../domain/ports.js";
+import type { BillingPort, CatalogPort, FinalSettlement, FreeTierUsage, IdentityPort, RateWindow } from "../domain/ports.js";
 
 /** Relays a refusal another service made on the caller's behalf; anything else is "unavailable". */
 function translate(service: string, err: unknown, relay: Record<string, true> = {}): Error {
@@ -158,6 +158,9 @@ export class GrpcCatalog implements CatalogPort {
   }
 }
 
+/** Billing's refusals of a Capture that will never succeed: the hold's money is back, or there is none. */
+const NOTHING_TO_CAPTURE = new Set(["hold_already_released", "hold_expired", "hold_not_found"]);
+
 export class GrpcBilling implements BillingPort {
   constructor(private readonly client: Client<typeof BillingService>) {}
 
@@ -177,16 +180,25 @@ export class GrpcBilling implements BillingPort {
     }
   }
 
-  async capture(executionId: string): Promise<void> {
-    await this.client.capture({ executionId });
+  async capture(executionId: string): Promise<FinalSettlement> {
+    try {
+      await this.client.capture({ executionId });
+      return "captured";
+    } catch (err) {
+      // Billing's final word that there is nothing to charge; anything else (unreachable) is retried.
+      if (err instanceof ConnectError && NOTHING_TO_CAPTURE.has(readError(err).reason)) return "released";
+      throw err;
+    }
   }
 
-  async release(executionId: string, reason: string): Promise<void> {
+  async release(executionId: string, reason: string): Promise<FinalSettlement> {
     try {
       await this.client.release({ executionId, reason });
+      return "released";
     } catch (err) {
-      // Already released (or expired) holds need nothing more.
-      if (err instanceof ConnectError && err.code === Code.NotFound) return;
+      // An unknown hold needs nothing more; one already captured stays charged.
+      if (err instanceof ConnectError && err.code === Code.NotFound) return "released";
+      if (err instanceof ConnectError && readError(err).reason === "hold_already_captured") return "captured";
       throw err;
     }
   }

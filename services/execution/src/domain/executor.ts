@@ -403,12 +403,23 @@ export class Executor {
     return this.render(executionId, tool, stored!, report, req, steps, maxChars, false, success && held ? tool.priceCents : 0n);
   }
 
-  /** Captures or releases a hold; when billing is unreachable the row stays *_pending for the sweeper. */
+  /**
+   * Captures or releases a hold; when billing is unreachable the row stays *_pending for the sweeper.
+   * When billing refuses for good (a capture of a hold that expired while billing was unreachable), the
+   * row records what billing did, so the sweeper stops retrying it and it cannot block newer ones.
+   */
   async settle(executionId: string, success: boolean): Promise<void> {
     try {
-      if (success) await this.deps.billing.capture(executionId);
-      else await this.deps.billing.release(executionId, "execution_failed");
-      await this.deps.store.setSettlement(executionId, success ? "captured" : "released");
+      const settled = success
+        ? await this.deps.billing.capture(executionId)
+        : await this.deps.billing.release(executionId, "execution_failed");
+      if (settled !== (success ? "captured" : "released")) {
+        this.deps.log.error(
+          { execution_id: executionId, settlement: settled },
+          success ? "billing had released the hold: the execution was not charged" : "billing had captured the hold already",
+        );
+      }
+      await this.deps.store.setSettlement(executionId, settled);
     } catch (err) {
       this.deps.log.warn({ err, execution_id: executionId }, "settling the price hold failed; the sweeper will retry");
     }

@@ -15,8 +15,16 @@ export interface CatalogPort {
 export interface BillingPort {
   /** Reserves the price; throws insufficient_balance (402) or spend_limit_exceeded (403). */
   hold(req: { executionId: string; caller: Caller; amountCents: bigint; toolId: string }): Promise<void>;
-  capture(executionId: string): Promise<void>;
-  release(executionId: string, reason: string): Promise<void>;
+  /**
+   * Charges the hold: `captured`. When billing refuses for good because there is nothing to charge (the
+   * hold was released or expired meanwhile, or is unknown), `released`. Throws when billing cannot answer.
+   */
+  capture(executionId: string): Promise<FinalSettlement>;
+  /**
+   * Returns the held money: `released` (also when it was released or expired already, or is unknown).
+   * `captured` when billing refuses because the hold was charged already. Throws when billing cannot answer.
+   */
+  release(executionId: string, reason: string): Promise<FinalSettlement>;
 }
 
 export interface RateWindow {
@@ -64,6 +72,7 @@ export interface Runner {
 }
 
 export type Settlement = "none" | "captured" | "released" | "capture_pending" | "release_pending";
+export type FinalSettlement = "captured" | "released";
 
 export interface ExecutionRecord {
   id: string;

@@ -120,8 +120,12 @@ export class PgExecutionStore implements ExecutionStore {
     });
   }
 
+  /** Records the settlement; a released hold charged nothing, so the execution's cost becomes 0. */
   async setSettlement(executionId: string, settlement: Settlement): Promise<void> {
-    await this.pool.query("UPDATE executions SET settlement = $2 WHERE id = $1", [executionId, settlement]);
+    await this.pool.query(
+      "UPDATE executions SET settlement = $2, cost_cents = CASE WHEN $2 = 'released' THEN 0 ELSE cost_cents END WHERE id = $1",
+      [executionId, settlement],
+    );
   }
 
   /** Executions whose hold could not be settled yet, oldest first. */
