@@ -8,7 +8,12 @@ import type { JsonObject, JsonValue, MessageInitShape } from "@bufbuild/protobuf
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type Router from "@koa/router";
 import type { RouterContext } from "@koa/router";
-import type { CredentialMaterialSchema, OpenApiSourceSchema } from "@toolport/proto/toolport/catalog/v1/catalog_publishing_pb";
+import type {
+  CredentialMaterialSchema,
+  McpServerSourceSchema,
+  OpenApiSourceSchema,
+} from "@toolport/proto/toolport/catalog/v1/catalog_publishing_pb";
+import { ParameterLocation } from "@toolport/proto/toolport/catalog/v1/catalog_resources_pb";
 import type { CreateServiceRequestSchema } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
 import type { AppDeps } from "../app.js";
 import { HttpError } from "../http/errors.js";
@@ -173,6 +178,35 @@ function credentialMaterial(body: Record<string, unknown>): MessageInitShape<typ
   return undefined;
 }
 
+const schemeLocations: Record<string, ParameterLocation> = {
+  header: ParameterLocation.HEADER,
+  query: ParameterLocation.QUERY,
+  cookie: ParameterLocation.COOKIE,
+};
+
+/**
+ * `mcp_server`: {url, security_scheme, credential}. security_scheme is an OpenAPI Security Scheme
+ * Object ({type: "http", scheme: "bearer"} or {type: "apiKey", in: "header", name}); credential has the
+ * shape of PUT /services/{id}/credentials' and is used only to list the tools. The catalog validates both.
+ */
+function mcpServerSource(mcp: Record<string, unknown>): MessageInitShape<typeof McpServerSourceSchema> {
+  const scheme = obj(mcp, "security_scheme");
+  const prefix = "mcp_server.security_scheme.";
+  const where = scheme ? str(scheme, "in", prefix) : undefined;
+  if (where !== undefined && !Object.hasOwn(schemeLocations, where)) throw bad(`${prefix}in`, `${prefix}in must be header`);
+  return {
+    url: str(mcp, "url", "mcp_server.") ?? "",
+    securityScheme: scheme && {
+      type: str(scheme, "type", prefix) ?? "",
+      scheme: str(scheme, "scheme", prefix),
+      location: where === undefined ? ParameterLocation.UNSPECIFIED : schemeLocations[where],
+      parameterName: str(scheme, "name", prefix),
+      description: str(scheme, "description", prefix) ?? "",
+    },
+    credential: mcp.credential === undefined || mcp.credential === null ? undefined : credentialMaterial(mcp),
+  };
+}
+
 // ---- routes -----------------------------------------------------------------------------------
 
 export function catalogRoutes(router: Router, deps: AppDeps): void {
@@ -260,7 +294,7 @@ export function catalogRoutes(router: Router, deps: AppDeps): void {
     if (body.api !== undefined && body.api !== null) source = { case: "api", value: openApiSource(body.api) };
     else if (typeof mcp === "string") source = { case: "mcpServer", value: { url: mcp } };
     else if (mcp && typeof mcp === "object")
-      source = { case: "mcpServer", value: { url: str(mcp as Record<string, unknown>, "url", "mcp_server.") ?? "" } };
+      source = { case: "mcpServer", value: mcpServerSource(mcp as Record<string, unknown>) };
     const res = await catalog.createService({
       source,
       name: str(body, "name"),

@@ -307,6 +307,39 @@ describe("MCP adapter", () => {
     expect(sse.initializations).toBe(1);
   });
 
+  it("keeps at most maxSessions sessions (least recently used closed first) and closes idle ones", async () => {
+    let clock = 1_000_000;
+    const limited = new McpSessions(mcpOutbound, log, { maxSessions: 2, idleMs: 60_000 }, () => clock);
+    const callAs = (who: string) =>
+      limited.call({ url: mcp.url, toolName: "plain", input: {}, headers: { "x-caller": who }, timeoutMs: 5000 });
+    try {
+      const before = mcp.initializations;
+      await callAs("a");
+      await callAs("b");
+      await callAs("a"); // reused; "b" is now the least recently used
+      await callAs("c"); // a third credential: "b" is closed
+      expect(limited.size).toBe(2);
+      expect(mcp.initializations - before).toBe(3);
+      await callAs("a");
+      await callAs("c");
+      expect(mcp.initializations - before).toBe(3);
+      await callAs("b"); // was evicted: a new session
+      expect(mcp.initializations - before).toBe(4);
+
+      clock += 30_000;
+      await callAs("b");
+      clock += 45_000; // "a" and "c" unused for 75 s, "b" for 45 s
+      limited.closeIdle();
+      expect(limited.size).toBe(1);
+      await callAs("b");
+      expect(mcp.initializations - before).toBe(4);
+      await callAs("a");
+      expect(mcp.initializations - before).toBe(5);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it("refuses MCP servers at disallowed addresses", async () => {
     const strict = new McpSessions(new Outbound({ policy: new AddressPolicy() }), log);
     const err = await strict.call({ url: mcp.url, toolName: "plain", input: {}, headers: {}, timeoutMs: 2000 }).catch((e) => e);

@@ -5,11 +5,13 @@
  * refreshed at once (the event brings every other replica's index along).
  */
 import { randomUUID } from "node:crypto";
-import { conflict, invalidArgument, notFound, permissionDenied, unauthenticated } from "@toolport/kit/errors";
+import { conflict, DomainError, invalidArgument, notFound, permissionDenied, unauthenticated } from "@toolport/kit/errors";
 import { withTransaction } from "@toolport/kit/pg";
 import { assertCanManage, assertCanPublishInto, type Caller, canSee } from "../domain/access.js";
 import {
   type Contact,
+  type CredentialMaterial,
+  type SecuritySchemeInfo,
   type ServiceRecord,
   type ServiceStatus,
   serviceStatuses,
@@ -23,7 +25,7 @@ import {
 } from "../domain/model.js";
 import { checkSlug, slugify } from "../domain/slug.js";
 import { enqueueToolChanged } from "../events/tool-changed.js";
-import { importMcpServer } from "../publishing/mcp.js";
+import { importMcpServer, mcpAuthHeaders } from "../publishing/mcp.js";
 import { fetchDocument, importOpenApi, parseDocumentText, validateDocument } from "../publishing/openapi.js";
 import {
   deleteService as deleteServiceRow,
@@ -43,11 +45,19 @@ import {
   updateTool as updateToolRow,
   upsertToolDrafts,
 } from "../store/catalog-store.js";
+import { checkMaterial, resolveCredential } from "./credentials.js";
 import type { CatalogDeps } from "./deps.js";
 
 export type SourceInput =
   | { kind: "api"; documentText?: string; documentUrl?: string; baseUrl?: string }
-  | { kind: "mcp_server"; url: string };
+  | {
+      kind: "mcp_server";
+      url: string;
+      /** How calls send a caller's credential (declared by the publisher); unset: none needed. */
+      securityScheme?: SecuritySchemeInfo;
+      /** Sent only to list the tools; never stored. */
+      credential?: CredentialMaterial;
+    };
 
 export interface CreateServiceInput {
   source?: SourceInput;
@@ -120,9 +130,74 @@ interface ImportedSource {
   warnings: string[];
 }
 
+/** The name of the one security scheme an `mcp_server` service may have. */
+const MCP_SCHEME_NAME = "mcp_server";
+const MCP_SCHEME_FIELD = "mcp_server.security_scheme";
+/** Headers a publisher may not claim for an API key: the transport's own. */
+const RESERVED_HEADERS = new Set([
+  "host",
+  "connection",
+  "content-length",
+  "content-type",
+  "transfer-encoding",
+  "accept",
+  "mcp-session-id",
+  "mcp-protocol-version",
+  "last-event-id",
+]);
+
+/** The scheme an MCP server's publisher declared: `http` bearer or basic, or `apiKey` in a header. */
+function checkMcpScheme(s: SecuritySchemeInfo): SecuritySchemeInfo {
+  const bad = (field: string, message: string) =>
+    invalidArgument("invalid_security_scheme", `${field} ${message}`, { details: { field } });
+  if (s.type === "http") {
+    const scheme = s.scheme?.toLowerCase();
+    if (scheme !== "bearer" && scheme !== "basic") throw bad(`${MCP_SCHEME_FIELD}.scheme`, "must be bearer or basic");
+    return { name: MCP_SCHEME_NAME, type: "http", scheme, description: s.description };
+  }
+  if (s.type === "apiKey") {
+    if (s.location !== "header") {
+      throw bad(`${MCP_SCHEME_FIELD}.in`, "must be header: MCP servers take credentials in request headers");
+    }
+    const header = s.parameterName ?? "";
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/.test(header) || RESERVED_HEADERS.has(header.toLowerCase())) {
+      throw bad(`${MCP_SCHEME_FIELD}.name`, "must be the name of the HTTP header that carries the key (e.g. X-Api-Key)");
+    }
+    return { name: MCP_SCHEME_NAME, type: "apiKey", location: "header", parameterName: header, description: s.description };
+  }
+  throw bad(`${MCP_SCHEME_FIELD}.type`, "must be http (scheme bearer or basic) or apiKey (in header)");
+}
+
+/** The credential kind a scheme takes. */
+const kindOf = (scheme: SecuritySchemeInfo) => (scheme.type === "apiKey" ? "api_key" : (scheme.scheme as "bearer" | "basic"));
+
+/** Headers that carry the publisher's import credential; checked against the declared scheme. */
+function importHeaders(scheme: SecuritySchemeInfo | undefined, material: CredentialMaterial | undefined): Record<string, string> {
+  if (!material) return {};
+  if (!scheme) {
+    throw invalidArgument("missing_security_scheme", "mcp_server.credential needs mcp_server.security_scheme", {
+      details: { field: MCP_SCHEME_FIELD },
+    });
+  }
+  if (checkMaterial(material).reference) {
+    throw invalidArgument(
+      "invalid_credential",
+      "mcp_server.credential must hold the secret itself: env:// and vault:// references are resolved only when a tool is called",
+      { details: { field: "mcp_server.credential" } },
+    );
+  }
+  if (material.type !== kindOf(scheme)) {
+    throw invalidArgument("credential_scheme_mismatch", `mcp_server.credential must be ${kindOf(scheme)}, as the scheme says`, {
+      details: { field: "mcp_server.credential" },
+    });
+  }
+  return mcpAuthHeaders(scheme, material);
+}
+
 async function readSource(source: SourceInput): Promise<ImportedSource> {
   if (source.kind === "mcp_server") {
-    const mcp = await importMcpServer(source.url);
+    const scheme = source.securityScheme && checkMcpScheme(source.securityScheme);
+    const mcp = await importMcpServer(source.url, importHeaders(scheme, source.credential));
     return {
       serviceType: "mcp_server",
       title: mcp.title,
@@ -135,8 +210,8 @@ async function readSource(source: SourceInput): Promise<ImportedSource> {
       baseUrl: null,
       mcpServerUrl: source.url,
       documentUrl: null,
-      securitySchemes: [],
-      tools: mcp.tools,
+      securitySchemes: scheme ? [scheme] : [],
+      tools: mcp.tools.map((t) => ({ ...t, security: scheme ? [scheme.name] : [] })),
       warnings: mcp.warnings,
     };
   }
@@ -359,7 +434,23 @@ export async function reimportService(
   const service = await managedService(deps, idOrSlug, caller);
   let source: SourceInput;
   if (service.serviceType === "mcp_server") {
-    source = { kind: "mcp_server", url: service.mcpServerUrl as string };
+    // The declared scheme stays; the tools are listed with the caller's connected credential, if any.
+    const scheme = service.securitySchemes[0];
+    const connected =
+      scheme && caller
+        ? await resolveCredential(deps, {
+            serviceId: service.id,
+            accountId: caller.accountId,
+            organizationId: caller.organizationId,
+          })
+        : null;
+    const usable = connected && !checkMaterial(connected.material).reference && connected.material.type === kindOf(scheme!);
+    source = {
+      kind: "mcp_server",
+      url: service.mcpServerUrl as string,
+      securityScheme: scheme,
+      credential: usable ? connected.material : undefined,
+    };
   } else if (service.serviceType === "api") {
     const documentUrl = api?.documentUrl ?? (api?.documentText ? undefined : (service.openapiDocumentUrl ?? undefined));
     if (!api?.documentText && !documentUrl) {
@@ -377,7 +468,15 @@ export async function reimportService(
       details: { service_id: service.id },
     });
   }
-  const imported = await readSource(source);
+  const imported = await readSource(source).catch((err) => {
+    if (!(err instanceof DomainError) || err.reason !== "mcp_server_unauthorized") throw err;
+    if (source.kind !== "mcp_server" || source.credential) throw err;
+    throw invalidArgument(
+      "mcp_server_unauthorized",
+      `the MCP server needs a credential to list its tools: connect a credential for this service (PUT /v1/services/${service.id}/credentials) and re-import`,
+      { details: { service_id: service.id }, cause: err },
+    );
+  });
   const result = await withTransaction(deps.pool, async (client) => {
     const { tools, missing } = await upsertToolDrafts(client, imported.tools, {
       serviceId: service.id,

@@ -6,9 +6,10 @@ import { permissionDenied } from "@toolport/kit/errors";
 import type {
   CredentialMaterial as CredentialMaterialMsg,
   OpenApiSource,
+  SecurityScheme as SecuritySchemeMsg,
 } from "@toolport/proto/toolport/catalog/v1/catalog_publishing_pb";
 import type { Contact as ContactMsg } from "@toolport/proto/toolport/catalog/v1/catalog_resources_pb";
-import { Readiness } from "@toolport/proto/toolport/catalog/v1/catalog_resources_pb";
+import { ParameterLocation, Readiness } from "@toolport/proto/toolport/catalog/v1/catalog_resources_pb";
 import { type CatalogService, ReindexSearchResponseSchema } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
 import { deleteServiceCredential, listServiceCredentials, putServiceCredential } from "../app/credentials.js";
 import type { CatalogDeps } from "../app/deps.js";
@@ -25,7 +26,7 @@ import {
   updateTool,
 } from "../app/publishing.js";
 import { viewTools } from "../app/views.js";
-import type { Contact, CredentialMaterial } from "../domain/model.js";
+import type { Contact, CredentialMaterial, SecuritySchemeInfo } from "../domain/model.js";
 import { findService, serviceStats } from "../store/catalog-store.js";
 import { callerOf } from "./caller.js";
 import { credentialSummaryToProto, publishingToProto, serviceToProto, toolToProto } from "./convert.js";
@@ -64,6 +65,24 @@ function apiSource(api: OpenApiSource) {
   };
 }
 
+const schemeLocations: Partial<Record<ParameterLocation, SecuritySchemeInfo["location"]>> = {
+  [ParameterLocation.HEADER]: "header",
+  [ParameterLocation.QUERY]: "query",
+  [ParameterLocation.COOKIE]: "cookie",
+};
+
+function schemeFromProto(s: SecuritySchemeMsg | undefined): SecuritySchemeInfo | undefined {
+  if (!s) return undefined;
+  return {
+    name: s.name,
+    type: s.type,
+    scheme: s.scheme,
+    location: schemeLocations[s.location],
+    parameterName: s.parameterName,
+    description: s.description,
+  };
+}
+
 export function materialFromProto(m: CredentialMaterialMsg | undefined): CredentialMaterial | undefined {
   switch (m?.kind.case) {
     case "apiKey":
@@ -93,7 +112,12 @@ export function createPublishingHandlers(deps: CatalogDeps): Impl {
         req.source.case === "api"
           ? ({ kind: "api", ...apiSource(req.source.value) } as const)
           : req.source.case === "mcpServer"
-            ? ({ kind: "mcp_server", url: req.source.value.url } as const)
+            ? ({
+                kind: "mcp_server",
+                url: req.source.value.url,
+                securityScheme: schemeFromProto(req.source.value.securityScheme),
+                credential: materialFromProto(req.source.value.credential),
+              } as const)
             : undefined;
       const result = await createService(
         deps,

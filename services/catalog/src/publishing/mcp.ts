@@ -8,7 +8,7 @@ import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import { invalidArgument } from "@toolport/kit/errors";
-import type { JsonSchema, ToolDraft, ToolParameterInfo } from "../domain/model.js";
+import type { CredentialMaterial, JsonSchema, SecuritySchemeInfo, ToolDraft, ToolParameterInfo } from "../domain/model.js";
 import { isObject, saysMore, schemaType, withoutRefs } from "./json-schema.js";
 
 export interface ImportedMcpServer {
@@ -23,8 +23,26 @@ export interface ImportedMcpServer {
 
 const TIMEOUT_MS = 15_000;
 
-/** Lists the server's tools. An unreachable or non-MCP URL is a 400 naming the field. */
-export async function importMcpServer(url: string): Promise<ImportedMcpServer> {
+/**
+ * The request headers that carry a credential to an MCP server under its declared scheme: bearer and
+ * basic in Authorization, an API key in the scheme's header (or the credential's own parameter_name).
+ */
+export function mcpAuthHeaders(scheme: SecuritySchemeInfo, material: CredentialMaterial): Record<string, string> {
+  switch (material.type) {
+    case "bearer":
+      return { authorization: `Bearer ${material.token}` };
+    case "basic":
+      return { authorization: `Basic ${Buffer.from(`${material.username}:${material.password}`).toString("base64")}` };
+    case "api_key":
+      return { [(material.parameterName || scheme.parameterName || "x-api-key").toLowerCase()]: material.value };
+  }
+}
+
+/**
+ * Lists the server's tools, sending `headers` (a credential) on every request. An unreachable or non-MCP
+ * URL is a 400 naming the field; a server refusing the connection (401/403) a 400 saying what to send.
+ */
+export async function importMcpServer(url: string, headers: Record<string, string> = {}): Promise<ImportedMcpServer> {
   let endpoint: URL;
   try {
     endpoint = new URL(url);
@@ -38,7 +56,7 @@ export async function importMcpServer(url: string): Promise<ImportedMcpServer> {
       details: { field: "mcp_server.url" },
     });
   }
-  const { client, transport } = await connect(endpoint);
+  const { client, transport } = await connect(endpoint, headers);
   try {
     const tools: McpTool[] = [];
     let cursor: string | undefined;
@@ -64,17 +82,32 @@ export async function importMcpServer(url: string): Promise<ImportedMcpServer> {
   }
 }
 
-async function connect(endpoint: URL): Promise<{ client: Client; transport: "streamable_http" | "sse" }> {
+async function connect(
+  endpoint: URL,
+  headers: Record<string, string>,
+): Promise<{ client: Client; transport: "streamable_http" | "sse" }> {
   const make = () => new Client({ name: "toolport-catalog", version: "1.0.0" });
+  const requestInit = { headers };
   const streamable = make();
   try {
-    await streamable.connect(new StreamableHTTPClientTransport(endpoint), { timeout: TIMEOUT_MS });
+    await streamable.connect(new StreamableHTTPClientTransport(endpoint, { requestInit }), { timeout: TIMEOUT_MS });
     return { client: streamable, transport: "streamable_http" };
   } catch (first) {
     await streamable.close().catch(() => {});
+    const status = (first as { code?: unknown }).code;
+    if (status === 401 || status === 403) {
+      const sent = Object.keys(headers).length > 0;
+      throw invalidArgument(
+        "mcp_server_unauthorized",
+        sent
+          ? `the MCP server at ${endpoint} refused mcp_server.credential (HTTP ${status})`
+          : `the MCP server at ${endpoint} needs a credential (HTTP ${status}): declare mcp_server.security_scheme and give mcp_server.credential to list its tools`,
+        { details: { field: sent ? "mcp_server.credential" : "mcp_server.security_scheme" } },
+      );
+    }
     const sse = make();
     try {
-      await sse.connect(new SSEClientTransport(endpoint), { timeout: TIMEOUT_MS });
+      await sse.connect(new SSEClientTransport(endpoint, { requestInit }), { timeout: TIMEOUT_MS });
       return { client: sse, transport: "sse" };
     } catch (second) {
       await sse.close().catch(() => {});

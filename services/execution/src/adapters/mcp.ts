@@ -2,7 +2,9 @@
  * The `mcp_server` adapter: one MCP client session per upstream server (and credential), opened on first
  * use with the Streamable HTTP transport, falling back to the older HTTP+SSE transport when the server
  * does not speak it, and reused across calls. A call that fails because the session is gone (server
- * restarted, session expired) reconnects once. Connections go through the guarded Outbound fetch, so the
+ * restarted, session expired) reconnects once. Sessions are bounded: at most `maxSessions` (least recently
+ * used closed first) and none kept idle past `idleMs`, so rotated credentials and many callers cannot
+ * grow them without limit. Connections go through the guarded Outbound fetch, so the
  * address policy holds here too. The result is the server's `tools/call` envelope as JSON.
  */
 import { createHash } from "node:crypto";
@@ -29,13 +31,45 @@ interface Session {
   transport: "streamable-http" | "sse";
 }
 
+export interface McpSessionLimits {
+  /** Open sessions kept at most; past it the least recently used one is closed. */
+  maxSessions: number;
+  /** A session unused this long is closed (a rotated credential leaves its old session idle). */
+  idleMs: number;
+}
+
+export const DEFAULT_MCP_SESSION_LIMITS: McpSessionLimits = { maxSessions: 256, idleMs: 5 * 60_000 };
+
+interface Entry {
+  session: Promise<Session>;
+  usedAt: number;
+}
+
 export class McpSessions {
-  private readonly sessions = new Map<string, Promise<Session>>();
+  /** In least-recently-used order: a use moves the entry to the end. */
+  private readonly sessions = new Map<string, Entry>();
+  private readonly idleSweep: NodeJS.Timeout;
 
   constructor(
     private readonly outbound: Outbound,
     private readonly log: Logger,
-  ) {}
+    private readonly limits: McpSessionLimits = DEFAULT_MCP_SESSION_LIMITS,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.idleSweep = setInterval(() => this.closeIdle(), Math.min(60_000, Math.max(1_000, limits.idleMs / 2)));
+    this.idleSweep.unref();
+  }
+
+  /** How many sessions are open or opening (tests). */
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  /** Closes every session unused for longer than the idle limit. */
+  closeIdle(): void {
+    const cutoff = this.now() - this.limits.idleMs;
+    for (const [key, entry] of this.sessions) if (entry.usedAt < cutoff) this.drop(key);
+  }
 
   async call(call: McpCall): Promise<Json> {
     const key = `${call.url}\n${createHash("sha256").update(JSON.stringify(call.headers)).digest("hex")}`;
@@ -69,21 +103,27 @@ export class McpSessions {
   }
 
   private session(key: string, call: McpCall): Promise<Session> {
-    let session = this.sessions.get(key);
+    const found = this.sessions.get(key);
+    let session = found?.session;
     if (!session) {
-      session = this.connect(call).catch((err) => {
-        this.sessions.delete(key);
+      const opening = this.connect(call).catch((err) => {
+        if (this.sessions.get(key)?.session === opening) this.sessions.delete(key);
         throw mcpFailure(err, call.timeoutMs);
       });
-      this.sessions.set(key, session);
+      session = opening;
+      while (this.sessions.size >= Math.max(1, this.limits.maxSessions)) {
+        this.drop(this.sessions.keys().next().value as string);
+      }
     }
+    this.sessions.delete(key);
+    this.sessions.set(key, { session, usedAt: this.now() });
     return session;
   }
 
   private drop(key: string): void {
-    const session = this.sessions.get(key);
+    const entry = this.sessions.get(key);
     this.sessions.delete(key);
-    session?.then((s) => s.client.close()).catch(() => {});
+    entry?.session.then((s) => s.client.close()).catch(() => {});
   }
 
   private async connect(call: McpCall): Promise<Session> {
@@ -96,7 +136,8 @@ export class McpSessions {
       return { client: streamable, transport: "streamable-http" };
     } catch (err) {
       await streamable.close().catch(() => {});
-      if (findsRefusal(err)) throw err;
+      // A refused address, or a server refusing the credential: SSE would fare no better.
+      if (findsRefusal(err) || refusesCredential(err)) throw err;
       this.log.debug({ url: call.url, err: (err as Error).message }, "streamable HTTP failed; trying SSE");
     }
     const sse = new Client({ name: "toolport-execution", version: "0.1.0" });
@@ -105,9 +146,10 @@ export class McpSessions {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.idleSweep);
     const all = [...this.sessions.values()];
     this.sessions.clear();
-    await Promise.all(all.map((s) => s.then((x) => x.client.close()).catch(() => {})));
+    await Promise.all(all.map((e) => e.session.then((x) => x.client.close()).catch(() => {})));
   }
 }
 
@@ -115,8 +157,17 @@ function findsRefusal(err: unknown): boolean {
   return transportFailure(err, { timeoutMs: 0, maxBytes: 0 }).errorType === "address_not_allowed";
 }
 
+/** The server answered 401 or 403 (the SDK's StreamableHTTPError carries the status as `code`). */
+function refusesCredential(err: unknown): boolean {
+  const status = (err as { code?: unknown })?.code;
+  return status === 401 || status === 403;
+}
+
 function mcpFailure(err: unknown, timeoutMs: number): ExecutionFailure {
   if (err instanceof ExecutionFailure) return err;
+  if (refusesCredential(err)) {
+    return new ExecutionFailure("auth", "mcp_auth", "the MCP server refused the credential", { cause: err });
+  }
   const failure = transportFailure(err, { timeoutMs, maxBytes: 0 });
   if (failure.errorType !== "connection_failed") return failure;
   const message = (err as Error)?.message ?? "";

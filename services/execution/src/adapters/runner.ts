@@ -2,7 +2,7 @@
 import type { Logger } from "@toolport/kit/logger";
 import { ExecutionFailure } from "../domain/failure.js";
 import type { JsonObject } from "../domain/json.js";
-import type { Credential, ToolForCall } from "../domain/model.js";
+import type { Credential, SecurityScheme, ToolForCall } from "../domain/model.js";
 import type { Runner, RunOutput } from "../domain/ports.js";
 import type { InjectedCredential } from "../domain/redaction/redact.js";
 import { callInternal } from "./internal.js";
@@ -71,7 +71,7 @@ export class UpstreamRunner implements Runner {
             url: tool.mcpServerUrl,
             toolName: tool.mcpToolName,
             input,
-            headers: mcpHeaders(credential),
+            headers: mcpHeaders(credential, tool.securitySchemes),
             timeoutMs,
           }),
         };
@@ -85,11 +85,18 @@ export class UpstreamRunner implements Runner {
   }
 }
 
-function mcpHeaders(credential: Credential | undefined): Record<string, string> {
+/**
+ * An MCP server takes the caller's credential in request headers, per the scheme its publisher declared
+ * (catalog README, "MCP servers that need a credential"): bearer and basic in Authorization, an API key
+ * in the scheme's header unless the credential names its own.
+ */
+function mcpHeaders(credential: Credential | undefined, schemes: SecurityScheme[]): Record<string, string> {
   if (!credential) return {};
   switch (credential.kind) {
-    case "api_key":
-      return { [credential.parameterName || "x-api-key"]: credential.value };
+    case "api_key": {
+      const header = credential.parameterName || schemes.find((s) => s.type === "apiKey")?.parameterName || "x-api-key";
+      return { [header.toLowerCase()]: credential.value };
+    }
     case "bearer":
       return { authorization: `Bearer ${credential.token}` };
     case "basic":
