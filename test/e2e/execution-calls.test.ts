@@ -40,6 +40,8 @@ beforeAll(async () => {
   mcp = await startMcpUpstream();
   s = await startExecStack([`127.0.0.1:${api.port}`, `127.0.0.1:${mcp.port}`], {
     TOOLPORT_SECRET_ECHO_TOKEN: "env-bearer-secret-123",
+    // The catalog lists the MCP server's tools at import; the echo API's document is sent inline.
+    CATALOG_OUTBOUND_ALLOW: `127.0.0.1:${mcp.port}`,
   });
   executionDb = createPool(s.stack.env.EXECUTION_DATABASE_URL!, 2);
   agent = await registerAgent(s);

@@ -117,7 +117,8 @@ let publisher: AgentKey;
 
 beforeAll(async () => {
   mcp = await startGuardedMcp();
-  s = await startExecStack([`127.0.0.1:${mcp.port}`], {}, NAMES);
+  // Both the catalog (listing the tools at import) and execution (calls) reach the MCP server.
+  s = await startExecStack([`127.0.0.1:${mcp.port}`], { CATALOG_OUTBOUND_ALLOW: `127.0.0.1:${mcp.port}` }, NAMES);
   publisher = await registerAgent(s);
 });
 afterAll(async () => {

@@ -1,5 +1,6 @@
 /** The catalog's own environment, on top of the variables every service reads (kit/service.ts). */
 import { url } from "@toolport/kit/config";
+import { AddressPolicy } from "@toolport/kit/outbound";
 import { z } from "zod";
 
 export const catalogEnv = {
@@ -20,6 +21,21 @@ export const catalogEnv = {
     .optional()
     .describe("Meilisearch API key (master or admin key); MEILI_MASTER_KEY is read when this is unset"),
   MEILI_MASTER_KEY: z.string().optional().describe("Meilisearch master key, used when MEILI_KEY is unset"),
+  CATALOG_OUTBOUND_ALLOW: z
+    .string()
+    .default("")
+    .superRefine((value, ctx) => {
+      try {
+        new AddressPolicy(value, "CATALOG_OUTBOUND_ALLOW");
+      } catch (err) {
+        ctx.addIssue({ code: "custom", message: (err as Error).message });
+      }
+    })
+    .describe(
+      "hosts, IPs or CIDR ranges (optionally :port) that OpenAPI document URLs and MCP servers may be on although private or loopback, comma-separated",
+    ),
+  // Operator configuration, not caller input: the embeddings API (like MEILI_URL) is dialled without the
+  // outbound address guard, so it may be a local or private address.
   EMBEDDING_URL: url(["http", "https"])
     .optional()
     .describe("base URL of an OpenAI-compatible embeddings API (POST {url}/embeddings); adds a semantic signal to search"),

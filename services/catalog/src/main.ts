@@ -49,7 +49,7 @@ runMain("catalog", () =>
       const rebuilt = indexConsumer.rebuildAndFollow();
       if (!config.MEILI_URL) await rebuilt;
       const executions = await startExecutionsConsumer(ctx.nc, ctx.pool, log);
-      return [indexConsumer, executions];
+      return [indexConsumer, executions, { stop: () => deps.outbound.close() }];
     },
   }),
 );

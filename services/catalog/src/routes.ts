@@ -1,5 +1,6 @@
 /** The catalog service's gRPC routes: every RPC of CatalogService, from three handler groups. */
 import type { ConnectRouter } from "@connectrpc/connect";
+import { AddressPolicy, Outbound } from "@toolport/kit/outbound";
 import type { BaseConfig, ServiceContext } from "@toolport/kit/service";
 import { CatalogService } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
 import type { z } from "zod";
@@ -24,6 +25,7 @@ export function depsFor(ctx: ServiceContext<CatalogConfig>): CatalogDeps {
       log: ctx.log,
       index: new SearchIndex(ctx.pool, ctx.log),
       sealer: CredentialSealer.fromSecret(ctx.config.CATALOG_SECRET_KEY),
+      outbound: new Outbound({ policy: new AddressPolicy(ctx.config.CATALOG_OUTBOUND_ALLOW, "CATALOG_OUTBOUND_ALLOW") }),
       publicUrl: ctx.config.PUBLIC_URL,
     };
     built.set(ctx, deps);

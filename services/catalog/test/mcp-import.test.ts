@@ -91,7 +91,10 @@ let sse: { server: Server; url: string };
 beforeAll(async () => {
   streamable = await listen(streamableHandler);
   sse = await listen(sseHandler());
-  s = await startCatalogStack(["catalog", "identity", "billing", "gateway"]);
+  // The catalog dials only what CATALOG_OUTBOUND_ALLOW names on loopback: the two servers, and port 1
+  // (nothing listens there) so that an unreachable server is still told apart from a refused address.
+  const allow = [streamable.url, sse.url, "http://127.0.0.1:1"].map((u) => new URL(u).host).join(",");
+  s = await startCatalogStack(["catalog", "identity", "billing", "gateway"], { CATALOG_OUTBOUND_ALLOW: allow });
   agent = await registerAgent(s);
 });
 afterAll(async () => {
@@ -162,10 +165,14 @@ describe("MCP import", () => {
     expect(third.body.deactivated_tool_ids).toHaveLength(1);
   });
 
-  it("refuses an unreachable or non-MCP URL with 400 naming the field", async () => {
+  it("refuses an unreachable, non-MCP or not allowed URL with 400 naming the field", async () => {
     const res = await call(s, "POST", "/services", { agent, body: { mcp_server: { url: "http://127.0.0.1:1/mcp" } } });
     expectError(res, 400, "mcp_server_unreachable");
     expect(res.body.error.details.field).toBe("mcp_server.url");
+    // Loopback on a port the allow list does not name (test/e2e/catalog-outbound.test.ts has the rest).
+    const refused = await call(s, "POST", "/services", { agent, body: { mcp_server: { url: "http://127.0.0.1:2/mcp" } } });
+    expectError(refused, 400, "address_not_allowed");
+    expect(refused.body.error.details.field).toBe("mcp_server.url");
     expectError(
       await call(s, "POST", "/services", { agent, body: { mcp_server: { url: "ftp://x" } } }),
       400,

@@ -5,16 +5,15 @@
 import { randomBytes } from "node:crypto";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { currentScope } from "@toolport/kit/context";
+import { AddressPolicy, Outbound } from "@toolport/kit/outbound";
 import { createServiceClient } from "@toolport/kit/rpc";
 import type { ServiceContext } from "@toolport/kit/service";
 import { BillingService } from "@toolport/proto/toolport/billing/v1/billing_service_pb";
 import { CatalogService } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
 import { ExecutionService } from "@toolport/proto/toolport/execution/v1/execution_service_pb";
 import { IdentityService } from "@toolport/proto/toolport/identity/v1/identity_service_pb";
-import { Outbound } from "./adapters/outbound.js";
 import { UpstreamRunner } from "./adapters/runner.js";
 import { SecretRefs } from "./adapters/secret-refs.js";
-import { AddressPolicy } from "./adapters/ssrf.js";
 import { GrpcBilling, GrpcCatalog, GrpcIdentity } from "./clients/service-ports.js";
 import { CachingCatalog } from "./clients/tool-cache.js";
 import type { ExecutionConfig } from "./config.js";
@@ -40,7 +39,7 @@ export function createDeps(ctx: ServiceContext<ExecutionConfig>): ExecutionDeps 
     log.warn("EXECUTION_CONSENT_SECRET is unset: confirm tokens are signed with a random key and do not survive a restart");
   }
   const consentKey = config.EXECUTION_CONSENT_SECRET ? Buffer.from(config.EXECUTION_CONSENT_SECRET) : randomBytes(32);
-  const outbound = new Outbound({ policy: new AddressPolicy(config.EXECUTION_OUTBOUND_ALLOW) });
+  const outbound = new Outbound({ policy: new AddressPolicy(config.EXECUTION_OUTBOUND_ALLOW, "EXECUTION_OUTBOUND_ALLOW") });
   const runner = new UpstreamRunner({
     outbound,
     secrets: new SecretRefs({

@@ -4,12 +4,11 @@
  * adapter (Streamable HTTP sessions reused, SSE fallback, reconnect) and secret references (env, Vault).
  */
 import { createLogger } from "@toolport/kit/logger";
+import { AddressPolicy, Outbound } from "@toolport/kit/outbound";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { McpSessions } from "../src/adapters/mcp.js";
-import { Outbound } from "../src/adapters/outbound.js";
 import { buildRequest, callRest } from "../src/adapters/rest.js";
 import { SecretRefs } from "../src/adapters/secret-refs.js";
-import { AddressPolicy } from "../src/adapters/ssrf.js";
 import { ExecutionFailure } from "../src/domain/failure.js";
 import type { Json } from "../src/domain/json.js";
 import type { Credential, ToolForCall, ToolParameter } from "../src/domain/model.js";

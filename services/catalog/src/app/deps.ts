@@ -1,5 +1,6 @@
 /** What the catalog's use cases need, built once in main.ts and passed down. */
 import type { Logger } from "@toolport/kit/logger";
+import type { Outbound } from "@toolport/kit/outbound";
 import type { Pool } from "@toolport/kit/pg";
 import type { CredentialSealer } from "../credentials/sealing.js";
 import type { SearchIndex } from "./search-index.js";
@@ -9,6 +10,11 @@ export interface CatalogDeps {
   log: Logger;
   index: SearchIndex;
   sealer: CredentialSealer;
+  /**
+   * The guarded HTTP client for addresses callers choose (OpenAPI document URLs, MCP servers): refuses
+   * private, loopback, link-local and metadata addresses unless CATALOG_OUTBOUND_ALLOW names them.
+   */
+  outbound: Outbound;
   /** Gateway address clients use (PUBLIC_URL), for configuration_url links. */
   publicUrl: string;
 }

@@ -194,10 +194,10 @@ function importHeaders(scheme: SecuritySchemeInfo | undefined, material: Credent
   return mcpAuthHeaders(scheme, material);
 }
 
-async function readSource(source: SourceInput): Promise<ImportedSource> {
+async function readSource(deps: CatalogDeps, source: SourceInput): Promise<ImportedSource> {
   if (source.kind === "mcp_server") {
     const scheme = source.securityScheme && checkMcpScheme(source.securityScheme);
-    const mcp = await importMcpServer(source.url, importHeaders(scheme, source.credential));
+    const mcp = await importMcpServer(source.url, deps.outbound, importHeaders(scheme, source.credential));
     return {
       serviceType: "mcp_server",
       title: mcp.title,
@@ -221,7 +221,7 @@ async function readSource(source: SourceInput): Promise<ImportedSource> {
     });
   }
   const baseUrl = checkUrl(source.baseUrl, "api.base_url");
-  const text = source.documentText ?? (await fetchDocument(source.documentUrl as string));
+  const text = source.documentText ?? (await fetchDocument(source.documentUrl as string, deps.outbound));
   const api = await validateDocument(parseDocumentText(text));
   const imported = importOpenApi(api, { documentUrl: source.documentUrl, baseUrl });
   return {
@@ -261,7 +261,7 @@ export async function createService(
   const organizationId = input.organizationId || caller.organizationId;
   assertCanPublishInto(organizationId, caller);
   const { visibility, price, slug: chosenSlug } = checkCreateFields(input);
-  const source = await readSource(input.source);
+  const source = await readSource(deps, input.source);
   const name = input.name?.trim() || source.title || "Untitled service";
 
   const id = randomUUID();
@@ -468,7 +468,7 @@ export async function reimportService(
       details: { service_id: service.id },
     });
   }
-  const imported = await readSource(source).catch((err) => {
+  const imported = await readSource(deps, source).catch((err) => {
     if (!(err instanceof DomainError) || err.reason !== "mcp_server_unauthorized") throw err;
     if (source.kind !== "mcp_server" || source.credential) throw err;
     throw invalidArgument(

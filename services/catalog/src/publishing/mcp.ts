@@ -2,14 +2,19 @@
  * MCP import: connect to the server with the SDK client over Streamable HTTP (falling back to the
  * older SSE transport when the server does not speak it), page through `tools/list`, and make one
  * tool per MCP tool. The tool's path is `<service_id>/` (spec), filled in once the service has an id.
+ * Both transports fetch through the guarded outbound client (@toolport/kit/outbound), so the server's
+ * address, and every redirect hop the SDK follows (same-origin only), is checked against the outbound
+ * address policy before it is dialled.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import { invalidArgument } from "@toolport/kit/errors";
+import type { Outbound } from "@toolport/kit/outbound";
 import type { CredentialMaterial, JsonSchema, SecuritySchemeInfo, ToolDraft, ToolParameterInfo } from "../domain/model.js";
 import { isObject, saysMore, schemaType, withoutRefs } from "./json-schema.js";
+import { addressNotAllowed } from "./refusal.js";
 
 export interface ImportedMcpServer {
   name: string;
@@ -22,6 +27,7 @@ export interface ImportedMcpServer {
 }
 
 const TIMEOUT_MS = 15_000;
+const FIELD = "mcp_server.url";
 
 /**
  * The request headers that carry a credential to an MCP server under its declared scheme: bearer and
@@ -40,9 +46,14 @@ export function mcpAuthHeaders(scheme: SecuritySchemeInfo, material: CredentialM
 
 /**
  * Lists the server's tools, sending `headers` (a credential) on every request. An unreachable or non-MCP
- * URL is a 400 naming the field; a server refusing the connection (401/403) a 400 saying what to send.
+ * URL is a 400 naming the field, as is an address the outbound policy refuses (address_not_allowed); a
+ * server refusing the connection (401/403) a 400 saying what to send.
  */
-export async function importMcpServer(url: string, headers: Record<string, string> = {}): Promise<ImportedMcpServer> {
+export async function importMcpServer(
+  url: string,
+  outbound: Outbound,
+  headers: Record<string, string> = {},
+): Promise<ImportedMcpServer> {
   let endpoint: URL;
   try {
     endpoint = new URL(url);
@@ -56,7 +67,7 @@ export async function importMcpServer(url: string, headers: Record<string, strin
       details: { field: "mcp_server.url" },
     });
   }
-  const { client, transport } = await connect(endpoint, headers);
+  const { client, transport } = await connect(endpoint, headers, outbound);
   try {
     const tools: McpTool[] = [];
     let cursor: string | undefined;
@@ -77,6 +88,8 @@ export async function importMcpServer(url: string, headers: Record<string, strin
       tools: tools.map((t) => toolFromMcp(t, server?.version ?? "")),
       warnings,
     };
+  } catch (err) {
+    throw addressNotAllowed(err, FIELD, endpoint) ?? err;
   } finally {
     await client.close().catch(() => {});
   }
@@ -85,15 +98,20 @@ export async function importMcpServer(url: string, headers: Record<string, strin
 async function connect(
   endpoint: URL,
   headers: Record<string, string>,
+  outbound: Outbound,
 ): Promise<{ client: Client; transport: "streamable_http" | "sse" }> {
   const make = () => new Client({ name: "toolport-catalog", version: "1.0.0" });
   const requestInit = { headers };
+  const fetch = outbound.fetch as never;
   const streamable = make();
   try {
-    await streamable.connect(new StreamableHTTPClientTransport(endpoint, { requestInit }), { timeout: TIMEOUT_MS });
+    await streamable.connect(new StreamableHTTPClientTransport(endpoint, { requestInit, fetch }), { timeout: TIMEOUT_MS });
     return { client: streamable, transport: "streamable_http" };
   } catch (first) {
     await streamable.close().catch(() => {});
+    // A refused address: SSE would be refused the same way, so nothing more is dialled.
+    const refused = addressNotAllowed(first, FIELD, endpoint);
+    if (refused) throw refused;
     const status = (first as { code?: unknown }).code;
     if (status === 401 || status === 403) {
       const sent = Object.keys(headers).length > 0;
@@ -107,10 +125,12 @@ async function connect(
     }
     const sse = make();
     try {
-      await sse.connect(new SSEClientTransport(endpoint, { requestInit }), { timeout: TIMEOUT_MS });
+      await sse.connect(new SSEClientTransport(endpoint, { requestInit, fetch }), { timeout: TIMEOUT_MS });
       return { client: sse, transport: "sse" };
     } catch (second) {
       await sse.close().catch(() => {});
+      const refused = addressNotAllowed(second, FIELD, endpoint);
+      if (refused) throw refused;
       throw invalidArgument(
         "mcp_server_unreachable",
         `could not connect to the MCP server at ${endpoint} (Streamable HTTP: ${(first as Error).message}; SSE: ${(second as Error).message})`,

@@ -4,10 +4,12 @@
  * is validated and its `$ref`s resolved by @apidevtools/swagger-parser, which checks it against the
  * official 3.0 and 3.1 schemas plus the rules a schema cannot state (path parameters declared,
  * operationIds unique). External `$ref`s (files, URLs) are not followed: a document someone sends us
- * must not make the catalog read its disk or its network.
+ * must not make the catalog read its disk or its network. A document given by URL is fetched through the
+ * guarded outbound client (fetchDocument), which refuses private and special-purpose addresses.
  */
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { invalidArgument } from "@toolport/kit/errors";
+import { type Outbound, type OutboundResponse, ResponseTooLarge } from "@toolport/kit/outbound";
 import { parseDocument } from "yaml";
 import type {
   Contact,
@@ -18,6 +20,7 @@ import type {
   ToolParameterInfo,
 } from "../domain/model.js";
 import { isObject, saysMore, schemaType, withoutRefs } from "./json-schema.js";
+import { addressNotAllowed } from "./refusal.js";
 
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"] as const;
 
@@ -56,45 +59,48 @@ export function parseDocumentText(text: string): unknown {
   return doc.toJS({ maxAliasCount: 1000 });
 }
 
-/** Fetches a document by URL (http or https only), with a deadline and a size cap. */
-export async function fetchDocument(url: string, maxBytes = 10 * 1024 * 1024): Promise<string> {
+/** Largest OpenAPI document fetched by URL (bigger public specs run to a few MiB). */
+export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;
+const FETCH_TIMEOUT_MS = 15_000;
+
+/**
+ * Fetches a document by URL (http or https only) through the guarded client: every hop of a redirect
+ * (at most 5) is checked against the outbound address policy before it is dialled, the whole fetch has
+ * a deadline, and the body is read only up to `maxBytes`. Errors name the field and never repeat the
+ * fetched body.
+ */
+export async function fetchDocument(url: string, outbound: Outbound, maxBytes = MAX_DOCUMENT_BYTES): Promise<string> {
+  const field = "api.document_url";
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    throw invalidArgument("invalid_document_url", "api.document_url must be an absolute http(s) URL", {
-      details: { field: "api.document_url" },
-    });
+    throw invalidArgument("invalid_document_url", `${field} must be an absolute http(s) URL`, { details: { field } });
   }
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
-    throw invalidArgument("invalid_document_url", "api.document_url must be an http(s) URL", {
-      details: { field: "api.document_url" },
-    });
+    throw invalidArgument("invalid_document_url", `${field} must be an http(s) URL`, { details: { field } });
   }
-  let res: Response;
+  let res: OutboundResponse;
   try {
-    res = await fetch(parsed, {
-      signal: AbortSignal.timeout(15_000),
-      redirect: "follow",
-      headers: { accept: "application/json, application/yaml, text/yaml, */*" },
-    });
+    res = await outbound.send(
+      { method: "GET", url: parsed, headers: { accept: "application/json, application/yaml, text/yaml, */*" } },
+      { timeoutMs: FETCH_TIMEOUT_MS, maxBytes },
+    );
   } catch (err) {
-    throw invalidArgument("document_unreachable", `could not fetch ${url}: ${(err as Error).message}`, {
-      details: { field: "api.document_url" },
-    });
+    const refused = addressNotAllowed(err, field, parsed);
+    if (refused) throw refused;
+    if (err instanceof ResponseTooLarge) {
+      throw invalidArgument("document_too_large", `the document at ${url} is larger than ${maxBytes} bytes`, {
+        details: { field, limit_bytes: maxBytes },
+      });
+    }
+    const why = (err as Error).name === "TimeoutError" ? `no answer within ${FETCH_TIMEOUT_MS} ms` : (err as Error).message;
+    throw invalidArgument("document_unreachable", `could not fetch ${url}: ${why}`, { details: { field } });
   }
-  if (!res.ok) {
-    throw invalidArgument("document_unreachable", `fetching ${url} answered HTTP ${res.status}`, {
-      details: { field: "api.document_url" },
-    });
+  if (res.status < 200 || res.status > 299) {
+    throw invalidArgument("document_unreachable", `fetching ${url} answered HTTP ${res.status}`, { details: { field } });
   }
-  const body = await res.arrayBuffer();
-  if (body.byteLength > maxBytes) {
-    throw invalidArgument("document_too_large", `the document at ${url} is larger than ${maxBytes} bytes`, {
-      details: { field: "api.document_url" },
-    });
-  }
-  return new TextDecoder().decode(body);
+  return new TextDecoder().decode(res.body);
 }
 
 /** Validates and dereferences; every problem becomes a 400 naming where in the document it is. */

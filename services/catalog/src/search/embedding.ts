@@ -2,6 +2,8 @@
  * Client of an OpenAI-compatible embeddings API (`POST {baseUrl}/embeddings` with `{model, input}`,
  * answering `{data: [{index, embedding}]}`), the optional semantic signal of both engines.
  * Vectors are returned unit-length so a dot product is the cosine similarity.
+ * The address is the operator's own EMBEDDING_URL, never a caller's, so it is dialled with the plain
+ * global fetch, outside the outbound address guard (a local model server on 127.0.0.1 is a normal setup).
  */
 import type { SearchDocument } from "./types.js";
 

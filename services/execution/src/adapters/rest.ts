@@ -15,12 +15,12 @@
  *   the schema forbids them).
  */
 
+import { findRefusal, type Outbound, type OutboundRequest, ResponseTooLarge, TooManyRedirects } from "@toolport/kit/outbound";
 import { classifyHttpStatus, ExecutionFailure } from "../domain/failure.js";
 import type { Json, JsonObject } from "../domain/json.js";
 import { isObject } from "../domain/json.js";
 import type { Credential, SecurityScheme, ToolForCall, ToolParameter } from "../domain/model.js";
 import type { InjectedCredential } from "../domain/redaction/redact.js";
-import { findRefusal, type Outbound, type OutboundRequest, ResponseTooLarge, TooManyRedirects } from "./outbound.js";
 
 export interface BuiltRequest {
   request: OutboundRequest;

@@ -1,5 +1,6 @@
 /** Runs a tool on its upstream by service type: REST (`api`), MCP (`mcp_server`) or built-in (`internal`). */
 import type { Logger } from "@toolport/kit/logger";
+import type { Outbound } from "@toolport/kit/outbound";
 import { ExecutionFailure } from "../domain/failure.js";
 import type { JsonObject } from "../domain/json.js";
 import type { Credential, SecurityScheme, ToolForCall } from "../domain/model.js";
@@ -7,7 +8,6 @@ import type { Runner, RunOutput } from "../domain/ports.js";
 import type { InjectedCredential } from "../domain/redaction/redact.js";
 import { callInternal } from "./internal.js";
 import { McpSessions } from "./mcp.js";
-import type { Outbound } from "./outbound.js";
 import { buildRequest, callRest } from "./rest.js";
 import type { SecretRefs } from "./secret-refs.js";
 

@@ -1,6 +1,7 @@
 /**
- * Outbound address policy (SSRF guard). Every connection an upstream call opens is checked on the
- * address actually dialled: the host is resolved here (every A/AAAA record must be acceptable), and the
+ * Outbound address policy (SSRF guard), shared by every service that dials addresses a caller chose
+ * (execution: upstream calls; catalog: OpenAPI document URLs and MCP servers at import). Every
+ * connection is checked on the address actually dialled: the host is resolved here (every A/AAAA record must be acceptable), and the
  * socket is opened to that checked address, so a DNS answer cannot change between check and connect
  * (rebinding). Literal IPs in any form the URL parser accepts (decimal `2130706433`, octal `0177.0.0.1`,
  * hex `0x7f.1`, IPv4-mapped IPv6 `[::ffff:127.0.0.1]`) arrive here already normalised by WHATWG URL
@@ -13,10 +14,10 @@
  * ranges inside it (Teredo, 6to4, NAT64 64:ff9b::/96, ORCHID, documentation...). IPv4-mapped and
  * IPv4-embedding forms are judged by their IPv4 address. Uses ipaddr.js (>= 2.5).
  *
- * Operators allow local upstreams with EXECUTION_OUTBOUND_ALLOW: a comma-separated list of host names,
- * IPs or CIDR ranges, each optionally with a port (`api.internal`, `10.1.2.0/24`, `127.0.0.1:8081`,
- * `[::1]:9000`). A host-name entry allows whatever that name resolves to; an address entry allows that
- * address whatever name led to it.
+ * Operators allow local hosts with an allow list (EXECUTION_OUTBOUND_ALLOW, CATALOG_OUTBOUND_ALLOW): a
+ * comma-separated list of host names, IPs or CIDR ranges, each optionally with a port (`api.internal`,
+ * `10.1.2.0/24`, `127.0.0.1:8081`, `[::1]:9000`). A host-name entry allows whatever that name resolves
+ * to; an address entry allows that address whatever name led to it.
  */
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
@@ -71,12 +72,16 @@ export function forbiddenRange(address: string): string | undefined {
 export class AddressPolicy {
   private readonly allow: AllowEntry[];
 
-  constructor(allowList = "") {
+  /**
+   * `allowList`: the operator's entries (syntax above); `setting`: the variable they came from, named
+   * when an entry is malformed.
+   */
+  constructor(allowList = "", setting = "outbound allow list") {
     this.allow = allowList
       .split(/[,\s]+/)
       .map((s) => s.trim())
       .filter(Boolean)
-      .map(parseAllowEntry);
+      .map((raw) => parseAllowEntry(raw, setting));
   }
 
   /** Throws OutboundRefused unless `address` (dialled for `host`:`port`) is acceptable. */
@@ -123,18 +128,18 @@ export class AddressPolicy {
   }
 }
 
-function parseAllowEntry(raw: string): AllowEntry {
+function parseAllowEntry(raw: string, setting: string): AllowEntry {
   let text = raw;
   let port: number | undefined;
   if (text.startsWith("[")) {
     const close = text.indexOf("]");
-    if (close < 0) throw new Error(`EXECUTION_OUTBOUND_ALLOW entry ${raw}: unclosed [`);
+    if (close < 0) throw new Error(`${setting} entry ${raw}: unclosed [`);
     const rest = text.slice(close + 1);
-    if (rest.startsWith(":")) port = parsePort(raw, rest.slice(1));
+    if (rest.startsWith(":")) port = parsePort(raw, rest.slice(1), setting);
     text = text.slice(1, close);
   } else if (text.split(":").length === 2) {
     const [h, p] = text.split(":") as [string, string];
-    port = parsePort(raw, p);
+    port = parsePort(raw, p, setting);
     text = h;
   }
   if (text.includes("/")) {
@@ -148,19 +153,19 @@ function parseAllowEntry(raw: string): AllowEntry {
         port,
       };
     } catch {
-      throw new Error(`EXECUTION_OUTBOUND_ALLOW entry ${raw}: not a CIDR range`);
+      throw new Error(`${setting} entry ${raw}: not a CIDR range`);
     }
   }
   if (ipaddr.isValid(text)) {
     const addr = ipaddr.process(text);
     return { range: [addr, addr.kind() === "ipv4" ? 32 : 128], port };
   }
-  if (!/^[a-z0-9.-]+$/i.test(text)) throw new Error(`EXECUTION_OUTBOUND_ALLOW entry ${raw}: not a host name, IP or CIDR range`);
+  if (!/^[a-z0-9.-]+$/i.test(text)) throw new Error(`${setting} entry ${raw}: not a host name, IP or CIDR range`);
   return { host: text.toLowerCase(), port };
 }
 
-function parsePort(raw: string, text: string): number {
+function parsePort(raw: string, text: string, setting: string): number {
   const port = Number(text);
-  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`EXECUTION_OUTBOUND_ALLOW entry ${raw}: bad port`);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`${setting} entry ${raw}: bad port`);
   return port;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { AddressPolicy, forbiddenRange, OutboundRefused } from "./ssrf.js";
+import { AddressPolicy, forbiddenRange, OutboundRefused } from "./address-policy.js";
 
 /** What the URL parser turns a host into: the form the connector receives. */
 const hostOf = (url: string) => new URL(url).hostname;
@@ -92,8 +92,11 @@ describe("AddressPolicy", () => {
   });
 
   it("rejects malformed allow-list entries at start", () => {
-    expect(() => new AddressPolicy("10.0.0.0/99")).toThrow(/EXECUTION_OUTBOUND_ALLOW/);
+    expect(() => new AddressPolicy("10.0.0.0/99", "EXECUTION_OUTBOUND_ALLOW")).toThrow(/EXECUTION_OUTBOUND_ALLOW/);
     expect(() => new AddressPolicy("host:notaport")).toThrow(/bad port/);
-    expect(() => new AddressPolicy("bad host!")).toThrow(/EXECUTION_OUTBOUND_ALLOW/);
+    expect(() => new AddressPolicy("bad host!", "CATALOG_OUTBOUND_ALLOW")).toThrow(
+      /CATALOG_OUTBOUND_ALLOW entry host!: not a host name/,
+    );
+    expect(() => new AddressPolicy("[::1:80")).toThrow(/outbound allow list entry \[::1:80: unclosed/);
   });
 });

@@ -1,13 +1,14 @@
 /**
- * Every outbound HTTP request of the execution service goes through one undici Agent whose connector
- * dials only addresses the AddressPolicy accepts (see ssrf.ts). The Agent keeps a keep-alive pool per
+ * The guarded outbound HTTP client: every request to an address a caller chose (execution's upstream
+ * calls, catalog's imports) goes through one undici Agent whose connector dials only addresses the
+ * AddressPolicy accepts (see address-policy.ts). The Agent keeps a keep-alive pool per
  * upstream origin. `send` follows redirects itself (at most 5 hops; each hop opens its connection through
  * the same guarded connector; credentials are dropped when a hop leaves the origin), enforces an overall
  * deadline and a response size limit while reading.
  */
 import { isIP } from "node:net";
 import { Agent, buildConnector, request, fetch as undiciFetch } from "undici";
-import { type AddressPolicy, OutboundRefused } from "./ssrf.js";
+import { type AddressPolicy, OutboundRefused } from "./address-policy.js";
 
 export interface OutboundOptions {
   policy: AddressPolicy;

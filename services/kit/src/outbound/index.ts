@@ -1,0 +1,11 @@
+/** @toolport/kit/outbound: the address policy (SSRF guard) and the HTTP client that dials through it. */
+export { AddressPolicy, forbiddenRange, OutboundRefused } from "./address-policy.js";
+export {
+  findRefusal,
+  Outbound,
+  type OutboundOptions,
+  type OutboundRequest,
+  type OutboundResponse,
+  ResponseTooLarge,
+  TooManyRedirects,
+} from "./guarded.js";
