@@ -27,6 +27,7 @@ export function depsFor(ctx: ServiceContext<CatalogConfig>): CatalogDeps {
       sealer: CredentialSealer.fromSecret(ctx.config.CATALOG_SECRET_KEY),
       outbound: new Outbound({ policy: new AddressPolicy(ctx.config.CATALOG_OUTBOUND_ALLOW, "CATALOG_OUTBOUND_ALLOW") }),
       publicUrl: ctx.config.PUBLIC_URL,
+      publishEvents: () => ctx.outbox.flush(),
     };
     built.set(ctx, deps);
   }

@@ -119,6 +119,9 @@ export class OutboxRelay {
   private prunedAt = 0;
   /** A NOTIFY arrived since the current batch started (rows committed after its SELECT may wait). */
   private notified = false;
+  /** Batches started so far, and flush() callers waiting for a batch started after their call. */
+  private batchesStarted = 0;
+  private readonly flushWaiters = new Set<{ after: number; done: (ok: boolean) => void }>();
 
   constructor(private readonly options: RelayOptions) {
     this.js = options.nc.jetstream();
@@ -143,10 +146,39 @@ export class OutboxRelay {
     this.stopped = true;
     this.wake?.();
     await this.loop;
+    for (const waiter of this.flushWaiters) waiter.done(false);
+    this.flushWaiters.clear();
     if (this.listener) {
       await this.listener.query("UNLISTEN toolport_outbox").catch(() => {});
       this.listener.release();
     }
+  }
+
+  /**
+   * Publishes now what this process committed to the outbox before the call, and resolves once a batch
+   * that started after the call has drained the outbox (true), or after timeoutMs (false: the rows stay
+   * for the next round, nothing is lost). A producer whose events other services act on (catalog: tool
+   * changes that empty execution's tool cache) awaits it before answering, so a change is published
+   * before its caller can make the next request. Rows another replica's relay holds at that moment are
+   * published by that replica, not awaited here.
+   */
+  flush(timeoutMs = 2_000): Promise<boolean> {
+    if (this.stopped || !this.loop) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      const waiter = { after: this.batchesStarted, done: (ok: boolean) => resolve(ok) };
+      const timer = setTimeout(() => {
+        this.flushWaiters.delete(waiter);
+        resolve(false);
+      }, timeoutMs);
+      timer.unref();
+      waiter.done = (ok) => {
+        clearTimeout(timer);
+        resolve(ok);
+      };
+      this.flushWaiters.add(waiter);
+      this.notified = true;
+      this.wake?.();
+    });
   }
 
   private async run(): Promise<void> {
@@ -155,9 +187,19 @@ export class OutboxRelay {
     while (!this.stopped) {
       let published = 0;
       this.notified = false;
+      const batch = ++this.batchesStarted;
       try {
         published = await this.publishBatch();
         backoffMs = 0;
+        if (published < (this.options.batchSize ?? 100)) {
+          // Drained: every row committed before this batch started is out (or held by another relay).
+          for (const waiter of this.flushWaiters) {
+            if (waiter.after < batch) {
+              this.flushWaiters.delete(waiter);
+              waiter.done(true);
+            }
+          }
+        }
       } catch (err) {
         backoffMs = Math.min(Math.max(backoffMs * 2, 250), 5000);
         this.options.log.warn({ err: (err as Error).message, retry_in_ms: backoffMs }, "outbox relay: publish failed");

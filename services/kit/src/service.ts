@@ -44,6 +44,8 @@ export interface ServiceContext<C> {
   log: Logger;
   pool: Pool;
   nc: NatsConnection;
+  /** This process's outbox relay: `flush()` publishes committed events now (see OutboxRelay.flush). */
+  outbox: Pick<OutboxRelay, "flush">;
 }
 
 export interface BackgroundWork {
@@ -108,7 +110,7 @@ export async function startService<S extends z.ZodRawShape>(
   const relay = new OutboxRelay({ pool, nc, log });
   await relay.start();
 
-  const ctx: ServiceContext<typeof config> = { name: def.name, config, log, pool, nc };
+  const ctx: ServiceContext<typeof config> = { name: def.name, config, log, pool, nc, outbox: relay };
   const server = await startRpcServer({
     name: def.name,
     host: config.HOST,

@@ -164,4 +164,30 @@ describe("outbox relay and idempotent consumer", () => {
       await consumer.stop();
     }
   });
+
+  it("flush() resolves once what was committed before it is in the stream, and false after its timeout when NATS is down", async () => {
+    const jsm = await nc.jetstreamManager();
+    for (let i = 0; i < 5; i++) {
+      const id = await write(`flushed-${i}`);
+      expect(await relay.flush()).toBe(true);
+      // No polling: the row is marked and the message is in the stream the moment flush resolves.
+      const row = await db.pool.query("SELECT published_at FROM outbox WHERE id = $1", [id]);
+      expect(row.rows[0].published_at).not.toBeNull();
+      const stored = await jsm.streams.getMessage("TOOLPORT", { last_by_subj: Subjects.catalogToolChanged });
+      expect(stored.header.get("Nats-Msg-Id")).toBe(id);
+    }
+
+    await nats.stop();
+    try {
+      const id = await write("while-down");
+      const started = Date.now();
+      expect(await relay.flush(600)).toBe(false);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(550);
+      const row = await db.pool.query("SELECT published_at FROM outbox WHERE id = $1", [id]);
+      expect(row.rows[0].published_at).toBeNull();
+    } finally {
+      nats = await startNats({ storeDir, port: natsPort, log: quiet });
+    }
+    expect(await relay.flush(20_000)).toBe(true);
+  });
 });

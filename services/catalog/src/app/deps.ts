@@ -17,4 +17,9 @@ export interface CatalogDeps {
   outbound: Outbound;
   /** Gateway address clients use (PUBLIC_URL), for configuration_url links. */
   publicUrl: string;
+  /**
+   * Publishes the events this replica just committed (the kit relay's flush). Tool changes await it
+   * before answering, so execution's tool cache is emptied before the caller's next call can arrive.
+   */
+  publishEvents(): Promise<boolean>;
 }

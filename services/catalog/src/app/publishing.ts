@@ -309,6 +309,7 @@ export async function createService(
     await enqueueToolChanged(client, tools, "upsert");
     return { service, tools };
   });
+  await publishChange(deps);
   await refreshIndex(
     deps,
     result.tools.map((t) => t.id),
@@ -322,6 +323,15 @@ function stripUndefined<T extends object>(o: T): Partial<T> {
 }
 
 /** After commit: this replica's index sees the change now; failures only delay it until the event. */
+/**
+ * A committed tool change's events go out before the caller gets its answer: execution empties its
+ * tool cache on them, and a sunset, deactivated, deleted or newly priced tool must be refused on the
+ * caller's very next call. On a timeout the relay still publishes them shortly (nothing is lost).
+ */
+async function publishChange(deps: CatalogDeps): Promise<void> {
+  if (!(await deps.publishEvents())) deps.log.warn("tool change events not yet published; the relay will retry them");
+}
+
 async function refreshIndex(deps: CatalogDeps, toolIds: string[]): Promise<void> {
   try {
     await deps.index.refresh(toolIds);
@@ -418,6 +428,7 @@ export async function updateService(
     );
     return row;
   });
+  await publishChange(deps);
   await refreshIndex(
     deps,
     (await toolIdsOfService(deps.pool, service.id)).map((t) => t.id),
@@ -494,6 +505,7 @@ export async function reimportService(
     await enqueueToolChanged(client, [...tools, ...deactivated], "upsert");
     return { service: updated, tools, deactivatedToolIds: deactivated.map((t) => t.id) };
   });
+  await publishChange(deps);
   await refreshIndex(deps, [...result.tools.map((t) => t.id), ...result.deactivatedToolIds]);
   return { ...result, warnings: imported.warnings };
 }
@@ -509,6 +521,7 @@ export async function deleteService(deps: CatalogDeps, idOrSlug: string, caller:
     );
     return ids;
   });
+  await publishChange(deps);
   await deps.index.remove(toolIds).catch(() => {});
 }
 
@@ -592,6 +605,7 @@ export async function updateTool(
     await enqueueToolChanged(client, [row], "upsert");
     return row;
   });
+  await publishChange(deps);
   await refreshIndex(deps, [tool.id]);
   return updated;
 }
@@ -602,6 +616,7 @@ export async function deleteTool(deps: CatalogDeps, idOrSlug: string, caller: Ca
     await deleteToolRow(client, tool.id);
     await enqueueToolChanged(client, [{ ...tool, revision: tool.revision + 1n }], "delete");
   });
+  await publishChange(deps);
   await deps.index.remove([tool.id]).catch(() => {});
 }
 
