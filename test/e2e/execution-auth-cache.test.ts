@@ -11,13 +11,13 @@ import { randomUUID } from "node:crypto";
 import { createPool, type Pool } from "@toolport/kit/pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEchoApi, type Upstream } from "../../services/execution/test/upstreams.js";
+import { type Call, gatewayClient, type Reply } from "../harness/http.js";
 import {
   type AgentKey,
   type ExecStack,
   echoApiDocument,
   expectError,
   publishOpenApi,
-  type Reply,
   registerAgent,
   startExecStack,
 } from "./execution-support.js";
@@ -27,29 +27,6 @@ interface Key {
   key: string;
   accountId: string;
 }
-
-/** A fetch against one gateway's /v1 (`key` as svc-api-key, `token` as a bearer JWT). */
-function client(baseUrl: string) {
-  return async (
-    method: string,
-    path: string,
-    options: { key?: string; token?: string; body?: unknown; headers?: Record<string, string> } = {},
-  ): Promise<Reply> => {
-    const started = performance.now();
-    const headers: Record<string, string> = { ...options.headers };
-    if (options.key) headers["svc-api-key"] = options.key;
-    if (options.token) headers.authorization = `Bearer ${options.token}`;
-    if (options.body !== undefined) headers["content-type"] = "application/json";
-    const res = await fetch(`${baseUrl}/v1${path}`, {
-      method,
-      headers,
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers, ms: performance.now() - started };
-  };
-}
-type Call = ReturnType<typeof client>;
 
 async function newKey(call: Call, auth: { key?: string; token?: string }, accountId: string, body: Record<string, unknown> = {}) {
   const res = await call("POST", "/api-keys", { ...auth, body: { name: `k-${randomUUID().slice(0, 6)}`, ...body } });
@@ -124,8 +101,8 @@ describe("principal cache on tool calls (two gateways)", () => {
     api = await startEchoApi();
     // A TTL far beyond the test's length: only the allowance re-check can refuse a cached key here.
     s = await startExecStack([`127.0.0.1:${api.port}`], { GATEWAY_AUTH_CACHE_MS: "600000" });
-    a = client(s.stack.gatewayUrl);
-    b = client(`http://127.0.0.1:${await s.stack.startExtra("gateway")}`);
+    a = gatewayClient(s.stack.gatewayUrl);
+    b = gatewayClient(`http://127.0.0.1:${await s.stack.startExtra("gateway")}`);
     db = createPool(s.stack.env.IDENTITY_DATABASE_URL!, 1);
     publisher = await registerAgent(s);
     // A credential-free tool: free-tier accounts count its calls, so both counters apply.
@@ -240,7 +217,7 @@ describe("GATEWAY_AUTH_CACHE_MS=0", () => {
 
   beforeAll(async () => {
     s = await startExecStack([], { GATEWAY_AUTH_CACHE_MS: "0" });
-    call = client(s.stack.gatewayUrl);
+    call = gatewayClient(s.stack.gatewayUrl);
     agent = await registerAgent(s);
   });
   afterAll(async () => {

@@ -10,8 +10,8 @@ import { randomBytes, randomUUID } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mcpSessionRouter } from "../../services/execution/test/upstreams.js";
 import type { ProcessName } from "../harness/stack.js";
 import { type AgentKey, connectCredential, type ExecStack, registerAgent, startExecStack } from "./execution-support.js";
 
@@ -35,7 +35,6 @@ interface GuardedMcp {
  */
 async function startGuardedMcp(): Promise<GuardedMcp> {
   const up = { requests: [], toolCalls: 0 } as unknown as GuardedMcp;
-  const transports = new Map<string, StreamableHTTPServerTransport>();
   const build = () => {
     const server = new McpServer({ name: "guarded-upstream", version: "2.0.0" });
     server.registerTool(
@@ -65,6 +64,7 @@ async function startGuardedMcp(): Promise<GuardedMcp> {
     });
     return server;
   };
+  const router = mcpSessionRouter(build);
   const server = http.createServer(async (req, res) => {
     const path = new URL(req.url!, "http://x").pathname;
     const allowed =
@@ -78,30 +78,13 @@ async function startGuardedMcp(): Promise<GuardedMcp> {
     }
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
-    const raw = Buffer.concat(chunks).toString("utf8");
-    const body = raw ? JSON.parse(raw) : undefined;
-    const sessionId = req.headers["mcp-session-id"] as string | undefined;
-    let transport = sessionId ? transports.get(sessionId) : undefined;
-    if (!transport) {
-      if (body?.method !== "initialize") {
-        res.writeHead(sessionId ? 404 : 400, { "content-type": "application/json" });
-        return res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: "no session" }, id: null }));
-      }
-      transport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => {
-          transports.set(id, transport!);
-        },
-      });
-      await build().connect(transport);
-    }
-    await transport.handleRequest(req, res, body);
+    await router.handle(req, res, Buffer.concat(chunks).toString("utf8"));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   up.port = (server.address() as AddressInfo).port;
   up.url = `http://127.0.0.1:${up.port}`;
   up.close = async () => {
-    for (const t of transports.values()) await t.close().catch(() => {});
+    await router.close();
     await new Promise<void>((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());

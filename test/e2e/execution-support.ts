@@ -6,24 +6,16 @@
  */
 import { createHmac, randomBytes, randomUUID } from "node:crypto";
 import { expect } from "vitest";
+import { type Call, gatewayClient, type Reply } from "../harness/http.js";
 import { type ProcessName, type Stack, startStack } from "../harness/stack.js";
 
 export const STRIPE_WEBHOOK_SECRET = "whsec_execution_e2e";
 
-export interface Reply {
-  status: number;
-  body: any;
-  headers: Headers;
-  ms: number;
-}
+export type { Reply } from "../harness/http.js";
 
 export interface ExecStack {
   stack: Stack;
-  call(
-    method: string,
-    path: string,
-    options?: { key?: string; body?: unknown; headers?: Record<string, string> },
-  ): Promise<Reply>;
+  call: Call;
   stop(): Promise<void>;
 }
 
@@ -43,25 +35,7 @@ export async function startExecStack(
   });
   return {
     stack,
-    async call(method, path, options = {}) {
-      const started = performance.now();
-      const res = await fetch(`${stack.gatewayUrl}/v1${path}`, {
-        method,
-        headers: {
-          ...(options.key ? { "svc-api-key": options.key } : {}),
-          ...(options.body !== undefined ? { "content-type": "application/json" } : {}),
-          ...(options.headers ?? {}),
-        },
-        body:
-          options.body === undefined ? undefined : typeof options.body === "string" ? options.body : JSON.stringify(options.body),
-      });
-      const text = await res.text();
-      let body: unknown = text;
-      try {
-        body = text ? JSON.parse(text) : null;
-      } catch {}
-      return { status: res.status, body, headers: res.headers, ms: performance.now() - started };
-    },
+    call: gatewayClient(stack.gatewayUrl),
     stop: () => stack.stopAll(),
   };
 }

@@ -156,40 +156,61 @@ function buildMcpServer(counter: McpUpstream): McpServer {
   return server;
 }
 
+/**
+ * Streamable HTTP with sessions: a request carrying an `mcp-session-id` goes to that session's transport;
+ * an `initialize` without one opens a session on a new server from `build`; anything else is refused.
+ */
+export function mcpSessionRouter(build: () => McpServer, onInitialize: () => void = () => {}) {
+  const transports = new Map<string, StreamableHTTPServerTransport>();
+  return {
+    async handle(req: http.IncomingMessage, res: http.ServerResponse, raw: string): Promise<void> {
+      const body = raw ? JSON.parse(raw) : undefined;
+      const sessionId = req.headers["mcp-session-id"] as string | undefined;
+      let transport = sessionId ? transports.get(sessionId) : undefined;
+      if (!transport) {
+        if (body?.method !== "initialize") {
+          res.writeHead(sessionId ? 404 : 400, { "content-type": "application/json" });
+          res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: "no session" }, id: null }));
+          return;
+        }
+        onInitialize();
+        const opened = new StreamableHTTPServerTransport({
+          sessionIdGenerator: () => randomUUID(),
+          onsessioninitialized: (id) => {
+            transports.set(id, opened);
+          },
+        });
+        transport = opened;
+        await build().connect(transport);
+      }
+      await transport.handleRequest(req, res, body);
+    },
+    async close(): Promise<void> {
+      for (const t of transports.values()) await t.close().catch(() => {});
+    },
+  };
+}
+
 /** An MCP server on Streamable HTTP with sessions (at /mcp). */
 export async function startMcpUpstream(): Promise<McpUpstream> {
   const up = { connections: 0, requests: [], initializations: 0, toolCalls: 0 } as unknown as McpUpstream;
-  const transports = new Map<string, StreamableHTTPServerTransport>();
+  const router = mcpSessionRouter(
+    () => buildMcpServer(up),
+    () => up.initializations++,
+  );
   const server = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const raw = Buffer.concat(chunks).toString("utf8");
-    const body = raw ? JSON.parse(raw) : undefined;
     up.requests.push({ method: req.method!, url: req.url!, headers: req.headers, body: raw });
-    const sessionId = req.headers["mcp-session-id"] as string | undefined;
-    let transport = sessionId ? transports.get(sessionId) : undefined;
-    if (!transport) {
-      if (body?.method !== "initialize") {
-        res.writeHead(sessionId ? 404 : 400, { "content-type": "application/json" });
-        return res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: "no session" }, id: null }));
-      }
-      up.initializations++;
-      transport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => {
-          transports.set(id, transport!);
-        },
-      });
-      await buildMcpServer(up).connect(transport);
-    }
-    await transport.handleRequest(req, res, body);
+    await router.handle(req, res, raw);
   });
   server.on("connection", () => up.connections++);
   up.port = await listen(server);
   up.url = `http://127.0.0.1:${up.port}/mcp`;
   const close = closer(server);
   up.close = async () => {
-    for (const t of transports.values()) await t.close().catch(() => {});
+    await router.close();
     await close();
   };
   return up;

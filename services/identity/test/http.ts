@@ -1,41 +1,12 @@
 /** A small HTTP client for identity's gateway routes, shared by identity's integration tests. */
 import { randomUUID } from "node:crypto";
 import { expect } from "vitest";
+import type { Call, Reply, RequestOptions } from "../../../test/harness/http.js";
 
-export interface Reply {
-  status: number;
-  // biome-ignore lint/suspicious/noExplicitAny: test assertions read arbitrary JSON
-  body: any;
-  headers: Headers;
-}
+export type { Call, Reply } from "../../../test/harness/http.js";
+export { gatewayClient } from "../../../test/harness/http.js";
 
-export interface Credentials {
-  key?: string;
-  token?: string;
-  headers?: Record<string, string>;
-}
-
-export function gatewayClient(baseUrl: string) {
-  return async function call(method: string, path: string, options: Credentials & { body?: unknown } = {}): Promise<Reply> {
-    const headers: Record<string, string> = { ...options.headers };
-    if (options.key) headers["svc-api-key"] = options.key;
-    if (options.token) headers.authorization = `Bearer ${options.token}`;
-    if (options.body !== undefined) headers["content-type"] = "application/json";
-    const res = await fetch(`${baseUrl}/v1${path}`, {
-      method,
-      headers,
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
-    });
-    const text = await res.text();
-    let body: unknown = text;
-    try {
-      body = text ? JSON.parse(text) : undefined;
-    } catch {}
-    return { status: res.status, body, headers: res.headers };
-  };
-}
-
-export type Call = ReturnType<typeof gatewayClient>;
+export type Credentials = Pick<RequestOptions, "key" | "token" | "headers">;
 
 export interface Human {
   email: string;
