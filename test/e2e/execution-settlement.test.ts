@@ -9,6 +9,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { createPool, type Pool } from "@toolport/kit/pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { until } from "../harness/wait.js";
 import {
   type AgentKey,
   balanceAtomic,
@@ -114,14 +115,6 @@ const ledgerFor = async (executionId: string) => {
   );
 };
 
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("settling a price hold when billing is down at settle time", () => {
@@ -139,7 +132,7 @@ describe("settling a price hold when billing is down at settle time", () => {
     expect((await settlementOf(executionId))?.settlement).toBe("capture_pending");
 
     await s.stack.start("billing");
-    await waitFor("the capture", async () => (await settlementOf(executionId))?.settlement === "captured");
+    await until("the capture", async () => (await settlementOf(executionId))?.settlement === "captured");
     const settled = await wallet();
     expect(BigInt(settled.balance_atomic)).toBe(start - PRICE_ATOMIC);
     expect(settled.held_atomic).toBe(0);
@@ -165,7 +158,7 @@ describe("settling a price hold when billing is down at settle time", () => {
     expect(await settlementOf(executionId)).toEqual({ settlement: "release_pending", cost_cents: "0" });
 
     await s.stack.start("billing");
-    await waitFor("the release", async () => (await settlementOf(executionId))?.settlement === "released");
+    await until("the release", async () => (await settlementOf(executionId))?.settlement === "released");
     const after = await wallet();
     expect(after.balance_atomic).toBe(before.balance_atomic);
     expect(after.held_atomic).toBe(0);
@@ -190,16 +183,16 @@ describe("settling a price hold when billing is down at settle time", () => {
     await s.stack.stop("execution");
     await billingDb.query("UPDATE holds SET expires_at = now() - interval '1 minute' WHERE execution_id = $1", [executionId]);
     await s.stack.start("billing");
-    await waitFor(
+    await until(
       "billing to expire the hold",
       async () =>
         (await billingDb.query("SELECT status FROM holds WHERE execution_id = $1", [executionId])).rows[0]?.status === "expired",
-      10_000,
+      { timeoutMs: 10_000 },
     );
     await s.stack.start("execution");
 
     // Billing answers hold_expired: the execution is settled as released, with no cost, and left alone.
-    await waitFor("the settlement", async () => (await settlementOf(executionId))?.settlement === "released");
+    await until("the settlement", async () => (await settlementOf(executionId))?.settlement === "released");
     expect(await settlementOf(executionId)).toEqual({ settlement: "released", cost_cents: "0" });
     const attempts = async () =>
       (await s.stack.log("execution")).split("\n").filter((l) => l.includes(executionId) && l.includes("hold")).length;

@@ -15,6 +15,7 @@ import { AckPolicy, DeliverPolicy, type NatsConnection, headers as natsHeaders }
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startNats } from "../../../deploy/local/infra.mjs";
 import { type TestDatabase, testDatabase } from "../../../test/harness/db.js";
+import { until } from "../../../test/harness/wait.js";
 import { currentRequestId, REQUEST_ID_HEADER, runInScope } from "../src/context.js";
 import {
   connectNats,
@@ -31,15 +32,6 @@ import { kitMigrationsDir, migrate, withTransaction } from "../src/pg.js";
 
 const log = createLogger("consumer-batch-test", process.env.TEST_LOG ?? "silent");
 const quiet = { info() {}, warn() {}, error() {} };
-
-async function until(check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error("condition not met in time");
-}
 
 const payload = (toolId: string) => toBinary(CatalogToolChangedSchema, create(CatalogToolChangedSchema, { toolId }));
 
@@ -101,10 +93,14 @@ describe("batched consumers and pipelined relay", () => {
     });
 
   const settled = (durable: string, delivered: number) =>
-    until(async () => {
-      const info = await (await nc.jetstreamManager()).consumers.info(STREAM, durable);
-      return info.num_ack_pending === 0 && info.num_pending === 0 && info.delivered.consumer_seq >= delivered;
-    });
+    until(
+      "the consumer to ack everything delivered",
+      async () => {
+        const info = await (await nc.jetstreamManager()).consumers.info(STREAM, durable);
+        return info.num_ack_pending === 0 && info.num_pending === 0 && info.delivered.consumer_seq >= delivered;
+      },
+      { timeoutMs: 30_000, intervalMs: 50 },
+    );
 
   const effects = async (durable: string) =>
     (
@@ -142,7 +138,10 @@ describe("batched consumers and pipelined relay", () => {
       const lone = randomUUID();
       const sent = Date.now();
       await js.publish(subject, payload("lone"), { msgID: lone });
-      await until(async () => (await effects(durable)).some((r) => r.event_id === lone), 3000);
+      await until("the lone message", async () => (await effects(durable)).some((r) => r.event_id === lone), {
+        timeoutMs: 3000,
+        intervalMs: 50,
+      });
       expect(Date.now() - sent).toBeLessThan(3000);
       await settled(durable, 501);
       await consumer.stop();
@@ -185,8 +184,10 @@ describe("batched consumers and pipelined relay", () => {
     );
     try {
       await until(
+        "two dead letters",
         async () =>
           (await db.pool.query("SELECT count(*)::int AS n FROM dead_letters WHERE consumer = $1", [durable])).rows[0].n === 2,
+        { timeoutMs: 30_000, intervalMs: 50 },
       );
       await settled(durable, 80);
       const rows = await effects(durable);
@@ -234,7 +235,7 @@ describe("batched consumers and pipelined relay", () => {
     const relay = new OutboxRelay({ pool: db.pool, nc, log, pollMs: 50 });
     await relay.start();
     try {
-      await until(async () => (await unpublished(subject)) === 0);
+      await until("every row published", async () => (await unpublished(subject)) === 0, { timeoutMs: 30_000, intervalMs: 50 });
     } finally {
       await relay.stop();
     }
@@ -257,10 +258,14 @@ describe("batched consumers and pipelined relay", () => {
     const relay = new OutboxRelay({ pool: db.pool, nc, log, pollMs: 50 });
     await relay.start();
     try {
-      await until(async () => (await unpublished(subject)) < total - 300, 30_000);
+      await until("300 rows published", async () => (await unpublished(subject)) < total - 300, {
+        timeoutMs: 30_000,
+        intervalMs: 50,
+      });
       await nats.stop();
       // Some of the batch in flight failed; the rest waits, attempts and last error recorded.
       await until(
+        "a failed attempt recorded",
         async () =>
           (
             await db.pool.query(
@@ -268,6 +273,7 @@ describe("batched consumers and pipelined relay", () => {
               [subject],
             )
           ).rows[0].n > 0,
+        { timeoutMs: 30_000, intervalMs: 50 },
       );
       const stuck = await unpublished(subject);
       expect(stuck).toBeGreaterThan(0);
@@ -275,7 +281,7 @@ describe("batched consumers and pipelined relay", () => {
       expect(await unpublished(subject)).toBe(stuck);
 
       nats = await startNats({ storeDir, port: natsPort, log: quiet });
-      await until(async () => (await unpublished(subject)) === 0, 60_000);
+      await until("every row published", async () => (await unpublished(subject)) === 0, { timeoutMs: 60_000, intervalMs: 50 });
     } finally {
       await relay.stop();
     }

@@ -11,6 +11,7 @@ import type { NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startNats } from "../../../deploy/local/infra.mjs";
 import { type TestDatabase, testDatabase } from "../../../test/harness/db.js";
+import { until } from "../../../test/harness/wait.js";
 import { currentRequestId, runInScope } from "../src/context.js";
 import { connectNats, enqueueEvent, ensureStream, OutboxRelay, Subjects, startConsumer } from "../src/events.js";
 import { createLogger } from "../src/logger.js";
@@ -18,15 +19,6 @@ import { kitMigrationsDir, migrate, withTransaction } from "../src/pg.js";
 
 const log = createLogger("outbox-test", "silent");
 const quiet = { info() {}, warn() {}, error() {} };
-
-async function until(check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error("condition not met in time");
-}
 
 describe("outbox relay and idempotent consumer", () => {
   let db: TestDatabase;
@@ -74,12 +66,14 @@ describe("outbox relay and idempotent consumer", () => {
 
     nats = await startNats({ storeDir, port: natsPort, log: quiet });
     await until(
+      "every row published",
       async () => (await db.pool.query("SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL")).rows[0].n === 0,
     );
 
     // A relay that crashed after publishing but before marking sends the same rows again.
     await db.pool.query("UPDATE outbox SET published_at = NULL WHERE id = ANY($1::uuid[])", [ids.slice(0, 5)]);
     await until(
+      "every row published",
       async () => (await db.pool.query("SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL")).rows[0].n === 0,
     );
 
@@ -102,14 +96,14 @@ describe("outbox relay and idempotent consumer", () => {
     const countApplied = async () => (await db.pool.query("SELECT count(*)::int AS n FROM applied")).rows[0].n;
 
     let consumer = await startCounting();
-    await until(async () => (await countApplied()) >= 20);
+    await until("20 events applied", async () => (await countApplied()) >= 20);
     await consumer.stop();
     // Redeliver everything: drop the durable consumer so the stream replays all 20 messages from the
     // start. Every one is a duplicate for the inbox and must change nothing.
     await (await nc.jetstreamManager()).consumers.delete("TOOLPORT", "outbox-test");
     consumer = await startCounting();
     try {
-      await until(async () => {
+      await until("the replay to be acked", async () => {
         const info = await (await nc.jetstreamManager()).consumers.info("TOOLPORT", "outbox-test");
         return info.num_ack_pending === 0 && info.num_pending === 0 && info.delivered.consumer_seq >= 20;
       });
@@ -148,6 +142,7 @@ describe("outbox relay and idempotent consumer", () => {
           msgID: "poison-2",
         });
       await until(
+        "two dead letters",
         async () =>
           (await db.pool.query("SELECT count(*)::int AS n FROM dead_letters WHERE consumer = 'outbox-poison-test'")).rows[0].n ===
           2,
