@@ -9,8 +9,33 @@ import { setTimeout as sleep } from "node:timers/promises";
 
 export { sleep };
 
-/** A port the OS says is free right now on 127.0.0.1 (listen on 0, read it, close). */
-export function freePort() {
+/**
+ * Ports handed out are below Linux's ephemeral range (32768-60999 by default), where the OS never puts
+ * an outgoing connection or a listen(0): a port chosen here and bound a moment later (by a child
+ * process, or again after a restart) cannot be taken meanwhile by some client's connection, which is
+ * what an OS-chosen port (listen on 0, close, reuse) allowed. Chosen at random and checked free; this
+ * process never hands out the same port twice.
+ */
+const PORT_RANGE = { min: 20_000, max: 32_767 };
+const handedOut = new Set();
+
+function bindable(port) {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.unref();
+    server.once("error", () => resolve(false));
+    server.listen({ port, host: "127.0.0.1", exclusive: true }, () => server.close(() => resolve(true)));
+  });
+}
+
+/** A free port on 127.0.0.1 (see above); falls back to one the OS picks. */
+export async function freePort() {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = PORT_RANGE.min + Math.floor(Math.random() * (PORT_RANGE.max - PORT_RANGE.min + 1));
+    if (handedOut.has(port)) continue;
+    handedOut.add(port);
+    if (await bindable(port)) return port;
+  }
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.unref();

@@ -47,7 +47,21 @@ export interface Stack {
   log(name: ProcessName): Promise<string>;
 }
 
+/**
+ * Starts the named processes (services first). A port that was free when chosen can still be taken
+ * before the process binds it; then the whole start is retried on new ports (at most three times).
+ */
 export async function startStack(names: ProcessName[], extraEnv: Record<string, string> = {}): Promise<Stack> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startStackOnce(names, extraEnv);
+    } catch (err) {
+      if (attempt >= 3 || !String((err as Error).message).includes("EADDRINUSE")) throw err;
+    }
+  }
+}
+
+async function startStackOnce(names: ProcessName[], extraEnv: Record<string, string>): Promise<Stack> {
   const tag = randomBytes(3).toString("hex");
   const logDir = await mkdtemp(path.join(os.tmpdir(), "toolport-stack-"));
   const ports = {} as Record<ProcessName, number>;
