@@ -6,7 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { conflict, DomainError, invalidArgument, notFound, permissionDenied, unauthenticated } from "@toolport/kit/errors";
-import { withTransaction } from "@toolport/kit/pg";
+import { type PoolClient, withTransaction } from "@toolport/kit/pg";
 import { assertCanManage, assertCanPublishInto, type Caller, canSee } from "../domain/access.js";
 import {
   type Contact,
@@ -265,7 +265,7 @@ export async function createService(
   const name = input.name?.trim() || source.title || "Untitled service";
 
   const id = randomUUID();
-  const result = await withTransaction(deps.pool, async (client) => {
+  const result = await changeTools(deps, async (client) => {
     let slug: string;
     if (chosenSlug) {
       if (await slugTaken(client, "services", chosenSlug)) {
@@ -309,7 +309,6 @@ export async function createService(
     await enqueueToolChanged(client, tools, "upsert");
     return { service, tools };
   });
-  await publishChange(deps);
   await refreshIndex(
     deps,
     result.tools.map((t) => t.id),
@@ -324,12 +323,15 @@ function stripUndefined<T extends object>(o: T): Partial<T> {
 
 /** After commit: this replica's index sees the change now; failures only delay it until the event. */
 /**
- * A committed tool change's events go out before the caller gets its answer: execution empties its
- * tool cache on them, and a sunset, deactivated, deleted or newly priced tool must be refused on the
- * caller's very next call. On a timeout the relay still publishes them shortly (nothing is lost).
+ * A transaction that changes tools (and writes their toolport.catalog.tool.changed events), whose events
+ * go out before the caller gets its answer: execution empties its tool cache on them, and a sunset,
+ * deactivated, deleted or newly priced tool must be refused on the caller's very next call. On a
+ * timeout the relay still publishes them shortly (nothing is lost).
  */
-async function publishChange(deps: CatalogDeps): Promise<void> {
+async function changeTools<T>(deps: CatalogDeps, fn: (client: PoolClient) => Promise<T>): Promise<T> {
+  const result = await withTransaction(deps.pool, fn);
   if (!(await deps.publishEvents())) deps.log.warn("tool change events not yet published; the relay will retry them");
+  return result;
 }
 
 async function refreshIndex(deps: CatalogDeps, toolIds: string[]): Promise<void> {
@@ -415,7 +417,7 @@ export async function updateService(
     baseUrl: checkUrl(input.baseUrl, "base_url"),
     mcpServerUrl: checkUrl(input.mcpServerUrl, "mcp_server_url"),
   };
-  const updated = await withTransaction(deps.pool, async (client) => {
+  const updated = await changeTools(deps, async (client) => {
     if (patch.slug && patch.slug !== service.slug && (await slugTaken(client, "services", patch.slug, service.id))) {
       throw conflict("slug_taken", `the slug ${patch.slug} is already used by another service`, { details: { field: "slug" } });
     }
@@ -428,7 +430,6 @@ export async function updateService(
     );
     return row;
   });
-  await publishChange(deps);
   await refreshIndex(
     deps,
     (await toolIdsOfService(deps.pool, service.id)).map((t) => t.id),
@@ -488,7 +489,7 @@ export async function reimportService(
       { details: { service_id: service.id }, cause: err },
     );
   });
-  const result = await withTransaction(deps.pool, async (client) => {
+  const result = await changeTools(deps, async (client) => {
     const { tools, missing } = await upsertToolDrafts(client, imported.tools, {
       serviceId: service.id,
       serviceSlug: service.slug,
@@ -505,14 +506,13 @@ export async function reimportService(
     await enqueueToolChanged(client, [...tools, ...deactivated], "upsert");
     return { service: updated, tools, deactivatedToolIds: deactivated.map((t) => t.id) };
   });
-  await publishChange(deps);
   await refreshIndex(deps, [...result.tools.map((t) => t.id), ...result.deactivatedToolIds]);
   return { ...result, warnings: imported.warnings };
 }
 
 export async function deleteService(deps: CatalogDeps, idOrSlug: string, caller: Caller | null): Promise<void> {
   const service = await managedService(deps, idOrSlug, caller);
-  const toolIds = await withTransaction(deps.pool, async (client) => {
+  const toolIds = await changeTools(deps, async (client) => {
     const ids = await deleteServiceRow(client, service.id);
     await enqueueToolChanged(
       client,
@@ -521,7 +521,6 @@ export async function deleteService(deps: CatalogDeps, idOrSlug: string, caller:
     );
     return ids;
   });
-  await publishChange(deps);
   await deps.index.remove(toolIds).catch(() => {});
 }
 
@@ -597,7 +596,7 @@ export async function updateTool(
     if (input.deprecationMessage !== undefined) patch.deprecationMessage = input.deprecationMessage || null;
     if (input.sunsetDate) patch.sunsetDate = input.sunsetDate;
   }
-  const updated = await withTransaction(deps.pool, async (client) => {
+  const updated = await changeTools(deps, async (client) => {
     if (patch.slug && patch.slug !== tool.slug && (await slugTaken(client, "tools", patch.slug, tool.id))) {
       throw conflict("slug_taken", `the slug ${patch.slug} is already used by another tool`, { details: { field: "slug" } });
     }
@@ -605,18 +604,16 @@ export async function updateTool(
     await enqueueToolChanged(client, [row], "upsert");
     return row;
   });
-  await publishChange(deps);
   await refreshIndex(deps, [tool.id]);
   return updated;
 }
 
 export async function deleteTool(deps: CatalogDeps, idOrSlug: string, caller: Caller | null): Promise<void> {
   const { tool } = await managedTool(deps, idOrSlug, caller);
-  await withTransaction(deps.pool, async (client) => {
+  await changeTools(deps, async (client) => {
     await deleteToolRow(client, tool.id);
     await enqueueToolChanged(client, [{ ...tool, revision: tool.revision + 1n }], "delete");
   });
-  await publishChange(deps);
   await deps.index.remove([tool.id]).catch(() => {});
 }
 
