@@ -4,8 +4,8 @@
  * numbers, absent values as null, and optional parameter keys left out when not set.
  */
 
-import { type JsonObject, toJson } from "@bufbuild/protobuf";
-import { type ListValue, ListValueSchema, type Value, ValueSchema } from "@bufbuild/protobuf/wkt";
+import type { JsonObject } from "@bufbuild/protobuf";
+import { fromJsonBytes } from "@toolport/kit/json-bytes";
 import { enumName, isoTime } from "@toolport/kit/proto-json";
 import type {
   CredentialSummary,
@@ -45,12 +45,15 @@ export function parameterJson(p: ToolParameter): JsonObject {
     type: p.type,
     required: p.required,
   };
-  if (p.default) out.default = toJson(ValueSchema, p.default as Value);
-  if (p.enum) out.enum = toJson(ListValueSchema, p.enum as ListValue);
+  const defaultValue = fromJsonBytes(p.defaultJson);
+  if (defaultValue !== undefined) out.default = defaultValue;
+  const enumValues = fromJsonBytes(p.enumJson);
+  if (enumValues !== undefined) out.enum = enumValues;
   if (p.minimum !== undefined) out.minimum = p.minimum;
   if (p.maximum !== undefined) out.maximum = p.maximum;
   if (p.encodeSlashes !== undefined) out.encode_slashes = p.encodeSlashes;
-  if (p.jsonSchema) out.json_schema = p.jsonSchema;
+  const jsonSchema = fromJsonBytes(p.jsonSchemaJson);
+  if (jsonSchema !== undefined) out.json_schema = jsonSchema;
   return out;
 }
 
@@ -96,10 +99,12 @@ export function toolJson(t: Tool): JsonObject {
     service_id: t.serviceId,
     status: enumName(ToolStatusSchema, t.status),
     tags: t.tags,
-    method: t.method || null,
-    path: t.path || null,
+    // Always strings (spec): the method is empty for tools not on an `api` service, and the path of
+    // MCP-served and built-in tools is the `<service_id>/` form.
+    method: t.method,
+    path: t.path,
     parameters: parametersJson(t.parameters),
-    output: t.output ?? null,
+    output: fromJsonBytes(t.outputJson) ?? null,
     tips: orNull(t.tips),
     version: t.version,
     is_paid: t.isPaid,

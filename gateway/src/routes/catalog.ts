@@ -4,10 +4,12 @@
  * values are checked here so bad input is a 400 naming the parameter before any service is called.
  * Auth per the spec's endpoint auth table; publishing routes (ours) take an API key or a JWT.
  */
+
 import type { JsonObject, JsonValue, MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type Router from "@koa/router";
 import type { RouterContext } from "@koa/router";
+import { fromJsonBytes, optionalJsonBytes } from "@toolport/kit/json-bytes";
 import type {
   CredentialMaterialSchema,
   McpServerSourceSchema,
@@ -262,8 +264,8 @@ export function catalogRoutes(router: Router, deps: AppDeps): void {
     ctx.body = {
       tool: d.tool ? toolJson(d.tool) : null,
       service: serviceSummaryJson(d.service),
-      input_schema: d.inputSchema ?? { type: "object", properties: {} },
-      example_call: d.exampleCall ?? { tool_input: {} },
+      input_schema: fromJsonBytes(d.inputSchemaJson) ?? { type: "object", properties: {} },
+      example_call: fromJsonBytes(d.exampleCallJson) ?? { tool_input: {} },
       execute: { method: "POST", url: callUrl, auth_header: "svc-api-key" },
       readiness: readinessJson(d.readiness),
       configuration_url: d.missing.find((g) => g.configurationUrl)?.configurationUrl ?? null,
@@ -382,7 +384,7 @@ export function catalogRoutes(router: Router, deps: AppDeps): void {
       description: str(body, "description"),
       tips: str(body, "tips"),
       tags: Array.isArray(tags) ? { values: tags as string[] } : undefined,
-      output: obj(body, "output") as JsonObject | undefined,
+      outputJson: optionalJsonBytes(obj(body, "output")),
       version: str(body, "version"),
       pricePerCallCents: cents(body, "price_per_call_cents"),
       sideEffecting: bool(body, "side_effecting"),

@@ -12,11 +12,12 @@
  * Beyond the spec's fields, present only when they apply: `projection`, `cursor`, `passthrough_reason`
  * and `_meta` {redaction, truncation_note, execution_id}, which the MCP surface shows.
  */
-import { type JsonObject, type JsonValue, toJson } from "@bufbuild/protobuf";
-import { ValueSchema } from "@bufbuild/protobuf/wkt";
+
+import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import type Router from "@koa/router";
 import { readError } from "@toolport/kit/errors";
+import { fromJsonBytes, jsonBytes } from "@toolport/kit/json-bytes";
 import { isoTime } from "@toolport/kit/proto-json";
 import { ExecutionStatus } from "@toolport/proto/toolport/common/v1/types_pb";
 import type {
@@ -59,7 +60,7 @@ export function executionRoutes(router: Router, deps: AppDeps): void {
         throw fieldError(`calls[${i}].tool_id`, `calls[${i}].tool_id is required`);
       return {
         toolId: c.tool_id,
-        toolInput: inputObject(c.tool_input, `calls[${i}].tool_input`),
+        toolInputJson: jsonBytes(inputObject(c.tool_input, `calls[${i}].tool_input`)),
         ...callOptions(c, `calls[${i}].`),
         idempotencyKey: optionalString(c, "idempotency_key", `calls[${i}].`),
       };
@@ -77,7 +78,7 @@ export function executionRoutes(router: Router, deps: AppDeps): void {
     try {
       const res = await execution.callTool({
         toolId: ctx.params.tool_id!,
-        toolInput,
+        toolInputJson: jsonBytes(toolInput),
         ...callOptions(body, ""),
         idempotencyKey: header || optionalString(body, "idempotency_key", ""),
       });
@@ -152,7 +153,7 @@ function callOptions(body: JsonObject, prefix: string): { fields: string[]; maxR
 }
 
 const iso = isoTime;
-const valueJson = (r: CallResult["result"]) => (r ? toJson(ValueSchema, r) : null);
+const valueJson = (bytes: Uint8Array) => fromJsonBytes(bytes) ?? null;
 
 function responseMetaJson(meta: ResponseMeta | undefined): JsonValue {
   if (!meta) return null;
@@ -187,7 +188,7 @@ function elementJson(r: CallResult, inBatch: boolean): JsonObject {
   const out: JsonObject = {
     tool_id: r.toolId,
     success: r.success,
-    result: valueJson(r.result),
+    result: valueJson(r.resultJson),
     error: r.error ?? null,
     execution_id: r.executionId ?? null,
   };
@@ -196,7 +197,7 @@ function elementJson(r: CallResult, inBatch: boolean): JsonObject {
     out.consent = {
       tool_id: r.consent.toolId,
       tool_name: r.consent.toolName,
-      parameters: r.consent.parameters ?? {},
+      parameters: fromJsonBytes(r.consent.parametersJson) ?? {},
       confirm_token: r.consent.confirmToken,
       expires_at: iso(r.consent.expiresAt),
     };
@@ -237,7 +238,7 @@ function executionResultJson(r: ExecutionResult): JsonObject {
     executed_at: iso(r.executedAt),
     error: r.error ?? null,
     path: r.path ?? null,
-    result: valueJson(r.result),
+    result: valueJson(r.resultJson),
     truncated: r.truncated,
     response_meta: responseMetaJson(r.responseMeta),
   };

@@ -4,6 +4,7 @@
  */
 
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import { fromJsonBytes } from "@toolport/kit/json-bytes";
 import { enumName, isoTime } from "@toolport/kit/proto-json";
 import { AccountKind, type KeyPermissions, OrgRoleSchema } from "@toolport/proto/toolport/common/v1/principal_pb";
 import {
@@ -198,8 +199,8 @@ export function guideJson(g: GettingStarted | undefined): JsonObject {
       name: t.name,
       service: t.service,
       description: t.description,
-      parameters: t.parameters ?? {},
-      execute: t.execute ?? {},
+      parameters: fromJsonBytes(t.parametersJson) ?? {},
+      execute: fromJsonBytes(t.executeJson) ?? {},
     })),
     steps: g?.steps ?? [],
     read_next: { skill: g?.readNext?.skill ?? "", quickstart: g?.readNext?.quickstart ?? "" },

@@ -92,8 +92,9 @@ describe("tools: list, get by id, slug and name, describe", () => {
     expect(Object.keys(tool).sort()).toEqual(TOOL_KEYS);
     expect(tool).toMatchObject({
       status: "active",
-      method: null,
-      path: null,
+      // Always strings (spec "Tool (full shape)"): no HTTP method, and the `<service_id>/` path form.
+      method: "",
+      path: `${tool.service_id}/`,
       is_paid: false,
       price_per_call_cents: 0,
       readiness: "ready",

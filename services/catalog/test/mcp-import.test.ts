@@ -115,7 +115,7 @@ describe("MCP import", () => {
     const forecast = tools.find((t: { name: string }) => t.name === "get_forecast");
     expect(forecast).toMatchObject({
       path: `${service.id}/`,
-      method: null,
+      method: "",
       readiness: "ready",
       description: "Weather forecast for a city for the next days",
     });

@@ -7,6 +7,7 @@
 
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { fromJsonBytes } from "@toolport/kit/json-bytes";
 import { createPool } from "@toolport/kit/pg";
 import { createServiceClient, principalHeader } from "@toolport/kit/rpc";
 import { CredentialScope } from "@toolport/proto/toolport/catalog/v1/catalog_publishing_pb";
@@ -81,7 +82,7 @@ describe("internal RPCs", () => {
       readiness: Readiness.NEEDS_CREDENTIAL,
     });
     expect(tool?.securitySchemes.map((x) => x.name).sort()).toEqual(["api_key", "petstore_auth"]);
-    expect(tool?.inputSchema).toMatchObject({ type: "object", required: ["petId"] });
+    expect(fromJsonBytes(tool?.inputSchemaJson)).toMatchObject({ type: "object", required: ["petId"] });
 
     const demo = (await call(s, "GET", "/tools/name/word_count", { agent })).body;
     const builtin = (await catalog.resolveToolForCall({ toolId: demo.id, accountId: agent.id, organizationId: "" })).tool;
@@ -169,8 +170,8 @@ describe("internal RPCs", () => {
     expect(tools).toHaveLength(3);
     expect(new Set(tools.map((t) => t.service)).size).toBe(3);
     for (const t of tools) {
-      expect(t.parameters).toMatchObject({ type: "object" });
-      expect(t.exampleInput).toEqual(expect.any(Object));
+      expect(fromJsonBytes(t.parametersJson)).toMatchObject({ type: "object" });
+      expect(fromJsonBytes(t.exampleInputJson)).toEqual(expect.any(Object));
     }
     const services = (await call(s, "GET", "/services/public")).body as { name: string; is_demo: boolean }[];
     const demoName = services.find((x) => x.is_demo)?.name;

@@ -4,8 +4,10 @@
  * becomes an empty starter list (sign-up must not depend on the catalog) or catalog_unavailable
  * (allow-lists are never accepted unchecked).
  */
+import type { JsonObject } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { unavailable } from "@toolport/kit/errors";
+import { fromJsonBytes } from "@toolport/kit/json-bytes";
 import type { Logger } from "@toolport/kit/logger";
 import { createServiceClient } from "@toolport/kit/rpc";
 import { BillingService } from "@toolport/proto/toolport/billing/v1/billing_service_pb";
@@ -56,8 +58,8 @@ export function catalogPort(baseUrl: string, log: Logger, timeoutMs = 5000): Cat
           name: t.name,
           service: t.service,
           description: t.description,
-          parameters: t.parameters ?? { type: "object", properties: {} },
-          exampleInput: t.exampleInput ?? {},
+          parameters: fromJsonBytes<JsonObject>(t.parametersJson) ?? { type: "object", properties: {} },
+          exampleInput: fromJsonBytes<JsonObject>(t.exampleInputJson) ?? {},
         }));
       } catch (err) {
         log.warn({ err: (err as Error).message }, `try_first left empty: catalog ${describeFailure(err)}`);

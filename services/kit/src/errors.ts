@@ -4,10 +4,10 @@
  * boundary it becomes a ConnectError with an ErrorDetail attached; the gateway turns that into an
  * HTTP status and the dual error body. Anything else becomes "internal error", its cause logged only.
  */
-import { create, fromJson, type JsonObject, type JsonValue, toJson } from "@bufbuild/protobuf";
-import { ValueSchema } from "@bufbuild/protobuf/wkt";
+import { create, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ErrorDetailSchema } from "@toolport/proto/toolport/common/v1/errors_pb";
+import { fromJsonBytes, jsonBytes, objectFromJsonBytes } from "./json-bytes.js";
 
 export { Code, ConnectError };
 
@@ -58,8 +58,8 @@ export const unavailable = (reason: string, message: string, o?: DomainErrorOpti
 export function domainToConnect(err: DomainError): ConnectError {
   const detail = create(ErrorDetailSchema, {
     reason: err.reason,
-    details: err.details,
-    detail: err.detail === undefined ? undefined : fromJson(ValueSchema, err.detail),
+    detailsJson: jsonBytes(err.details),
+    detailJson: jsonBytes(err.detail),
   });
   return new ConnectError(err.message, err.code, undefined, [{ desc: ErrorDetailSchema, value: detail }], err);
 }
@@ -89,8 +89,8 @@ export function readError(err: ConnectError): ReceivedError {
     code: err.code,
     reason: found?.reason || defaultReason(err.code),
     message: err.rawMessage,
-    details: found?.details ?? {},
-    detail: found?.detail ? toJson(ValueSchema, found.detail) : undefined,
+    details: objectFromJsonBytes(found?.detailsJson),
+    detail: fromJsonBytes(found?.detailJson),
   };
 }
 

@@ -96,7 +96,8 @@ export async function seedBuiltins(pool: Pool, services: readonly BuiltinService
       const { tools, missing } = await upsertToolDrafts(
         client,
         b.tools.map((t) => draftFromBuiltin(t, b.version)),
-        { serviceId: service.id, serviceSlug: service.slug, pricePerCallCents: 0n },
+        // Built-in tools have no HTTP path; like MCP-served tools they answer the spec's `<service_id>/` form.
+        { serviceId: service.id, serviceSlug: service.slug, pricePerCallCents: 0n, pathFor: () => `${service.id}/` },
       );
       const retired = await setToolsStatus(client, missing, "inactive");
       await enqueueToolChanged(client, [...tools, ...retired], "upsert");

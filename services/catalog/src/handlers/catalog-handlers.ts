@@ -1,9 +1,9 @@
 /** CatalogService read RPCs: thin, proto in -> app call -> proto out. */
 
-import type { JsonObject } from "@bufbuild/protobuf";
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { notFound } from "@toolport/kit/errors";
+import { jsonBytes } from "@toolport/kit/json-bytes";
 import { ReadinessGapSchema } from "@toolport/proto/toolport/catalog/v1/catalog_publishing_pb";
 import { RecommendationSchema } from "@toolport/proto/toolport/catalog/v1/catalog_resources_pb";
 import {
@@ -58,8 +58,8 @@ export function createCatalogReadHandlers(deps: CatalogDeps): Impl {
       return create(DescribeToolResponseSchema, {
         tool: toolToProto(d.view),
         service: serviceSummaryToProto(d.view.service),
-        inputSchema: d.view.tool.inputSchema as JsonObject,
-        exampleCall: { tool_input: d.exampleInput } as JsonObject,
+        inputSchemaJson: jsonBytes(d.view.tool.inputSchema),
+        exampleCallJson: jsonBytes({ tool_input: d.exampleInput }),
         readiness: readinessToProto[d.view.readiness],
         missing: d.view.gaps.map((g) =>
           create(ReadinessGapSchema, { kind: g.kind, message: g.message, configurationUrl: g.configurationUrl }),

@@ -1,6 +1,8 @@
 /** Domain records -> proto messages (and the few enums back). One place for every mapping. */
-import { create, fromJson, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
-import { ListValueSchema, timestampFromDate, ValueSchema } from "@bufbuild/protobuf/wkt";
+
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { jsonBytes } from "@toolport/kit/json-bytes";
 import {
   CredentialScope as CredentialScopeEnum,
   type CredentialSummary as CredentialSummaryMsg,
@@ -85,12 +87,12 @@ export function parameterToProto(p: ToolParameterInfo): ToolParameter {
     description: p.description,
     type: p.type,
     required: p.required,
-    default: p.default === undefined ? undefined : fromJson(ValueSchema, p.default as JsonValue),
-    enum: p.enum === undefined ? undefined : fromJson(ListValueSchema, p.enum as JsonValue[]),
+    defaultJson: jsonBytes(p.default),
+    enumJson: jsonBytes(p.enum),
     minimum: p.minimum,
     maximum: p.maximum,
     encodeSlashes: p.encodeSlashes,
-    jsonSchema: p.jsonSchema as JsonObject | undefined,
+    jsonSchemaJson: jsonBytes(p.jsonSchema),
   });
 }
 
@@ -138,7 +140,7 @@ export function toolToProto(v: ToolView): Tool {
     method: tool.method,
     path: tool.path,
     parameters: parametersToProto(tool.parameters),
-    output: (tool.output as JsonObject | null) ?? undefined,
+    outputJson: jsonBytes(tool.output ?? undefined),
     tips: tool.tips ?? undefined,
     version: tool.version,
     isPaid: tool.pricePerCallCents > 0n,
@@ -288,8 +290,8 @@ export function resolvedToolToProto(v: ToolView): ResolvedTool {
     mcpToolName: tool.mcpToolName,
     internalHandler: tool.internalHandler,
     parameters: parametersToProto(tool.parameters),
-    inputSchema: tool.inputSchema as JsonObject,
-    requestBodySchema: (tool.requestBodySchema as JsonObject | null) ?? undefined,
+    inputSchemaJson: jsonBytes(tool.inputSchema),
+    requestBodySchemaJson: jsonBytes(tool.requestBodySchema ?? undefined),
     requestBodyContentType: tool.requestBodyContentType,
     securitySchemes: schemes.map(securitySchemeToProto),
     sideEffecting: tool.sideEffecting,
@@ -299,7 +301,7 @@ export function resolvedToolToProto(v: ToolView): ResolvedTool {
     sunsetDate: ts(tool.sunsetDate),
     readiness: readinessToProto[v.readiness],
     passthroughReason: tool.passthroughReason ?? undefined,
-    output: (tool.output as JsonObject | null) ?? undefined,
+    outputJson: jsonBytes(tool.output ?? undefined),
     isDemo: service.isDemo,
     revision: tool.revision,
   });

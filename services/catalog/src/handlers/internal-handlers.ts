@@ -1,6 +1,8 @@
 /** CatalogService internal RPCs (execution and identity call them; the gateway has no route to them). */
-import { create, type JsonObject } from "@bufbuild/protobuf";
+
+import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
+import { jsonBytes } from "@toolport/kit/json-bytes";
 import {
   ApiKeyCredentialSchema,
   BasicCredentialSchema,
@@ -81,8 +83,8 @@ export function createInternalHandlers(deps: CatalogDeps): Impl {
             name: pair.tool.name,
             service: pair.service.name,
             description: pair.tool.description,
-            parameters: pair.tool.inputSchema as JsonObject,
-            exampleInput: exampleInput as JsonObject,
+            parametersJson: jsonBytes(pair.tool.inputSchema),
+            exampleInputJson: jsonBytes(exampleInput),
           }),
         ),
       };

@@ -1,8 +1,10 @@
 /** CatalogService publishing and credential RPCs: thin, proto in -> app call -> proto out. */
+
 import { create } from "@bufbuild/protobuf";
 import { timestampDate, timestampNow } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { permissionDenied } from "@toolport/kit/errors";
+import { objectFromJsonBytes } from "@toolport/kit/json-bytes";
 import type {
   CredentialMaterial as CredentialMaterialMsg,
   OpenApiSource,
@@ -221,7 +223,7 @@ export function createPublishingHandlers(deps: CatalogDeps): Impl {
           description: req.description,
           tips: req.tips,
           tags: req.tags?.values,
-          output: req.output,
+          output: req.outputJson === undefined ? undefined : objectFromJsonBytes(req.outputJson),
           version: req.version,
           pricePerCallCents: req.pricePerCallCents,
           sideEffecting: req.sideEffecting,

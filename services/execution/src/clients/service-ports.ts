@@ -1,13 +1,6 @@
-/**
- * The domain's ports to catalog, billing and identity over gRPC. Errors received from those services are
- * translated here, at the call site: catalog's tool_not_found is the caller's 404, billing's
- * insufficient_balance / spend_limit_exceeded are the caller's 402 / 403, anything else means a backing
- * service failed and the call was not run (503).
- */
-import { toJson } from "@bufbuild/protobuf";
-import { ListValueSchema, ValueSchema } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
 import { Code, ConnectError, DomainError, readError, unavailable } from "@toolport/kit/errors";
+import { fromJsonBytes, objectFromJsonBytes } from "@toolport/kit/json-bytes";
 import type { BillingService } from "@toolport/proto/toolport/billing/v1/billing_service_pb";
 import type { ResolvedTool } from "@toolport/proto/toolport/catalog/v1/catalog_publishing_pb";
 import { ParameterLocation, ServiceType, ToolStatus } from "@toolport/proto/toolport/catalog/v1/catalog_resources_pb";
@@ -77,14 +70,14 @@ export function toolFromProto(t: ResolvedTool): ToolForCall {
           location,
           type: p.type,
           required: p.required,
-          default: p.default ? (toJson(ValueSchema, p.default) as Json) : undefined,
-          enum: p.enum ? (toJson(ListValueSchema, p.enum) as Json[]) : undefined,
+          default: fromJsonBytes<Json>(p.defaultJson),
+          enum: fromJsonBytes<Json[]>(p.enumJson),
           encodeSlashes: p.encodeSlashes,
         },
       ];
     }),
-    inputSchema: t.inputSchema,
-    requestBodySchema: t.requestBodySchema,
+    inputSchema: objectFromJsonBytes(t.inputSchemaJson),
+    requestBodySchema: fromJsonBytes(t.requestBodySchemaJson),
     requestBodyContentType: t.requestBodyContentType,
     securitySchemes: t.securitySchemes.map(
       (s): SecurityScheme => ({

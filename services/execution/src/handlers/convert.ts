@@ -1,7 +1,9 @@
 /** proto <-> domain for the execution service's handlers. */
-import { create, fromJson, type JsonObject } from "@bufbuild/protobuf";
-import { timestampFromDate, ValueSchema } from "@bufbuild/protobuf/wkt";
+
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { unauthenticated } from "@toolport/kit/errors";
+import { jsonBytes } from "@toolport/kit/json-bytes";
 import { ErrorDetailSchema } from "@toolport/proto/toolport/common/v1/errors_pb";
 import type { Principal } from "@toolport/proto/toolport/common/v1/principal_pb";
 import { ErrorClass, ExecutionStatus } from "@toolport/proto/toolport/common/v1/types_pb";
@@ -20,7 +22,6 @@ import {
 import type { ResponseMeta, StoredMeta } from "../domain/cap.js";
 import type { CallOutcome } from "../domain/executor.js";
 import type { ErrorClassName } from "../domain/failure.js";
-import type { Json } from "../domain/json.js";
 import type { Caller } from "../domain/model.js";
 import type { RedactionReport } from "../domain/redaction/redact.js";
 import type { ResultView } from "../domain/results.js";
@@ -47,8 +48,6 @@ const errorClasses: Record<ErrorClassName, ErrorClass> = {
   platform: ErrorClass.PLATFORM,
   upstream: ErrorClass.UPSTREAM,
 };
-
-const value = (json: Json) => (json === null ? undefined : fromJson(ValueSchema, json));
 
 function responseMetaToProto(meta: ResponseMeta | null) {
   if (!meta) return undefined;
@@ -83,14 +82,14 @@ export function outcomeToProto(o: CallOutcome): CallResult {
   return create(CallResultSchema, {
     toolId: o.toolId,
     success: o.success,
-    result: value(o.result),
+    resultJson: jsonBytes(o.result),
     error: o.error ?? undefined,
     executionId: o.executionId,
     consent: o.consent
       ? create(ConsentSchema, {
           toolId: o.consent.tool_id,
           toolName: o.consent.tool_name,
-          parameters: o.consent.parameters as JsonObject,
+          parametersJson: jsonBytes(o.consent.parameters),
           confirmToken: o.consent.confirm_token,
           expiresAt: timestampFromDate(new Date(o.consent.expires_at)),
         })
@@ -102,7 +101,9 @@ export function outcomeToProto(o: CallOutcome): CallResult {
     redaction: redactionToProto(o.redaction),
     truncationNote: o.truncationNote,
     passthroughReason: o.passthroughReason,
-    errorDetail: o.refusal ? create(ErrorDetailSchema, { reason: o.refusal.reason, details: o.refusal.details }) : undefined,
+    errorDetail: o.refusal
+      ? create(ErrorDetailSchema, { reason: o.refusal.reason, detailsJson: jsonBytes(o.refusal.details) })
+      : undefined,
     errorClass: o.errorClass ? errorClasses[o.errorClass] : ErrorClass.UNSPECIFIED,
     replayed: o.replayed,
     costCents: o.costCents,
@@ -117,7 +118,7 @@ export function resultViewToProto(v: ResultView): ExecutionResult {
     executedAt: timestampFromDate(v.executedAt),
     error: v.error ?? undefined,
     path: v.path ?? undefined,
-    result: value(v.result),
+    resultJson: jsonBytes(v.result),
     truncated: v.truncated,
     responseMeta: responseMetaToProto(v.responseMeta),
     pathMatched: v.pathMatched,

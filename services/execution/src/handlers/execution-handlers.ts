@@ -1,6 +1,8 @@
 /** ExecutionService handlers: thin, proto in -> Executor / stored results -> proto out. */
+
 import type { ServiceImpl } from "@connectrpc/connect";
 import { invalidArgument, notFound } from "@toolport/kit/errors";
+import { fromJsonBytes } from "@toolport/kit/json-bytes";
 import { principalKey } from "@toolport/kit/rpc";
 import type { ExecutionService } from "@toolport/proto/toolport/execution/v1/execution_service_pb";
 import type { CallRequest, Executor } from "../domain/executor.js";
@@ -16,10 +18,25 @@ export interface HandlerDeps {
   store: PgExecutionStore;
 }
 
+/** The tool parameters: a JSON object sent as JSON text; absent means `{}`. */
+function toolInput(bytes: Uint8Array, field: string): JsonObject {
+  let value: unknown;
+  try {
+    value = fromJsonBytes(bytes);
+  } catch {
+    throw invalidArgument("invalid_parameters", `${field}.tool_input is not valid JSON`, { details: { field } });
+  }
+  if (value === undefined) return {};
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw invalidArgument("invalid_parameters", `${field}.tool_input must be a JSON object`, { details: { field } });
+  }
+  return value as JsonObject;
+}
+
 function callRequest(
   call: {
     toolId: string;
-    toolInput?: JsonObject;
+    toolInputJson: Uint8Array;
     fields: string[];
     maxResponseChars?: number;
     confirmToken?: string;
@@ -31,7 +48,7 @@ function callRequest(
   if (toolId === "") throw invalidArgument("invalid_parameters", `${field} is required`, { details: { field } });
   return {
     toolId,
-    input: (call.toolInput ?? {}) as JsonObject,
+    input: toolInput(call.toolInputJson, field),
     fields: call.fields,
     maxResponseChars: call.maxResponseChars,
     confirmToken: call.confirmToken || undefined,

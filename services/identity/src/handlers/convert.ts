@@ -1,8 +1,10 @@
 /** Domain values <-> proto messages, in one place for every identity handler. */
-import { create, type JsonObject } from "@bufbuild/protobuf";
+
+import { create } from "@bufbuild/protobuf";
 import { type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
 import { unauthenticated } from "@toolport/kit/errors";
+import { jsonBytes } from "@toolport/kit/json-bytes";
 import { principalKey } from "@toolport/kit/rpc";
 import {
   AccountKind,
@@ -175,8 +177,8 @@ export function guideToProto(g: Guide): GettingStarted {
       name: t.name,
       service: t.service,
       description: t.description,
-      parameters: t.parameters as JsonObject,
-      execute: t.execute as unknown as JsonObject,
+      parametersJson: jsonBytes(t.parameters),
+      executeJson: jsonBytes(t.execute),
     })),
     steps: g.steps,
     readNext: g.readNext,

@@ -4,15 +4,13 @@
 
 import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Value } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
-import type { JsonObject, Message } from "@bufbuild/protobuf";
+import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file toolport/common/v1/errors.proto.
  */
 export const file_toolport_common_v1_errors: GenFile = /*@__PURE__*/
-  fileDesc("Ch90b29scG9ydC9jb21tb24vdjEvZXJyb3JzLnByb3RvEhJ0b29scG9ydC5jb21tb24udjEibwoLRXJyb3JEZXRhaWwSDgoGcmVhc29uGAEgASgJEigKB2RldGFpbHMYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiYKBmRldGFpbBgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZWIGcHJvdG8z", [file_google_protobuf_struct]);
+  fileDesc("Ch90b29scG9ydC9jb21tb24vdjEvZXJyb3JzLnByb3RvEhJ0b29scG9ydC5jb21tb24udjEiZQoLRXJyb3JEZXRhaWwSDgoGcmVhc29uGAEgASgJEhQKDGRldGFpbHNfanNvbhgEIAEoDBITCgtkZXRhaWxfanNvbhgFIAEoDEoECAIQA0oECAMQBFIHZGV0YWlsc1IGZGV0YWlsYgZwcm90bzM");
 
 /**
  * The detail attached to every domain ConnectError a Toolport service returns. The gateway maps the
@@ -34,18 +32,20 @@ export type ErrorDetail = Message<"toolport.common.v1.ErrorDetail"> & {
   /**
    * Machine-readable context, rendered as `error.details` (e.g. price and balance for
    * insufficient_balance, the consent object for confirmation_required, bad fields for 400s).
+   * JSON object as UTF-8 text (no nesting limit on the wire); empty = {}.
    *
-   * @generated from field: google.protobuf.Struct details = 2;
+   * @generated from field: bytes details_json = 4;
    */
-  details?: JsonObject | undefined;
+  detailsJson: Uint8Array;
 
   /**
    * When set, rendered as the body's `detail` instead of the message, e.g. the 429 body
    * `{message, usage: {calls_this_month, limit, resets_at}, upgrade_url}`.
+   * JSON value as UTF-8 text; empty = not set.
    *
-   * @generated from field: google.protobuf.Value detail = 3;
+   * @generated from field: bytes detail_json = 5;
    */
-  detail?: Value | undefined;
+  detailJson: Uint8Array;
 };
 
 /**

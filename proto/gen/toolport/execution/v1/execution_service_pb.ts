@@ -4,16 +4,15 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
 import type { CallResult, ExecutionResult } from "./execution_results_pb.js";
 import { file_toolport_execution_v1_execution_results } from "./execution_results_pb.js";
-import type { JsonObject, Message } from "@bufbuild/protobuf";
+import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file toolport/execution/v1/execution_service.proto.
  */
 export const file_toolport_execution_v1_execution_service: GenFile = /*@__PURE__*/
-  fileDesc("Ci10b29scG9ydC9leGVjdXRpb24vdjEvZXhlY3V0aW9uX3NlcnZpY2UucHJvdG8SFXRvb2xwb3J0LmV4ZWN1dGlvbi52MSL3AQoPQ2FsbFRvb2xSZXF1ZXN0Eg8KB3Rvb2xfaWQYASABKAkSKwoKdG9vbF9pbnB1dBgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDgoGZmllbGRzGAMgAygJEh8KEm1heF9yZXNwb25zZV9jaGFycxgEIAEoBUgAiAEBEhoKDWNvbmZpcm1fdG9rZW4YBSABKAlIAYgBARIcCg9pZGVtcG90ZW5jeV9rZXkYBiABKAlIAogBAUIVChNfbWF4X3Jlc3BvbnNlX2NoYXJzQhAKDl9jb25maXJtX3Rva2VuQhIKEF9pZGVtcG90ZW5jeV9rZXkiRQoQQ2FsbFRvb2xSZXNwb25zZRIxCgZyZXN1bHQYASABKAsyIS50b29scG9ydC5leGVjdXRpb24udjEuQ2FsbFJlc3VsdCJDChBDYWxsQmF0Y2hSZXF1ZXN0Ei8KBWNhbGxzGAEgAygLMiAudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkJhdGNoQ2FsbCLxAQoJQmF0Y2hDYWxsEg8KB3Rvb2xfaWQYASABKAkSKwoKdG9vbF9pbnB1dBgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDgoGZmllbGRzGAMgAygJEh8KEm1heF9yZXNwb25zZV9jaGFycxgEIAEoBUgAiAEBEhoKDWNvbmZpcm1fdG9rZW4YBSABKAlIAYgBARIcCg9pZGVtcG90ZW5jeV9rZXkYBiABKAlIAogBAUIVChNfbWF4X3Jlc3BvbnNlX2NoYXJzQhAKDl9jb25maXJtX3Rva2VuQhIKEF9pZGVtcG90ZW5jeV9rZXkiRwoRQ2FsbEJhdGNoUmVzcG9uc2USMgoHcmVzdWx0cxgBIAMoCzIhLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5DYWxsUmVzdWx0InMKGUdldEV4ZWN1dGlvblJlc3VsdFJlcXVlc3QSFAoMZXhlY3V0aW9uX2lkGAEgASgJEhEKBHBhdGgYAiABKAlIAIgBARIWCgltYXhfY2hhcnMYAyABKAVIAYgBAUIHCgVfcGF0aEIMCgpfbWF4X2NoYXJzIlQKGkdldEV4ZWN1dGlvblJlc3VsdFJlc3BvbnNlEjYKBnJlc3VsdBgBIAEoCzImLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5FeGVjdXRpb25SZXN1bHQyygIKEEV4ZWN1dGlvblNlcnZpY2USWwoIQ2FsbFRvb2wSJi50b29scG9ydC5leGVjdXRpb24udjEuQ2FsbFRvb2xSZXF1ZXN0GicudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkNhbGxUb29sUmVzcG9uc2USXgoJQ2FsbEJhdGNoEicudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkNhbGxCYXRjaFJlcXVlc3QaKC50b29scG9ydC5leGVjdXRpb24udjEuQ2FsbEJhdGNoUmVzcG9uc2USeQoSR2V0RXhlY3V0aW9uUmVzdWx0EjAudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkdldEV4ZWN1dGlvblJlc3VsdFJlcXVlc3QaMS50b29scG9ydC5leGVjdXRpb24udjEuR2V0RXhlY3V0aW9uUmVzdWx0UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_toolport_execution_v1_execution_results]);
+  fileDesc("Ci10b29scG9ydC9leGVjdXRpb24vdjEvZXhlY3V0aW9uX3NlcnZpY2UucHJvdG8SFXRvb2xwb3J0LmV4ZWN1dGlvbi52MSL1AQoPQ2FsbFRvb2xSZXF1ZXN0Eg8KB3Rvb2xfaWQYASABKAkSFwoPdG9vbF9pbnB1dF9qc29uGAcgASgMEg4KBmZpZWxkcxgDIAMoCRIfChJtYXhfcmVzcG9uc2VfY2hhcnMYBCABKAVIAIgBARIaCg1jb25maXJtX3Rva2VuGAUgASgJSAGIAQESHAoPaWRlbXBvdGVuY3lfa2V5GAYgASgJSAKIAQFCFQoTX21heF9yZXNwb25zZV9jaGFyc0IQCg5fY29uZmlybV90b2tlbkISChBfaWRlbXBvdGVuY3lfa2V5SgQIAhADUgp0b29sX2lucHV0IkUKEENhbGxUb29sUmVzcG9uc2USMQoGcmVzdWx0GAEgASgLMiEudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkNhbGxSZXN1bHQiQwoQQ2FsbEJhdGNoUmVxdWVzdBIvCgVjYWxscxgBIAMoCzIgLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5CYXRjaENhbGwi7wEKCUJhdGNoQ2FsbBIPCgd0b29sX2lkGAEgASgJEhcKD3Rvb2xfaW5wdXRfanNvbhgHIAEoDBIOCgZmaWVsZHMYAyADKAkSHwoSbWF4X3Jlc3BvbnNlX2NoYXJzGAQgASgFSACIAQESGgoNY29uZmlybV90b2tlbhgFIAEoCUgBiAEBEhwKD2lkZW1wb3RlbmN5X2tleRgGIAEoCUgCiAEBQhUKE19tYXhfcmVzcG9uc2VfY2hhcnNCEAoOX2NvbmZpcm1fdG9rZW5CEgoQX2lkZW1wb3RlbmN5X2tleUoECAIQA1IKdG9vbF9pbnB1dCJHChFDYWxsQmF0Y2hSZXNwb25zZRIyCgdyZXN1bHRzGAEgAygLMiEudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkNhbGxSZXN1bHQicwoZR2V0RXhlY3V0aW9uUmVzdWx0UmVxdWVzdBIUCgxleGVjdXRpb25faWQYASABKAkSEQoEcGF0aBgCIAEoCUgAiAEBEhYKCW1heF9jaGFycxgDIAEoBUgBiAEBQgcKBV9wYXRoQgwKCl9tYXhfY2hhcnMiVAoaR2V0RXhlY3V0aW9uUmVzdWx0UmVzcG9uc2USNgoGcmVzdWx0GAEgASgLMiYudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkV4ZWN1dGlvblJlc3VsdDLKAgoQRXhlY3V0aW9uU2VydmljZRJbCghDYWxsVG9vbBImLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5DYWxsVG9vbFJlcXVlc3QaJy50b29scG9ydC5leGVjdXRpb24udjEuQ2FsbFRvb2xSZXNwb25zZRJeCglDYWxsQmF0Y2gSJy50b29scG9ydC5leGVjdXRpb24udjEuQ2FsbEJhdGNoUmVxdWVzdBooLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5DYWxsQmF0Y2hSZXNwb25zZRJ5ChJHZXRFeGVjdXRpb25SZXN1bHQSMC50b29scG9ydC5leGVjdXRpb24udjEuR2V0RXhlY3V0aW9uUmVzdWx0UmVxdWVzdBoxLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5HZXRFeGVjdXRpb25SZXN1bHRSZXNwb25zZWIGcHJvdG8z", [file_toolport_execution_v1_execution_results]);
 
 /**
  * Request of CallTool. The gateway moves parameters given at the body's root into tool_input.
@@ -29,11 +28,11 @@ export type CallToolRequest = Message<"toolport.execution.v1.CallToolRequest"> &
   toolId: string;
 
   /**
-   * The tool parameters.
+   * The tool parameters: a JSON object as UTF-8 text (no nesting limit on the wire); empty = {}.
    *
-   * @generated from field: google.protobuf.Struct tool_input = 2;
+   * @generated from field: bytes tool_input_json = 7;
    */
-  toolInput?: JsonObject | undefined;
+  toolInputJson: Uint8Array;
 
   /**
    * Dotted paths to keep in the result (e.g. `matches[].id`); empty = no projection.
@@ -126,11 +125,11 @@ export type BatchCall = Message<"toolport.execution.v1.BatchCall"> & {
   toolId: string;
 
   /**
-   * Default empty.
+   * A JSON object as UTF-8 text; empty = {}.
    *
-   * @generated from field: google.protobuf.Struct tool_input = 2;
+   * @generated from field: bytes tool_input_json = 7;
    */
-  toolInput?: JsonObject | undefined;
+  toolInputJson: Uint8Array;
 
   /**
    * @generated from field: repeated string fields = 3;
