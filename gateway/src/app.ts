@@ -1,6 +1,6 @@
 /**
  * The gateway's Koa application. Middleware reads top-down in the order a request meets it:
- * request id and access log, error shaping, unmatched routes, JSON body, then the /v1 routes.
+ * request id and access log, error shaping, unmatched routes, NUL in the URL, JSON body, then the /v1 routes.
  */
 import Router from "@koa/router";
 import type { Logger } from "@toolport/kit/logger";
@@ -11,6 +11,7 @@ import { jsonBody } from "./middleware/body.js";
 import { errorMiddleware } from "./middleware/errors.js";
 import { unmatchedRoutes } from "./middleware/not-found.js";
 import { requestIdMiddleware } from "./middleware/request-id.js";
+import { urlGuard } from "./middleware/url-guard.js";
 import { healthRoutes } from "./routes/health.js";
 import { apiRoutes } from "./routes/index.js";
 
@@ -26,7 +27,8 @@ export function createApp(deps: AppDeps): Koa {
   app.use(requestIdMiddleware(deps.log));
   app.use(errorMiddleware(deps.log));
   app.use(unmatchedRoutes());
-  app.use(jsonBody(deps.config.BODY_LIMIT_BYTES));
+  app.use(urlGuard());
+  app.use(jsonBody({ limitBytes: deps.config.BODY_LIMIT_BYTES, publishLimitBytes: deps.config.PUBLISH_BODY_LIMIT_BYTES }));
 
   const v1 = new Router({ prefix: "/v1" });
   healthRoutes(v1, deps.config);

@@ -10,6 +10,12 @@ export const gatewayEnv = {
   ),
   MCP_PUBLIC_URL: url(["http", "https"], "http://localhost:8090/mcp").describe("address clients use for the MCP server"),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1_048_576).describe("largest request body accepted"),
+  PUBLISH_BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(26_214_400)
+    .describe("largest body of POST /v1/services and POST /v1/services/{id}/reimport (an OpenAPI document inline)"),
   RPC_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000).describe("deadline of each call to a service"),
   HEALTH_TIMEOUT_MS: z.coerce.number().int().min(100).default(2_000).describe("deadline of each service health check"),
   TRUST_PROXY: z

@@ -1,7 +1,16 @@
 /**
- * JSON request bodies with a size limit. Malformed JSON is a 400 and an oversize body a 413, both
- * in the error shape; the parsed body is `ctx.request.body`.
+ * JSON request bodies with limits, each refusal in the error shape:
+ * - size: `BODY_LIMIT_BYTES` (1 MiB) for every route except publishing an OpenAPI document (POST
+ *   /v1/services and POST /v1/services/{id}/reimport), which take `PUBLISH_BODY_LIMIT_BYTES` (25 MiB:
+ *   real API descriptions run to several MiB). Larger is a 413 naming the limit.
+ * - nesting: at most MAX_BODY_DEPTH objects/arrays deep (400 `body_too_deep` naming the limit and where
+ *   it was crossed). Real tool inputs and API descriptions stay far below it (Box's 1.7 MB document is 22
+ *   levels); the limit keeps hostile bodies from costing stack in every walker after this one.
+ * - U+0000: refused in any string or key (400 `invalid_character` with its JSON pointer): Postgres text
+ *   cannot hold it, so it could not be stored, and no caller needs to send it.
+ * Malformed JSON is a 400 and a body that is not JSON a 415. The parsed body is `ctx.request.body`.
  */
+import { findJsonViolation } from "@toolport/kit/json-guard";
 import type { Middleware } from "koa";
 import getRawBody from "raw-body";
 import { HttpError } from "../http/errors.js";
@@ -13,9 +22,22 @@ declare module "koa" {
   }
 }
 
-export function jsonBody(limitBytes: number): Middleware {
+export const MAX_BODY_DEPTH = 64;
+
+export interface BodyLimits {
+  /** Every route's limit. */
+  limitBytes: number;
+  /** The publishing routes' limit (an OpenAPI document inline). */
+  publishLimitBytes: number;
+}
+
+/** Routes that may carry a whole API description. */
+const PUBLISH_ROUTE = /^\/v1\/services(\/[^/]+\/reimport)?\/?$/;
+
+export function jsonBody(limits: BodyLimits): Middleware {
   return async (ctx, next) => {
     if (!["POST", "PUT", "PATCH", "DELETE"].includes(ctx.method)) return next();
+    const limitBytes = ctx.method === "POST" && PUBLISH_ROUTE.test(ctx.path) ? limits.publishLimitBytes : limits.limitBytes;
     let raw: Buffer;
     try {
       raw = await getRawBody(ctx.req, { limit: limitBytes, length: ctx.get("content-length") || undefined });
@@ -37,11 +59,27 @@ export function jsonBody(limitBytes: number): Middleware {
     if (type && type !== "application/json" && !type.endsWith("+json")) {
       throw new HttpError(415, "unsupported_media_type", "request body must be JSON (Content-Type: application/json)");
     }
+    let body: unknown;
     try {
-      ctx.request.body = JSON.parse(raw.toString("utf8"));
+      body = JSON.parse(raw.toString("utf8"));
     } catch (err) {
       throw new HttpError(400, "invalid_json", `request body is not valid JSON: ${(err as Error).message}`);
     }
+    const violation = findJsonViolation(body, MAX_BODY_DEPTH);
+    if (violation?.kind === "depth") {
+      throw new HttpError(
+        400,
+        "body_too_deep",
+        `request body is nested deeper than the limit of ${MAX_BODY_DEPTH} levels (at ${violation.pointer})`,
+        { limit_depth: MAX_BODY_DEPTH, pointer: violation.pointer },
+      );
+    }
+    if (violation?.kind === "nul") {
+      throw new HttpError(400, "invalid_character", `request body holds a NUL character (U+0000) at ${violation.pointer}`, {
+        field: violation.pointer,
+      });
+    }
+    ctx.request.body = body;
     return next();
   };
 }

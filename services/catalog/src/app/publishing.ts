@@ -4,8 +4,10 @@
  * toolport.catalog.tool.changed events in the same transaction; after commit this replica's index is
  * refreshed at once (the event brings every other replica's index along).
  */
+
 import { randomUUID } from "node:crypto";
 import { conflict, DomainError, invalidArgument, notFound, permissionDenied, unauthenticated } from "@toolport/kit/errors";
+import { replaceNul } from "@toolport/kit/json-guard";
 import { type PoolClient, withTransaction } from "@toolport/kit/pg";
 import { assertCanManage, assertCanPublishInto, type Caller, canSee } from "../domain/access.js";
 import {
@@ -194,7 +196,16 @@ function importHeaders(scheme: SecuritySchemeInfo | undefined, material: Credent
   return mcpAuthHeaders(scheme, material);
 }
 
+/**
+ * What a document or an MCP server says, with U+0000 in any text replaced by U+FFFD: Postgres text and
+ * jsonb cannot hold NUL, and a fetched document is not the caller's to correct (an inline one with NUL
+ * is refused by the gateway already).
+ */
 async function readSource(deps: CatalogDeps, source: SourceInput): Promise<ImportedSource> {
+  return replaceNul(await readSourceAsIs(deps, source));
+}
+
+async function readSourceAsIs(deps: CatalogDeps, source: SourceInput): Promise<ImportedSource> {
   if (source.kind === "mcp_server") {
     const scheme = source.securityScheme && checkMcpScheme(source.securityScheme);
     const mcp = await importMcpServer(source.url, deps.outbound, importHeaders(scheme, source.credential));

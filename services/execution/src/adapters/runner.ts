@@ -1,4 +1,5 @@
 /** Runs a tool on its upstream by service type: REST (`api`), MCP (`mcp_server`) or built-in (`internal`). */
+import { findJsonViolation } from "@toolport/kit/json-guard";
 import type { Logger } from "@toolport/kit/logger";
 import type { Outbound } from "@toolport/kit/outbound";
 import { ExecutionFailure } from "../domain/failure.js";
@@ -54,6 +55,12 @@ export class UpstreamRunner implements Runner {
   }
 
   async run(tool: ToolForCall, input: JsonObject, credential: Credential | undefined): Promise<RunOutput> {
+    const output = await this.runOnUpstream(tool, input, credential);
+    if (tool.serviceType !== "internal") checkDepth(output.value);
+    return output;
+  }
+
+  private async runOnUpstream(tool: ToolForCall, input: JsonObject, credential: Credential | undefined): Promise<RunOutput> {
     const { timeoutMs, maxResponseBytes } = this.options;
     switch (tool.serviceType) {
       case "api":
@@ -82,6 +89,23 @@ export class UpstreamRunner implements Runner {
 
   close(): Promise<void> {
     return this.mcp.close();
+  }
+}
+
+/**
+ * Deepest upstream answer carried (objects and arrays). JSON.parse reads any depth, but every step after
+ * it (redaction, projection, caps, JSON.stringify for storage and the wire) must not run out of stack;
+ * real APIs answer a few dozen levels deep at most. Deeper is a failed execution the caller can read.
+ */
+export const MAX_RESULT_DEPTH = 1000;
+
+function checkDepth(value: unknown): void {
+  if (findJsonViolation(value, MAX_RESULT_DEPTH)?.kind === "depth") {
+    throw new ExecutionFailure(
+      "upstream",
+      "result_too_deep",
+      `the upstream answer is nested deeper than ${MAX_RESULT_DEPTH} levels; it was not kept`,
+    );
   }
 }
 
