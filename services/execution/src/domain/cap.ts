@@ -1,17 +1,25 @@
 /**
- * Size caps that keep JSON valid. A result is measured as the length of its JSON text (UTF-16 units,
- * JSON.stringify without spaces). When it is over the cap:
- * - arrays keep a prefix: whole entries are dropped from the tail (one entry that straddles the cap may be
- *   shrunk itself when it is an object or array, or when nothing else would be kept);
- * - objects keep every key when their scalars fit, sharing what is left between their objects and arrays in
- *   order; when even that does not fit, keys are kept from the start while they fit;
- * - strings (a text result, or a string too long to keep whole) are cut on a character boundary, never
- *   between the two halves of a surrogate pair.
- * Sizes are computed once per node and every node is visited at most twice, so capping is linear in the
- * size of the result.
+ * Size caps that keep JSON valid (spec Limits "result trimming", item 15 "capped at element boundaries").
+ * A result is measured as the length of its JSON text (UTF-16 units, JSON.stringify without spaces). When
+ * it is over the cap it is cut only between elements, and whatever is kept is kept exactly as it was:
+ * - an array keeps a prefix of whole entries: entries are dropped whole from the tail, never shrunk, so
+ *   every entry in the output deep-equals its input entry, arrays and strings inside it included.
+ *   `droppedItems` names each cut array (path language, `$` = the root) with the entries present and its
+ *   total. Only arrays reached from the root through object keys can be cut; nothing inside an entry is.
+ * - an object keeps or leaves out each key whole, never cutting the value of a scalar or string key. Its
+ *   keys are first taken in order at their smallest form (a scalar or string whole, an object or array
+ *   empty); a key whose smallest form no longer fits is left out (counted, and its path listed), and a
+ *   later, smaller key may still be kept. What is left then grows the kept objects and arrays in key
+ *   order, by these same rules. So the scalars beside a long list survive the cut:
+ *   `{"items": [...], "next_cursor": "..."}` keeps its cursor and loses entries from the tail of items.
+ * - a result that is a string as a whole (a text result) is cut on a character boundary, never between
+ *   the two halves of a surrogate pair. A string inside a document is never cut.
+ * Sizes are computed once per node, each node is visited a bounded number of times and nothing recurses
+ * on the shape of the result, so capping is linear in its size and a result nested thousands of levels
+ * deep cannot overflow the stack.
  */
 import { escapedCharLength, isContainer, isObject, type Json, type JsonObject, serializedStringLength, setOwn } from "./json.js";
-import { formatLocation, type Location } from "./path.js";
+import { formatLocation } from "./path.js";
 
 export interface DroppedItems {
   kept: number;
@@ -25,152 +33,212 @@ export interface CapOutcome {
   chars: number;
   /** Array path (path language, `$` = root) -> entries kept and total. */
   droppedItems: Record<string, DroppedItems>;
-  /** Strings cut short. */
-  cutStrings: number;
-  /** Object keys left out because not even the object's scalars fitted. */
+  /** Object keys left out. */
   droppedKeys: number;
+  /** Paths of the first MAX_LISTED_KEYS keys left out, for the truncation note. */
+  droppedKeyPaths: string[];
+  /** Set when the result is a string that was cut: its length kept and its full length (UTF-16 units). */
+  textCut?: DroppedItems;
 }
+
+/** Dropped keys named in a truncation note; the count covers them all. */
+export const MAX_LISTED_KEYS = 10;
 
 /** Caps `value` so that JSON.stringify(result).length <= maxChars (maxChars >= 2 keeps any container). */
 export function capJson(value: Json, maxChars: number): CapOutcome {
   const capper = new Capper();
   const originalChars = capper.size(value);
   if (originalChars <= maxChars) {
-    return { value, truncated: false, originalChars, chars: originalChars, droppedItems: {}, cutStrings: 0, droppedKeys: 0 };
+    return {
+      value,
+      truncated: false,
+      originalChars,
+      chars: originalChars,
+      droppedItems: {},
+      droppedKeys: 0,
+      droppedKeyPaths: [],
+    };
   }
-  const fitted = capper.fit(value, maxChars, []);
-  const [out, chars] = fitted ?? [null, 4];
-  return {
+  const [out, chars] = capper.fitRoot(value, maxChars) ?? [null, 4];
+  const outcome: CapOutcome = {
     value: out,
     truncated: true,
     originalChars,
     chars,
-    droppedItems: capper.dropped,
-    cutStrings: capper.cutStrings,
+    droppedItems: capper.droppedItems,
     droppedKeys: capper.droppedKeys,
+    droppedKeyPaths: capper.droppedKeyPaths,
   };
+  if (capper.textCut) outcome.textCut = capper.textCut;
+  return outcome;
 }
 
 type Fitted = [Json, number];
 
+/** The object keys leading from the root to a node (arrays are never descended into). */
+interface Trail {
+  parent: Trail | undefined;
+  key: string;
+}
+
+/** An object being capped: its kept keys are placed in order, each container growing into `spare`. */
+interface ObjectFrame {
+  source: JsonObject;
+  trail: Trail | undefined;
+  out: JsonObject;
+  /** The keys whose smallest form fitted, in source order. */
+  kept: string[];
+  /** Index in `kept` of the next key to place. */
+  next: number;
+  /** Characters of the budget not yet spent. */
+  spare: number;
+  /** Characters of `out` once complete, with containers not yet placed counted as empty. */
+  used: number;
+}
+
 class Capper {
   private readonly sizes = new Map<object, number>();
-  readonly dropped: Record<string, DroppedItems> = {};
-  cutStrings = 0;
+  readonly droppedItems: Record<string, DroppedItems> = {};
   droppedKeys = 0;
+  readonly droppedKeyPaths: string[] = [];
+  textCut: DroppedItems | undefined;
 
+  /** Length of JSON.stringify(value); containers are sized children first, without recursion. */
   size(value: Json): number {
-    if (typeof value === "string") return serializedStringLength(value);
-    if (value === null || typeof value !== "object") return JSON.stringify(value).length;
+    if (!isContainer(value)) return scalarSize(value);
     const known = this.sizes.get(value);
     if (known !== undefined) return known;
-    let total = 2;
-    if (Array.isArray(value)) {
-      for (let i = 0; i < value.length; i++) total += this.size(value[i]!) + (i > 0 ? 1 : 0);
-    } else {
-      let first = true;
-      for (const key of Object.keys(value)) {
-        total += serializedStringLength(key) + 1 + this.size(value[key]!) + (first ? 0 : 1);
-        first = false;
-      }
+    const pending: Array<JsonObject | Json[]> = [value];
+    while (pending.length > 0) {
+      const node = pending[pending.length - 1]!;
+      if (!this.sizes.has(node) && !this.pushUnsized(node, pending)) this.sizes.set(node, this.sum(node));
+      if (pending[pending.length - 1] === node) pending.pop();
     }
-    this.sizes.set(value, total);
+    return this.sizes.get(value)!;
+  }
+
+  /** Pushes the child containers of `node` not sized yet; false when there are none. */
+  private pushUnsized(node: JsonObject | Json[], pending: Array<JsonObject | Json[]>): boolean {
+    const before = pending.length;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) {
+      if (isContainer(child) && !this.sizes.has(child)) pending.push(child);
+    }
+    return pending.length > before;
+  }
+
+  /** JSON length of a container whose child containers are all sized. */
+  private sum(node: JsonObject | Json[]): number {
+    let total = 2;
+    if (Array.isArray(node)) {
+      for (let i = 0; i < node.length; i++) total += this.size(node[i]!) + (i > 0 ? 1 : 0);
+      return total;
+    }
+    let first = true;
+    for (const key of Object.keys(node)) {
+      total += serializedStringLength(key) + 1 + this.size(node[key]!) + (first ? 0 : 1);
+      first = false;
+    }
     return total;
   }
 
-  /** The largest kept form of `value` within `budget` characters, or undefined when nothing fits. */
-  fit(value: Json, budget: number, location: Location[]): Fitted | undefined {
-    const size = this.size(value);
-    if (size <= budget) return [value, size];
-    if (typeof value === "string") return this.cutString(value, budget);
+  /** The kept form of a result over `budget` characters, or undefined when not even an empty one fits. */
+  fitRoot(value: Json, budget: number): Fitted | undefined {
+    if (typeof value === "string") return this.cutRootText(value, budget);
+    // A number, boolean or null longer than the cap cannot be cut.
     if (!isContainer(value) || budget < 2) return undefined;
-    return Array.isArray(value) ? this.fitArray(value, budget, location) : this.fitObject(value, budget, location);
+    return Array.isArray(value) ? this.fitArray(value, budget, undefined) : this.fitObject(value, budget);
   }
 
-  private fitArray(value: Json[], budget: number, location: Location[]): Fitted {
+  /** A prefix of whole entries (the caller has checked the array is over `budget`). */
+  private fitArray(source: Json[], budget: number, trail: Trail | undefined): Fitted {
     const out: Json[] = [];
     let used = 2;
-    for (let i = 0; i < value.length; i++) {
-      const element = value[i]!;
-      const comma = out.length > 0 ? 1 : 0;
-      const size = this.size(element);
-      if (used + comma + size <= budget) {
-        out.push(element);
-        used += comma + size;
+    for (const entry of source) {
+      const cost = (out.length > 0 ? 1 : 0) + this.size(entry);
+      if (used + cost > budget) break;
+      out.push(entry);
+      used += cost;
+    }
+    this.droppedItems[pathOf(trail)] = { kept: out.length, total: source.length };
+    return [out, used];
+  }
+
+  /**
+   * An object over `budget`: see the header. Nested objects that must be cut are frames on an explicit
+   * stack, so the depth of the result never reaches the call stack.
+   */
+  private fitObject(root: JsonObject, budget: number): Fitted {
+    const stack: ObjectFrame[] = [this.openObject(root, budget, undefined)];
+    for (;;) {
+      const frame = stack[stack.length - 1]!;
+      if (frame.next === frame.kept.length) {
+        stack.pop();
+        const parent = stack[stack.length - 1];
+        if (!parent) return [frame.out, frame.used];
+        place(parent, frame.trail!.key, frame.out, frame.used);
         continue;
       }
-      // The first entry that does not fit: shrink it when it is a container (or when nothing would be
-      // kept otherwise), then stop; everything after it is dropped.
-      if (isContainer(element) || out.length === 0) {
-        const shrunk = this.fit(element, budget - used - comma, [...location, i]);
-        if (shrunk) {
-          out.push(shrunk[0]);
-          used += comma + shrunk[1];
-        }
+      const key = frame.kept[frame.next++]!;
+      const child = frame.source[key]!;
+      if (!isContainer(child)) {
+        setOwn(frame.out, key, child);
+        continue;
       }
-      break;
+      const size = this.size(child);
+      if (size - 2 <= frame.spare) {
+        place(frame, key, child, size);
+        continue;
+      }
+      // The child was counted empty; it may grow by what is spare.
+      const trail = { parent: frame.trail, key };
+      if (Array.isArray(child)) place(frame, key, ...this.fitArray(child, 2 + frame.spare, trail));
+      else stack.push(this.openObject(child, 2 + frame.spare, trail));
     }
-    this.dropped[formatLocation(location)] = { kept: out.length, total: value.length };
-    return [out, used];
   }
 
-  private fitObject(value: JsonObject, budget: number, location: Location[]): Fitted {
-    const keys = Object.keys(value);
-    let fixed = 2 + Math.max(0, keys.length - 1);
-    for (const key of keys) {
-      const child = value[key]!;
-      fixed += serializedStringLength(key) + 1 + (isContainer(child) ? 2 : this.size(child));
-    }
-    const out: JsonObject = {};
-    if (fixed <= budget) {
-      // Every key stays; objects and arrays share what the scalars leave, in order.
-      let spare = budget - fixed;
-      let used = fixed;
-      for (const key of keys) {
-        const child = value[key]!;
-        if (!isContainer(child)) {
-          setOwn(out, key, child);
-          continue;
-        }
-        const size = this.size(child);
-        if (size - 2 <= spare) {
-          setOwn(out, key, child);
-          spare -= size - 2;
-          used += size - 2;
-        } else {
-          const [shrunk, shrunkSize] = this.fit(child, 2 + spare, [...location, key]) ?? [Array.isArray(child) ? [] : {}, 2];
-          setOwn(out, key, shrunk);
-          spare -= shrunkSize - 2;
-          used += shrunkSize - 2;
-        }
-      }
-      return [out, used];
-    }
-    // Not even the scalars fit: keep keys from the start while they fit, shrinking the one that straddles.
+  /** Chooses the keys of `source` that fit `budget` at their smallest form; the others are left out. */
+  private openObject(source: JsonObject, budget: number, trail: Trail | undefined): ObjectFrame {
+    const kept: string[] = [];
     let used = 2;
-    let kept = 0;
-    for (const key of keys) {
-      const cost = (kept > 0 ? 1 : 0) + serializedStringLength(key) + 1;
-      const child = value[key]!;
-      const room = budget - used - cost;
-      if (room <= 0) break;
-      const fitted = this.fit(child, room, [...location, key]);
-      if (!fitted) break;
-      setOwn(out, key, fitted[0]);
-      used += cost + fitted[1];
-      kept++;
-      if (fitted[0] !== child) break;
+    for (const key of Object.keys(source)) {
+      const child = source[key]!;
+      const cost = (kept.length > 0 ? 1 : 0) + serializedStringLength(key) + 1 + (isContainer(child) ? 2 : this.size(child));
+      if (used + cost <= budget) {
+        kept.push(key);
+        used += cost;
+      } else this.dropKey(trail, key);
     }
-    this.droppedKeys += keys.length - kept;
-    return [out, used];
+    return { source, trail, out: {}, kept, next: 0, spare: budget - used, used };
   }
 
-  private cutString(value: string, budget: number): Fitted | undefined {
+  private dropKey(trail: Trail | undefined, key: string): void {
+    this.droppedKeys++;
+    if (this.droppedKeyPaths.length < MAX_LISTED_KEYS) this.droppedKeyPaths.push(pathOf({ parent: trail, key }));
+  }
+
+  private cutRootText(value: string, budget: number): Fitted | undefined {
     if (budget < 2) return undefined;
     const [text, size] = cutText(value, budget);
-    this.cutStrings++;
+    this.textCut = { kept: text.length, total: value.length };
     return [text, size];
   }
+}
+
+/** Sets a kept key's value and spends its growth beyond the empty form counted for it. */
+function place(frame: ObjectFrame, key: string, value: Json, size: number): void {
+  setOwn(frame.out, key, value);
+  frame.spare -= size - 2;
+  frame.used += size - 2;
+}
+
+function scalarSize(value: Json): number {
+  return typeof value === "string" ? serializedStringLength(value) : JSON.stringify(value).length;
+}
+
+function pathOf(trail: Trail | undefined): string {
+  const keys: string[] = [];
+  for (let t = trail; t; t = t.parent) keys.push(t.key);
+  return formatLocation(keys.reverse());
 }
 
 /**
@@ -288,11 +356,23 @@ export function capResponse(value: Json, maxChars: number, cursorSource: Json = 
   return { value: outcome.value, truncated: true, meta, cursor, note: truncationNote(outcome, maxChars) };
 }
 
+/**
+ * `_meta.truncation_note`: what the cap dropped, in the terms of the header (kept entries and keys are
+ * whole; only a text result is cut inside).
+ */
 export function truncationNote(outcome: CapOutcome, maxChars: number): string {
-  const parts = Object.entries(outcome.droppedItems).map(([path, d]) => `${path}: kept ${d.kept} of ${d.total} entries`);
-  if (outcome.droppedKeys > 0) parts.push(`${outcome.droppedKeys} object keys left out`);
-  if (outcome.cutStrings > 0) parts.push(`${outcome.cutStrings} string(s) cut short`);
+  const parts = Object.entries(outcome.droppedItems).map(
+    ([path, d]) => `${path}: kept ${d.kept} of ${d.total} entries (each whole; ${d.total - d.kept} dropped from the end)`,
+  );
+  if (outcome.droppedKeys > 0) parts.push(droppedKeysNote(outcome));
+  if (outcome.textCut) parts.push(`text cut to its first ${outcome.textCut.kept} of ${outcome.textCut.total} characters`);
   return `result trimmed from ${outcome.originalChars} to ${outcome.chars} characters (cap ${maxChars})${parts.length ? `; ${parts.join("; ")}` : ""}`;
+}
+
+function droppedKeysNote({ droppedKeys, droppedKeyPaths }: CapOutcome): string {
+  const more = droppedKeys - droppedKeyPaths.length;
+  const listed = droppedKeyPaths.join(", ") + (more > 0 ? `, and ${more} more` : "");
+  return `${droppedKeys} object ${droppedKeys === 1 ? "key" : "keys"} left out: ${listed}`;
 }
 
 /**
@@ -324,7 +404,7 @@ export function storageForm(value: Json, limit: number): { value: Json; meta: St
     kind: typeof value === "string" ? "text" : "json",
   };
   if (Object.keys(outcome.droppedItems).length > 0) meta.dropped_items = outcome.droppedItems;
-  // Keys left out or strings cut inside a document: what is stored is only part of the JSON.
-  if (typeof value !== "string" && (outcome.droppedKeys > 0 || outcome.cutStrings > 0)) meta.partial_json_only = true;
+  // Keys left out of a document: what is stored is not only a prefix of its arrays.
+  if (outcome.droppedKeys > 0) meta.partial_json_only = true;
   return { value: outcome.value, meta };
 }

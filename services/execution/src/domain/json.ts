@@ -83,13 +83,40 @@ export function depthExceeds(value: Json, limit: number): boolean {
 
 /**
  * JSON with object keys sorted, for hashing inputs: the same parameters in another key order are the
- * same call.
+ * same call. Written without recursion (a work list of text and values), so no input is too deep for it.
  */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  const out: string[] = [];
+  // Popped from the end: a string is text to emit, a box is a value still to render.
+  const work: Array<string | { value: unknown }> = [{ value }];
+  while (work.length > 0) {
+    const item = work.pop()!;
+    if (typeof item === "string") out.push(item);
+    else renderCanonical(item.value, out, work);
+  }
+  return out.join("");
+}
+
+/** Emits a scalar, or opens a container and queues its parts, last first. */
+function renderCanonical(value: unknown, out: string[], work: Array<string | { value: unknown }>): void {
+  if (Array.isArray(value)) {
+    out.push("[");
+    work.push("]");
+    for (let i = value.length - 1; i >= 0; i--) {
+      work.push({ value: value[i] });
+      if (i > 0) work.push(",");
+    }
+    return;
+  }
   if (isObject(value)) {
     const keys = Object.keys(value).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`).join(",")}}`;
+    out.push("{");
+    work.push("}");
+    for (let i = keys.length - 1; i >= 0; i--) {
+      work.push({ value: value[keys[i]!] });
+      work.push(`${i > 0 ? "," : ""}${JSON.stringify(keys[i])}:`);
+    }
+    return;
   }
-  return JSON.stringify(value ?? null);
+  out.push(JSON.stringify(value ?? null));
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { Json } from "./json.js";
 import { formatLocation, parsePath, selectInMcpEnvelope, selectPath } from "./path.js";
 
 const doc = {
@@ -111,5 +112,27 @@ describe("path language", () => {
       { kind: "key", name: "<json>" },
     ]);
     expect(formatLocation([])).toBe("$");
+  });
+
+  it("selects in results nested 3,000 levels deep, with paths up to the length limit", () => {
+    let deepObject: Json = "leaf";
+    let deepArray: Json = [];
+    const objects: Json[] = [];
+    const arrays: Json[] = [];
+    for (let i = 0; i < 3000; i++) {
+      deepObject = { a: deepObject };
+      deepArray = [deepArray];
+      objects.push(deepObject);
+      arrays.push(deepArray);
+    }
+    // objects[k] sits 2999 - k levels down from the root.
+    const keys = Array.from({ length: 999 }, () => "a").join(".");
+    expect(selectPath(deepObject, parsePath(keys))).toEqual({ matched: true, value: objects[2999 - 999] });
+    expect(selectPath(deepObject, parsePath("*.*.*")).value).toEqual([objects[2999 - 3]]);
+    const indexes = "[0]".repeat(666);
+    expect(selectPath(deepArray, parsePath(indexes)).value).toBe(arrays[2999 - 666]);
+    const envelope = { content: [{ type: "text", text: JSON.stringify(deepObject) }] };
+    expect(selectInMcpEnvelope(envelope, parsePath("a.a")).matched).toBe(true);
+    expect(formatLocation(Array.from({ length: 3000 }, () => "a"))).toBe(Array.from({ length: 3000 }, () => "a").join("."));
   });
 });

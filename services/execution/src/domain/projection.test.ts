@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { Json } from "./json.js";
 import { project } from "./projection.js";
 
 const result = {
@@ -44,5 +45,30 @@ describe("projection", () => {
 
   it("refuses a malformed field naming its index", () => {
     expect(() => project(result as never, ["ok", "bad..path"])).toThrow(/fields\[1\]/);
+  });
+
+  it("projects results nested 3,000 levels deep, with paths up to the length limit", () => {
+    let deepObject: Json = "leaf";
+    let deepArray: Json = [];
+    const objects: Json[] = [];
+    const arrays: Json[] = [];
+    for (let i = 0; i < 3000; i++) {
+      deepObject = { a: deepObject };
+      deepArray = [deepArray];
+      objects.push(deepObject);
+      arrays.push(deepArray);
+    }
+    // A selected subtree is kept as it is (the same value), however deep it goes.
+    expect(project(deepObject, ["a.a"]).value).toEqual({ a: { a: objects[2999 - 2] } });
+    // The skeleton above a match is as deep as the path, which the path length limit bounds.
+    const keys = Array.from({ length: 999 }, () => "a").join(".");
+    let node = project(deepObject, [keys]).value;
+    for (let i = 0; i < 999; i++) node = (node as { a: Json }).a;
+    expect(node).toBe(objects[2999 - 999]);
+    let entry = project(deepArray, ["[0]".repeat(666), "*"]).value;
+    expect(entry).toEqual([arrays[2999 - 1]]);
+    entry = project(deepArray, ["[0]".repeat(666)]).value;
+    for (let i = 0; i < 666; i++) entry = (entry as Json[])[0]!;
+    expect(entry).toBe(arrays[2999 - 666]);
   });
 });

@@ -42,7 +42,11 @@ export function project(
   return { value: materialize(skeleton), report };
 }
 
-/** Adds one selected value at its location; a whole value wins over parts selected inside it. */
+/**
+ * Adds one selected value at its location; a whole value wins over parts selected inside it. Here and in
+ * materialize the recursion follows the location, never the value: it is as deep as the field's path,
+ * which the path length limit (path.ts) bounds, however deep the result is.
+ */
 function insert(node: Skeleton | undefined, location: Location[], at: number, value: Json): Skeleton {
   if (at === location.length) return { kind: "whole", value };
   if (node?.kind === "whole") return node;

@@ -90,6 +90,41 @@ describe("redact", () => {
     expect(JSON.stringify(value)).not.toContain(GITHUB);
   });
 
+  it("reports masked fields in document order", async () => {
+    const input = { a: { password: "p-123456" }, b: [{ token: "t-123456" }, { token: "u-123456" }], c: { secret: "s-123456" } };
+    const { report } = await redact(input as never);
+    expect(report.fields.map((f) => f.path)).toEqual(["a.password", "b[0].token", "b[1].token", "c.secret"]);
+  });
+
+  it("redacts results nested 3,000 levels deep (and far deeper), inside embedded documents too", async () => {
+    const nest = (depth: number, leaf: Json, wrap: (inner: Json) => Json) => {
+      let value = leaf;
+      for (let i = 0; i < depth; i++) value = wrap(value);
+      return value;
+    };
+    const down = (value: Json, depth: number, step: (node: Json) => Json) => {
+      let node = value;
+      for (let i = 0; i < depth; i++) node = step(node);
+      return node;
+    };
+    const intoA = (node: Json) => (node as { a: Json }).a;
+    for (const depth of [3000, 100_000]) {
+      const objects = await redact(nest(depth, { password: "hunter2-hunter2", note: "ok" }, (v) => ({ a: v })));
+      expect(down(objects.value, depth, intoA)).toEqual({ password: "[REDACTED:PASSWORD]", note: "ok" });
+      expect(objects.report.fields).toEqual([
+        { path: `${Array.from({ length: depth }, () => "a").join(".")}.password`, key: "password", rule: "sensitive_key" },
+      ]);
+      const arrays = await redact(nest(depth, [`token ${GITHUB}`], (v) => [v]));
+      expect(down(arrays.value, depth, (node) => (node as Json[])[0]!)).toEqual(["token [REDACTED:GITHUB_TOKEN]"]);
+      expect(arrays.report.count).toBe(1);
+    }
+    // A document 3,000 levels deep inside a string is redacted and serialized again.
+    const embedded = await redact({ raw: JSON.stringify(nest(3000, { api_key: "sk-live-0123456789" }, (v) => ({ a: v }))) });
+    const doc = JSON.parse((embedded.value as { raw: string }).raw) as Json;
+    expect(down(doc, 3000, intoA)).toEqual({ api_key: "[REDACTED:API_KEY]" });
+    expect(embedded.report.fields[0]!.path).toMatch(/^raw\.<json>\.(a\.){3000}api_key$/);
+  });
+
   it("stays fast on hostile 1 MiB results aimed at each rule", async () => {
     const M = 1 << 20;
     const fill = (s: string) => s.repeat(Math.ceil(M / s.length)).slice(0, M);

@@ -62,6 +62,18 @@ interface Slot {
   embedded: Embedded | undefined;
 }
 
+/** A node still to visit, with where it sits and how to replace it. */
+interface Visit {
+  node: Json;
+  loc: LocNode | undefined;
+  /** The nearest object key above the node ("" at the root). */
+  key: string;
+  set(value: Json): void;
+  embedded: Embedded | undefined;
+  /** Embedded documents entered on the way down. */
+  level: number;
+}
+
 interface Embedded {
   doc: Json;
   set(value: string): void;
@@ -86,49 +98,45 @@ export async function redact(value: Json, options: RedactOptions = {}): Promise<
   let root = value;
   const passthrough = options.passthrough === true;
 
-  const walk = (
-    node: Json,
-    loc: LocNode | undefined,
-    key: string,
-    set: (v: Json) => void,
-    embedded: Embedded | undefined,
-    level: number,
-  ) => {
+  // Depth first in document order, on an explicit stack: a result nested thousands of levels deep must
+  // not overflow the call stack. Children are pushed last first so they are visited first to last.
+  const pending: Visit[] = [{ node: value, loc: undefined, key: "", set: (v) => (root = v), embedded: undefined, level: 0 }];
+  while (pending.length > 0) {
+    const { node, loc, key, set, embedded, level } = pending.pop()!;
     if (typeof node === "string") {
       if (!passthrough && key !== "" && node.length > 0 && !node.startsWith("[REDACTED:") && isSensitiveKey(key)) {
         set(mask(fieldLabel(key)));
         record(loc, key, "sensitive_key");
         markChanged(embedded);
-        return;
+        continue;
       }
       const doc = level < MAX_EMBEDDED_LEVELS ? parseEmbeddedJson(node) : undefined;
       if (doc !== undefined && typeof doc === "object" && doc !== null) {
         const inner: Embedded = { doc, set: (v) => set(v), parent: embedded, changed: false };
         embeddedDocs.push(inner);
-        walk(doc, { parent: loc, part: { json: true } }, key, (v) => (inner.doc = v), inner, level + 1);
-        return;
+        const docLoc = { parent: loc, part: { json: true } as const };
+        pending.push({ node: doc, loc: docLoc, key, set: (v) => (inner.doc = v), embedded: inner, level: level + 1 });
+        continue;
       }
       slots.push({ text: node, loc, key, set: (v) => set(v), embedded });
-      return;
+      continue;
     }
     if (Array.isArray(node)) {
-      for (let i = 0; i < node.length; i++) walk(node[i]!, { parent: loc, part: i }, key, (v) => (node[i] = v), embedded, level);
-      return;
+      for (let i = node.length - 1; i >= 0; i--) {
+        pending.push({ node: node[i]!, loc: { parent: loc, part: i }, key, set: (v) => (node[i] = v), embedded, level });
+      }
+      continue;
     }
     if (isObject(node)) {
-      for (const k of Object.keys(node)) {
-        walk(
-          node[k]!,
-          { parent: loc, part: k },
-          k,
-          (v) => Object.defineProperty(node, k, { value: v, enumerable: true, writable: true, configurable: true }),
-          embedded,
-          level,
-        );
+      const keys = Object.keys(node);
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const k = keys[i]!;
+        const setKey = (v: Json) =>
+          Object.defineProperty(node, k, { value: v, enumerable: true, writable: true, configurable: true });
+        pending.push({ node: node[k]!, loc: { parent: loc, part: k }, key: k, set: setKey, embedded, level });
       }
     }
-  };
-  walk(value, undefined, "", (v) => (root = v), undefined, 0);
+  }
 
   const needles = injectedNeedles(options.injected ?? []);
   const ruleFindings = passthrough
