@@ -2,7 +2,13 @@
  * The HTTP client tests use against a gateway's /v1: `key` goes as svc-api-key, `token` as a bearer JWT,
  * a string body is sent as it is (malformed JSON tests), anything else as JSON. The reply carries the
  * parsed body (text when it is not JSON, null when empty), the headers and how long it took.
+ * Every 2xx body of a route that carries one of the spec's shapes (Tool, trimmed Tool, Service,
+ * Execution result, Batch element, single-call result) is checked against it (shapes.ts): a mismatch
+ * rejects the call with a ShapeMismatchError naming the route, the shape and each bad field. There is
+ * no switch to turn this off.
  */
+import { checkReply } from "./shapes.js";
+
 export interface Reply {
   status: number;
   // biome-ignore lint/suspicious/noExplicitAny: test assertions read arbitrary JSON
@@ -37,7 +43,9 @@ export function gatewayClient(baseUrl: string) {
     try {
       body = text ? JSON.parse(text) : null;
     } catch {}
-    return { status: res.status, body, headers: res.headers, ms: performance.now() - started };
+    const ms = performance.now() - started;
+    checkReply({ method, path, status: res.status, body, requestBody: options.body });
+    return { status: res.status, body, headers: res.headers, ms };
   };
 }
 

@@ -6,6 +6,7 @@
  */
 import { type Contract, getAddress, HDNodeWallet, Mnemonic } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkReply } from "../../../test/harness/shapes.js";
 import { type Stack, startStack } from "../../../test/harness/stack.js";
 import { type EvmNode, startEvmNode } from "./evm.js";
 import { type StripeApi, startStripeApi } from "./stripe-api.js";
@@ -80,10 +81,10 @@ async function call(method: string, path: string, caller: Caller | null, body?: 
     headers: { "content-type": "application/json", ...(caller?.headers ?? {}), ...headers },
     body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
   });
-  return {
-    status: res.status,
-    body: (await res.json()) as Record<string, unknown> & { error?: { code: string; details: Record<string, unknown> } },
-  };
+  const json = (await res.json()) as Record<string, unknown> & { error?: { code: string; details: Record<string, unknown> } };
+  // The spec's response shapes, checked as gatewayClient checks them (test/harness/shapes.ts).
+  checkReply({ method, path, status: res.status, body: json, requestBody: body });
+  return { status: res.status, body: json };
 }
 
 describe("POST /v1/agents/wallets/fund", () => {

@@ -15,6 +15,7 @@ import { ExecutionEventSchema } from "@toolport/proto/toolport/events/v1/events_
 import { connect } from "nats";
 import { expect } from "vitest";
 import { freePort, startNats } from "../../../deploy/local/infra.mjs";
+import { checkReply } from "../../../test/harness/shapes.js";
 import { type ProcessName, type Stack, startStack } from "../../../test/harness/stack.js";
 
 export const SECRET_KEY = randomBytes(32).toString("hex");
@@ -84,7 +85,10 @@ export async function call(
     body: options.body === undefined ? undefined : JSON.stringify(options.body),
   });
   const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
+  const body = text ? JSON.parse(text) : undefined;
+  // The spec's response shapes, checked as gatewayClient checks them (test/harness/shapes.ts).
+  checkReply({ method, path: p, status: res.status, body, requestBody: options.body });
+  return { status: res.status, body, headers: res.headers };
 }
 
 export function expectError(res: { status: number; body: Body }, status: number, code?: string) {

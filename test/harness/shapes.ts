@@ -1,0 +1,743 @@
+/**
+ * The response shapes of the spec (SERVICE-SPEC.md "Resources and their fields", DESIGN.md "Decisions
+ * where the spec says 'not shown'") as JSON Schemas, one per shape, compiled once with ajv, and the table
+ * of /v1 routes whose 2xx bodies carry them. gatewayClient (http.ts) checks every 2xx reply with
+ * `checkReply`, so a shape regression on any route fails the test that received it.
+ *
+ * How the spec's tables read here:
+ * - Every listed field is required, with the listed type: `integer` is a whole number (1.5 fails),
+ *   `number` any number, "string or null" both, timestamps ISO 8601 date-times with a zone.
+ * - A field whose note says it is there "when set" / "when the publisher gave them" (Tool `output`,
+ *   `tips`, `configuration_url`) is present and null when not set: the gateway renders absent values
+ *   as null, and a missing key would be a regression.
+ * - Enums are the spec's words only (Tool status, readiness, service_type, verification_tier, Service
+ *   status and visibility, Execution status, stored kind).
+ * - Extra fields, decided per shape: Tool, trimmed Tool, Reliability block and Service are closed (the
+ *   spec lists their fields and DESIGN adds none; the trimmed Tool must in particular carry no
+ *   security schemes, base URL or credential details). Execution result, Batch element and the
+ *   single-call result are closed except for a few named, typed extras (see `mcpSurfaceExtras` and
+ *   `batchElement`). Our publishing envelopes ({service, publishing, tools, warnings}) are open: only
+ *   the Service and Tools inside them are checked.
+ * - Rules between fields are written as if/then schemas whose description names the rule in the
+ *   failure message (configuration_url with needs_credential, path_matched with path, response_meta
+ *   with truncated, stored_meta with stored_truncated, error with success/status). Rules that need the
+ *   request (the path echoed, one batch element per call, projection when `fields` was sent) are
+ *   checked in `requestMismatches`.
+ */
+import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+
+type Schema = Record<string, unknown> | boolean;
+
+// ---- building blocks --------------------------------------------------------------------------
+
+const string = { type: "string" };
+const stringOrNull = { type: ["string", "null"] };
+const integer = { type: "integer" };
+const number = { type: "number" };
+const boolean = { type: "boolean" };
+const anyValue = {};
+const stringArray = { type: "array", items: string };
+const timestamp = { type: "string", format: "iso-timestamp" };
+const timestampOrNull = { type: ["string", "null"], format: "iso-timestamp" };
+const oneOf = (...values: string[]) => ({ type: "string", enum: values });
+
+/** An object with exactly these fields: `required` must be present, `optional` may be. */
+function closed(required: Record<string, Schema>, optional: Record<string, Schema> = {}, extra: Record<string, unknown> = {}) {
+  return {
+    type: "object",
+    properties: { ...required, ...optional },
+    required: Object.keys(required),
+    additionalProperties: false,
+    ...extra,
+  };
+}
+
+/** A rule between fields, named in failure messages by its description. */
+function rule(
+  description: string,
+  condition: Record<string, unknown>,
+  then: Record<string, unknown>,
+  otherwise?: Record<string, unknown>,
+) {
+  return {
+    if: condition,
+    // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then keyword, never awaited
+    then: { description, ...then },
+    ...(otherwise ? { else: { description, ...otherwise } } : {}),
+  };
+}
+
+const isNull = { type: "null" };
+const has = (field: string) => ({ required: [field] });
+/** These fields are present and each matches its schema. */
+const fieldsAre = (fields: Record<string, Schema>) => ({ required: Object.keys(fields), properties: fields });
+const fieldIs = (field: string, schema: Schema) => fieldsAre({ [field]: schema });
+const absent = (field: string) => ({ properties: { [field]: false } });
+
+// ---- catalog shapes ---------------------------------------------------------------------------
+
+/** Spec "Reliability block": null when the tool was not called in the window, else exactly these keys. */
+const reliability = {
+  description: "Reliability block",
+  ...closed({
+    window_days: integer,
+    calls_7d: integer,
+    calls_30d: integer,
+    // "null below 10 calls".
+    success_rate_30d: { type: ["number", "null"] },
+    // Latency percentiles and the last-* facts are null when no call gave them (the spec draws no type).
+    p50_seconds: { type: ["number", "null"] },
+    p95_seconds: { type: ["number", "null"] },
+    last_success_at: timestampOrNull,
+    last_failure_at: timestampOrNull,
+    last_error_class: stringOrNull,
+    last_error_type: stringOrNull,
+    // "Value shapes of error_classes and faults: not shown beyond being objects."
+    error_classes: { type: "object" },
+    faults: { type: "object" },
+    auth_failures_30d: integer,
+    caller_failures_30d: integer,
+    danube_failures_30d: integer,
+    upstream_failures_30d: integer,
+    distinct_callers_30d: integer,
+    flagged: boolean,
+    refreshed_at: timestamp,
+  }),
+  type: ["object", "null"],
+};
+
+/**
+ * One entry of a tool's `parameters` map. Spec: "type, location, description, required, default,
+ * enum" (full Tool) and "name, location, description, type, required, plus default, enum, minimum,
+ * maximum, encode_slashes and json_schema when set" (trimmed Tool); both renderings are one shape, so
+ * the full Tool's entries may carry the trimmed one's extras, and `name` is required where listed.
+ */
+const parameterOptional = {
+  default: anyValue,
+  enum: { type: "array" },
+  minimum: number,
+  maximum: number,
+  encode_slashes: boolean,
+  json_schema: { type: ["object", "boolean"] },
+};
+const parameterCore = { location: string, description: string, type: string, required: boolean };
+const toolParameter = closed(parameterCore, { name: string, ...parameterOptional });
+const publicToolParameter = closed({ name: string, ...parameterCore }, parameterOptional);
+
+const readiness = oneOf("ready", "needs_credential", "unavailable");
+const configurationUrlRule = rule(
+  "configuration_url is set when readiness is needs_credential",
+  fieldIs("readiness", { const: "needs_credential" }),
+  fieldIs("configuration_url", string),
+);
+
+/** Spec "Tool (full shape, returned by list and get)". */
+const tool = closed(
+  {
+    id: string,
+    slug: stringOrNull,
+    name: string,
+    description: string,
+    service_id: string,
+    status: oneOf("active", "inactive"),
+    tags: stringArray,
+    method: string,
+    path: string,
+    parameters: { type: "object", additionalProperties: toolParameter },
+    output: { type: ["object", "null"] },
+    tips: stringOrNull,
+    version: string,
+    is_paid: boolean,
+    price_per_call_cents: integer,
+    readiness,
+    configuration_url: stringOrNull,
+    reliability,
+    deprecated: boolean,
+    deprecation_message: stringOrNull,
+    sunset_date: timestampOrNull,
+    created_at: timestamp,
+    updated_at: timestamp,
+  },
+  {},
+  { allOf: [configurationUrlRule] },
+);
+
+/** Spec "Tool (trimmed public shape, returned by public search)". */
+const publicTool = closed(
+  {
+    id: string,
+    name: string,
+    slug: stringOrNull,
+    description: string,
+    service_id: string,
+    parameters: { type: "object", additionalProperties: publicToolParameter },
+    readiness,
+    configuration_url: stringOrNull,
+    reliability,
+    deprecated: boolean,
+    deprecation_message: stringOrNull,
+    sunset_date: timestampOrNull,
+  },
+  {},
+  { allOf: [configurationUrlRule] },
+);
+
+/** Spec "Service". */
+const service = closed({
+  id: string,
+  slug: string,
+  name: string,
+  summary: string,
+  description: string,
+  service_type: oneOf("api", "mcp_server", "internal"),
+  category: string,
+  logo: string,
+  contact: closed({ name: string, url: string, email: string }),
+  documentation_url: string,
+  verification_tier: oneOf("unverified", "verified", "official"),
+  status: oneOf("active", "degraded", "retired"),
+  visibility: oneOf("public", "private", "internal", "local_only"),
+  tool_count: integer,
+  total_executions: integer,
+  success_rate: number,
+  avg_rating: number,
+  rating_count: integer,
+  is_popular: boolean,
+  is_demo: boolean,
+  version: string,
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+
+// ---- execution shapes -------------------------------------------------------------------------
+
+/** "dropped_items (per array path: kept and total)". */
+const droppedItems = { type: "object", additionalProperties: closed({ kept: integer, total: integer }) };
+
+/** Spec "response_meta": only when truncated, so its own `truncated` is true. */
+const responseMeta = closed(
+  {
+    truncated: { type: "boolean", const: true },
+    original_response_chars: integer,
+    response_chars: integer,
+    dropped_items: droppedItems,
+  },
+  { cursor: string },
+);
+
+/** Spec "stored_meta". */
+const storedMeta = closed(
+  { truncated: boolean, original_chars: integer, stored_chars: integer, limit: integer, kind: oneOf("json", "text") },
+  { dropped_items: droppedItems, partial_json_only: boolean },
+);
+
+/**
+ * The extras the execution shapes may carry besides the spec's fields. The MCP server builds the spec's
+ * "Result fields on the MCP surface" from these HTTP bodies, so the gateway passes `cursor`,
+ * `passthrough_reason` and `_meta` {redaction, truncation_note, execution_id} through, typed as that
+ * table draws them; nothing else is allowed.
+ */
+const mcpSurfaceExtras = {
+  cursor: string,
+  passthrough_reason: string,
+  _meta: closed(
+    {},
+    {
+      redaction: closed({
+        count: integer,
+        fields: { type: "array", items: closed({ path: string, key: string, rule: string }) },
+        mode: string,
+      }),
+      truncation_note: string,
+      execution_id: string,
+    },
+  ),
+};
+
+const errorMatchesStatus = rule(
+  "a failed execution stores nothing: status error has an error message and a null result; success has no error",
+  fieldIs("status", { const: "error" }),
+  fieldsAre({ error: string, result: isNull }),
+  fieldIs("error", isNull),
+);
+
+/** Spec "Execution result (stored handle)". */
+const executionResult = closed(
+  {
+    execution_id: string,
+    tool_id: string,
+    status: oneOf("success", "error"),
+    executed_at: timestamp,
+    error: stringOrNull,
+    path: stringOrNull,
+    result: anyValue,
+    truncated: boolean,
+    response_meta: { ...responseMeta, type: ["object", "null"] },
+  },
+  {
+    path_matched: boolean,
+    stored_truncated: { type: "boolean", const: true },
+    stored_meta: storedMeta,
+    ...mcpSurfaceExtras,
+  },
+  {
+    allOf: [
+      rule(
+        "path_matched is present only when a path was given, and then always",
+        fieldIs("path", isNull),
+        absent("path_matched"),
+        has("path_matched"),
+      ),
+      rule(
+        "response_meta is null unless truncated, then an object",
+        fieldIs("truncated", { const: true }),
+        fieldIs("response_meta", { type: "object" }),
+        fieldIs("response_meta", isNull),
+      ),
+      rule(
+        "stored_meta is present with stored_truncated, and only then",
+        has("stored_truncated"),
+        has("stored_meta"),
+        absent("stored_meta"),
+      ),
+      errorMatchesStatus,
+    ],
+  },
+);
+
+/** DESIGN "Batch element extras": consent and projection. */
+const consent = closed({
+  tool_id: string,
+  tool_name: string,
+  parameters: { type: "object" },
+  confirm_token: string,
+  expires_at: timestamp,
+});
+const projection = closed({ kept: stringArray, unmatched: stringArray });
+
+/** Spec "Batch result element" fields, shared by the single call's body. */
+const elementFields = { tool_id: string, success: boolean, result: anyValue, error: stringOrNull };
+
+const errorMatchesSuccess = rule(
+  "a failed call carries an error message, a successful one error null",
+  fieldIs("success", { const: false }),
+  fieldIs("error", string),
+  fieldIs("error", isNull),
+);
+
+/**
+ * Spec "Batch result element" plus DESIGN's consent and projection. Extras, each optional and typed:
+ * the element's own `truncated` (and `response_meta` when truncated), as the single call's body has them
+ * (the spec's per-call cap applies to each element); `error_code`, the snake_case code of DESIGN's error
+ * body, on an element refused before it ran (not found, not permitted, invalid input, consent needed, a
+ * limit); and the MCP-surface extras. A refused element never ran, so it has no stored result and its
+ * `execution_id` is null; every other element carries its handle.
+ */
+const batchElement = closed(
+  { ...elementFields, execution_id: stringOrNull },
+  { consent, projection, truncated: boolean, response_meta: responseMeta, error_code: string, ...mcpSurfaceExtras },
+  {
+    allOf: [
+      errorMatchesSuccess,
+      rule(
+        "an element that ran (no error_code) carries its execution_id handle",
+        { not: has("error_code") },
+        fieldIs("execution_id", string),
+        fieldIs("success", { const: false }),
+      ),
+      rule(
+        "an element with a consent object was not run: success false, result null",
+        has("consent"),
+        fieldsAre({ success: { const: false }, result: isNull }),
+      ),
+      rule(
+        "response_meta is present when the element is truncated, and only then",
+        fieldIs("truncated", { const: true }),
+        has("response_meta"),
+        absent("response_meta"),
+      ),
+    ],
+  },
+);
+
+/**
+ * DESIGN "Single call": a batch element plus `truncated` and `response_meta`. A 200 means the call
+ * ran, so it carries its execution_id and neither a consent object (that is the 409) nor error_code.
+ */
+const singleCallResult = closed(
+  {
+    ...elementFields,
+    execution_id: string,
+    truncated: boolean,
+    response_meta: { ...responseMeta, type: ["object", "null"] },
+  },
+  { projection, ...mcpSurfaceExtras },
+  {
+    allOf: [
+      errorMatchesSuccess,
+      rule(
+        "response_meta is null unless truncated, then an object",
+        fieldIs("truncated", { const: true }),
+        fieldIs("response_meta", { type: "object" }),
+        fieldIs("response_meta", isNull),
+      ),
+    ],
+  },
+);
+
+// ---- the shapes and the route bodies that carry them ------------------------------------------
+
+/** One schema per shape, with where the spec draws it. */
+export const shapes = {
+  Tool: { spec: 'SERVICE-SPEC "Tool (full shape)"', schema: tool },
+  PublicTool: { spec: 'SERVICE-SPEC "Tool (trimmed public shape)"', schema: publicTool },
+  Reliability: { spec: 'SERVICE-SPEC "Reliability block"', schema: reliability },
+  Service: { spec: 'SERVICE-SPEC "Service"', schema: service },
+  ExecutionResult: { spec: 'SERVICE-SPEC "Execution result (stored handle)"', schema: executionResult },
+  BatchElement: { spec: 'SERVICE-SPEC "Batch result element" + DESIGN "Batch element extras"', schema: batchElement },
+  SingleCallResult: { spec: 'DESIGN "Single call" (a batch element + truncated, response_meta)', schema: singleCallResult },
+} as const;
+
+export type ShapeName = keyof typeof shapes;
+
+const arrayOf = (schema: Schema) => ({ type: "array", items: schema });
+
+/**
+ * Bodies of routes: a shape, an array of one, or an envelope of ours that carries them. Envelopes are
+ * checked only for the shapes inside them (their other keys are DESIGN's publishing extras).
+ */
+const bodies = {
+  Tool: { label: "Tool", spec: shapes.Tool.spec, schema: tool },
+  "Tool[]": { label: "Tool[]", spec: shapes.Tool.spec, schema: arrayOf(tool) },
+  "PublicTool[]": { label: "trimmed Tool[]", spec: shapes.PublicTool.spec, schema: arrayOf(publicTool) },
+  Service: { label: "Service", spec: shapes.Service.spec, schema: service },
+  "Service[]": { label: "Service[]", spec: shapes.Service.spec, schema: arrayOf(service) },
+  ExecutionResult: { label: "Execution result", spec: shapes.ExecutionResult.spec, schema: executionResult },
+  SingleCallResult: { label: "single-call result", spec: shapes.SingleCallResult.spec, schema: singleCallResult },
+  BatchResults: {
+    label: "{results: Batch element[]}",
+    spec: `SERVICE-SPEC endpoint 14 + ${shapes.BatchElement.spec}`,
+    schema: closed({ results: arrayOf(batchElement) }),
+  },
+  ServiceEnvelope: {
+    label: "{service: Service}",
+    spec: `DESIGN "Publishing" carrying ${shapes.Service.spec}`,
+    schema: { type: "object", required: ["service"], properties: { service } },
+  },
+  ServiceWithTools: {
+    label: "{service: Service, tools: Tool[]}",
+    spec: `DESIGN "Publishing" carrying ${shapes.Service.spec} and ${shapes.Tool.spec}`,
+    schema: { type: "object", required: ["service", "tools"], properties: { service, tools: arrayOf(tool) } },
+  },
+  Describe: {
+    label: "{tool: Tool}",
+    spec: `endpoint 5 (describe) carrying ${shapes.Tool.spec}`,
+    schema: { type: "object", required: ["tool"], properties: { tool } },
+  },
+} as const;
+
+type BodyName = keyof typeof bodies;
+
+/**
+ * Which 2xx bodies are checked, first match wins, in the gateway's own route order
+ * (gateway/src/routes/: execution, then catalog; a literal segment before the parameter that would
+ * swallow it). `null` = a route that would otherwise match a later pattern but carries none of these shapes.
+ */
+const routes: [method: string, pattern: string, body: BodyName | null][] = [
+  // Execution (spec items 13-15).
+  ["POST", "/tools/call/batch", "BatchResults"],
+  ["POST", "/tools/call/:tool_id", "SingleCallResult"],
+  ["GET", "/tools/executions/:execution_id/result", "ExecutionResult"],
+  // Catalog (spec items 1-10).
+  ["GET", "/tools", "Tool[]"],
+  ["GET", "/tools/search", "Tool[]"],
+  ["GET", "/tools/public/search", "PublicTool[]"],
+  ["GET", "/tools/recommended", null],
+  ["GET", "/tools/name/:tool_name", "Tool"],
+  ["GET", "/tools/:tool_id/describe", "Describe"],
+  ["GET", "/tools/:tool_id", "Tool"],
+  ["GET", "/services/public", "Service[]"],
+  ["GET", "/services/public/:service_id", "Service"],
+  ["GET", "/services/public/:service_id/tools", "Tool[]"],
+  // Publishing (DESIGN "Publishing"): the same Service and Tool shapes.
+  ["POST", "/services", "ServiceWithTools"],
+  ["GET", "/services", "Service[]"],
+  ["GET", "/services/:service_id", "ServiceEnvelope"],
+  ["GET", "/services/:service_id/tools", "Tool[]"],
+  ["PATCH", "/services/:service_id", "ServiceEnvelope"],
+  ["POST", "/services/:service_id/reimport", "ServiceWithTools"],
+  ["PATCH", "/tools/:tool_id", "Tool"],
+];
+
+const routeTable = routes.map(([method, pattern, body]) => ({
+  method,
+  pattern,
+  body,
+  regex: new RegExp(`^${pattern.replace(/:[a-z_]+/g, "[^/]+")}$`),
+}));
+
+// ---- compiling --------------------------------------------------------------------------------
+
+/** ISO 8601 date-time with a zone (`Z` or an offset); fractional seconds optional. */
+const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
+// strictRequired off: the rules name fields in `required` of if/then branches that declare no properties.
+const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, strictRequired: false, allowUnionTypes: true });
+ajv.addFormat("iso-timestamp", {
+  type: "string",
+  validate: (s: string) => ISO_TIMESTAMP.test(s) && !Number.isNaN(Date.parse(s)),
+});
+
+const compile = (schema: Schema) => ({ schema, validate: ajv.compile(schema as object) });
+const compiledShapes = Object.fromEntries(Object.entries(shapes).map(([name, s]) => [name, compile(s.schema)])) as Record<
+  ShapeName,
+  { schema: Schema; validate: ValidateFunction }
+>;
+const compiledBodies = Object.fromEntries(Object.entries(bodies).map(([name, b]) => [name, compile(b.schema)])) as Record<
+  BodyName,
+  { schema: Schema; validate: ValidateFunction }
+>;
+
+// ---- failures ---------------------------------------------------------------------------------
+
+/** One bad field: its JSON pointer in the body, what it was and what the spec wants. */
+export interface Mismatch {
+  pointer: string;
+  got: string;
+  expected: string;
+}
+
+const escapePointer = (key: string) => key.replace(/~/g, "~0").replace(/\//g, "~1");
+const unescapePointer = (key: string) => key.replace(/~1/g, "/").replace(/~0/g, "~");
+
+function valueAt(root: unknown, pointer: string): unknown {
+  let value = root;
+  for (const key of pointer.split("/").slice(1).map(unescapePointer)) {
+    if (value === null || typeof value !== "object") return undefined;
+    value = (value as Record<string, unknown>)[key];
+  }
+  return value;
+}
+
+/** The value's type, and the value itself when it is short. */
+function describeValue(value: unknown): string {
+  if (value === undefined) return "nothing (missing)";
+  if (value === null) return "null";
+  if (Array.isArray(value)) return `array (${value.length} items)`;
+  if (typeof value === "number") return Number.isInteger(value) ? `integer ${value}` : `number ${value} (not an integer)`;
+  if (typeof value === "string") return `string ${JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}...` : value)}`;
+  if (typeof value === "object") return `object with keys [${Object.keys(value).slice(0, 8).join(", ")}]`;
+  return `${typeof value} ${String(value)}`;
+}
+
+function describeSchema(schema: unknown): string {
+  if (schema === false) return "absent";
+  if (schema === true || schema === undefined || schema === null || typeof schema !== "object") return "any value";
+  const s = schema as Record<string, unknown>;
+  if ("const" in s) return JSON.stringify(s.const);
+  if (Array.isArray(s.enum)) return `one of ${s.enum.map((v) => JSON.stringify(v)).join(", ")}`;
+  const types = Array.isArray(s.type) ? s.type : s.type === undefined ? [] : [s.type];
+  const words = types.map((t) => (t === "string" && s.format === "iso-timestamp" ? "ISO 8601 timestamp string" : String(t)));
+  if (types[0] === "array" && s.items && typeof s.items === "object" && "type" in (s.items as object)) {
+    return `array of ${describeSchema(s.items)}`;
+  }
+  return words.length > 0 ? words.join(" or ") : "any value";
+}
+
+/** The description of the innermost rule or named block the failing keyword sits in. */
+function ruleOf(root: Schema, schemaPath: string): string | undefined {
+  let node: unknown = root;
+  let found: string | undefined;
+  for (const key of schemaPath.replace(/^#\/?/, "").split("/").map(unescapePointer)) {
+    if (node === null || typeof node !== "object") break;
+    node = (node as Record<string, unknown>)[key];
+    if (node && typeof node === "object" && typeof (node as { description?: unknown }).description === "string") {
+      found = (node as { description: string }).description;
+    }
+  }
+  return found;
+}
+
+/** The schema of `field` in the innermost schema on the path that declares it (a rule's branch, else the shape). */
+function declaredField(root: Schema, schemaPath: string, field: string): unknown {
+  let node: unknown = root;
+  let found: unknown;
+  for (const key of ["", ...schemaPath.replace(/^#\/?/, "").split("/").map(unescapePointer)]) {
+    if (key !== "") node = node && typeof node === "object" ? (node as Record<string, unknown>)[key] : undefined;
+    const declared = (node as { properties?: Record<string, unknown> } | undefined)?.properties?.[field];
+    if (declared !== undefined) found = declared;
+  }
+  return found;
+}
+
+function mismatchOf(error: ErrorObject, body: unknown, root: Schema): Mismatch | undefined {
+  const at = error.instancePath;
+  const why = ruleOf(root, error.schemaPath);
+  const because = why ? ` (${why})` : "";
+  switch (error.keyword) {
+    case "if":
+      return undefined; // the failing then/else branch reports its own errors
+    case "required": {
+      const field = (error.params as { missingProperty: string }).missingProperty;
+      const declared = declaredField(root, error.schemaPath, field);
+      const fromRoot = valueAt(body, at);
+      const parent = fromRoot && typeof fromRoot === "object" ? fromRoot : {};
+      const expected = declared === undefined ? "present" : `present: ${describeSchema(declared)}`;
+      return {
+        pointer: `${at}/${escapePointer(field)}`,
+        got: describeValue((parent as Record<string, unknown>)[field]),
+        expected: expected + because,
+      };
+    }
+    case "additionalProperties": {
+      const field = (error.params as { additionalProperty: string }).additionalProperty;
+      const pointer = `${at}/${escapePointer(field)}`;
+      return {
+        pointer,
+        got: describeValue(valueAt(body, pointer)),
+        expected: `no such field (the shape does not list it)${because}`,
+      };
+    }
+    case "false schema":
+      return { pointer: at, got: describeValue(valueAt(body, at)), expected: `absent${because}` };
+    case "type":
+    case "enum":
+    case "const":
+    case "format":
+      return { pointer: at, got: describeValue(valueAt(body, at)), expected: describeSchema(error.parentSchema) + because };
+    default:
+      return { pointer: at, got: describeValue(valueAt(body, at)), expected: `${error.message ?? error.keyword}${because}` };
+  }
+}
+
+function mismatches(compiled: { schema: Schema; validate: ValidateFunction }, value: unknown): Mismatch[] {
+  if (compiled.validate(value)) return [];
+  return (compiled.validate.errors ?? []).flatMap((e) => mismatchOf(e, value, compiled.schema) ?? []);
+}
+
+/** What is wrong with `value` as one of the spec's shapes; empty when it is one. */
+export function shapeMismatches(shape: ShapeName, value: unknown): Mismatch[] {
+  return mismatches(compiledShapes[shape], value);
+}
+
+// ---- checks that need the request ---------------------------------------------------------------
+
+export interface CheckedReply {
+  method: string;
+  /** The path under /v1, with its query string. */
+  path: string;
+  status: number;
+  body: unknown;
+  /** The request body as sent (an object, or JSON text). */
+  requestBody?: unknown;
+}
+
+function parsedRequest(body: unknown): Record<string, unknown> | undefined {
+  let value = body;
+  if (typeof value === "string") {
+    try {
+      value = JSON.parse(value);
+    } catch {
+      return undefined;
+    }
+  }
+  return value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+const sentFields = (call: unknown) => {
+  const fields = (call as { fields?: unknown } | undefined)?.fields;
+  return Array.isArray(fields) && fields.length > 0;
+};
+
+/** "projection: present when `fields` was sent" on a call that ran and succeeded; never without `fields`. */
+function projectionMismatch(element: unknown, call: unknown, pointer: string): Mismatch[] {
+  if (!element || typeof element !== "object") return [];
+  const e = element as Record<string, unknown>;
+  if (call === undefined) return [];
+  if (!sentFields(call) && "projection" in e) {
+    return [{ pointer: `${pointer}/projection`, got: describeValue(e.projection), expected: "absent (no fields were sent)" }];
+  }
+  if (sentFields(call) && e.success === true && !("projection" in e)) {
+    return [{ pointer: `${pointer}/projection`, got: "nothing (missing)", expected: "present: object (fields were sent)" }];
+  }
+  return [];
+}
+
+function requestMismatches(body: BodyName, reply: CheckedReply, query: URLSearchParams): Mismatch[] {
+  const res = reply.body as Record<string, unknown>;
+  if (body === "ExecutionResult") {
+    // "path: the path passed".
+    const given = query.get("path");
+    if (given === "") return [];
+    const want = given ?? null;
+    return res.path === want
+      ? []
+      : [{ pointer: "/path", got: describeValue(res.path), expected: `${JSON.stringify(want)} (the path passed)` }];
+  }
+  const request = parsedRequest(reply.requestBody);
+  if (!request) return [];
+  if (body === "SingleCallResult") return projectionMismatch(res, request, "");
+  if (body === "BatchResults" && Array.isArray(request.calls) && Array.isArray(res.results)) {
+    const calls = request.calls;
+    const results = res.results;
+    if (results.length !== calls.length) {
+      return [
+        {
+          pointer: "/results",
+          got: describeValue(results),
+          expected: `one element per call: ${calls.length} items, in input order`,
+        },
+      ];
+    }
+    return results.flatMap((element, i) => projectionMismatch(element, calls[i], `/results/${i}`));
+  }
+  return [];
+}
+
+// ---- the reply check --------------------------------------------------------------------------
+
+/** The body a route's 2xx reply must have, by method and path (query string ignored); none if unchecked. */
+export function routeBody(method: string, path: string): { label: string; spec: string } | undefined {
+  const name = routeBodyName(method, path);
+  return name ? { label: bodies[name].label, spec: bodies[name].spec } : undefined;
+}
+
+function routeBodyName(method: string, path: string): BodyName | undefined {
+  const bare = path.split(/[?#]/)[0]!.replace(/(.)\/+$/, "$1");
+  const verb = method.toUpperCase();
+  return routeTable.find((r) => r.method === verb && r.regex.test(bare))?.body ?? undefined;
+}
+
+const MAX_LINES = 20;
+
+export class ShapeMismatchError extends Error {
+  constructor(
+    readonly reply: CheckedReply,
+    readonly label: string,
+    readonly spec: string,
+    readonly mismatches: Mismatch[],
+  ) {
+    const lines = mismatches.slice(0, MAX_LINES).map((m) => `  ${m.pointer || "(body)"}: got ${m.got}; expected ${m.expected}`);
+    if (mismatches.length > MAX_LINES) lines.push(`  ... and ${mismatches.length - MAX_LINES} more`);
+    super(
+      `${reply.method.toUpperCase()} /v1${reply.path} -> ${reply.status}: body is not a ${label} (${spec}):\n${lines.join("\n")}`,
+    );
+    this.name = "ShapeMismatchError";
+  }
+}
+
+/**
+ * Checks a reply from /v1: a 2xx body of a route in the table must have that route's shape (errors,
+ * 409 consent answers and other statuses are not checked here). Throws ShapeMismatchError.
+ */
+export function checkReply(reply: CheckedReply): void {
+  if (reply.status < 200 || reply.status > 299) return;
+  const name = routeBodyName(reply.method, reply.path);
+  if (!name) return;
+  const found = mismatches(compiledBodies[name], reply.body);
+  if (found.length === 0) {
+    const query = new URLSearchParams(reply.path.includes("?") ? reply.path.slice(reply.path.indexOf("?") + 1) : "");
+    found.push(...requestMismatches(name, reply, query));
+  }
+  if (found.length > 0) throw new ShapeMismatchError(reply, bodies[name].label, bodies[name].spec, found);
+}
