@@ -13,8 +13,9 @@ import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import { invalidArgument } from "@toolport/kit/errors";
 import type { Outbound } from "@toolport/kit/outbound";
 import type { CredentialMaterial, JsonSchema, SecuritySchemeInfo, ToolDraft, ToolParameterInfo } from "../domain/model.js";
-import { isObject, saysMore, schemaType, withoutRefs } from "./json-schema.js";
+import { isObject, resolveRef, saysMore, schemaType } from "./json-schema.js";
 import { addressNotAllowed } from "./refusal.js";
+import { SchemaWriter } from "./schema-defs.js";
 
 export interface ImportedMcpServer {
   name: string;
@@ -85,7 +86,7 @@ export async function importMcpServer(
       version: server?.version ?? "",
       description: client.getInstructions() ?? "",
       transport,
-      tools: tools.map((t) => toolFromMcp(t, server?.version ?? "")),
+      tools: tools.map((t) => toolFromMcp(t, server?.version ?? "", warnings)),
       warnings,
     };
   } catch (err) {
@@ -140,25 +141,49 @@ async function connect(
   }
 }
 
-function toolFromMcp(tool: McpTool, version: string): ToolDraft {
-  const inputSchema = withoutRefs(tool.inputSchema ?? { type: "object" }) as JsonSchema;
-  const properties = isObject(inputSchema.properties) ? (inputSchema.properties as Record<string, JsonSchema>) : {};
-  const required = new Set(Array.isArray(inputSchema.required) ? (inputSchema.required as string[]) : []);
+/**
+ * One tool per MCP tool. Its input and output schemas go through the same `$defs` rule as OpenAPI
+ * schemas (schema-defs.ts), with the tool's own schema as the document its `$ref`s point into
+ * (`#/$defs/...`, `#/definitions/...`, `#/properties/...`): each parameter's JSON Schema then stands
+ * on its own, and recursion stays a `$ref`.
+ */
+export function toolFromMcp(tool: McpTool, version: string, warnings: string[]): ToolDraft {
+  const rawInput: Record<string, unknown> = isObject(tool.inputSchema) ? tool.inputSchema : { type: "object" };
+  const schemas = new SchemaWriter(rawInput, { dialect: "json-schema" });
+  const written = schemas.write(rawInput);
+  const inputSchema = schemas.standalone({ ...written, type: "object" });
+  // A root that is itself recursive stays a `$ref`: its parameters are the definition's properties.
+  const top = resolveRef(written, inputSchema);
+  const properties = isObject(top.properties) ? (top.properties as Record<string, JsonSchema>) : {};
+  const required = new Set(Array.isArray(top.required) ? (top.required as string[]) : []);
   const parameters: Record<string, ToolParameterInfo> = {};
-  for (const [name, schema] of Object.entries(properties)) {
+  for (const [name, property] of Object.entries(properties)) {
+    const schema = schemas.standalone(property);
+    const target = resolveRef(schema);
+    const description = typeof schema.description === "string" ? schema.description : target.description;
     const info: ToolParameterInfo = {
       name,
       location: "body",
-      description: typeof schema.description === "string" ? schema.description : "",
+      description: typeof description === "string" ? description : "",
       type: schemaType(schema),
       required: required.has(name),
     };
-    if (schema.default !== undefined) info.default = schema.default;
-    if (Array.isArray(schema.enum)) info.enum = schema.enum;
-    if (typeof schema.minimum === "number") info.minimum = schema.minimum;
-    if (typeof schema.maximum === "number") info.maximum = schema.maximum;
+    if (target.default !== undefined) info.default = target.default;
+    if (Array.isArray(target.enum)) info.enum = target.enum;
+    if (typeof target.minimum === "number") info.minimum = target.minimum;
+    if (typeof target.maximum === "number") info.maximum = target.maximum;
     if (saysMore(schema)) info.jsonSchema = schema;
     parameters[name] = info;
+  }
+  let output: JsonSchema | null = null;
+  const unresolved = [...schemas.unresolved];
+  if (isObject(tool.outputSchema)) {
+    const outputs = new SchemaWriter(tool.outputSchema, { dialect: "json-schema" });
+    output = outputs.standalone(outputs.write(tool.outputSchema));
+    unresolved.push(...outputs.unresolved);
+  }
+  for (const ref of new Set(unresolved)) {
+    warnings.push(`tool ${tool.name}: $ref ${ref} does not resolve inside the tool's schema; that part accepts any value`);
   }
   const annotations = tool.annotations ?? {};
   // Writes unless the server says it only reads; destructive or explicitly non-read-only tools need consent.
@@ -173,10 +198,10 @@ function toolFromMcp(tool: McpTool, version: string): ToolDraft {
     method: "",
     path: "",
     parameters,
-    inputSchema: { ...inputSchema, type: "object" },
+    inputSchema,
     requestBodySchema: null,
     requestBodyContentType: "",
-    output: tool.outputSchema ? (withoutRefs(tool.outputSchema) as JsonSchema) : null,
+    output,
     tips: null,
     version,
     sideEffecting,

@@ -115,12 +115,60 @@ describe("OpenAPI 3.1: Train Travel API (YAML)", () => {
   });
 });
 
+describe("Swagger 2.0: converted to OpenAPI 3.0 (corpus.test.ts imports Slack's)", () => {
+  const swagger = (paths: Record<string, unknown>) =>
+    JSON.stringify({ swagger: "2.0", info: { title: "t", version: "1" }, host: "api.example.com", schemes: ["https"], paths });
+
+  it("patches small defects and warns about what it could not carry over, naming where", async () => {
+    const api = await load(
+      swagger({
+        "/items/{id}": {
+          get: {
+            operationId: "getItem",
+            // Not marked required (a path parameter must be) and a response without a description.
+            parameters: [
+              { name: "id", in: "path", type: "string" },
+              { name: "tags", in: "query", type: "array", items: { type: "string" }, collectionFormat: "tsv" },
+            ],
+            responses: { "200": { schema: { type: "object", properties: { id: { type: "string" } } } } },
+          },
+        },
+      }),
+    );
+    expect(api.baseUrl).toBe("https://api.example.com");
+    expect(api.warnings[0]).toMatch(
+      /^converted from Swagger 2\.0 to OpenAPI 3\.0 \(swagger2openapi\); \d+ small defects patched$/,
+    );
+    expect(api.warnings).toContain(
+      "Swagger 2.0 conversion, #/paths/~1items~1{id}/get/parameters/1: collectionFormat:tsv is no longer supported",
+    );
+    const tool = api.tools.find((t) => t.name === "getItem");
+    expect(tool?.parameters.id).toMatchObject({ location: "path", required: true, type: "string" });
+    expect(tool?.parameters.tags).toMatchObject({ location: "query", type: "array" });
+    expect(JSON.stringify(tool)).not.toContain("x-s2o-warning");
+  });
+
+  it("refuses a converted document that fails validation, saying where that is", async () => {
+    const e = await refusal(
+      swagger({ "/a": { get: { responses: { "200": { description: "ok", schema: { $ref: "#/definitions/Nope" } } } } } }),
+    );
+    expect(e.message).toContain(
+      'cannot resolve $ref "#/components/schemas/Nope" (in the OpenAPI 3.0 document converted from Swagger 2.0)',
+    );
+  });
+});
+
 describe("invalid documents are refused naming where they are wrong", () => {
   const base = { openapi: "3.0.3", info: { title: "t", version: "1" } };
 
   it("a YAML syntax error names its line and column", async () => {
     const e = await refusal("openapi: 3.0.0\ninfo:\n  title: x\n   version: 1\npaths: {}");
     expect(e.details.location).toBe("line 3, column 10");
+  });
+
+  it("a JSON syntax error names its line and column too", async () => {
+    const e = await refusal('{\n  "openapi": "3.0.3",\n  "info": {"title": "x" "version": "1"}\n}');
+    expect(e.details.location).toBe("line 3, column 25");
   });
 
   it("a schema violation names the JSON pointer", async () => {
@@ -151,7 +199,7 @@ describe("invalid documents are refused naming where they are wrong", () => {
     expect(e.message).toContain("external $ref");
   });
 
-  it("an undeclared path parameter, a duplicate operationId, Swagger 2 and a missing version", async () => {
+  it("an undeclared path parameter, a duplicate operationId, a Swagger version other than 2.0 and a missing version", async () => {
     expect(
       (await refusal(JSON.stringify({ ...base, paths: { "/a/{id}": { get: { responses: { "200": { description: "ok" } } } } } })))
         .details.location,
@@ -160,7 +208,10 @@ describe("invalid documents are refused naming where they are wrong", () => {
     expect((await refusal(JSON.stringify({ ...base, paths: { "/a": op("x"), "/b": op("x") } }))).message).toContain(
       "operationId x",
     );
-    expect((await refusal(JSON.stringify({ swagger: "2.0" }))).details.location).toBe("#/swagger");
+    // Swagger 2.0 is converted (corpus.test.ts); other Swagger versions are refused, and so is a 2.0
+    // document without the objects the converter would otherwise invent.
+    expect((await refusal(JSON.stringify({ swagger: "1.2", info: base.info, paths: {} }))).details.location).toBe("#/swagger");
+    expect((await refusal(JSON.stringify({ swagger: "2.0" }))).details.location).toBe("#/info");
     expect((await refusal(JSON.stringify({ info: {} }))).details.location).toBe("#/openapi");
   });
 });

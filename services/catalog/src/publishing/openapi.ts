@@ -1,15 +1,19 @@
 /**
  * OpenAPI 3.0 / 3.1 import: one tool per operation. The text is parsed with `yaml` (YAML is a
- * superset of JSON, so one parser reads both, and its errors carry line and column); the document
- * is validated and its `$ref`s resolved by @apidevtools/swagger-parser, which checks it against the
- * official 3.0 and 3.1 schemas plus the rules a schema cannot state (path parameters declared,
- * operationIds unique). External `$ref`s (files, URLs) are not followed: a document someone sends us
- * must not make the catalog read its disk or its network. A document given by URL is fetched through the
- * guarded outbound client (fetchDocument), which refuses private and special-purpose addresses.
+ * superset of JSON, so one parser reads both, and its errors carry line and column). A Swagger 2.0
+ * document is first converted to OpenAPI 3.0 by swagger2openapi. The document is validated by
+ * @apidevtools/swagger-parser (on a copy), which checks it against the official 3.0 and 3.1 schemas plus
+ * the rules a schema cannot state (path parameters declared, operationIds unique); the importer then
+ * reads the document with its `$ref`s intact and writes each schema by the rule in schema-defs.ts
+ * (recursive schemas stay `$ref`s into `$defs`). External `$ref`s (files, URLs) are not followed, by
+ * the converter either: a document someone sends us must not make the catalog read its disk or its
+ * network. A document given by URL is fetched through the guarded outbound client (fetchDocument), which
+ * refuses private and special-purpose addresses.
  */
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { invalidArgument } from "@toolport/kit/errors";
 import { type Outbound, type OutboundResponse, ResponseTooLarge } from "@toolport/kit/outbound";
+import { convertObj } from "swagger2openapi";
 import { parseDocument } from "yaml";
 import type {
   Contact,
@@ -19,8 +23,9 @@ import type {
   ToolDraft,
   ToolParameterInfo,
 } from "../domain/model.js";
-import { isObject, saysMore, schemaType, withoutRefs } from "./json-schema.js";
+import { isObject, lookup, resolveRef, saysMore, schemaType } from "./json-schema.js";
 import { addressNotAllowed } from "./refusal.js";
+import { forEachSubschema, SchemaWriter } from "./schema-defs.js";
 
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"] as const;
 
@@ -38,14 +43,31 @@ export interface ImportedApi {
   warnings: string[];
 }
 
+/** A document that passed validation, `$ref`s intact, and what converting it (Swagger 2.0) reported. */
+export interface ValidatedDocument {
+  document: Record<string, unknown>;
+  warnings: string[];
+}
+
 const invalidDocument = (message: string, location?: string) =>
   invalidArgument("invalid_openapi_document", location ? `invalid OpenAPI document at ${location}: ${message}` : message, {
     details: { field: "api", ...(location ? { location } : {}) },
   });
 
-/** Parses JSON or YAML text; a syntax error names its line and column. */
+/**
+ * Parses JSON or YAML text; a syntax error names its line and column. Text that is plain JSON goes
+ * through JSON.parse, which reads the same values far faster than the YAML parser (~0.5 s -> ~10 ms on
+ * Box's 1.7 MB document); anything else, and JSON with a syntax error, goes through `yaml`.
+ */
 export function parseDocumentText(text: string): unknown {
   if (text.trim() === "") throw invalidDocument("the OpenAPI document is empty");
+  if (text.trimStart().startsWith("{")) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      // Not strict JSON: YAML (a superset) reads it, or names the line and column where it is wrong.
+    }
+  }
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: false });
   const [first] = doc.errors;
   if (first) {
@@ -103,29 +125,142 @@ export async function fetchDocument(url: string, outbound: Outbound, maxBytes = 
   return new TextDecoder().decode(res.body);
 }
 
-/** Validates and dereferences; every problem becomes a 400 naming where in the document it is. */
-export async function validateDocument(raw: unknown): Promise<Record<string, unknown>> {
+/**
+ * Validates the document (converting Swagger 2.0 first); every problem becomes a 400 naming where in
+ * the document it is. The document itself is returned as it came, `$ref`s intact: swagger-parser
+ * validates (and dereferences) a copy.
+ */
+export async function validateDocument(raw: unknown): Promise<ValidatedDocument> {
   if (!isObject(raw)) throw invalidDocument("the document must be a JSON or YAML object", "#/");
-  if (typeof raw.swagger === "string")
-    throw invalidDocument(`Swagger ${raw.swagger} is not supported; convert it to OpenAPI 3`, "#/swagger");
-  if (typeof raw.openapi !== "string" || !/^3\.[01]\.\d+/.test(raw.openapi)) {
+  const warnings: string[] = [];
+  const converted = typeof raw.swagger === "string";
+  const api = converted ? await convertSwagger(raw, warnings) : raw;
+  if (typeof api.openapi !== "string" || !/^3\.[01]\.\d+/.test(api.openapi)) {
     throw invalidDocument("field `openapi` must be a 3.0.x or 3.1.x version string", "#/openapi");
   }
-  const external = findExternalRef(raw, "#");
-  if (external) {
-    throw invalidDocument(`external $ref "${external.ref}" is not followed; bundle the document into one file`, external.at);
-  }
-  checkOperations(raw);
+  if (!converted) refuseExternalRefs(api);
+  checkOperations(api);
+  // Locations then point into the converted document, which the publisher never saw: say so.
+  const note = converted ? " (in the OpenAPI 3.0 document converted from Swagger 2.0)" : "";
+  const copy = validationCopy(api, note);
   try {
-    const api = await SwaggerParser.validate(structuredClone(raw) as never, {
+    await SwaggerParser.validate(copy as never, {
       resolve: { external: false },
       dereference: { circular: "ignore" },
       validate: { schema: true, spec: true },
     });
-    return api as unknown as Record<string, unknown>;
   } catch (err) {
-    throw describeValidationError(err);
+    throw describeValidationError(err, note);
   }
+  return { document: api, warnings };
+}
+
+/** Where every schema `$ref` of the validation copy points: an empty schema. */
+const SCHEMA_STUB = "x-toolport-schema-stub";
+
+/**
+ * The copy swagger-parser validates: each `$ref` in a schema is checked to lead somewhere in the
+ * document (a 400 naming it if not) and then pointed at one empty stub schema. swagger-parser validates
+ * the dereferenced document, and a document whose schemas share sub-schemas dereferences to a tree
+ * exponentially larger than itself (24 levels of a schema using the next one twice took 200 s of CPU);
+ * with the stub, each schema is validated once, where it is defined, and validation stays linear in
+ * the document's size. References between other objects (parameters, responses, path items) are left
+ * to swagger-parser.
+ */
+function validationCopy(api: Record<string, unknown>, note: string): Record<string, unknown> {
+  const copy = structuredClone(api);
+  const visit = (value: unknown, inSchema: boolean): void => {
+    if (Array.isArray(value)) {
+      for (const v of value) visit(v, inSchema);
+      return;
+    }
+    if (!isObject(value)) return;
+    if (!inSchema) {
+      for (const [k, v] of Object.entries(value)) {
+        // Examples and extensions are data, whatever keys they hold.
+        if (k.startsWith("x-") || k === "example" || k === "examples") continue;
+        visit(v, k === "schema");
+      }
+      return;
+    }
+    if (typeof value.$ref === "string") {
+      if (lookup(api, value.$ref) === undefined) {
+        throw invalidDocument(`cannot resolve $ref "${value.$ref}"${note}`, value.$ref.startsWith("#") ? value.$ref : undefined);
+      }
+      value.$ref = `#/${SCHEMA_STUB}`;
+    }
+    forEachSubschema(value, (s) => visit(s, true), true);
+  };
+  for (const [k, v] of Object.entries(copy)) {
+    if (k !== "components" || !isObject(v)) visit(v, false);
+    else
+      for (const [kind, c] of Object.entries(v))
+        kind === "schemas" && isObject(c) ? visit(Object.values(c), true) : visit(c, false);
+  }
+  copy[SCHEMA_STUB] = {};
+  return copy;
+}
+
+function refuseExternalRefs(api: Record<string, unknown>): void {
+  const external = findExternalRef(api, "#");
+  if (external) {
+    throw invalidDocument(`external $ref "${external.ref}" is not followed; bundle the document into one file`, external.at);
+  }
+}
+
+/**
+ * Swagger 2.0 -> OpenAPI 3.0 with swagger2openapi: `patch` fixes the usual small defects (a missing
+ * response description, a path parameter not marked required); what it cannot carry over losslessly
+ * (`warnOnly`, e.g. a tsv collectionFormat) becomes an import warning instead of a refusal. External
+ * `$ref`s are refused before converting and `resolve` stays off, so the converter reads no file or
+ * URL. Only what the converter cannot handle at all is a 400, naming its reason.
+ */
+async function convertSwagger(raw: Record<string, unknown>, warnings: string[]): Promise<Record<string, unknown>> {
+  if (raw.swagger !== "2.0") {
+    throw invalidDocument(`Swagger ${raw.swagger} is not supported; only Swagger 2.0 is converted (to OpenAPI 3.0)`, "#/swagger");
+  }
+  // The converter would invent an empty `info` and treat a missing `paths` as none; neither makes a
+  // Swagger 2.0 document.
+  for (const field of ["info", "paths"]) {
+    if (!isObject(raw[field])) throw invalidDocument(`a Swagger 2.0 document needs an \`${field}\` object`, `#/${field}`);
+  }
+  refuseExternalRefs(raw);
+  let converted: { openapi: unknown; patches: number };
+  try {
+    // A JSON copy: YAML aliases parse to shared objects, which the converter refuses as "anchors".
+    // `text` stands in for the source text, which the converter would otherwise re-serialise as YAML
+    // (hundreds of ms on a large document) only for its own validator, not run here.
+    converted = await convertObj(JSON.parse(JSON.stringify(raw)), {
+      patch: true,
+      warnOnly: true,
+      resolve: false,
+      text: "{}",
+    });
+  } catch (err) {
+    throw invalidDocument(`the Swagger 2.0 document could not be converted to OpenAPI 3.0: ${(err as Error).message}`);
+  }
+  const api = converted.openapi;
+  if (!isObject(api)) throw invalidDocument("the Swagger 2.0 document could not be converted to OpenAPI 3.0");
+  warnings.push(
+    `converted from Swagger 2.0 to OpenAPI 3.0 (swagger2openapi)${converted.patches > 0 ? `; ${converted.patches} small defects patched` : ""}`,
+  );
+  for (const { at, message } of takeConversionWarnings(api, "#")) warnings.push(`Swagger 2.0 conversion, ${at}: ${message}`);
+  return api;
+}
+
+/** Removes the converter's `x-s2o-warning` marks from the converted document and returns them. */
+function takeConversionWarnings(value: unknown, at: string, out: { at: string; message: string }[] = []) {
+  if (Array.isArray(value)) {
+    for (const [i, v] of value.entries()) takeConversionWarnings(v, `${at}/${i}`, out);
+  } else if (isObject(value)) {
+    if (typeof value["x-s2o-warning"] === "string") {
+      out.push({ at, message: value["x-s2o-warning"] });
+      delete value["x-s2o-warning"];
+    }
+    for (const [k, v] of Object.entries(value))
+      takeConversionWarnings(v, `${at}/${k.replace(/~/g, "~0").replace(/\//g, "~1")}`, out);
+  }
+  return out;
 }
 
 /** The first `$ref` outside the document (skipping `x-` extensions, which tools never read). */
@@ -193,7 +328,9 @@ interface AjvError {
   params?: Record<string, unknown>;
 }
 
-function describeValidationError(err: unknown) {
+/** The 400 for a validation failure; `note` (when set) follows the message. */
+function describeValidationError(err: unknown, note = "") {
+  const refuse = (message: string, location?: string) => invalidDocument(`${message}${note}`, location);
   const e = err as Error & { details?: AjvError[] };
   if (Array.isArray(e.details) && e.details.length > 0) {
     // Schema errors: the deepest locations are the most specific; oneOf/anyOf summaries add nothing.
@@ -204,22 +341,27 @@ function describeValidationError(err: unknown) {
     const first = errors[0] as AjvError;
     const extra =
       first.params && typeof first.params.additionalProperty === "string" ? ` (${first.params.additionalProperty})` : "";
-    return invalidDocument(`${first.message ?? "is invalid"}${extra}`, `#${first.instancePath || "/"}`);
+    return refuse(`${first.message ?? "is invalid"}${extra}`, `#${first.instancePath || "/"}`);
   }
   const message = String(e.message ?? err);
   // $ref failures name the pointer; spec-rule failures name the operation path.
   const ref = /\$ref pointer "([^"]+)"/.exec(message);
-  if (ref) return invalidDocument(`cannot resolve $ref "${ref[1]}"`, ref[1]?.startsWith("#") ? ref[1] : undefined);
+  if (ref) return refuse(`cannot resolve $ref "${ref[1]}"`, ref[1]?.startsWith("#") ? ref[1] : undefined);
   const at = /Validation failed\. (\/\S+)/.exec(message);
-  return invalidDocument(message.replace(/^Validation failed\.\s*/, ""), at ? `#/paths${at[1]}` : undefined);
+  return refuse(message.replace(/^Validation failed\.\s*/, ""), at ? `#/paths${at[1]}` : undefined);
 }
 
-/** Turns a validated, dereferenced document into the service facts and one tool draft per operation. */
+/** Turns a validated document into the service facts and one tool draft per operation. */
 export function importOpenApi(
-  api: Record<string, unknown>,
+  validated: ValidatedDocument,
   options: { documentUrl?: string; baseUrl?: string } = {},
 ): ImportedApi {
-  const warnings: string[] = [];
+  const api = validated.document;
+  const warnings = [...validated.warnings];
+  const schemas = new SchemaWriter(api, {
+    dialect: String(api.openapi).startsWith("3.0") ? "openapi-3.0" : "openapi-3.1",
+    containers: [["components", "schemas"]],
+  });
   const info = (isObject(api.info) ? api.info : {}) as Record<string, unknown>;
   const description = str(info.description);
   const contact = isObject(info.contact) ? info.contact : {};
@@ -231,17 +373,30 @@ export function importOpenApi(
   const tools: (ToolDraft & { deprecated: boolean })[] = [];
   const paths = isObject(api.paths) ? api.paths : {};
   for (const [path, rawItem] of Object.entries(paths)) {
-    if (!isObject(rawItem)) continue;
-    const shared = Array.isArray(rawItem.parameters) ? rawItem.parameters : [];
+    const item = resolveObject(api, rawItem);
+    if (!isObject(item)) continue;
+    const shared = Array.isArray(item.parameters) ? item.parameters : [];
     for (const method of METHODS) {
-      const op = rawItem[method];
+      const op = item[method];
       if (!isObject(op)) continue;
       tools.push(
-        toolFromOperation({ path, method, op, shared, globalSecurity, schemeNames, version: str(info.version), warnings }),
+        toolFromOperation({
+          api,
+          schemas,
+          path,
+          method,
+          op,
+          shared,
+          globalSecurity,
+          schemeNames,
+          version: str(info.version),
+          warnings,
+        }),
       );
     }
   }
   if (tools.length === 0) warnings.push("the document has no operations under `paths`; no tools were imported");
+  for (const ref of schemas.unresolved) warnings.push(`$ref ${ref} does not resolve; that schema accepts any value`);
 
   return {
     title: str(info.title),
@@ -259,6 +414,8 @@ export function importOpenApi(
 }
 
 interface OperationInput {
+  api: Record<string, unknown>;
+  schemas: SchemaWriter;
   path: string;
   method: (typeof METHODS)[number];
   op: Record<string, unknown>;
@@ -270,57 +427,55 @@ interface OperationInput {
 }
 
 function toolFromOperation(input: OperationInput): ToolDraft & { deprecated: boolean } {
-  const { path, method, op } = input;
+  const { api, schemas, path, method, op } = input;
   const parameters: Record<string, ToolParameterInfo> = {};
   const properties: Record<string, JsonSchema> = {};
   const required: string[] = [];
 
   // Operation-level parameters override path-level ones with the same name and location.
   const byKey = new Map<string, Record<string, unknown>>();
-  for (const p of [...input.shared, ...(Array.isArray(op.parameters) ? op.parameters : [])]) {
+  for (const raw of [...input.shared, ...(Array.isArray(op.parameters) ? op.parameters : [])]) {
+    const p = resolveObject(api, raw);
     if (isObject(p) && typeof p.name === "string" && typeof p.in === "string") byKey.set(`${p.in}:${p.name}`, p);
   }
   for (const p of byKey.values()) {
     const location = p.in as ParameterLocation;
-    const schema = parameterSchema(p);
+    const schema = parameterSchema(p, schemas);
     const key = parameters[p.name as string] ? `${location}_${p.name}` : (p.name as string);
     const isRequired = p.required === true || location === "path";
-    parameters[key] = parameterInfo(p.name as string, location, schema, str(p.description), isRequired);
+    parameters[key] = parameterInfo(p.name as string, location, schemas.standalone(schema), str(p.description), isRequired);
     properties[key] = describedSchema(schema, str(p.description));
     if (isRequired) required.push(key);
   }
 
   let requestBodySchema: JsonSchema | null = null;
   let requestBodyContentType = "";
-  if (isObject(op.requestBody) && isObject(op.requestBody.content)) {
-    const [contentType, media] = pickMedia(op.requestBody.content);
+  const requestBody = resolveObject(api, op.requestBody);
+  if (isObject(requestBody) && isObject(requestBody.content)) {
+    const [contentType, media] = pickMedia(requestBody.content);
     if (contentType) {
       requestBodyContentType = contentType;
-      const schema = (isObject(media?.schema) ? withoutRefs(media.schema) : {}) as JsonSchema;
-      requestBodySchema = schema;
-      const bodyRequired = op.requestBody.required === true;
-      const props = isObject(schema.properties) ? (schema.properties as Record<string, JsonSchema>) : null;
-      if (props && schemaType(schema) === "object") {
-        const inner = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
+      const schema = isObject(media?.schema) ? schemas.write(media.schema) : {};
+      requestBodySchema = schemas.standalone(schema);
+      // A recursive body is a `$ref` into `$defs`: its properties are the definition's.
+      const top = resolveRef(schema, requestBodySchema);
+      const bodyRequired = requestBody.required === true;
+      const props = isObject(top.properties) ? (top.properties as Record<string, JsonSchema>) : null;
+      if (props && schemaType(top, requestBodySchema) === "object") {
+        const inner = new Set(Array.isArray(top.required) ? (top.required as string[]) : []);
         for (const [name, propSchema] of Object.entries(props)) {
           // readOnly properties appear only in responses; the caller never sends them.
-          if (propSchema.readOnly === true) continue;
+          if (propSchema.readOnly === true || resolveRef(propSchema, requestBodySchema).readOnly === true) continue;
           const key = parameters[name] ? `body_${name}` : name;
           const isRequired = bodyRequired && inner.has(name);
-          parameters[key] = parameterInfo(name, "body", propSchema, str(propSchema.description), isRequired);
+          parameters[key] = parameterInfo(name, "body", schemas.standalone(propSchema), str(propSchema.description), isRequired);
           properties[key] = propSchema;
           if (isRequired) required.push(key);
         }
       } else {
         const key = parameters.body ? "request_body" : "body";
-        parameters[key] = parameterInfo(
-          "body",
-          "body",
-          schema,
-          str(op.requestBody.description) || str(schema.description),
-          bodyRequired,
-        );
-        properties[key] = describedSchema(schema, str(op.requestBody.description));
+        parameters[key] = parameterInfo("body", "body", requestBodySchema, str(requestBody.description), bodyRequired);
+        properties[key] = describedSchema(schema, str(requestBody.description));
         if (bodyRequired) required.push(key);
       }
     }
@@ -345,10 +500,10 @@ function toolFromOperation(input: OperationInput): ToolDraft & { deprecated: boo
     method: method.toUpperCase(),
     path,
     parameters,
-    inputSchema: { type: "object", properties, ...(required.length > 0 ? { required } : {}) },
+    inputSchema: schemas.standalone({ type: "object", properties, ...(required.length > 0 ? { required } : {}) }),
     requestBodySchema,
     requestBodyContentType,
-    output: declaredOutput(op),
+    output: declaredOutput(op, input),
     tips: typeof op["x-tips"] === "string" ? op["x-tips"] : null,
     version: input.version,
     sideEffecting: op["x-side-effecting"] === true,
@@ -359,15 +514,21 @@ function toolFromOperation(input: OperationInput): ToolDraft & { deprecated: boo
   };
 }
 
-function parameterSchema(p: Record<string, unknown>): JsonSchema {
-  if (isObject(p.schema)) return withoutRefs(p.schema) as JsonSchema;
+/** A parameter's schema, written by the `$defs` rule (not yet standalone). */
+function parameterSchema(p: Record<string, unknown>, schemas: SchemaWriter): JsonSchema {
+  if (isObject(p.schema)) return schemas.write(p.schema);
   if (isObject(p.content)) {
     const [, media] = pickMedia(p.content);
-    if (isObject(media?.schema)) return withoutRefs(media.schema) as JsonSchema;
+    if (isObject(media?.schema)) return schemas.write(media.schema);
   }
   return { type: "string" };
 }
 
+/**
+ * What a tool says about one parameter. `schema` is standalone (its `$defs` at its root); type,
+ * default, enum and bounds are read through a `$ref` at its top. The whole schema is kept as
+ * `jsonSchema` when it says more than those facts.
+ */
 function parameterInfo(
   name: string,
   location: ParameterLocation,
@@ -375,18 +536,19 @@ function parameterInfo(
   description: string,
   required: boolean,
 ): ToolParameterInfo {
+  const top = resolveRef(schema);
   const info: ToolParameterInfo = {
     name,
     location,
-    description: description || str(schema.description),
+    description: description || str(schema.description) || str(top.description),
     type: schemaType(schema),
     required,
   };
-  if (schema.default !== undefined) info.default = schema.default;
-  if (Array.isArray(schema.enum)) info.enum = schema.enum;
-  if (typeof schema.minimum === "number") info.minimum = schema.minimum;
-  if (typeof schema.maximum === "number") info.maximum = schema.maximum;
-  if (location === "path" && typeof schema["x-encode-slashes"] === "boolean") info.encodeSlashes = schema["x-encode-slashes"];
+  if (top.default !== undefined) info.default = top.default;
+  if (Array.isArray(top.enum)) info.enum = top.enum;
+  if (typeof top.minimum === "number") info.minimum = top.minimum;
+  if (typeof top.maximum === "number") info.maximum = top.maximum;
+  if (location === "path" && typeof top["x-encode-slashes"] === "boolean") info.encodeSlashes = top["x-encode-slashes"];
   if (saysMore(schema)) info.jsonSchema = schema;
   return info;
 }
@@ -409,10 +571,11 @@ function pickMedia(content: Record<string, unknown>): [string, Record<string, un
   return [chosen, isObject(media) ? media : undefined];
 }
 
-/** The JSON Schema of the first success response (200, 201, other 2xx, 2XX, default). */
-function declaredOutput(op: Record<string, unknown>): JsonSchema | null {
+/** The JSON Schema of the first success response (200, 201, other 2xx, 2XX, default), standalone. */
+function declaredOutput(op: Record<string, unknown>, input: OperationInput): JsonSchema | null {
   if (!isObject(op.responses)) return null;
-  const codes = Object.keys(op.responses);
+  const responses = op.responses;
+  const codes = Object.keys(responses);
   const order = [
     ...codes.filter((c) => c === "200"),
     ...codes.filter((c) => c === "201"),
@@ -421,16 +584,27 @@ function declaredOutput(op: Record<string, unknown>): JsonSchema | null {
     ...codes.filter((c) => c === "default"),
   ];
   for (const code of order) {
-    const response = op.responses[code];
+    const response = resolveObject(input.api, responses[code]);
     if (!isObject(response) || !isObject(response.content)) continue;
     const [, media] = pickMedia(response.content);
     if (isObject(media?.schema)) {
-      const schema = withoutRefs(media.schema) as JsonSchema;
-      const description = str(response.description);
-      return description && !schema.description ? { ...schema, description } : schema;
+      const schema = input.schemas.write(media.schema);
+      return input.schemas.standalone(describedSchema(schema, str(response.description)));
     }
   }
   return null;
+}
+
+/**
+ * An OpenAPI object (path item, parameter, request body, response, security scheme) with a `$ref` at
+ * its top followed inside the document; a Reference Object's own summary/description (3.1) win.
+ */
+function resolveObject(api: Record<string, unknown>, value: unknown, hops = 0): unknown {
+  if (!isObject(value) || typeof value.$ref !== "string") return value;
+  if (hops > 20) return undefined;
+  const { $ref, ...siblings } = value;
+  const resolved = resolveObject(api, lookup(api, $ref), hops + 1);
+  return isObject(resolved) && Object.keys(siblings).length > 0 ? { ...resolved, ...siblings } : resolved;
 }
 
 /**
@@ -459,7 +633,8 @@ function flattenSecuritySchemes(api: Record<string, unknown>, warnings: string[]
   const components = isObject(api.components) ? api.components : {};
   const schemes = isObject(components.securitySchemes) ? components.securitySchemes : {};
   const out: SecuritySchemeInfo[] = [];
-  for (const [name, raw] of Object.entries(schemes)) {
+  for (const [name, entry] of Object.entries(schemes)) {
+    const raw = resolveObject(api, entry);
     if (!isObject(raw)) continue;
     const type = str(raw.type);
     const scheme: SecuritySchemeInfo = { name, type, description: str(raw.description) };
