@@ -7,7 +7,7 @@
  * "allowed" is named in CATALOG_OUTBOUND_ALLOW, "refused" is not and counts every request it gets, so a
  * refusal is proven to have dialled nothing. A refusal is a 400 `address_not_allowed` naming the field,
  * and nothing is stored. The MCP SDK follows only same-origin redirects, so an MCP server redirecting
- * elsewhere fails as `mcp_server_unreachable` before the guard is asked. Fetched documents stop at 10 MiB.
+ * elsewhere fails as `mcp_server_unreachable` before the guard is asked. Fetched documents stop at 25 MiB.
  */
 import { once } from "node:events";
 import http from "node:http";
@@ -48,10 +48,10 @@ async function startServer(title: string): Promise<TestServer> {
       return;
     }
     if (url.pathname === "/big") {
-      // 10 MiB + 1 byte of YAML-valid padding: one byte over the catalog's document limit.
+      // 25 MiB + 1 byte of YAML-valid padding: one byte over the catalog's document limit.
       res.writeHead(200, { "content-type": "application/yaml" });
       const chunk = Buffer.alloc(1024 * 1024, " ");
-      for (let i = 0; i < 10; i++) res.write(chunk);
+      for (let i = 0; i < 25; i++) res.write(chunk);
       res.end(" ");
       return;
     }
@@ -205,12 +205,12 @@ describe("catalog imports and the outbound address guard", () => {
     expect(refused.requests).toEqual([]);
   });
 
-  it("caps a fetched document at 10 MiB and never repeats what the server answered", async () => {
+  it("caps a fetched document at 25 MiB and never repeats what the server answered", async () => {
     const big = await s.call("POST", "/services", { key: agent.key, body: { api: { document_url: `${allowed.url}/big` } } });
     expect(big.status, JSON.stringify(big.body)).toBe(400);
     expect(big.body.error).toMatchObject({
       code: "document_too_large",
-      details: { field: "api.document_url", limit_bytes: 10485760 },
+      details: { field: "api.document_url", limit_bytes: 26214400 },
     });
     const missing = await s.call("POST", "/services", {
       key: agent.key,

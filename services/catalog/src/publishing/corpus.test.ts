@@ -44,6 +44,7 @@ const ajv = new Ajv({
   coerceTypes: false,
   useDefaults: false,
   validateSchema: false,
+  inlineRefs: false,
   logger: false,
 });
 

@@ -81,8 +81,12 @@ export function parseDocumentText(text: string): unknown {
   return doc.toJS({ maxAliasCount: 1000 });
 }
 
-/** Largest OpenAPI document fetched by URL (bigger public specs run to a few MiB). */
-export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;
+/**
+ * Largest OpenAPI document fetched by URL (bigger public specs run to a few MiB): the same 25 MiB the
+ * gateway accepts inline on the publishing routes (PUBLISH_BODY_LIMIT_BYTES), so a document is not
+ * refused for the way it was sent.
+ */
+export const MAX_DOCUMENT_BYTES = 25 * 1024 * 1024;
 const FETCH_TIMEOUT_MS = 15_000;
 
 /**
