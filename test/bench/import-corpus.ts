@@ -13,12 +13,11 @@
  * millisecond the event loop is free, so it is a lower bound within the synchronous phases.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { importOpenApi, parseDocumentText, validateDocument } from "../../services/catalog/src/publishing/openapi.js";
+import { BOX, corpusText, SLACK } from "../harness/corpus.js";
 
-const corpus = fileURLToPath(new URL("../../../shared/openapi-corpus/", import.meta.url));
-const documents = ["box-platform-api.openapi3.json", "slack-web-api.swagger2.json"];
+const documents = [BOX, SLACK];
 const runs = Number(process.argv.find((a) => /^\d+$/.test(a)) ?? 5);
 const MB = 1024 * 1024;
 
@@ -42,7 +41,7 @@ const median = (xs: number[]) => {
 async function measure(name: string): Promise<Result> {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (!gc) throw new Error("run with --expose-gc (see the header)");
-  const text = readFileSync(`${corpus}${name}`, "utf8");
+  const text = corpusText(name);
   gc();
   const base = process.memoryUsage();
   let peakHeap = base.heapUsed;
@@ -110,7 +109,7 @@ if (childFor >= 0) {
   process.stdout.write(`${JSON.stringify(await measure(name))}\n`);
 } else {
   for (const name of documents) {
-    if (!existsSync(`${corpus}${name}`)) throw new Error(`missing corpus document ${corpus}${name}`);
+    corpusText(name); // fails here, naming the path, when the corpus is missing
   }
   console.log(`import of shared/openapi-corpus, ${runs} runs per document, node ${process.version}`);
   for (const name of documents) {

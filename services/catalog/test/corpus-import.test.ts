@@ -6,46 +6,17 @@
  * whose schemas ajv compiles after crossing gRPC, search finds a Box tool by what it does, and a
  * re-import changes nothing. The documents come from shared/openapi-corpus beside the repository.
  */
-import { existsSync, readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { fileURLToPath } from "node:url";
+import { TOOL_INPUT_AJV_OPTIONS } from "@toolport/kit/tool-schema";
 import { Ajv } from "ajv";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BOX, corpusText, countOperations, SLACK } from "../../../test/harness/corpus.js";
 import { type Agent, type Body, type CatalogStack, call, expectError, registerAgent, startCatalogStack } from "./support.js";
 
-const CORPUS = fileURLToPath(new URL("../../../../shared/openapi-corpus/", import.meta.url));
-const BOX = "box-platform-api.openapi3.json";
-const SLACK = "slack-web-api.swagger2.json";
-
-/** A corpus document; a missing corpus fails the test, naming where it was looked for. */
-function corpusText(name: string): string {
-  const file = `${CORPUS}${name}`;
-  if (!existsSync(file)) {
-    throw new Error(
-      `the OpenAPI corpus document ${name} is missing: expected it at ${file} (shared/openapi-corpus beside the repository root)`,
-    );
-  }
-  return readFileSync(file, "utf8");
-}
-
-/** Operations counted from the raw document: every path item times every HTTP method it has. */
-function countOperations(text: string): number {
-  const methods = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
-  const doc = JSON.parse(text) as { paths: Record<string, Record<string, unknown>> };
-  return Object.values(doc.paths).reduce((n, item) => n + methods.filter((m) => item[m] !== undefined).length, 0);
-}
-
-/** The options of services/execution/src/domain/validation.ts (`logger: false` only silences format notices). */
-const ajv = new Ajv({
-  allErrors: true,
-  strict: false,
-  coerceTypes: false,
-  useDefaults: false,
-  validateSchema: false,
-  inlineRefs: false,
-  logger: false,
-});
+/** What the execution service compiles input schemas with; `logger: false` only silences ajv's
+ * "unknown format ignored" lines (the catalog does not depend on ajv-formats), it changes no result. */
+const ajv = new Ajv({ ...TOOL_INPUT_AJV_OPTIONS, logger: false });
 
 /** Every parameter's json_schema compiles; the problems, named, otherwise. */
 function parameterSchemaProblems(tools: Body[]): string[] {

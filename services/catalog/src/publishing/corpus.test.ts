@@ -6,47 +6,16 @@
  * kept as `$ref`s into `$defs` still validate nested input, and a document the converter cannot handle
  * is still a 400.
  */
-import { existsSync, readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { TOOL_INPUT_AJV_OPTIONS } from "@toolport/kit/tool-schema";
 import { Ajv } from "ajv";
 import { beforeAll, describe, expect, it } from "vitest";
+import { BOX, corpusText, countOperations, SLACK } from "../../../../test/harness/corpus.js";
 import type { JsonSchema } from "../domain/model.js";
 import { type ImportedApi, importOpenApi, parseDocumentText, validateDocument } from "./openapi.js";
 
-const CORPUS = fileURLToPath(new URL("../../../../../shared/openapi-corpus/", import.meta.url));
-
-/** A corpus document; a missing corpus fails the test, naming where it was looked for. */
-function corpusText(name: string): string {
-  const file = `${CORPUS}${name}`;
-  if (!existsSync(file)) {
-    throw new Error(
-      `the OpenAPI corpus document ${name} is missing: expected it at ${file} (shared/openapi-corpus beside the repository root)`,
-    );
-  }
-  return readFileSync(file, "utf8");
-}
-
-const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
-
-/** Operations counted from the raw document: every path item times every HTTP method it has. */
-function countOperations(text: string): number {
-  const doc = JSON.parse(text) as { paths: Record<string, Record<string, unknown>> };
-  return Object.values(doc.paths).reduce((n, item) => n + METHODS.filter((m) => item[m] !== undefined).length, 0);
-}
-
-/**
- * The options of services/execution/src/domain/validation.ts; `logger: false` only silences ajv's
- * "unknown format ignored" lines (the catalog does not depend on ajv-formats), it changes no result.
- */
-const ajv = new Ajv({
-  allErrors: true,
-  strict: false,
-  coerceTypes: false,
-  useDefaults: false,
-  validateSchema: false,
-  inlineRefs: false,
-  logger: false,
-});
+/** What the execution service compiles input schemas with; `logger: false` only silences ajv's
+ * "unknown format ignored" lines (the catalog does not depend on ajv-formats), it changes no result. */
+const ajv = new Ajv({ ...TOOL_INPUT_AJV_OPTIONS, logger: false });
 
 /** Every JSON Schema a tool carries, named for the failure message. */
 function schemasOf(tool: ImportedApi["tools"][number]): [string, JsonSchema][] {
@@ -76,8 +45,8 @@ function expectValidSchemas(api: ImportedApi) {
 const JSON_TYPES = ["string", "integer", "number", "boolean", "array", "object"];
 
 describe.each([
-  { name: "Box Platform API (OpenAPI 3.0.2)", file: "box-platform-api.openapi3.json", operations: 296 },
-  { name: "Slack Web API (Swagger 2.0)", file: "slack-web-api.swagger2.json", operations: 174 },
+  { name: "Box Platform API (OpenAPI 3.0.2)", file: BOX, operations: 296 },
+  { name: "Slack Web API (Swagger 2.0)", file: SLACK, operations: 174 },
 ])("$name", ({ file, operations }) => {
   let text: string;
   let api: ImportedApi;
@@ -109,7 +78,7 @@ describe.each([
 describe("Box: schemas kept as $refs into $defs", () => {
   let api: ImportedApi;
   beforeAll(async () => {
-    api = importOpenApi(await validateDocument(parseDocumentText(corpusText("box-platform-api.openapi3.json"))));
+    api = importOpenApi(await validateDocument(parseDocumentText(corpusText(BOX))));
   }, 60_000);
 
   it("validates a parameter through its $defs three levels deep, and rejects a break at depth 3", () => {
@@ -151,7 +120,7 @@ describe("Box: schemas kept as $refs into $defs", () => {
 describe("Slack: Swagger 2.0 converted on import", () => {
   let api: ImportedApi;
   beforeAll(async () => {
-    api = importOpenApi(await validateDocument(parseDocumentText(corpusText("slack-web-api.swagger2.json"))));
+    api = importOpenApi(await validateDocument(parseDocumentText(corpusText(SLACK))));
   }, 60_000);
 
   it("keeps each operation's parameters, body, server and security scheme", () => {

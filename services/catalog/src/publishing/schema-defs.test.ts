@@ -6,6 +6,7 @@
  * definitions. Every schema is checked by ajv with the execution service's options.
  */
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
+import { TOOL_INPUT_AJV_OPTIONS } from "@toolport/kit/tool-schema";
 import { Ajv } from "ajv";
 import { describe, expect, it } from "vitest";
 import type { JsonSchema } from "../domain/model.js";
@@ -14,18 +15,9 @@ import { toolFromMcp } from "./mcp.js";
 import { importOpenApi, validateDocument } from "./openapi.js";
 import { INLINE_LIMIT_BYTES } from "./schema-defs.js";
 
-/**
- * The options of services/execution/src/domain/validation.ts; `logger: false` only silences ajv's
- * "unknown format ignored" lines (the catalog does not depend on ajv-formats), it changes no result.
- */
-const ajv = new Ajv({
-  allErrors: true,
-  strict: false,
-  coerceTypes: false,
-  useDefaults: false,
-  validateSchema: false,
-  logger: false,
-});
+/** What the execution service compiles input schemas with; `logger: false` only silences ajv's
+ * "unknown format ignored" lines (the catalog does not depend on ajv-formats), it changes no result. */
+const ajv = new Ajv({ ...TOOL_INPUT_AJV_OPTIONS, logger: false });
 const validator = (schema: JsonSchema | null | undefined) => {
   expect(schema).toBeTruthy();
   return ajv.compile(schema as JsonSchema);

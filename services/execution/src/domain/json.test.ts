@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { canonicalJson, depthExceeds, type Json, parseEmbeddedJson } from "./json.js";
+import { canonicalJson, type Json, parseEmbeddedJson } from "./json.js";
 
 /** {"a":{"a":...leaf}} `depth` levels deep, built without recursion. */
 function deepObject(depth: number, leaf: Json = "x"): Json {
@@ -52,11 +52,9 @@ describe("canonicalJson", () => {
 });
 
 describe("deep values", () => {
-  it("parses an embedded document and measures depth 3,000 levels down", () => {
+  it("parses an embedded document 3,000 levels down", () => {
     const text = JSON.stringify(deepObject(3000));
     // (vitest's toEqual recurses; the JSON text compares the whole value.)
     expect(JSON.stringify(parseEmbeddedJson(text))).toBe(text);
-    expect(depthExceeds(deepObject(3000), 2999)).toBe(true);
-    expect(depthExceeds(deepArray(3000), 3001)).toBe(false);
   });
 });

@@ -68,19 +68,6 @@ export function escapedCharLength(text: string, i: number): number {
   return 1;
 }
 
-/** Nesting depth of a parsed value, computed without recursion; stops counting at `limit`. */
-export function depthExceeds(value: Json, limit: number): boolean {
-  const stack: Array<[Json, number]> = [[value, 1]];
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop()!;
-    if (!isContainer(node)) continue;
-    if (depth > limit) return true;
-    const children = Array.isArray(node) ? node : Object.values(node);
-    for (const child of children) if (isContainer(child)) stack.push([child, depth + 1]);
-  }
-  return false;
-}
-
 /**
  * JSON with object keys sorted, for hashing inputs: the same parameters in another key order are the
  * same call. Written without recursion (a work list of text and values), so no input is too deep for it.

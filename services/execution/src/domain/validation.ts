@@ -6,6 +6,7 @@
 
 import { invalidArgument } from "@toolport/kit/errors";
 import type { Logger } from "@toolport/kit/logger";
+import { TOOL_INPUT_AJV_OPTIONS } from "@toolport/kit/tool-schema";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import formatsModule from "ajv-formats";
 
@@ -24,17 +25,7 @@ export class InputValidator {
   private readonly cache = new Map<string, ValidateFunction | null>();
 
   constructor(private readonly log?: Logger) {
-    // inlineRefs off: imported schemas keep large shared sub-schemas as `$ref`s into `$defs` (catalog
-    // README, "Schemas"); inlining them again at compile time multiplied the generated code (a schema
-    // using the next level twice, 24 deep, took ~16 s to compile). Box's 296 tools: 490 -> 344 ms.
-    this.ajv = new Ajv({
-      allErrors: true,
-      strict: false,
-      coerceTypes: false,
-      useDefaults: false,
-      validateSchema: false,
-      inlineRefs: false,
-    });
+    this.ajv = new Ajv({ ...TOOL_INPUT_AJV_OPTIONS });
     addFormats(this.ajv);
   }
 
