@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { Logger } from "@toolport/kit/logger";
+import type { GatewayClient } from "./gateway-client.js";
 import { createMcpServer } from "./server.js";
 
 function sendJson(res: ServerResponse, status: number, body: unknown) {
@@ -12,7 +13,7 @@ function sendJson(res: ServerResponse, status: number, body: unknown) {
   res.end(JSON.stringify(body));
 }
 
-export function mcpHttpHandler(log: Logger) {
+export function mcpHttpHandler(log: Logger, gateway: GatewayClient) {
   return async (req: IncomingMessage, res: ServerResponse) => {
     const path = new URL(req.url ?? "/", "http://localhost").pathname;
     if (path === "/mcp/health" && req.method === "GET") {
@@ -24,10 +25,11 @@ export function mcpHttpHandler(log: Logger) {
       sendJson(res, 404, { detail: message, error: { code: "not_found", message, details: {} } });
       return;
     }
-    const server = createMcpServer({
-      apiKey: header(req, "svc-api-key"),
-      orgId: header(req, "svc-org-id"),
-    });
+    // The caller's own credentials, used for this request's gateway calls only and never logged.
+    const server = createMcpServer(
+      { apiKey: header(req, "svc-api-key"), orgId: header(req, "svc-org-id"), requestId: header(req, "x-request-id") },
+      gateway,
+    );
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     res.on("close", () => {
       transport.close().catch(() => {});

@@ -1,0 +1,98 @@
+/**
+ * Content tools: skills (`create_skill`), workflows (`list_workflows`, `delete_workflow`) and site
+ * records (`get_site_info`). Until the content service is built its routes answer 501, which reaches the
+ * model as an error result saying so; these tools start working with no change here once they answer.
+ */
+import { z } from "zod";
+import { segment } from "../gateway-client.js";
+import { asObject, call, listUnder, requireKey, type ToolContext } from "./results.js";
+
+const file = z.object({
+  name: z.string().describe("File name, e.g. 'run.py'."),
+  content: z.string().describe("The file's text."),
+});
+
+const skillInput = {
+  name: z.string().describe("Skill name: lowercase letters, digits and hyphens, 1 to 64 characters."),
+  skill_md_content: z.string().describe("The SKILL.md text: markdown with YAML frontmatter that includes a `description`."),
+  scripts: z.array(file).optional().describe("Script files of the skill (default none)."),
+  reference_files: z.array(file).optional().describe("Reference documents of the skill (default none)."),
+  assets: z.array(file).optional().describe("Other files of the skill (default none)."),
+  visibility: z
+    .string()
+    .optional()
+    .describe("Only `private` is accepted (the default); public skills go through a review submission."),
+};
+
+const skillOutput = { id: z.string(), name: z.string(), visibility: z.string() };
+
+const workflowsInput = {
+  search: z.string().optional().describe("Words to match in workflow names and descriptions."),
+  sort: z.enum(["newest", "popular", "name"]).optional().describe("Order: newest (default), popular or name."),
+  limit: z.number().int().min(1).max(100).optional().describe("How many, 1 to 100 (default 20)."),
+  offset: z.number().int().min(0).optional().describe("How many to skip, for paging (default 0)."),
+};
+
+const workflowsOutput = {
+  workflows: z
+    .array(z.looseObject({ id: z.string(), name: z.string() }))
+    .describe("Public workflows: id, name, description, step_count, tags, total_executions, success_rate."),
+};
+
+export function registerContentTools(ctx: ToolContext): void {
+  ctx.server.registerTool(
+    "create_skill",
+    {
+      title: "Create a skill",
+      description:
+        "Save a skill (an instruction bundle: SKILL.md with frontmatter plus optional scripts, references and assets) as a private skill of your account. " +
+        "Returns the skill with its id. Use it to keep instructions you or your team will reuse.",
+      inputSchema: skillInput,
+      outputSchema: z.looseObject(skillOutput),
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    },
+    async (args) => requireKey(ctx.caller) ?? call(ctx, { method: "POST", path: "/skills", body: args }, asObject),
+  );
+
+  ctx.server.registerTool(
+    "list_workflows",
+    {
+      title: "List public workflows",
+      description:
+        "Browse public workflows (ordered chains of tools) by words, popularity or name, with paging. " +
+        "Returns summaries with id, name, description, step_count and success_rate. No key needed.",
+      inputSchema: workflowsInput,
+      outputSchema: z.looseObject(workflowsOutput),
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    async (args) => call(ctx, { method: "GET", path: "/workflows/public", query: args }, listUnder("workflows")),
+  );
+
+  ctx.server.registerTool(
+    "delete_workflow",
+    {
+      title: "Delete a workflow",
+      description:
+        "Permanently delete a workflow you own, by id. This cannot be undone: confirm with the user first. Returns {deleted: true}.",
+      inputSchema: { workflow_id: z.string().describe("Id of the workflow to delete (one you own).") },
+      outputSchema: z.looseObject({ deleted: z.boolean() }),
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    },
+    async (args) =>
+      requireKey(ctx.caller) ?? call(ctx, { method: "DELETE", path: `/workflows/${segment(args.workflow_id)}` }, asObject),
+  );
+
+  ctx.server.registerTool(
+    "get_site_info",
+    {
+      title: "Get a site's record",
+      description:
+        "Look up the agent-friendly record of a website by its domain (e.g. 'example.com'): title, description, contact, docs, pricing and the tools discovered there. " +
+        "Only live public sites are known. No key needed.",
+      inputSchema: { domain: z.string().describe("The site's domain, without scheme or path, e.g. 'example.com'.") },
+      outputSchema: z.looseObject({ domain: z.string(), url: z.string() }),
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    async (args) => call(ctx, { method: "GET", path: `/agent-sites/domain/${segment(args.domain)}` }, asObject),
+  );
+}

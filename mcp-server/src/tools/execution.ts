@@ -1,0 +1,176 @@
+/**
+ * Execution tools: run tools (`batch_execute_tools`, one to ten calls) and read a stored result back
+ * (`fetch_result`). Each batch element is given the spec's MCP result fields ("Result fields on the MCP
+ * surface"): the gateway's element already carries the unwrapped result, redaction report and
+ * truncation note; here they are arranged as the MCP surface names them, nothing recomputed.
+ */
+import { z } from "zod";
+import { segment } from "../gateway-client.js";
+import { asObject, call, requireKey, type ToolContext } from "./results.js";
+
+const callInput = z.object({
+  tool_id: z.string().min(1).describe("Id (or slug) of the tool to run, from search_tools."),
+  tool_input: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe("The tool's parameters as an object, keyed by the parameter names search_tools listed. Default {}."),
+  fields: z
+    .array(z.string())
+    .optional()
+    .describe(
+      "Paths to keep in the result, e.g. ['matches[].id', 'total']; applied before the size cap. The full result stays stored under the execution_id.",
+    ),
+  max_response_chars: z
+    .number()
+    .int()
+    .min(100)
+    .max(500_000)
+    .optional()
+    .describe(
+      "Cap on the result's JSON size in characters (default 32000, at most 500000); whole array entries are dropped from the tail.",
+    ),
+  confirm_token: z
+    .string()
+    .optional()
+    .describe(
+      "The confirm_token from an earlier element's consent object: runs the call the user agreed to, with the same tool_input.",
+    ),
+});
+
+const batchInput = {
+  calls: z
+    .array(callInput)
+    .min(1)
+    .max(10)
+    .describe("One to ten tool calls; they run concurrently and independently, and results come back in the same order."),
+};
+
+const element = z.looseObject({
+  tool_id: z.string(),
+  success: z.boolean(),
+  result: z
+    .unknown()
+    .describe("The payload (for MCP-served tools the envelope is unwrapped); null when the call failed or was refused."),
+  truncated: z.boolean(),
+  cursor: z.string().nullable().describe("The upstream's pagination cursor, when the payload carries one."),
+  error: z.string().nullable(),
+  _meta: z.looseObject({
+    execution_id: z.string().nullable().describe("Handle for fetch_result; null when the call was refused before it ran."),
+  }),
+});
+
+const batchOutput = { results: z.array(element).describe("One element per call, in input order.") };
+
+const fetchInput = {
+  execution_id: z.string().describe("The execution_id (from an element's _meta.execution_id) of a call you made."),
+  path: z
+    .string()
+    .optional()
+    .describe(
+      "Part of the result to return: 'a.b' nested keys, 'items[].name' every element, 'items[0]' one element, '*' every key; a key with dots in backticks.",
+    ),
+  max_chars: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe("Cap on the returned JSON in characters (default 50000, clamped to 100..2000000)."),
+};
+
+const fetchOutput = {
+  execution_id: z.string(),
+  tool_id: z.string(),
+  status: z.string().describe("`success` or `error`."),
+  result: z.unknown(),
+  truncated: z.boolean(),
+  error: z.string().nullable(),
+};
+
+interface GatewayElement {
+  tool_id: string;
+  success: boolean;
+  result: unknown;
+  error: string | null;
+  execution_id: string | null;
+  error_code?: string;
+  truncated?: boolean;
+  cursor?: string;
+  passthrough_reason?: string;
+  consent?: unknown;
+  projection?: unknown;
+  _meta?: { redaction?: unknown; truncation_note?: string };
+}
+
+/** A gateway batch element in the MCP surface's fields. */
+function mcpElement(e: GatewayElement): Record<string, unknown> {
+  const meta: Record<string, unknown> = { execution_id: e.execution_id ?? null };
+  if (e._meta?.redaction) meta.redaction = e._meta.redaction;
+  if (e._meta?.truncation_note) meta.truncation_note = e._meta.truncation_note;
+  const out: Record<string, unknown> = {
+    tool_id: e.tool_id,
+    success: e.success,
+    result: e.result ?? null,
+    truncated: e.truncated ?? false,
+    cursor: e.cursor ?? null,
+    error: e.error ?? null,
+    _meta: meta,
+  };
+  if (e.error_code) out.error_code = e.error_code;
+  if (e.passthrough_reason !== undefined) out.passthrough_reason = e.passthrough_reason;
+  if (e.consent) out.consent = e.consent;
+  if (e.projection) out.projection = e.projection;
+  return out;
+}
+
+export function registerExecutionTools(ctx: ToolContext): void {
+  ctx.server.registerTool(
+    "batch_execute_tools",
+    {
+      title: "Run tools",
+      description:
+        "Run one to ten catalog tools in one request (find ids and parameters with search_tools first). Each call runs independently; one failing does not affect the others. " +
+        "Each result has success, result (capped to max_response_chars; truncated says so and _meta.truncation_note says what was dropped), cursor when the upstream pages, error, " +
+        "and _meta.execution_id to read the full stored result with fetch_result. Credential values an upstream returns are masked as [REDACTED:...] (_meta.redaction). " +
+        "If an element has a consent object, nothing ran: ask the user, then send the same call with its confirm_token. " +
+        "An error_code of insufficient_balance means fund_agent_wallet; tool_not_permitted means this key may not call that tool.",
+      inputSchema: batchInput,
+      outputSchema: z.looseObject(batchOutput),
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+    },
+    async (args) => {
+      const missing = requireKey(ctx.caller);
+      if (missing) return missing;
+      return call(ctx, { method: "POST", path: "/tools/call/batch", body: { calls: args.calls } }, (body) => {
+        const results = (asObject(body).results ?? []) as GatewayElement[];
+        return { results: results.map(mcpElement) };
+      });
+    },
+  );
+
+  ctx.server.registerTool(
+    "fetch_result",
+    {
+      title: "Read a stored result",
+      description:
+        "Read back the stored result of one of your earlier calls by its execution_id, whole or the part at a path, capped to max_chars. " +
+        "Use it when a batch result was truncated or projected, or to drill into a large result (e.g. path 'items[].id'). " +
+        "Returns status, result, truncated, response_meta (what the cap dropped) and path_matched when a path was given.",
+      inputSchema: fetchInput,
+      outputSchema: z.looseObject(fetchOutput),
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    async (args) => {
+      const missing = requireKey(ctx.caller);
+      if (missing) return missing;
+      return call(
+        ctx,
+        {
+          method: "GET",
+          path: `/tools/executions/${segment(args.execution_id)}/result`,
+          query: { path: args.path, max_chars: args.max_chars },
+        },
+        asObject,
+      );
+    },
+  );
+}

@@ -1,0 +1,123 @@
+/**
+ * Gateway replies as MCP tool results. A success is `structuredContent` plus one text block holding the
+ * same JSON, so clients that read either get everything. Every failure, a gateway error or a missing
+ * key, is a result with `isError: true` whose text gives the gateway's code and message and what the
+ * model should do next; JSON-RPC errors are left to the SDK for malformed MCP requests.
+ */
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallerHeaders, GatewayClient, GatewayReply } from "../gateway-client.js";
+
+/** What every tool module gets: the gateway and the caller's headers for this MCP request. */
+export interface ToolContext {
+  server: McpServer;
+  gateway: GatewayClient;
+  caller: CallerHeaders;
+}
+
+type Json = Record<string, unknown>;
+
+export function success(structured: Json): CallToolResult {
+  return { structuredContent: structured, content: [{ type: "text", text: JSON.stringify(structured) }] };
+}
+
+export function failure(text: string): CallToolResult {
+  return { isError: true, content: [{ type: "text", text }] };
+}
+
+export const NEEDS_KEY =
+  "This tool needs your Toolport API key: send it in the `svc-api-key` header of the MCP connection " +
+  "(and `svc-org-id` to act in an organization). An agent gets a key by registering: POST /v1/agents.";
+
+/** The missing-key failure, or null when the caller sent a key. */
+export function requireKey(caller: CallerHeaders): CallToolResult | null {
+  return caller.apiKey ? null : failure(NEEDS_KEY);
+}
+
+/** A 2xx reply shaped by `shape`; anything else as the failure the model can act on. */
+export function fromReply(reply: GatewayReply, shape: (body: unknown) => Json): CallToolResult {
+  if (reply.status >= 200 && reply.status < 300) return success(shape(reply.body));
+  return failure(describeError(reply));
+}
+
+/** Sends one request and turns the answer into a tool result; a gateway that cannot be reached is one too. */
+export async function call(
+  ctx: ToolContext,
+  request: Parameters<GatewayClient["send"]>[1],
+  shape: (body: unknown) => Json,
+): Promise<CallToolResult> {
+  let reply: GatewayReply;
+  try {
+    reply = await ctx.gateway.send(ctx.caller, request);
+  } catch (err) {
+    return failure(
+      `gateway_unreachable: Toolport's gateway did not answer (${(err as Error).message}). Nothing was done; retry in a moment.`,
+    );
+  }
+  return fromReply(reply, shape);
+}
+
+/** `body` when it is an object, else `{value: body}` (structuredContent must be an object). */
+export const asObject = (body: unknown): Json =>
+  typeof body === "object" && body !== null && !Array.isArray(body) ? (body as Json) : { value: body };
+
+/** An array reply under one key (structuredContent must be an object). */
+export const listUnder =
+  (key: string) =>
+  (body: unknown): Json => ({ [key]: Array.isArray(body) ? body : [] });
+
+interface ErrorBody {
+  detail?: unknown;
+  error?: { code?: string; message?: string; details?: Json };
+}
+
+export function describeError(reply: GatewayReply): string {
+  const body = (typeof reply.body === "object" && reply.body !== null ? reply.body : {}) as ErrorBody;
+  const code = body.error?.code ?? `http_${reply.status}`;
+  const message =
+    body.error?.message ??
+    (typeof body.detail === "string" ? body.detail : typeof reply.body === "string" ? reply.body.slice(0, 300) : "");
+  const details = body.error?.details ?? {};
+  return `${code}: ${message || `the gateway answered HTTP ${reply.status}`}\n${advice(reply, code, details)}`;
+}
+
+/** What to do next, by status and code. */
+function advice(reply: GatewayReply, code: string, details: Json): string {
+  switch (reply.status) {
+    case 400:
+    case 422:
+      return "Fix the arguments named above and call again.";
+    case 401:
+      return `${NEEDS_KEY} The key sent was missing, revoked or not valid.`;
+    case 402:
+      return "The wallet cannot pay for this tool: call fund_agent_wallet, then retry the call.";
+    case 403:
+      return "This key is not allowed to do this (its permissions or organization). Nothing was done; use another tool or ask the key's owner.";
+    case 404:
+      return "Nothing was found for that id or name. search_tools finds tool ids; fetch_result takes an execution_id of your own calls.";
+    case 409:
+      if (code === "confirmation_required") {
+        const token = typeof details.confirm_token === "string" ? ` confirm_token: ${details.confirm_token}` : "";
+        return `Nothing ran. Show the call to the user; if they agree, send the same call again with the confirm_token.${token}`;
+      }
+      return "It conflicts with something that exists already; change the name or id and try again.";
+    case 413:
+      return "The request is too large; send less at once.";
+    case 429: {
+      const wait = reply.retryAfter ? `wait ${reply.retryAfter} seconds` : "wait a minute";
+      return code === "usage_limit_reached"
+        ? `The free tier's calls are used up: ${wait} or until the limit resets, or fund the wallet with fund_agent_wallet.`
+        : `Too many calls: ${wait} (Retry-After) before calling again.`;
+    }
+    case 501:
+      return "This operation is not available on this Toolport server yet: its service is not built. Nothing was done; do not retry.";
+    case 503:
+      return code.endsWith("_not_configured")
+        ? "This Toolport server is not set up for this (an operator setting); retrying will not help."
+        : `Toolport could not do this right now; retry ${reply.retryAfter ? `after ${reply.retryAfter} s (Retry-After)` : "in a few seconds"}.`;
+    default:
+      return reply.status >= 500
+        ? "Toolport failed unexpectedly; nothing is known to have happened. Retry later."
+        : "The call was refused; read the message above.";
+  }
+}
