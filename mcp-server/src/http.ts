@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { Logger } from "@toolport/kit/logger";
 import type { GatewayClient } from "./gateway-client.js";
-import { createMcpServer } from "./server.js";
+import { McpServerPool } from "./server.js";
 
 function sendJson(res: ServerResponse, status: number, body: unknown) {
   res.writeHead(status, { "content-type": "application/json" });
@@ -14,6 +14,7 @@ function sendJson(res: ServerResponse, status: number, body: unknown) {
 }
 
 export function mcpHttpHandler(log: Logger, gateway: GatewayClient) {
+  const pool = new McpServerPool(gateway);
   return async (req: IncomingMessage, res: ServerResponse) => {
     const path = new URL(req.url ?? "/", "http://localhost").pathname;
     if (path === "/mcp/health" && req.method === "GET") {
@@ -25,15 +26,14 @@ export function mcpHttpHandler(log: Logger, gateway: GatewayClient) {
       sendJson(res, 404, { detail: message, error: { code: "not_found", message, details: {} } });
       return;
     }
-    // The caller's own credentials, used for this request's gateway calls only and never logged.
-    const server = createMcpServer(
-      { apiKey: header(req, "svc-api-key"), orgId: header(req, "svc-org-id"), requestId: header(req, "x-request-id") },
-      gateway,
-    );
+    // The tools read the caller's own svc-api-key / svc-org-id from this request's headers (never logged).
+    const server = pool.acquire();
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     res.on("close", () => {
-      transport.close().catch(() => {});
-      server.close().catch(() => {});
+      transport
+        .close()
+        .catch(() => {})
+        .finally(() => pool.release(server));
     });
     try {
       await server.connect(transport);
@@ -47,9 +47,4 @@ export function mcpHttpHandler(log: Logger, gateway: GatewayClient) {
         });
     }
   };
-}
-
-function header(req: IncomingMessage, name: string): string | undefined {
-  const value = req.headers[name];
-  return Array.isArray(value) ? value[0] : value;
 }

@@ -1,6 +1,6 @@
 /** Catalog tools: find tools (`search_tools`) and what to use next (`get_recommendations`). */
 import { z } from "zod";
-import { call, listUnder, type ToolContext } from "./results.js";
+import { call, callerOf, listUnder, type ToolContext } from "./results.js";
 
 const searchInput = {
   query: z
@@ -58,9 +58,10 @@ export function registerCatalogTools(ctx: ToolContext): void {
       outputSchema: z.looseObject(searchOutput),
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
-    (args) =>
+    (args, extra) =>
       call(
         ctx,
+        callerOf(extra),
         {
           method: "GET",
           path: "/tools/public/search",
@@ -81,9 +82,10 @@ export function registerCatalogTools(ctx: ToolContext): void {
       outputSchema: z.looseObject(recommendationsOutput),
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
-    (args) =>
+    (args, extra) =>
       call(
         ctx,
+        callerOf(extra),
         { method: "GET", path: "/tools/recommended", query: { tool_id: args.tool_id, limit: args.limit } },
         listUnder("recommendations"),
       ),

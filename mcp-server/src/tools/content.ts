@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { segment } from "../gateway-client.js";
-import { asObject, call, listUnder, requireKey, type ToolContext } from "./results.js";
+import { asObject, call, callerOf, listUnder, requireKey, type ToolContext } from "./results.js";
 
 const file = z.object({
   name: z.string().describe("File name, e.g. 'run.py'."),
@@ -51,7 +51,8 @@ export function registerContentTools(ctx: ToolContext): void {
       outputSchema: z.looseObject(skillOutput),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
-    async (args) => requireKey(ctx.caller) ?? call(ctx, { method: "POST", path: "/skills", body: args }, asObject),
+    async (args, extra) =>
+      requireKey(callerOf(extra)) ?? call(ctx, callerOf(extra), { method: "POST", path: "/skills", body: args }, asObject),
   );
 
   ctx.server.registerTool(
@@ -65,7 +66,8 @@ export function registerContentTools(ctx: ToolContext): void {
       outputSchema: z.looseObject(workflowsOutput),
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
-    async (args) => call(ctx, { method: "GET", path: "/workflows/public", query: args }, listUnder("workflows")),
+    async (args, extra) =>
+      call(ctx, callerOf(extra), { method: "GET", path: "/workflows/public", query: args }, listUnder("workflows")),
   );
 
   ctx.server.registerTool(
@@ -78,8 +80,9 @@ export function registerContentTools(ctx: ToolContext): void {
       outputSchema: z.looseObject({ deleted: z.boolean() }),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     },
-    async (args) =>
-      requireKey(ctx.caller) ?? call(ctx, { method: "DELETE", path: `/workflows/${segment(args.workflow_id)}` }, asObject),
+    async (args, extra) =>
+      requireKey(callerOf(extra)) ??
+      call(ctx, callerOf(extra), { method: "DELETE", path: `/workflows/${segment(args.workflow_id)}` }, asObject),
   );
 
   ctx.server.registerTool(
@@ -93,6 +96,7 @@ export function registerContentTools(ctx: ToolContext): void {
       outputSchema: z.looseObject({ domain: z.string(), url: z.string() }),
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
-    async (args) => call(ctx, { method: "GET", path: `/agent-sites/domain/${segment(args.domain)}` }, asObject),
+    async (args, extra) =>
+      call(ctx, callerOf(extra), { method: "GET", path: `/agent-sites/domain/${segment(args.domain)}` }, asObject),
   );
 }

@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { segment } from "../gateway-client.js";
-import { asObject, call, requireKey, type ToolContext } from "./results.js";
+import { asObject, call, callerOf, requireKey, type ToolContext } from "./results.js";
 
 const callInput = z.object({
   tool_id: z.string().min(1).describe("Id (or slug) of the tool to run, from search_tools."),
@@ -137,10 +137,11 @@ export function registerExecutionTools(ctx: ToolContext): void {
       outputSchema: z.looseObject(batchOutput),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     },
-    async (args) => {
-      const missing = requireKey(ctx.caller);
+    async (args, extra) => {
+      const caller = callerOf(extra);
+      const missing = requireKey(caller);
       if (missing) return missing;
-      return call(ctx, { method: "POST", path: "/tools/call/batch", body: { calls: args.calls } }, (body) => {
+      return call(ctx, caller, { method: "POST", path: "/tools/call/batch", body: { calls: args.calls } }, (body) => {
         const results = (asObject(body).results ?? []) as GatewayElement[];
         return { results: results.map(mcpElement) };
       });
@@ -159,11 +160,13 @@ export function registerExecutionTools(ctx: ToolContext): void {
       outputSchema: z.looseObject(fetchOutput),
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
-    async (args) => {
-      const missing = requireKey(ctx.caller);
+    async (args, extra) => {
+      const caller = callerOf(extra);
+      const missing = requireKey(caller);
       if (missing) return missing;
       return call(
         ctx,
+        caller,
         {
           method: "GET",
           path: `/tools/executions/${segment(args.execution_id)}/result`,

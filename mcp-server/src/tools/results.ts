@@ -8,11 +8,28 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { CallerHeaders, GatewayClient, GatewayReply } from "../gateway-client.js";
 
-/** What every tool module gets: the gateway and the caller's headers for this MCP request. */
+/** What every tool module gets: the server to register on and the gateway. */
 export interface ToolContext {
   server: McpServer;
   gateway: GatewayClient;
-  caller: CallerHeaders;
+}
+
+/** What the SDK hands a tool handler besides its arguments: here, the HTTP request's headers. */
+export interface HandlerExtra {
+  requestInfo?: { headers?: Record<string, string | string[] | undefined> };
+}
+
+/**
+ * The caller's own credentials, read from the headers of the MCP request being answered (servers are
+ * pooled across requests, so nothing about a caller is kept on them). Used for this call only, never logged.
+ */
+export function callerOf(extra: HandlerExtra): CallerHeaders {
+  const headers = extra.requestInfo?.headers ?? {};
+  const one = (name: string) => {
+    const value = headers[name];
+    return (Array.isArray(value) ? value[0] : value) || undefined;
+  };
+  return { apiKey: one("svc-api-key"), orgId: one("svc-org-id"), requestId: one("x-request-id") };
 }
 
 type Json = Record<string, unknown>;
@@ -43,12 +60,13 @@ export function fromReply(reply: GatewayReply, shape: (body: unknown) => Json): 
 /** Sends one request and turns the answer into a tool result; a gateway that cannot be reached is one too. */
 export async function call(
   ctx: ToolContext,
+  caller: CallerHeaders,
   request: Parameters<GatewayClient["send"]>[1],
   shape: (body: unknown) => Json,
 ): Promise<CallToolResult> {
   let reply: GatewayReply;
   try {
-    reply = await ctx.gateway.send(ctx.caller, request);
+    reply = await ctx.gateway.send(caller, request);
   } catch (err) {
     return failure(
       `gateway_unreachable: Toolport's gateway did not answer (${(err as Error).message}). Nothing was done; retry in a moment.`,

@@ -1,6 +1,6 @@
 /** Wallet tools: the key's spending limits (`get_spending_limits`) and adding funds (`fund_agent_wallet`). */
 import { z } from "zod";
-import { asObject, call, requireKey, type ToolContext } from "./results.js";
+import { asObject, call, callerOf, requireKey, type ToolContext } from "./results.js";
 
 const limitsOutput = {
   max_per_call_atomic: z.number().int().describe("Most one call may cost, in USDC atomic units (6 decimals)."),
@@ -43,7 +43,8 @@ export function registerWalletTools(ctx: ToolContext): void {
       outputSchema: z.looseObject(limitsOutput),
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
-    async () => requireKey(ctx.caller) ?? call(ctx, { method: "GET", path: "/x402/settings" }, asObject),
+    async (_args, extra) =>
+      requireKey(callerOf(extra)) ?? call(ctx, callerOf(extra), { method: "GET", path: "/x402/settings" }, asObject),
   );
 
   ctx.server.registerTool(
@@ -58,10 +59,11 @@ export function registerWalletTools(ctx: ToolContext): void {
       outputSchema: z.looseObject(fundOutput),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
-    async (args) =>
-      requireKey(ctx.caller) ??
+    async (args, extra) =>
+      requireKey(callerOf(extra)) ??
       call(
         ctx,
+        callerOf(extra),
         { method: "POST", path: "/agents/wallets/fund", body: { method: args.method, amount_cents: args.amount_cents } },
         asObject,
       ),
