@@ -11,6 +11,8 @@ export interface CallerHeaders {
   orgId?: string;
   /** Carried to the gateway so its logs join this request's. */
   requestId?: string;
+  /** The MCP client's address chain, for the gateway's per-IP limits. */
+  forwardedFor?: string;
 }
 
 export interface GatewayReply {
@@ -49,6 +51,7 @@ export class GatewayClient {
     if (caller.apiKey) headers["svc-api-key"] = caller.apiKey;
     if (caller.orgId) headers["svc-org-id"] = caller.orgId;
     if (caller.requestId) headers["x-request-id"] = caller.requestId;
+    if (caller.forwardedFor) headers["x-forwarded-for"] = caller.forwardedFor;
     if (req.body !== undefined) headers["content-type"] = "application/json";
     const res = await this.pool.request({
       method: req.method,

@@ -27,6 +27,13 @@ export function mcpHttpHandler(log: Logger, gateway: GatewayClient) {
       return;
     }
     // The tools read the caller's own svc-api-key / svc-org-id from this request's headers (never logged).
+    // The gateway limits some routes per client IP (public search: 30 a minute): pass the MCP client's
+    // address on, so callers do not share one budget (the gateway reads it when TRUST_PROXY is true).
+    const peer = req.socket.remoteAddress;
+    if (peer) {
+      const earlier = req.headers["x-forwarded-for"];
+      req.headers["x-forwarded-for"] = earlier ? `${earlier}, ${peer}` : peer;
+    }
     const server = pool.acquire();
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     res.on("close", () => {

@@ -8,7 +8,7 @@ const searchInput = {
     .describe(
       "What you want to do, in plain words (e.g. 'convert currency', 'list files in a folder'). Matched by meaning against tool names and descriptions; an empty query returns nothing.",
     ),
-  limit: z.number().int().min(1).max(30).optional().describe("How many tools to return, 1 to 30 (default 20)."),
+  limit: z.number().int().min(1).optional().describe("How many tools to return (default 20); never more than 30 come back."),
   service_id: z.string().optional().describe("Only tools of this service (its id from an earlier result)."),
   ready_only: z
     .boolean()

@@ -23,7 +23,7 @@ const callInput = z.object({
   max_response_chars: z
     .number()
     .int()
-    .min(100)
+    .min(1)
     .max(500_000)
     .optional()
     .describe(

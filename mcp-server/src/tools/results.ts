@@ -29,7 +29,12 @@ export function callerOf(extra: HandlerExtra): CallerHeaders {
     const value = headers[name];
     return (Array.isArray(value) ? value[0] : value) || undefined;
   };
-  return { apiKey: one("svc-api-key"), orgId: one("svc-org-id"), requestId: one("x-request-id") };
+  return {
+    apiKey: one("svc-api-key"),
+    orgId: one("svc-org-id"),
+    requestId: one("x-request-id"),
+    forwardedFor: one("x-forwarded-for"),
+  };
 }
 
 type Json = Record<string, unknown>;
