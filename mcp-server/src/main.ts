@@ -11,7 +11,11 @@ runMain("mcp-server", async () => {
   const config = loadMcpConfig();
   const log = createLogger("mcp-server", config.LOG_LEVEL);
   const gateway = new GatewayClient(config.GATEWAY_URL);
-  const server = await startHttpServer(mcpHttpHandler(log, gateway), config.PORT, config.HOST);
+  const server = await startHttpServer(
+    mcpHttpHandler(log, gateway, { trustProxy: config.MCP_TRUST_PROXY }),
+    config.PORT,
+    config.HOST,
+  );
   log.info({ port: (server.address() as AddressInfo).port, gateway: config.GATEWAY_URL }, "mcp server listening");
   onShutdown(log, async () => {
     await server.drain(config.SHUTDOWN_GRACE_MS);

@@ -1,0 +1,101 @@
+/**
+ * The MCP server's HTTP surface, in process: which methods /mcp serves, the reply's media type, and the
+ * address it forwards to the gateway. The gateway here is a real HTTP server that records what reached
+ * it and answers an empty search, so the test sees exactly the headers the MCP server sent.
+ */
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createLogger } from "@toolport/kit/logger";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GatewayClient } from "./gateway-client.js";
+import { mcpHttpHandler } from "./http.js";
+
+const received: IncomingHttpHeaders[] = [];
+let gatewayServer: Server;
+let gateway: GatewayClient;
+const mcpServers: Server[] = [];
+
+async function listen(server: Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+async function startMcp(trustProxy: boolean): Promise<string> {
+  const server = createServer(mcpHttpHandler(createLogger("mcp-test", "silent"), gateway, { trustProxy }));
+  mcpServers.push(server);
+  return `${await listen(server)}/mcp`;
+}
+
+/** One JSON-RPC tools/call of search_tools, as a client that skipped nothing it must send. */
+function searchCall(extraHeaders: Record<string, string> = {}): RequestInit {
+  return {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...extraHeaders },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "search_tools", arguments: { query: "weather" } },
+    }),
+  };
+}
+
+beforeAll(async () => {
+  gatewayServer = createServer((req, res) => {
+    received.push(req.headers);
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end("[]");
+  });
+  gateway = new GatewayClient(await listen(gatewayServer));
+});
+
+afterAll(async () => {
+  await gateway.close();
+  for (const server of [...mcpServers, gatewayServer]) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+describe("/mcp", () => {
+  it("answers GET and DELETE with 405 and Allow: POST, since a stateless server keeps no stream or session", async () => {
+    const url = await startMcp(false);
+    for (const method of ["GET", "DELETE"]) {
+      const res = await fetch(url, { method, headers: { accept: "text/event-stream" } });
+      expect(res.status, method).toBe(405);
+      expect(res.headers.get("allow"), method).toBe("POST");
+      const body = (await res.json()) as { jsonrpc: string; error: { message: string } };
+      expect(body.jsonrpc).toBe("2.0");
+      expect(body.error.message).toContain("POST");
+    }
+  });
+
+  it("answers a POST with one JSON reply, not an event stream", async () => {
+    const url = await startMcp(false);
+    const res = await fetch(url, searchCall());
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+    const reply = (await res.json()) as { id: number; result: { structuredContent: unknown; isError?: boolean } };
+    expect(reply.id).toBe(1);
+    expect(reply.result.isError ?? false).toBe(false);
+    expect(reply.result.structuredContent).toEqual({ tools: [] });
+  });
+
+  it("replaces an X-Forwarded-For the client sent with the client's own address", async () => {
+    const url = await startMcp(false);
+    received.length = 0;
+    const res = await fetch(url, searchCall({ "x-forwarded-for": "203.0.113.7" }));
+    expect(res.status).toBe(200);
+    await res.text();
+    expect(received).toHaveLength(1);
+    expect(received[0]?.["x-forwarded-for"]).toMatch(/^(::ffff:)?127\.0\.0\.1$/);
+  });
+
+  it("keeps the balancer's X-Forwarded-For and appends the peer when told to trust it", async () => {
+    const url = await startMcp(true);
+    received.length = 0;
+    const res = await fetch(url, searchCall({ "x-forwarded-for": "203.0.113.7" }));
+    await res.text();
+    expect(received[0]?.["x-forwarded-for"]).toMatch(/^203\.0\.113\.7, (::ffff:)?127\.0\.0\.1$/);
+  });
+});
