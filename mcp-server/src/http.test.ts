@@ -98,4 +98,84 @@ describe("/mcp", () => {
     await res.text();
     expect(received[0]?.["x-forwarded-for"]).toMatch(/^203\.0\.113\.7, (::ffff:)?127\.0\.0\.1$/);
   });
+
+  it("refuses what the Streamable HTTP transport refuses, with its status and a JSON-RPC error", async () => {
+    const url = await startMcp(false);
+    const post = async (init: RequestInit) => {
+      const res = await fetch(url, { method: "POST", ...init });
+      return {
+        status: res.status,
+        body: (await res.json()) as { jsonrpc: string; error: { code: number; message: string }; id: null },
+      };
+    };
+    const ok = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+    const ping = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" });
+    const cases: [string, RequestInit, number, number, string][] = [
+      [
+        "Accept without text/event-stream",
+        { headers: { ...ok, accept: "application/json" }, body: ping },
+        406,
+        -32000,
+        "Not Acceptable",
+      ],
+      [
+        "a body that is not JSON",
+        { headers: { ...ok, "content-type": "text/plain" }, body: ping },
+        415,
+        -32000,
+        "Unsupported Media Type",
+      ],
+      ["broken JSON", { headers: ok, body: "{" }, 400, -32700, "Invalid JSON"],
+      ["JSON that is not JSON-RPC", { headers: ok, body: JSON.stringify({ hello: 1 }) }, 400, -32700, "Invalid JSON-RPC message"],
+      ["over 4 MiB", { headers: ok, body: `"${"x".repeat(4 * 1024 * 1024)}"` }, 413, -32000, "Payload Too Large"],
+      [
+        "101 messages",
+        { headers: ok, body: JSON.stringify(Array.from({ length: 101 }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "ping" }))) },
+        400,
+        -32600,
+        "Batch",
+      ],
+      ["two requests with one id", { headers: ok, body: `[${ping},${ping}]` }, 400, -32600, "share an id"],
+      [
+        "an unknown protocol version",
+        { headers: { ...ok, "mcp-protocol-version": "1999-01-01" }, body: ping },
+        400,
+        -32000,
+        "Unsupported protocol version",
+      ],
+    ];
+    for (const [name, init, status, code, message] of cases) {
+      const { status: got, body } = await post(init);
+      expect(got, name).toBe(status);
+      expect(body.error.code, name).toBe(code);
+      expect(body.error.message, name).toContain(message);
+      expect(body.id, name).toBeNull();
+    }
+  });
+
+  it("answers a batch with an array of its responses, and a POST of notifications only with 202", async () => {
+    const url = await startMcp(false);
+    const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+    const batch = await fetch(url, {
+      method: "POST",
+      headers,
+      body: JSON.stringify([
+        { jsonrpc: "2.0", id: "a", method: "ping" },
+        { jsonrpc: "2.0", method: "notifications/initialized" },
+        { jsonrpc: "2.0", id: 7, method: "tools/list" },
+      ]),
+    });
+    expect(batch.status).toBe(200);
+    const replies = (await batch.json()) as { id: string | number; result: { tools?: { name: string }[] } }[];
+    expect(replies.map((r) => r.id)).toEqual(["a", 7]);
+    expect(replies[0]?.result).toEqual({});
+    expect(replies[1]?.result.tools).toHaveLength(10);
+    const note = await fetch(url, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+    });
+    expect(note.status).toBe(202);
+    expect(await note.text()).toBe("");
+  });
 });

@@ -1,6 +1,6 @@
 /**
- * HTTP surface of the MCP server: the Streamable HTTP transport at /mcp (stateless: a fresh transport
- * per request, so any replica can answer any request) and GET /mcp/health.
+ * HTTP surface of the MCP server: Streamable HTTP at /mcp (stateless: a fresh transport per request,
+ * so any replica can answer any request; see transport.ts) and GET /mcp/health.
  *
  * Only POST carries MCP messages here. A stateless server has nothing to push on its own, so GET /mcp (the
  * optional standalone SSE stream) and DELETE /mcp (ending a session it never made) answer 405, as the
@@ -8,37 +8,38 @@
  * from the pool, open for as long as it stays connected. POST replies are plain JSON, not a one-event SSE
  * stream: no tool here sends progress or server-to-client requests, and a JSON reply costs both ends less.
  */
-import type { IncomingMessage, ServerResponse } from "node:http";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "@toolport/kit/logger";
 import type { GatewayClient } from "./gateway-client.js";
 import { McpServerPool } from "./server.js";
+import { sendRpcError, servePost } from "./transport.js";
 
 function sendJson(res: ServerResponse, status: number, body: unknown) {
   res.writeHead(status, { "content-type": "application/json" });
   res.end(JSON.stringify(body));
 }
 
-/**
- * Sets (or removes) X-Forwarded-For on the request the transport will read. The SDK builds the tools'
- * `requestInfo.headers` from `rawHeaders`, not from the parsed `headers`, so both are rewritten.
- */
-function setForwardedFor(req: IncomingMessage, value: string | undefined): void {
-  const raw = req.rawHeaders;
-  for (let i = raw.length - 2; i >= 0; i -= 2) {
-    if (raw[i]?.toLowerCase() === "x-forwarded-for") raw.splice(i, 2);
-  }
-  if (value === undefined) {
-    delete req.headers["x-forwarded-for"];
-    return;
-  }
-  raw.push("x-forwarded-for", value);
-  req.headers["x-forwarded-for"] = value;
-}
-
 export interface McpHttpOptions {
   /** Keep an X-Forwarded-For the client sent (true only behind a trusted balancer); otherwise replace it. */
   trustProxy: boolean;
+}
+
+/**
+ * The headers the tools see as the caller's (svc-api-key, svc-org-id, x-request-id; never logged), with
+ * X-Forwarded-For set to the MCP client's address. The gateway limits some routes per client IP (public
+ * search: 30 a minute) and reads this header when its TRUST_PROXY is true, so callers do not share one
+ * budget. A client-sent X-Forwarded-For is replaced, not extended, unless this server sits behind a
+ * trusted balancer (MCP_TRUST_PROXY): the gateway takes the leftmost address, which a client could forge.
+ */
+function callerHeaders(req: IncomingMessage, trustProxy: boolean): IncomingHttpHeaders {
+  const headers = { ...req.headers };
+  const peer = req.socket.remoteAddress;
+  const sent = headers["x-forwarded-for"];
+  const earlier = trustProxy && sent ? (Array.isArray(sent) ? sent.join(", ") : sent) : undefined;
+  const forwarded = peer ? (earlier ? `${earlier}, ${peer}` : peer) : earlier;
+  if (forwarded === undefined) delete headers["x-forwarded-for"];
+  else headers["x-forwarded-for"] = forwarded;
+  return headers;
 }
 
 export function mcpHttpHandler(log: Logger, gateway: GatewayClient, options: McpHttpOptions = { trustProxy: false }) {
@@ -56,37 +57,30 @@ export function mcpHttpHandler(log: Logger, gateway: GatewayClient, options: Mcp
     }
     if (req.method !== "POST") {
       const message = `${req.method} ${path} is not served: this MCP server is stateless, send JSON-RPC messages with POST`;
-      res.setHeader("allow", "POST");
-      sendJson(res, 405, { jsonrpc: "2.0", error: { code: -32000, message }, id: null });
+      sendRpcError(res, 405, -32000, message, { allow: "POST" });
       return;
     }
-    // The tools read the caller's own svc-api-key / svc-org-id from this request's headers (never logged).
-    // The gateway limits some routes per client IP (public search: 30 a minute): pass the MCP client's
-    // address on, so callers do not share one budget (the gateway reads it when TRUST_PROXY is true). A
-    // client-supplied X-Forwarded-For is replaced, not extended, unless this server sits behind a trusted
-    // balancer (MCP_TRUST_PROXY): the gateway takes the leftmost address, which a client could otherwise forge.
-    const peer = req.socket.remoteAddress;
-    const sent = req.headers["x-forwarded-for"];
-    const earlier = options.trustProxy ? (Array.isArray(sent) ? sent.join(", ") : sent) : undefined;
-    setForwardedFor(req, peer ? (earlier ? `${earlier}, ${peer}` : peer) : earlier);
-    const server = pool.acquire();
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.on("close", () => {
-      transport
-        .close()
-        .catch(() => {})
-        .finally(() => pool.release(server));
+    let closed = false;
+    res.once("close", () => {
+      closed = true;
     });
     try {
-      await server.connect(transport);
-      await transport.handleRequest(req, res);
+      await servePost(req, res, callerHeaders(req, options.trustProxy), async (transport) => {
+        if (closed) return false;
+        // The server goes back to the pool once the response is over and its transport has closed.
+        const server = pool.acquire();
+        res.once("close", () => {
+          transport
+            .close()
+            .catch(() => {})
+            .finally(() => pool.release(server));
+        });
+        await server.connect(transport);
+        return true;
+      });
     } catch (err) {
       log.error({ err }, "mcp request failed");
-      if (!res.headersSent)
-        sendJson(res, 500, {
-          detail: "internal error",
-          error: { code: "internal_error", message: "internal error", details: {} },
-        });
+      sendRpcError(res, 500, -32603, "Internal error");
     }
   };
 }

@@ -16,7 +16,7 @@
 // prints requests/s, p50 and p99 per row, each MCP row's added p50 over (a) and its throughput ratio to
 // (a) against the goal (under 1 ms added p50 at concurrency 1, at least 0.8 of the gateway's throughput),
 // and the CPU each process spent per call. Section 2 times, in process, what the MCP server builds per
-// request: an McpServer with its ten tools (now pooled), and the transport.
+// request without the pool: an McpServer with its ten tools.
 // Postgres and NATS are started here on free ports in a temporary folder; processes run from dist/.
 // Usage: node test/bench/mcp-server.mjs [requests=2000] [concurrency=16]   (build first)
 //   BENCH_VERBOSE=1 forwards the processes' logs; BENCH_PROFILE=<process>[,<process>...] (e.g. mcp-server,
@@ -337,11 +337,10 @@ try {
   }
 
   if (sections.includes("2")) {
-    // What stateless Streamable HTTP builds per POST: the server (unless pooled) and always a transport.
+    // What a server costs to build (the pool saves it per POST; the transport itself is a small object).
     console.log("\n2. Per-request construction in the MCP server, in process (median of 2000, after 500 warm-up)");
     const { createMcpServer } = await import(path.join(root, "mcp-server/dist/server.js"));
     const { GatewayClient } = await import(path.join(root, "mcp-server/dist/gateway-client.js"));
-    const { StreamableHTTPServerTransport } = await import("@modelcontextprotocol/sdk/server/streamableHttp.js");
     const gateway = new GatewayClient(`http://127.0.0.1:${ports.gateway}`);
     const time = (f) => {
       for (let i = 0; i < 500; i++) f();
@@ -355,9 +354,6 @@ try {
       return `median ${(t[1000] * 1000).toFixed(0)} µs, p99 ${(t[1980] * 1000).toFixed(0)} µs`;
     };
     console.log(`   createMcpServer (McpServer + ten registerTool): ${time(() => createMcpServer(gateway))}`);
-    console.log(
-      `   new StreamableHTTPServerTransport (stateless):  ${time(() => new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true }))}`,
-    );
     await gateway.close();
   }
 } catch (err) {
