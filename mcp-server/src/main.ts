@@ -1,24 +1,6 @@
-/** MCP server process: config -> HTTP server with /mcp and /mcp/health; drains on SIGTERM. */
-import type { AddressInfo } from "node:net";
-import { startHttpServer } from "@toolport/kit/http-server";
-import { onShutdown, runMain } from "@toolport/kit/lifecycle";
-import { createLogger } from "@toolport/kit/logger";
-import { loadMcpConfig } from "./config.js";
-import { GatewayClient } from "./gateway-client.js";
-import { mcpHttpHandler } from "./http.js";
+/** The MCP server role alone in a process; services/host runs it beside the others. */
+import { runMain } from "@toolport/kit/lifecycle";
+import { runRoles } from "@toolport/kit/roles";
+import { mcpServerRole } from "./role.js";
 
-runMain("mcp-server", async () => {
-  const config = loadMcpConfig();
-  const log = createLogger("mcp-server", config.LOG_LEVEL);
-  const gateway = new GatewayClient(config.GATEWAY_URL);
-  const server = await startHttpServer(
-    mcpHttpHandler(log, gateway, { trustProxy: config.MCP_TRUST_PROXY }),
-    config.PORT,
-    config.HOST,
-  );
-  log.info({ port: (server.address() as AddressInfo).port, gateway: config.GATEWAY_URL }, "mcp server listening");
-  onShutdown(log, async () => {
-    await server.drain(config.SHUTDOWN_GRACE_MS);
-    await gateway.close();
-  });
-});
+runMain("mcp-server", () => runRoles([mcpServerRole]).then(() => {}));

@@ -74,7 +74,9 @@ let tools: Record<string, string>;
 
 beforeAll(async () => {
   api = await startApi();
-  s = await startExecStack([`127.0.0.1:${api.port}`], { EXECUTION_SETTLEMENT_SWEEP_MS: String(SWEEP_MS) });
+  s = await startExecStack([`127.0.0.1:${api.port}`], { EXECUTION_SETTLEMENT_SWEEP_MS: String(SWEEP_MS) }, undefined, {
+    layout: "per-role",
+  });
   executionDb = createPool(s.stack.env.EXECUTION_DATABASE_URL!, 2);
   billingDb = createPool(s.stack.env.BILLING_DATABASE_URL!, 2);
   payer = await registerAgent(s);

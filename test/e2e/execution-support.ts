@@ -7,7 +7,7 @@
 import { createHmac, randomBytes, randomUUID } from "node:crypto";
 import { expect } from "vitest";
 import { type Call, gatewayClient, type Reply } from "../harness/http.js";
-import { type ProcessName, type Stack, startStack } from "../harness/stack.js";
+import { type ProcessName, type Stack, type StackOptions, startStack } from "../harness/stack.js";
 
 export const STRIPE_WEBHOOK_SECRET = "whsec_execution_e2e";
 
@@ -23,16 +23,21 @@ export async function startExecStack(
   allow: string[],
   env: Record<string, string> = {},
   names?: ProcessName[],
+  options: StackOptions = {},
 ): Promise<ExecStack> {
-  const stack = await startStack(names ?? ["catalog", "execution", "billing", "identity", "gateway"], {
-    EXECUTION_OUTBOUND_ALLOW: allow.join(","),
-    CATALOG_SECRET_KEY: randomBytes(32).toString("hex"),
-    EXECUTION_CONSENT_SECRET: randomBytes(32).toString("hex"),
-    STRIPE_WEBHOOK_SECRET,
-    STRIPE_SECRET_KEY: "sk_test_unused",
-    TOOL_CALLS_PER_MINUTE: "100000",
-    ...env,
-  });
+  const stack = await startStack(
+    names ?? ["catalog", "execution", "billing", "identity", "gateway"],
+    {
+      EXECUTION_OUTBOUND_ALLOW: allow.join(","),
+      CATALOG_SECRET_KEY: randomBytes(32).toString("hex"),
+      EXECUTION_CONSENT_SECRET: randomBytes(32).toString("hex"),
+      STRIPE_WEBHOOK_SECRET,
+      STRIPE_SECRET_KEY: "sk_test_unused",
+      TOOL_CALLS_PER_MINUTE: "100000",
+      ...env,
+    },
+    options,
+  );
   return {
     stack,
     call: gatewayClient(stack.gatewayUrl),

@@ -25,7 +25,7 @@ function expectErrorShape(body: unknown, code: string) {
 describe("gateway", () => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await startStack([...serviceNames, "gateway"], { BODY_LIMIT_BYTES: "65536" });
+    stack = await startStack([...serviceNames, "gateway"], { BODY_LIMIT_BYTES: "65536" }, { layout: "per-role" });
   });
   afterAll(() => stack?.stopAll());
 

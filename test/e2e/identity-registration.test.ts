@@ -31,7 +31,7 @@ describe("agent registration", () => {
   const accounts = () => count("accounts");
 
   beforeAll(async () => {
-    stack = await startStack(["identity", "billing", "catalog", "gateway"], { TRUST_PROXY: "true" });
+    stack = await startStack(["identity", "billing", "catalog", "gateway"], { TRUST_PROXY: "true" }, { layout: "per-role" });
     call = gatewayClient(stack.gatewayUrl);
     identityDb = createPool(stack.env.IDENTITY_DATABASE_URL!, 2);
   });

@@ -58,7 +58,7 @@ const fullNames: Record<string, string> = {
 describe("service health over plain gRPC", () => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await startStack([...serviceNames]);
+    stack = await startStack([...serviceNames], {}, { layout: "per-role" });
   });
   afterAll(() => stack?.stopAll());
 

@@ -1,7 +1,13 @@
 /**
- * Runs real Toolport processes (the built `dist/main.js` of each) on free ports against the run's
- * Postgres and NATS, each service on databases of its own for this stack, so test files never
- * share state. Output goes to a log file per process, printed when a process fails to come up.
+ * Runs real Toolport processes (the built `dist/` code) on free ports against the run's Postgres and
+ * NATS, each service on databases of its own for this stack, so test files never share state. Output
+ * goes to a log file per process, printed when a process fails to come up.
+ *
+ * Two layouts (DESIGN.md "Roles"): "one-process" (the default, as `npm start` runs it) hosts every
+ * named role in one `toolport --roles=...` process, the roles calling each other in process;
+ * "per-role" runs each role as its own process, calling each other over gRPC, as Kubernetes runs them.
+ * TOOLPORT_STACK_LAYOUT picks the default (the per-role test project sets it); a file that stops and
+ * restarts single roles asks for "per-role" itself. Every role listens on its own port in both.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -19,6 +25,31 @@ export const serviceNames = ["catalog", "execution", "billing", "identity", "con
 export type ServiceName = (typeof serviceNames)[number];
 export type ProcessName = ServiceName | "gateway" | "mcp-server";
 
+export type Layout = "one-process" | "per-role";
+
+export interface StackOptions {
+  layout?: Layout;
+}
+
+/** The layout a stack gets when its test does not ask for one. */
+export function defaultLayout(): Layout {
+  const wanted = process.env.TOOLPORT_STACK_LAYOUT;
+  return wanted === "per-role" ? "per-role" : "one-process";
+}
+
+const HOST_ENTRY = "services/host/dist/main.js";
+/** The variable that gives a role its port when several share a process (kit/roles.ts). */
+const portVariable: Record<ProcessName, string> = {
+  catalog: "CATALOG_PORT",
+  execution: "EXECUTION_PORT",
+  billing: "BILLING_PORT",
+  identity: "IDENTITY_PORT",
+  content: "CONTENT_PORT",
+  webhooks: "WEBHOOKS_PORT",
+  gateway: "GATEWAY_PORT",
+  "mcp-server": "MCP_PORT",
+};
+
 const entry: Record<ProcessName, string> = {
   catalog: "services/catalog/dist/main.js",
   execution: "services/execution/dist/main.js",
@@ -31,6 +62,7 @@ const entry: Record<ProcessName, string> = {
 };
 
 export interface Stack {
+  layout: Layout;
   ports: Record<ProcessName, number>;
   env: Record<string, string>;
   gatewayUrl: string;
@@ -42,8 +74,10 @@ export interface Stack {
    * same services, as behind a balancer), on a new free port; returns that port. stopAll stops it.
    */
   startExtra(name: ProcessName): Promise<number>;
+  /** Stops one role's process (per-role layout only: in one process, roles stop together). */
   stop(name: ProcessName, signal?: NodeJS.Signals): Promise<number | null>;
   stopAll(): Promise<void>;
+  /** What the role logged (in one process: that process's lines of this role). */
   log(name: ProcessName): Promise<string>;
 }
 
@@ -51,17 +85,31 @@ export interface Stack {
  * Starts the named processes (services first). A port that was free when chosen can still be taken
  * before the process binds it; then the whole start is retried on new ports (at most three times).
  */
-export async function startStack(names: ProcessName[], extraEnv: Record<string, string> = {}): Promise<Stack> {
+export async function startStack(
+  names: ProcessName[],
+  extraEnv: Record<string, string> = {},
+  options: StackOptions = {},
+): Promise<Stack> {
+  const layout = options.layout ?? defaultLayout();
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startStackOnce(names, extraEnv);
+      return await (layout === "one-process" && names.length > 1
+        ? startOneProcess(names, extraEnv)
+        : startStackOnce(names, extraEnv));
     } catch (err) {
       if (attempt >= 3 || !String((err as Error).message).includes("EADDRINUSE")) throw err;
     }
   }
 }
 
-async function startStackOnce(names: ProcessName[], extraEnv: Record<string, string>): Promise<Stack> {
+interface Prepared {
+  ports: Record<ProcessName, number>;
+  env: Record<string, string>;
+  logDir: string;
+}
+
+/** Ports, databases and environment of a new stack, whatever its layout. */
+async function prepare(extraEnv: Record<string, string>): Promise<Prepared> {
   const tag = randomBytes(3).toString("hex");
   const logDir = await mkdtemp(path.join(os.tmpdir(), "toolport-stack-"));
   const ports = {} as Record<ProcessName, number>;
@@ -84,57 +132,159 @@ async function startStackOnce(names: ProcessName[], extraEnv: Record<string, str
     db.pathname = `/s${tag}_${s}`;
     env[`${s.toUpperCase()}_DATABASE_URL`] = db.toString();
   }
-  const children = new Map<ProcessName, ChildProcess>();
+  return { ports, env, logDir };
+}
+
+/**
+ * Spawns `node <file> ...args` with `env`, logging to `<logDir>/<logName>.log`; `register` sees the child
+ * before it listens, so a stop also stops one still starting. Resolves once `ready` matches its output.
+ */
+async function spawnLogged(
+  file: string,
+  args: string[],
+  env: Record<string, string>,
+  logDir: string,
+  logName: string,
+  register: (c: ChildProcess) => void,
+  ready: RegExp,
+  port: number,
+): Promise<void> {
+  const logFile = path.join(logDir, `${logName}.log`);
+  const out = createWriteStream(logFile, { flags: "a" });
+  const child = spawn(process.execPath, [path.join(repoRoot, file), ...args], {
+    cwd: repoRoot,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  child.stdout?.pipe(out);
+  child.stderr?.pipe(out);
+  register(child);
+  await waitUntilListening(logName, child, port, logFile, ready);
+}
+
+function stopChild(child: ChildProcess, signal: NodeJS.Signals = "SIGTERM"): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  child.kill(signal);
+  return exited;
+}
+
+const LISTENING = /"msg":"[^"]*listening"/;
+
+/** Every named role in one `toolport --roles=...` process. */
+async function startOneProcess(names: ProcessName[], extraEnv: Record<string, string>): Promise<Stack> {
+  const { ports, env, logDir } = await prepare(extraEnv);
+  for (const name of names) env[portVariable[name]] = String(ports[name]);
+  const ordered = (Object.keys(entry) as ProcessName[]).filter((n) => names.includes(n));
+  let host: ChildProcess | undefined;
   const extras: ChildProcess[] = [];
-
-  /** Spawns one process; `register` sees it before it listens, so stopAll also stops one still starting. */
-  async function spawnProcess(name: ProcessName, port: number, logName: string, register: (c: ChildProcess) => void) {
-    const logFile = path.join(logDir, `${logName}.log`);
-    const out = createWriteStream(logFile, { flags: "a" });
-    const child = spawn(process.execPath, [path.join(repoRoot, entry[name])], {
-      cwd: repoRoot,
-      env: { ...env, PORT: String(port) },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    child.stdout?.pipe(out);
-    child.stderr?.pipe(out);
-    register(child);
-    await waitUntilListening(logName, child, port, logFile);
-  }
-
   const stack: Stack = {
+    layout: "one-process",
     ports,
     env,
     gatewayUrl: `http://127.0.0.1:${ports.gateway}`,
     mcpUrl: `http://127.0.0.1:${ports["mcp-server"]}/mcp`,
     logDir,
     async start(name) {
-      await spawnProcess(name, ports[name], name, (child) => children.set(name, child));
+      throw new Error(`stack.start("${name}"): roles start together in the one-process layout; ask for { layout: "per-role" }`);
     },
     async startExtra(name) {
       const port = await freePort();
-      await spawnProcess(name, port, `${name}-${port}`, (child) => extras.push(child));
+      await spawnLogged(
+        entry[name],
+        [],
+        { ...env, PORT: String(port) },
+        logDir,
+        `${name}-${port}`,
+        (c) => extras.push(c),
+        LISTENING,
+        port,
+      );
+      return port;
+    },
+    async stop(name) {
+      throw new Error(`stack.stop("${name}"): roles stop together in the one-process layout; ask for { layout: "per-role" }`);
+    },
+    async stopAll() {
+      await Promise.all([...extras.splice(0), ...(host ? [host] : [])].map((c) => stopChild(c)));
+    },
+    async log(name) {
+      const all = await readFile(path.join(logDir, "toolport.log"), "utf8").catch(() => "");
+      const mine = `"service":"${name}"`;
+      return all
+        .split("\n")
+        .filter((line) => line.includes(mine))
+        .join("\n");
+    },
+  };
+  try {
+    await spawnLogged(
+      HOST_ENTRY,
+      [`--roles=${ordered.join(",")}`],
+      env,
+      logDir,
+      "toolport",
+      (c) => {
+        host = c;
+      },
+      /"msg":"toolport listening/,
+      ports[ordered[0] as ProcessName],
+    );
+  } catch (err) {
+    await stack.stopAll();
+    throw err;
+  }
+  return stack;
+}
+
+/** Each named role in a process of its own. */
+async function startStackOnce(names: ProcessName[], extraEnv: Record<string, string>): Promise<Stack> {
+  const { ports, env, logDir } = await prepare(extraEnv);
+  const children = new Map<ProcessName, ChildProcess>();
+  const extras: ChildProcess[] = [];
+
+  const stack: Stack = {
+    layout: "per-role",
+    ports,
+    env,
+    gatewayUrl: `http://127.0.0.1:${ports.gateway}`,
+    mcpUrl: `http://127.0.0.1:${ports["mcp-server"]}/mcp`,
+    logDir,
+    async start(name) {
+      await spawnLogged(
+        entry[name],
+        [],
+        { ...env, PORT: String(ports[name]) },
+        logDir,
+        name,
+        (c) => children.set(name, c),
+        LISTENING,
+        ports[name],
+      );
+    },
+    async startExtra(name) {
+      const port = await freePort();
+      await spawnLogged(
+        entry[name],
+        [],
+        { ...env, PORT: String(port) },
+        logDir,
+        `${name}-${port}`,
+        (c) => extras.push(c),
+        LISTENING,
+        port,
+      );
       return port;
     },
     async stop(name, signal = "SIGTERM") {
       const child = children.get(name);
       if (!child || child.exitCode !== null) return child?.exitCode ?? null;
-      const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-      child.kill(signal);
-      const code = await exited;
+      const code = await stopChild(child, signal);
       children.delete(name);
       return code;
     },
     async stopAll() {
-      const exited = extras.splice(0).map(
-        (child) =>
-          new Promise<void>((resolve) => {
-            if (child.exitCode !== null) return resolve();
-            child.once("exit", () => resolve());
-            child.kill("SIGTERM");
-          }),
-      );
-      await Promise.all([...[...children.keys()].map((n) => stack.stop(n)), ...exited]);
+      await Promise.all([...[...children.keys()].map((n) => stack.stop(n)), ...extras.splice(0).map((c) => stopChild(c))]);
     },
     log: (name) => readFile(path.join(logDir, `${name}.log`), "utf8").catch(() => ""),
   };
@@ -150,7 +300,13 @@ async function startStackOnce(names: ProcessName[], extraEnv: Record<string, str
 }
 
 /** Resolves when the process logs that it listens; rejects with its log when it exits first. */
-async function waitUntilListening(name: string, child: ChildProcess, port: number, logFile: string): Promise<void> {
+async function waitUntilListening(
+  name: string,
+  child: ChildProcess,
+  port: number,
+  logFile: string,
+  ready: RegExp,
+): Promise<void> {
   const deadline = Date.now() + 30_000;
   let seen = "";
   child.stdout?.on("data", (chunk: Buffer) => {
@@ -162,7 +318,7 @@ async function waitUntilListening(name: string, child: ChildProcess, port: numbe
         `${name} exited with ${child.exitCode} before listening:\n${await readFile(logFile, "utf8").catch(() => "")}`,
       );
     }
-    if (/"msg":"[^"]*listening"/.test(seen)) return;
+    if (ready.test(seen)) return;
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`${name} did not listen on port ${port} within 30 s:\n${await readFile(logFile, "utf8").catch(() => "")}`);

@@ -1,6 +1,6 @@
-/** billing service process: see @toolport/kit/service for the start-up and shutdown sequence. */
+/** The billing role alone in a process (one Deployment per role in Kubernetes); services/host runs several. */
 import { runMain } from "@toolport/kit/lifecycle";
-import { runService } from "@toolport/kit/service";
-import { billingService } from "./service.js";
+import { runRoles } from "@toolport/kit/roles";
+import { billingRole } from "./role.js";
 
-runMain("billing", () => runService(billingService));
+runMain("billing", () => runRoles([billingRole]).then(() => {}));

@@ -1,55 +1,6 @@
-/**
- * catalog service process: see @toolport/kit/service for the start-up and shutdown sequence. Its own
- * part: the search engine, the built-in catalog seed, the index rebuild, and the two consumers (search
- * index sync on every replica; execution facts for reliability, shared).
- */
-import { fileURLToPath } from "node:url";
-import { builtinServices } from "@toolport/builtins/index";
+/** The catalog role alone in a process (one Deployment per role in Kubernetes); services/host runs several. */
 import { runMain } from "@toolport/kit/lifecycle";
-import { runService } from "@toolport/kit/service";
-import { CatalogService } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
-import { seedBuiltins } from "./app/seed.js";
-import { catalogEnv } from "./config.js";
-import { startExecutionsConsumer } from "./events/executions-consumer.js";
-import { startIndexConsumer } from "./events/index-consumer.js";
-import { depsFor, routes } from "./routes.js";
-import { createSearchEngine } from "./search/index.js";
+import { runRoles } from "@toolport/kit/roles";
+import { catalogRole } from "./role.js";
 
-runMain("catalog", () =>
-  runService({
-    name: "catalog",
-    defaultPort: 50051,
-    env: catalogEnv,
-    migrationsDir: fileURLToPath(new URL("../migrations", import.meta.url)),
-    services: [CatalogService],
-    routes,
-    async background(ctx) {
-      const deps = depsFor(ctx);
-      const { config, log } = ctx;
-      if (!config.CATALOG_SECRET_KEY) {
-        log.warn(
-          "CATALOG_SECRET_KEY is not set: stored credentials are sealed with the local development key; set it in production",
-        );
-      }
-      deps.index.attach(
-        await createSearchEngine(
-          {
-            meiliUrl: config.MEILI_URL,
-            meiliKey: config.MEILI_KEY ?? config.MEILI_MASTER_KEY,
-            embeddingUrl: config.EMBEDDING_URL,
-            embeddingModel: config.EMBEDDING_MODEL,
-            embeddingKey: config.EMBEDDING_KEY,
-          },
-          log,
-        ),
-      );
-      await seedBuiltins(ctx.pool, builtinServices, log);
-      const indexConsumer = await startIndexConsumer(ctx.nc, deps.index, log);
-      // Meilisearch being down must not keep the catalog from starting: search answers 503 until it is back.
-      const rebuilt = indexConsumer.rebuildAndFollow();
-      if (!config.MEILI_URL) await rebuilt;
-      const executions = await startExecutionsConsumer(ctx.nc, ctx.pool, log);
-      return [indexConsumer, executions, { stop: () => deps.outbound.close() }];
-    },
-  }),
-);
+runMain("catalog", () => runRoles([catalogRole]).then(() => {}));

@@ -1,16 +1,6 @@
-/** content service process: see @toolport/kit/service for the start-up and shutdown sequence. */
-import { fileURLToPath } from "node:url";
+/** The content role alone in a process (one Deployment per role in Kubernetes); services/host runs several. */
 import { runMain } from "@toolport/kit/lifecycle";
-import { runService } from "@toolport/kit/service";
-import { ContentService } from "@toolport/proto/toolport/content/v1/content_service_pb";
-import { routes } from "./routes.js";
+import { runRoles } from "@toolport/kit/roles";
+import { contentRole } from "./role.js";
 
-runMain("content", () =>
-  runService({
-    name: "content",
-    defaultPort: 50055,
-    migrationsDir: fileURLToPath(new URL("../migrations", import.meta.url)),
-    services: [ContentService],
-    routes,
-  }),
-);
+runMain("content", () => runRoles([contentRole]).then(() => {}));

@@ -34,13 +34,18 @@ describe("JWT authentication", () => {
       res.end(JSON.stringify(req.url === "/jwks.json" ? { keys } : {}));
     });
     await new Promise<void>((resolve) => idp.listen(0, "127.0.0.1", resolve));
-    stack = await startStack(["identity", "gateway"], {
-      IDENTITY_SECRET_KEY: "test-secret-key-0123456789-abcdefghijklmnop",
-      OIDC_JWKS_URL: `http://127.0.0.1:${(idp.address() as AddressInfo).port}/jwks.json`,
-      OIDC_ISSUER,
-      OIDC_AUDIENCE,
-      OIDC_ALGORITHMS: "ES256",
-    });
+    stack = await startStack(
+      ["identity", "gateway"],
+      {
+        IDENTITY_SECRET_KEY: "test-secret-key-0123456789-abcdefghijklmnop",
+        OIDC_JWKS_URL: `http://127.0.0.1:${(idp.address() as AddressInfo).port}/jwks.json`,
+        OIDC_ISSUER,
+        OIDC_AUDIENCE,
+        OIDC_ALGORITHMS: "ES256",
+      },
+      // The test restarts identity alone.
+      { layout: "per-role" },
+    );
     call = gatewayClient(stack.gatewayUrl);
   });
   afterAll(async () => {

@@ -23,6 +23,7 @@ import { type Principal, PrincipalSchema } from "@toolport/proto/toolport/common
 import { acceptRequestId, currentScope, PRINCIPAL_HEADER, REQUEST_ID_HEADER, runInScope } from "./context.js";
 import { toConnectError } from "./errors.js";
 import { HealthState } from "./health.js";
+import { hostLocally, switchingTransport } from "./local-rpc.js";
 import type { Logger } from "./logger.js";
 
 /** Handlers read the caller with `context.values.get(principalKey)`. */
@@ -94,12 +95,23 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
   const shutdown = new AbortController();
   // connect-node adds one abort listener per in-flight call (removed when it ends): not a leak, so no warning.
   setMaxListeners(0, shutdown.signal);
+  const interceptors = [serverInterceptor(options.log)];
+  // Every service registered here is also hosted for callers in this process (local-rpc.ts).
+  const implementations: [DescService, object][] = [];
   const handler = connectNodeAdapter({
     routes(router) {
-      options.routes(router);
-      router.service(Health, health.implementation());
+      const hosting: ConnectRouter = {
+        handlers: router.handlers,
+        service(service, impl, opts) {
+          implementations.push([service, impl]);
+          return router.service(service, impl, opts);
+        },
+        rpc: router.rpc.bind(router),
+      };
+      options.routes(hosting);
+      hosting.service(Health, health.implementation());
     },
-    interceptors: [serverInterceptor(options.log)],
+    interceptors,
     shutdownSignal: shutdown.signal,
   });
   const server = http2.createServer(handler);
@@ -116,10 +128,12 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     });
   });
   const port = (server.address() as AddressInfo).port;
+  const unhost = implementations.map(([service, impl]) => hostLocally(service, impl, interceptors, port, shutdown.signal));
   return {
     port,
     health,
     async close(graceMs) {
+      for (const stop of unhost) stop();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // GOAWAY: no new streams on existing connections; streams already open run to completion.
       for (const session of sessions) session.close();
@@ -162,19 +176,18 @@ function clientInterceptor(): Interceptor {
 
 /**
  * A client for one of our services. The request id and principal of the current request travel
- * with every call; every call has a deadline.
+ * with every call; every call has a deadline. When the service is hosted in this process (one process,
+ * several roles), the call runs in process with the same messages and errors (local-rpc.ts).
  */
 export function createServiceClient<T extends DescService>(
   service: T,
   baseUrl: string,
   options: { timeoutMs?: number } = {},
 ): Client<T> {
-  const transport = createGrpcTransport({
-    baseUrl,
-    interceptors: [clientInterceptor()],
-    defaultTimeoutMs: options.timeoutMs ?? 10_000,
-  });
-  return createClient(service, transport);
+  const interceptors = [clientInterceptor()];
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const remote = createGrpcTransport({ baseUrl, interceptors, defaultTimeoutMs: timeoutMs });
+  return createClient(service, switchingTransport(remote, baseUrl, interceptors, timeoutMs));
 }
 
 /** Marks a principal for an outgoing call made outside any request scope (jobs, consumers, tests). */

@@ -13,6 +13,7 @@ import { ServingStatus } from "./health.js";
 import { onShutdown } from "./lifecycle.js";
 import { createLogger, type Logger } from "./logger.js";
 import { createPool, ensureDatabase, kitMigrationsDir, migrate, type Pool, serviceDatabaseUrl } from "./pg.js";
+import type { Role } from "./roles.js";
 import { type RpcServer, startRpcServer } from "./rpc.js";
 
 /** The variables every service reads, on top of its own. */
@@ -141,4 +142,22 @@ export async function startService<S extends z.ZodRawShape>(
 export async function runService<S extends z.ZodRawShape>(def: ServiceDefinition<S>): Promise<void> {
   const running = await startService(def);
   onShutdown(running.log, () => running.stop());
+}
+
+/**
+ * A service as a role (roles.ts): `define` builds a fresh definition for each start, so state a
+ * definition keeps between its routes and its background work is never shared between two starts.
+ */
+export function serviceRole<S extends z.ZodRawShape>(define: () => ServiceDefinition<S>): Role {
+  const { name, defaultPort } = define();
+  return {
+    name,
+    kind: "service",
+    defaultPort,
+    portVariable: `${name.toUpperCase()}_PORT`,
+    async start(env) {
+      const running = await startService(define(), env);
+      return { name, kind: "service", port: running.server.port, log: running.log, stop: () => running.stop() };
+    },
+  };
 }

@@ -1,0 +1,24 @@
+/** The gateway role (a process of its own, or one of several in one process): config -> service clients -> HTTP. */
+import type { AddressInfo } from "node:net";
+import { startHttpServer } from "@toolport/kit/http-server";
+import { createLogger } from "@toolport/kit/logger";
+import type { Role } from "@toolport/kit/roles";
+import { createApp } from "./app.js";
+import { createServiceClients } from "./clients.js";
+import { loadGatewayConfig } from "./config.js";
+
+export const gatewayRole: Role = {
+  name: "gateway",
+  kind: "edge",
+  defaultPort: 8080,
+  portVariable: "GATEWAY_PORT",
+  async start(env) {
+    const config = loadGatewayConfig(env);
+    const log = createLogger("gateway", config.LOG_LEVEL);
+    const app = createApp({ config, clients: createServiceClients(config), log });
+    const server = await startHttpServer(app.callback(), config.PORT, config.HOST);
+    const port = (server.address() as AddressInfo).port;
+    log.info({ port, url: `${config.PUBLIC_URL}/v1` }, "gateway listening");
+    return { name: "gateway", kind: "edge", port, log, stop: () => server.drain(config.SHUTDOWN_GRACE_MS) };
+  },
+};

@@ -1,0 +1,36 @@
+/** the identity role (a process of its own, or one of several in one process): see @toolport/kit/service. */
+import { fileURLToPath } from "node:url";
+import { type ServiceDefinition, serviceRole } from "@toolport/kit/service";
+import { IdentityService } from "@toolport/proto/toolport/identity/v1/identity_service_pb";
+import { identityEnv } from "./config.js";
+import { startKeyUsageConsumer } from "./events/key-usage.js";
+import type { IdentityDeps } from "./handlers/deps.js";
+import { createDeps, routes } from "./routes.js";
+import { pruneRateLimitWindows } from "./store/counters.js";
+
+const PRUNE_EVERY_MS = 10 * 60_000;
+
+export const identityRole = serviceRole((): ServiceDefinition<typeof identityEnv> => {
+  let deps: IdentityDeps | undefined;
+  return {
+    name: "identity",
+    defaultPort: 50054,
+    env: identityEnv,
+    migrationsDir: fileURLToPath(new URL("../migrations", import.meta.url)),
+    services: [IdentityService],
+    routes(router, ctx) {
+      deps = createDeps(ctx);
+      routes(router, deps);
+    },
+    async background(ctx) {
+      // A signing key that cannot be loaded (wrong IDENTITY_SECRET_KEY) stops the start here.
+      await deps!.tokens;
+      const consumer = await startKeyUsageConsumer(ctx);
+      const prune = setInterval(() => {
+        pruneRateLimitWindows(ctx.pool).catch((err) => ctx.log.warn({ err }, "pruning rate-limit windows failed"));
+      }, PRUNE_EVERY_MS);
+      prune.unref();
+      return [consumer, { stop: async () => clearInterval(prune) }, { stop: () => deps!.counterPool.end() }];
+    },
+  };
+});

@@ -1,0 +1,158 @@
+/**
+ * In-process calls between co-hosted roles must be indistinguishable, to caller and callee, from the
+ * same call over gRPC. One real server (connect-node on HTTP/2) hosts a service; each case is run
+ * through `createServiceClient` (in process, since the service is hosted here) and through a plain
+ * gRPC client to the same server, and the two outcomes are compared.
+ */
+import { create } from "@bufbuild/protobuf";
+import { type Client, Code, ConnectError, createClient, type HandlerContext } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { PrincipalSchema } from "@toolport/proto/toolport/common/v1/principal_pb";
+import { WebhooksService } from "@toolport/proto/toolport/webhooks/v1/webhooks_service_pb";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runInScope } from "./context.js";
+import { invalidArgument, readError } from "./errors.js";
+import { hostedServices } from "./local-rpc.js";
+import { createLogger } from "./logger.js";
+import { createServiceClient, principalHeader, principalKey, type RpcServer, requestIdKey, startRpcServer } from "./rpc.js";
+
+interface Seen {
+  protocol: string;
+  account?: string;
+  requestId: string;
+  aborted?: boolean;
+}
+
+const seen: Seen[] = [];
+/** What the handler returned last, to check the caller cannot reach it. */
+let lastReturned: { webhook: { id: string; events: string[] } } | undefined;
+let server: RpcServer;
+let local: Client<typeof WebhooksService>;
+let remote: Client<typeof WebhooksService>;
+
+/** The ConnectError a call fails with (a call that succeeds fails the test). */
+async function failure(call: Promise<unknown>): Promise<ConnectError> {
+  try {
+    await call;
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConnectError);
+    return err as ConnectError;
+  }
+  throw new Error("expected the call to fail, but it succeeded");
+}
+
+const principal = create(PrincipalSchema, { accountId: "acct-1", organizationId: "org-1" });
+
+beforeAll(async () => {
+  server = await startRpcServer({
+    name: "webhooks",
+    host: "127.0.0.1",
+    port: 0,
+    log: createLogger("local-rpc-test", "silent"),
+    serviceNames: [WebhooksService.typeName],
+    routes(router) {
+      router.service(WebhooksService, {
+        async getWebhook(req, ctx: HandlerContext) {
+          const entry: Seen = {
+            protocol: ctx.protocolName,
+            account: ctx.values.get(principalKey)?.accountId,
+            requestId: ctx.values.get(requestIdKey),
+          };
+          seen.push(entry);
+          if (req.webhookId === "refuse") {
+            throw invalidArgument("bad_webhook", "that webhook is refused", { details: { limit: 3 } });
+          }
+          if (req.webhookId === "crash") throw new Error("password=hunter2 in a stack trace");
+          if (req.webhookId === "slow") {
+            await new Promise((resolve) => setTimeout(resolve, 400));
+            entry.aborted = ctx.signal.aborted;
+          }
+          req.webhookId = "changed by the callee";
+          lastReturned = { webhook: { id: "wh-1", events: ["tool.execution.completed"] } };
+          return lastReturned;
+        },
+      });
+    },
+  });
+  local = createServiceClient(WebhooksService, `http://127.0.0.1:${server.port}`);
+  remote = createClient(WebhooksService, createGrpcTransport({ baseUrl: `http://127.0.0.1:${server.port}` }));
+});
+
+afterAll(async () => {
+  await server?.close(1000);
+});
+
+describe("a call to a service hosted in this process", () => {
+  it("stays in process while the service is hosted here", async () => {
+    expect(hostedServices()).toContain(`${WebhooksService.typeName} ${server.port}`);
+    seen.length = 0;
+    await local.getWebhook({ webhookId: "a" });
+    await remote.getWebhook({ webhookId: "a" });
+    expect(seen.map((s) => s.protocol)).toEqual(["local", "grpc"]);
+  });
+
+  it("hands the callee a copy of the request and the caller a copy of the response", async () => {
+    const request = { webhookId: "a" };
+    const res = await local.getWebhook(request);
+    expect(request.webhookId).toBe("a");
+    expect(res.webhook?.events).toEqual(["tool.execution.completed"]);
+    res.webhook?.events.push("mutated by the caller");
+    expect(lastReturned?.webhook.events).toEqual(["tool.execution.completed"]);
+  });
+
+  it("carries the principal and request id of the caller's scope, as over the wire", async () => {
+    seen.length = 0;
+    await runInScope({ requestId: "req-local-1", principal }, () => local.getWebhook({ webhookId: "a" }));
+    await remote.getWebhook({ webhookId: "a" }, { headers: { ...principalHeader(principal), "x-request-id": "req-local-1" } });
+    expect(seen).toEqual([
+      { protocol: "local", account: "acct-1", requestId: "req-local-1" },
+      { protocol: "grpc", account: "acct-1", requestId: "req-local-1" },
+    ]);
+  });
+
+  it("delivers a domain error with the same code, message and details", async () => {
+    const [a, b] = await Promise.all([
+      failure(local.getWebhook({ webhookId: "refuse" })),
+      failure(remote.getWebhook({ webhookId: "refuse" })),
+    ]);
+    const [x, y] = [a, b];
+    expect(x.code).toBe(Code.InvalidArgument);
+    expect(readError(x)).toEqual(readError(y));
+    expect(readError(x)).toMatchObject({ reason: "bad_webhook", message: "that webhook is refused", details: { limit: 3 } });
+    expect(x.cause).toBeUndefined();
+  });
+
+  it("hides an unexpected error behind 'internal error', as over the wire", async () => {
+    const [a, b] = await Promise.all([
+      failure(local.getWebhook({ webhookId: "crash" })),
+      failure(remote.getWebhook({ webhookId: "crash" })),
+    ]);
+    for (const err of [a, b]) {
+      expect(err.code).toBe(Code.Internal);
+      expect(err.rawMessage).toBe("internal error");
+      expect(JSON.stringify({ ...err, stack: err.stack, cause: String(err.cause) })).not.toContain("hunter2");
+    }
+  });
+
+  it("keeps the caller's deadline and aborts the callee's signal", async () => {
+    seen.length = 0;
+    const started = performance.now();
+    const err = await failure(local.getWebhook({ webhookId: "slow" }, { timeoutMs: 50 }));
+    expect(performance.now() - started).toBeLessThan(300);
+    expect(err.code).toBe(Code.DeadlineExceeded);
+    const remoteErr = await failure(remote.getWebhook({ webhookId: "slow" }, { timeoutMs: 50 }));
+    expect(remoteErr.code).toBe(Code.DeadlineExceeded);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(seen.map((s) => [s.protocol, s.aborted])).toEqual([
+      ["local", true],
+      ["grpc", true],
+    ]);
+  });
+
+  it("goes over the wire once the service is no longer hosted here", async () => {
+    await server.close(1000);
+    expect(hostedServices()).not.toContain(`${WebhooksService.typeName} ${server.port}`);
+    const err = await failure(local.getWebhook({ webhookId: "a" }, { timeoutMs: 1000 }));
+    expect(err.code).toBe(Code.Unavailable);
+  });
+});

@@ -1,0 +1,223 @@
+/**
+ * Calls between roles hosted in the same process (DESIGN.md "Roles"), without a socket.
+ *
+ * A service that starts its gRPC server also registers its implementation here; a client made with
+ * `createServiceClient` looks its service up on every call and, when it is hosted in this process, runs
+ * the call here instead of over HTTP/2. What a service sees stays what the wire gives it:
+ * - the request and the response are copied through their binary encoding, so caller and callee never
+ *   share a mutable object, and a field the contract does not carry does not cross;
+ * - headers cross as a new `Headers` (the principal and request id travel in them, as over the wire), and
+ *   the callee gets context values of its own;
+ * - the client's interceptors, then the server's (scope, logging, error mapping), run as they do remotely;
+ * - an error arrives as a new ConnectError with the code, message, metadata and details (encoded, as
+ *   `findDetails` reads them off the wire) and never the callee's `cause`;
+ * - the caller's deadline holds: past it the call fails with DEADLINE_EXCEEDED and the callee's signal aborts.
+ *
+ * Only unary methods are hosted (every method of ours is; streaming calls go over the wire).
+ */
+import {
+  create,
+  type DescMessage,
+  type DescMethodUnary,
+  type DescService,
+  fromBinary,
+  isMessage,
+  type MessageInitShape,
+  toBinary,
+} from "@bufbuild/protobuf";
+import {
+  Code,
+  ConnectError,
+  createContextValues,
+  createHandlerContext,
+  type Interceptor,
+  type Transport,
+  type UnaryRequest,
+  type UnaryResponse,
+} from "@connectrpc/connect";
+
+type UnaryHandler = (request: unknown, context: ReturnType<typeof createHandlerContext>) => unknown;
+
+interface HostedService {
+  service: DescService;
+  impl: Record<string, UnaryHandler | undefined>;
+  interceptors: Interceptor[];
+  shutdownSignal?: AbortSignal;
+}
+
+/** By service full name and the port its gRPC server listens on: `<type name> <port>`. */
+const hosted = new Map<string, HostedService>();
+const keyOf = (typeName: string, port: number) => `${typeName} ${port}`;
+
+/** Whether calls to co-located services skip the socket (TOOLPORT_LOCAL_CALLS=false keeps them on gRPC). */
+export const localCallsEnabled = process.env.TOOLPORT_LOCAL_CALLS !== "false";
+
+/**
+ * Hosts a service implementation for in-process callers of the server on `port`; returns the function
+ * that stops hosting it. A client whose base URL names that port calls it in process: the port, not the
+ * host name, since the same process answers on every address it listens on, and two instances of one
+ * service in a process (tests do that) are told apart by it.
+ */
+export function hostLocally(
+  service: DescService,
+  impl: object,
+  interceptors: Interceptor[],
+  port: number,
+  shutdownSignal?: AbortSignal,
+): () => void {
+  const entry: HostedService = {
+    service,
+    impl: impl as Record<string, UnaryHandler | undefined>,
+    interceptors,
+    shutdownSignal,
+  };
+  const key = keyOf(service.typeName, port);
+  hosted.set(key, entry);
+  return () => {
+    if (hosted.get(key) === entry) hosted.delete(key);
+  };
+}
+
+/** The services hosted in this process, as `<full name> <port>`. */
+export function hostedServices(): string[] {
+  return [...hosted.keys()];
+}
+
+/** The port a base URL names (its scheme's default when it names none). */
+export function portOf(baseUrl: string): number {
+  const url = new URL(baseUrl);
+  return url.port ? Number(url.port) : url.protocol === "https:" ? 443 : 80;
+}
+
+function copyMessage<D extends DescMessage>(desc: D, value: unknown) {
+  const message = isMessage(value, desc) ? value : create(desc, value as MessageInitShape<D>);
+  return fromBinary(desc, toBinary(desc, message));
+}
+
+/** The error as a remote caller receives it: no cause, details encoded. */
+function asReceived(err: unknown): ConnectError {
+  const e = ConnectError.from(err);
+  const details = e.details.map((d) =>
+    "desc" in d ? { type: d.desc.typeName, value: toBinary(d.desc, create(d.desc, d.value)) } : d,
+  );
+  const received = new ConnectError(e.rawMessage, e.code, new Headers(e.metadata));
+  // As the wire delivers them: Any-style {type, value} (the constructor only takes outgoing details).
+  received.details = details;
+  return received;
+}
+
+function chain(interceptors: Interceptor[], last: (req: UnaryRequest) => Promise<UnaryResponse>) {
+  let next = last as Parameters<Interceptor>[0];
+  for (let i = interceptors.length - 1; i >= 0; i--) next = (interceptors[i] as Interceptor)(next);
+  return next as (req: UnaryRequest) => Promise<UnaryResponse>;
+}
+
+async function callHosted(
+  target: HostedService,
+  method: DescMethodUnary,
+  signal: AbortSignal | undefined,
+  timeoutMs: number | undefined,
+  header: Headers,
+  message: unknown,
+): Promise<UnaryResponse> {
+  const impl = target.impl[method.localName];
+  if (!impl) throw new ConnectError(`${method.parent.typeName}.${method.name} is not implemented`, Code.Unimplemented);
+  const url = `local:/${method.parent.typeName}/${method.name}`;
+  const contextValues = createContextValues();
+  const context = createHandlerContext({
+    service: method.parent,
+    method,
+    protocolName: "local",
+    requestMethod: "POST",
+    url,
+    timeoutMs,
+    shutdownSignal: target.shutdownSignal,
+    requestSignal: signal,
+    requestHeader: header,
+    contextValues,
+  });
+  const serve = chain(target.interceptors, async (req) => {
+    const output = await impl(req.message, context);
+    return {
+      stream: false,
+      service: method.parent,
+      method,
+      header: context.responseHeader,
+      trailer: context.responseTrailer,
+      message: create(method.output, output as MessageInitShape<DescMessage>),
+    } as UnaryResponse;
+  });
+  const request: UnaryRequest = {
+    stream: false,
+    service: method.parent,
+    method,
+    requestMethod: "POST",
+    url,
+    signal: context.signal,
+    header: context.requestHeader,
+    contextValues,
+    message: copyMessage(method.input, message),
+  };
+  let timer: NodeJS.Timeout | undefined;
+  const deadline =
+    timeoutMs !== undefined && timeoutMs > 0
+      ? new Promise<never>((_, reject) => {
+          timer = setTimeout(() => {
+            context.abort(new ConnectError("the operation timed out", Code.DeadlineExceeded));
+            reject(new ConnectError("the operation timed out", Code.DeadlineExceeded));
+          }, timeoutMs);
+        })
+      : undefined;
+  try {
+    const res = await (deadline ? Promise.race([serve(request), deadline]) : serve(request));
+    return {
+      ...res,
+      header: new Headers(res.header),
+      trailer: new Headers(res.trailer),
+      message: copyMessage(method.output, res.message),
+    };
+  } catch (err) {
+    throw asReceived(err);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * A transport that runs a call in this process when its service is hosted here on the port of `baseUrl`
+ * (at the moment of the call), and over `remote` otherwise. `interceptors` are the client's, run in both
+ * cases (for remote calls `remote` runs its own).
+ */
+export function switchingTransport(
+  remote: Transport,
+  baseUrl: string,
+  interceptors: Interceptor[],
+  defaultTimeoutMs?: number,
+): Transport {
+  if (!localCallsEnabled) return remote;
+  const port = portOf(baseUrl);
+  return {
+    unary(method, signal, timeoutMs, header, input, contextValues) {
+      const target = hosted.get(keyOf(method.parent.typeName, port));
+      if (!target) return remote.unary(method, signal, timeoutMs, header, input, contextValues);
+      const deadline = timeoutMs ?? defaultTimeoutMs;
+      const send = chain(interceptors, (req) =>
+        callHosted(target, req.method, req.signal, deadline, new Headers(req.header), req.message),
+      );
+      return send({
+        stream: false,
+        service: method.parent,
+        method: method as DescMethodUnary,
+        requestMethod: "POST",
+        url: `local:/${method.parent.typeName}/${method.name}`,
+        signal: signal ?? new AbortController().signal,
+        header: new Headers(header),
+        contextValues: contextValues ?? createContextValues(),
+        message: input,
+      } as UnaryRequest) as never;
+    },
+    stream(method, ...rest) {
+      return remote.stream(method, ...rest);
+    },
+  };
+}
