@@ -1,7 +1,9 @@
 // `npm start`: install and build, start Postgres and NATS from .data/ (unless DATABASE_URL /
-// NATS_URL point elsewhere), then the six services, the gateway and the MCP server, each with a
-// labelled log stream; wait for every health check, print where things are, and on Ctrl-C stop
-// everything in order. `--no-install` skips pnpm install and build (tests, benchmark).
+// NATS_URL point elsewhere), then one Toolport process hosting every role (the six services, the
+// gateway and the MCP server: `toolport --roles=all`, DESIGN.md "Roles"), with a labelled log stream;
+// wait for every health check, print where things are, and on Ctrl-C stop everything in order.
+// `--no-install` skips pnpm install and build (tests, benchmark); `--per-role` runs each role as its
+// own process instead, as Kubernetes does.
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { build, elapsed, ensurePnpm, installPackages, repoRoot, step } from "./bootstrap.mjs";
@@ -44,12 +46,17 @@ function portFromEnv(variable, fallback) {
   return port;
 }
 
+const HOST = { name: "toolport", dir: "services/host" };
+
 function readConfig(argv) {
-  const unknown = argv.filter((arg) => arg !== "--no-install");
-  if (unknown.length > 0) throw new UsageError(`unknown argument ${unknown[0]} (usage: start.mjs [--no-install])`);
+  const unknown = argv.filter((arg) => arg !== "--no-install" && arg !== "--per-role");
+  if (unknown.length > 0) {
+    throw new UsageError(`unknown argument ${unknown[0]} (usage: start.mjs [--no-install] [--per-role])`);
+  }
   const dataDir = path.resolve(process.env.TOOLPORT_DATA_DIR || path.join(repoRoot, ".data"));
   return {
     install: !argv.includes("--no-install"),
+    perRole: argv.includes("--per-role"),
     dataDir,
     logsDir: path.join(dataDir, "logs"),
     processes: PROCESSES.map((p) => ({ ...p, port: portFromEnv(p.portVar, p.port) })),
@@ -61,7 +68,8 @@ function readConfig(argv) {
 
 /** With --no-install nothing builds dist/: say so up front rather than through 8 crashes. */
 function checkBuilt(config) {
-  const missing = config.processes.filter((p) => !existsSync(path.join(repoRoot, p.dir, "dist/main.js")));
+  const needed = config.perRole ? config.processes : [HOST];
+  const missing = needed.filter((p) => !existsSync(path.join(repoRoot, p.dir, "dist/main.js")));
   if (missing.length > 0) {
     throw new UsageError(
       `not built: ${missing.map((p) => `${p.dir}/dist/main.js`).join(", ")}. ` +
@@ -197,7 +205,10 @@ function processEnv(config, { databaseUrl, natsUrl }) {
     MCP_PUBLIC_URL: process.env.MCP_PUBLIC_URL || `http://localhost:${byName["mcp-server"].port}/mcp`,
     LOG_LEVEL: process.env.LOG_LEVEL || "info",
   };
-  for (const p of config.processes) if (p.urlVar) env[p.urlVar] = `http://127.0.0.1:${p.port}`;
+  for (const p of config.processes) {
+    if (p.urlVar) env[p.urlVar] = `http://127.0.0.1:${p.port}`;
+    env[p.portVar] = String(p.port);
+  }
   return env;
 }
 
@@ -209,14 +220,28 @@ function lastRunLines(logFile) {
   return lines.slice(lines.findLastIndex((line) => line.startsWith("---- ")) + 1).join("\n");
 }
 
+/** What to spawn: one process with every role, or (--per-role) a process per role. */
+function launchPlan(config) {
+  if (config.perRole) {
+    return config.processes.map((p) => ({ name: p.name, args: [path.join(p.dir, "dist/main.js")], port: String(p.port) }));
+  }
+  // Each role takes its port from its own variable (CATALOG_PORT, ..., GATEWAY_PORT, MCP_PORT).
+  return [{ name: HOST.name, args: [path.join(HOST.dir, "dist/main.js"), "--roles=all"] }];
+}
+
 function startProcesses(config, env) {
-  step("starting services, gateway and MCP server");
-  const labelWidth = Math.max(...config.processes.map((p) => p.name.length));
-  for (const p of config.processes) {
+  const plan = launchPlan(config);
+  step(
+    config.perRole
+      ? "starting services, gateway and MCP server, a process each"
+      : "starting one process with every role: services, gateway and MCP server",
+  );
+  const labelWidth = Math.max(...plan.map((p) => p.name.length));
+  for (const p of plan) {
     const logFile = logFileOf(config, p.name);
-    const child = spawnLabelled(p.name, process.execPath, [path.join(p.dir, "dist/main.js")], {
+    const child = spawnLabelled(p.name, process.execPath, p.args, {
       cwd: repoRoot,
-      env: { ...env, PORT: String(p.port) },
+      env: p.port ? { ...env, PORT: p.port } : env,
       logFile,
       labelWidth,
     });
@@ -242,7 +267,8 @@ async function waitUntilHealthy(config) {
   await Promise.all(
     checks.map(({ name, url }) =>
       waitForHttp(url, { timeoutMs: HEALTH_TIMEOUT_MS, signal: healthAbort.signal }).catch((err) => {
-        throw new Error(`${name} is not up: ${err.message}\n  see ${logFileOf(config, name)} (all logs in ${config.logsDir})`);
+        const logFile = logFileOf(config, config.perRole ? name : HOST.name);
+        throw new Error(`${name} is not up: ${err.message}\n  see ${logFile} (all logs in ${config.logsDir})`);
       }),
     ),
   );
@@ -255,7 +281,7 @@ function printSummary(config) {
   Toolport is running
     gateway   http://localhost:${port("gateway")}/v1
     MCP       http://localhost:${port("mcp-server")}/mcp
-    logs      ${config.logsDir}/<process>.log
+    logs      ${config.perRole ? `${config.logsDir}/<process>.log` : `${config.logsDir}/${HOST.name}.log (each line names its role)`}
     data      ${config.dataDir}
     stop      Ctrl-C (or kill -TERM ${process.pid})
 `);

@@ -8,6 +8,7 @@ import { type Stack, serviceNames, startStack } from "../harness/stack.js";
 interface Body {
   status?: string;
   services: Record<string, string>;
+  roles: Record<string, { status: string; runs: string; pid?: number }>;
   detail: string;
   error: { code: string; message: string; details: Record<string, unknown> };
 }
@@ -80,6 +81,11 @@ describe("gateway", () => {
     const body = await json(ok);
     expect(body.status).toBe("ok");
     expect(Object.keys(body.services).sort()).toEqual([...serviceNames].sort());
+    // A process per role: each service is reached at its own address, the gateway runs in its own process.
+    expect(body.roles.gateway).toEqual({ status: "serving", runs: "in_process", pid: expect.any(Number) });
+    for (const name of serviceNames) {
+      expect(body.roles[name], name).toEqual({ status: "serving", runs: `127.0.0.1:${stack.ports[name]}` });
+    }
 
     await stack.stop("content");
     const down = await fetch(url("/health"));

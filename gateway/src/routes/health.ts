@@ -1,11 +1,13 @@
 /**
  * GET /v1/health: the gRPC health of every service, checked now. 200 when all serve; 503 naming
- * each one that does not.
+ * each one that does not. `services` maps each service to its status; `roles` says the same for every
+ * role the gateway depends on, and itself, with where it runs: `in_process` (hosted in the gateway's own
+ * process, DESIGN.md "Roles") or the address it is called at.
  */
 
-import { createClient } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
 import type Router from "@koa/router";
+import { hostedHere } from "@toolport/kit/local-rpc";
+import { createServiceClient } from "@toolport/kit/rpc";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "@toolport/proto/grpc/health/v1/health_pb";
 import type { GatewayConfig } from "../config.js";
 
@@ -14,8 +16,8 @@ export const serviceNames = ["catalog", "execution", "billing", "identity", "con
 export function healthRoutes(router: Router, config: GatewayConfig): void {
   const checks = serviceNames.map((name) => {
     const baseUrl = config[`${name.toUpperCase()}_URL` as keyof GatewayConfig] as string;
-    const client = createClient(Health, createGrpcTransport({ baseUrl }));
-    return { name, client };
+    const client = createServiceClient(Health, baseUrl, { timeoutMs: config.HEALTH_TIMEOUT_MS });
+    return { name, client, baseUrl };
   });
 
   router.get("/health", async (ctx) => {
@@ -30,9 +32,18 @@ export function healthRoutes(router: Router, config: GatewayConfig): void {
       }),
     );
     const services = Object.fromEntries(results);
+    const roles: Record<string, { status: string; runs: string; pid?: number }> = {
+      gateway: { status: "serving", runs: "in_process", pid: process.pid },
+    };
+    for (const [name, status] of results) {
+      const { baseUrl } = checks.find((c) => c.name === name) as (typeof checks)[number];
+      roles[name] = hostedHere(Health, baseUrl)
+        ? { status, runs: "in_process", pid: process.pid }
+        : { status, runs: new URL(baseUrl).host };
+    }
     const down = results.filter(([, s]) => s !== "serving").map(([n]) => n);
     if (down.length === 0) {
-      ctx.body = { status: "ok", services };
+      ctx.body = { status: "ok", services, roles };
       return;
     }
     ctx.status = 503;
@@ -41,6 +52,7 @@ export function healthRoutes(router: Router, config: GatewayConfig): void {
     ctx.body = {
       status: "unavailable",
       services,
+      roles,
       detail: message,
       error: { code: "service_unavailable", message, details: { down } },
     };

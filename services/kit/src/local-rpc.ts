@@ -83,6 +83,11 @@ export function hostedServices(): string[] {
   return [...hosted.keys()];
 }
 
+/** Whether a client of `service` at `baseUrl` calls it in this process now. */
+export function hostedHere(service: DescService, baseUrl: string): boolean {
+  return localCallsEnabled && hosted.has(keyOf(service.typeName, portOf(baseUrl)));
+}
+
 /** The port a base URL names (its scheme's default when it names none). */
 export function portOf(baseUrl: string): number {
   const url = new URL(baseUrl);

@@ -61,7 +61,8 @@ export async function startRoles(roles: Role[], env: NodeJS.ProcessEnv = process
     await stopRoles(running);
     throw err;
   }
-  return running;
+  // In the order they were named, not the order they came up in.
+  return roles.map((role) => running.find((r) => r.name === role.name) as RunningRole);
 }
 
 /** Stops the edge first (no new requests), then the services, each letting its in-flight work finish. */
