@@ -4,6 +4,7 @@
  * through `createServiceClient` (in process, since the service is hosted here) and through a plain
  * gRPC client to the same server, and the two outcomes are compared.
  */
+import { getEventListeners } from "node:events";
 import { create } from "@bufbuild/protobuf";
 import { type Client, Code, ConnectError, createClient, type HandlerContext } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
@@ -147,6 +148,13 @@ describe("a call to a service hosted in this process", () => {
       ["local", true],
       ["grpc", true],
     ]);
+  });
+
+  it("leaves no listener on the caller's signal once a call is over", async () => {
+    const caller = new AbortController();
+    for (let i = 0; i < 50; i++) await local.getWebhook({ webhookId: "a" }, { signal: caller.signal });
+    await failure(local.getWebhook({ webhookId: "refuse" }, { signal: caller.signal }));
+    expect(getEventListeners(caller.signal, "abort")).toHaveLength(0);
   });
 
   it("goes over the wire once the service is no longer hosted here", async () => {

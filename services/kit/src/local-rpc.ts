@@ -163,18 +163,17 @@ async function callHosted(
     contextValues,
     message: copyMessage(method.input, message),
   };
-  let timer: NodeJS.Timeout | undefined;
-  const deadline =
-    timeoutMs !== undefined && timeoutMs > 0
-      ? new Promise<never>((_, reject) => {
-          timer = setTimeout(() => {
-            context.abort(new ConnectError("the operation timed out", Code.DeadlineExceeded));
-            reject(new ConnectError("the operation timed out", Code.DeadlineExceeded));
-          }, timeoutMs);
-        })
-      : undefined;
+  // The context's signal aborts at the deadline (createHandlerContext arms it), when the caller aborts,
+  // and at shutdown; the caller stops waiting then, whatever the handler does.
+  const aborted = new Promise<never>((_, reject) => {
+    const signal = context.signal;
+    const fail = () => reject(ConnectError.from(signal.reason, Code.Canceled));
+    if (signal.aborted) fail();
+    else signal.addEventListener("abort", fail, { once: true });
+  });
+  aborted.catch(() => {});
   try {
-    const res = await (deadline ? Promise.race([serve(request), deadline]) : serve(request));
+    const res = await Promise.race([serve(request), aborted]);
     return {
       ...res,
       header: new Headers(res.header),
@@ -184,7 +183,9 @@ async function callHosted(
   } catch (err) {
     throw asReceived(err);
   } finally {
-    clearTimeout(timer);
+    // As connect's own server does when a call ends: clears the deadline timer and the listeners the
+    // context put on the caller's and the shutdown signals (without this both pile up, one per call).
+    context.abort();
   }
 }
 
