@@ -1,35 +1,78 @@
 // Execution benchmark, one run, side by side:
-//  1. the same small JSON upstream called (a) directly, (b) through nginx as a plain reverse proxy (Debian
-//     package `nginx`), (c) through POST /v1/tools/call/{id} on a running stack (gateway -> identity ->
-//     execution -> catalog -> upstream, with the result stored and the event written to the outbox);
-//     throughput and p50/p99 for each at concurrency 1 (added latency) and at moderate load, and (c)/(b);
+//  1. the same small JSON upstream called, at concurrency 1 (added latency) and at load (default 16):
+//     (a)   directly;
+//     (b)   through nginx as a plain reverse proxy with upstream keep-alive (Debian package `nginx-light`
+//           or `nginx`; the row is left out if /usr/sbin/nginx is missing);
+//     (c1)  through POST /v1/tools/call/{id} on the one-process stack: `services/host/dist/main.js
+//           --roles=catalog,execution,billing,identity,gateway` (gateway -> identity -> execution ->
+//           catalog -> upstream, the result stored and the event written to the outbox, the roles calling
+//           each other in process), on the Postgres server with production durability;
+//     (c1r) the same one-process stack on a second Postgres server with fsync, synchronous_commit and
+//           full_page_writes off ("one process, relaxed Postgres"), to show what durable commits cost;
+//     (c2)  the same call on a stack with one process per role (services/<name>/dist/main.js and
+//           gateway/dist/main.js, gRPC between them), on the durable Postgres server;
+//     (d)   the floor of the layout DESIGN.md fixes (execution-floor.mjs: Koa, one connect gRPC hop, the
+//           upstream call and one Postgres INSERT, nothing else), on the durable Postgres server.
+//     Every row is warmed up (300 calls), then the rows take turns in 3 rounds so that drift (JIT, table
+//     growth, other work on the machine) falls on all alike. Per row: requests/s, p50, p99; for c1, c1r
+//     and c2 the CPU per call of each process (c1's Node process is "toolport", c1r's
+//     "toolport-relaxed", c2's are catalog, execution, billing, identity, gateway; "postgres" is the
+//     durable server and "postgres-relaxed" the other, each with all its backends; each stack has its own
+//     NATS server, nats-c1, nats-c1r, nats-c2), summed over the stack's own processes (its Node
+//     process(es), its Postgres server, its NATS), with the upstream and the bench shown beside the sum,
+//     not in it; then the ratios to (b) and (d) and the verdicts against the goals:
+//       (c1) throughput at concurrency 16              >= 1,600 calls/s
+//       (c1) p50 added over nginx (b) at concurrency 1  < 2 ms
+//       (c1) CPU per call, every process of the stack   <= 1 ms  (Node, Postgres, NATS; not the bench or upstream)
+//       (c2)/(d) throughput                            >= 0.8
 //  2. capping a 2 MB result to 32,000 characters (the cap alone, in process, and a 2 MB upstream answer
-//     through the gateway);
-//  3. a batch of 10 calls to a 100 ms upstream (expected about 100 ms, not 1 s).
-// Row (d) of section 1 is the floor of the layout DESIGN.md fixes (execution-floor.mjs: Koa, one connect gRPC
-// hop, the upstream call and one Postgres INSERT, nothing else), so (d)/(b) shows how far (c)/(b) can go here.
-// Postgres and NATS are started here on free ports in a temporary folder; services run from dist/.
-// Usage: node test/bench/execution-gateway.mjs [requests=3000] [concurrency=16]   (build first)
-//   BENCH_VERBOSE=1 forwards the services' logs; BENCH_PROFILE=<service>[,<service>...] (gateway included)
-//   writes a CPU profile of each named process to /tmp/toolport-prof/<service>.
+//     through the c1 gateway);
+//  3. a batch of 10 calls to a 100 ms upstream through the c1 gateway (expected about 100 ms, not 1 s).
+//     Without section 1, only the upstream, the durable Postgres and the c1 stack are started.
+// Each stack (c1, c1r, c2) has its own databases on its Postgres server (bench_<stack>_<service>, through
+// <SERVICE>_DATABASE_URL), its own NATS server and NATS_CONSUMER_PREFIX (bench_<stack>_; a shared NATS
+// would have each stack's consumers record the other stacks' execution events too), publishes the bench
+// upstream's OpenAPI document and registers its own agent. Both Postgres servers get max_connections=300
+// (the pools of c1, c2 and the floor on one server can exceed the default 100). Postgres, NATS and nginx are started here on free ports in
+// a temporary folder; Toolport runs from dist/ (build first).
+// Usage: node test/bench/execution-gateway.mjs [requests=3000] [concurrency=16]
+//   BENCH_LEVELS=16 (or 1,16 ...) only those concurrencies in section 1; BENCH_SECTIONS=1 (or 1,3 ...)
+//   only those sections; BENCH_VERBOSE=1 forwards the processes' logs; BENCH_PROFILE=<process>[,...]
+//   (toolport, toolport-relaxed, catalog, execution, billing, identity, gateway, floor-service,
+//   floor-gateway) writes a CPU profile of each named process to /tmp/toolport-prof/<process>.
 import { execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import http from "node:http";
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { freePort, startNats, startPostgres } from "../../deploy/local/infra.mjs";
+import {
+  adopt,
+  agent,
+  cleanup,
+  cpuPerCall,
+  fmt,
+  profiled,
+  request,
+  row,
+  runRounds,
+  sleep,
+  start,
+  summary,
+  track,
+} from "./lib.mjs";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const [requests = 3000, concurrency = 16] = process.argv.slice(2).map(Number);
+const sections = (process.env.BENCH_SECTIONS ?? "1,2,3").split(",");
+const levels = process.env.BENCH_LEVELS ? process.env.BENCH_LEVELS.split(",").map(Number) : [1, concurrency];
+const ROUNDS = 3;
+const WARMUP = 300;
+const GOALS = { c1Rps: 1600, c1RpsAt: 16, c1AddedP50Ms: 2, c1CpuMs: 1, c2OverD: 0.8 };
+const SERVICES = ["catalog", "execution", "billing", "identity"];
 const dir = mkdtempSync(path.join(os.tmpdir(), "toolport-bench-exec-"));
 const quiet = { info() {}, warn() {}, error: console.error };
-const children = [];
-// Postgres runs with fsync and synchronous_commit off unless BENCH_PG_DURABLE=1 (production settings).
-// BENCH_SECTIONS=1 (or 1,3 ...) runs only those sections; BENCH_LEVELS=16 only that concurrency in section 1.
-const sections = (process.env.BENCH_SECTIONS ?? "1,2,3").split(",");
-const profiles = (process.env.BENCH_PROFILE ?? "").split(",").filter(Boolean);
-const profiled = (name) => (profiles.includes(name) ? ["--cpu-prof", `--cpu-prof-dir=/tmp/toolport-prof/${name}`] : []);
+const servers = []; // Postgres and NATS servers, stopped last
 
 // The upstream, in its own process: /small (a small JSON object), /slow (100 ms), /big (2 MB JSON).
 const upstreamSource = `
@@ -44,182 +87,128 @@ http.createServer((req, res) => {
 }).listen(Number(process.env.PORT), "127.0.0.1", () => process.stdout.write("ready\\n"));
 `;
 
-// CPU seconds used so far by each process we started (Postgres: the postmaster and all its backends), so
-// row (c) can say where the time of one call goes.
-const named = new Map();
-function cpuSeconds(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in clock ticks of 1/100 s
-  } catch {
-    return 0;
-  }
-}
-function cpuSnapshot() {
-  const snap = {};
-  for (const [name, pid] of named) snap[name] = cpuSeconds(pid);
-  if (pg?.pid) {
-    let total = cpuSeconds(pg.pid);
-    for (const entry of readdirSync("/proc")) {
-      if (!/^\d+$/.test(entry)) continue;
-      try {
-        const ppid = Number(readFileSync(`/proc/${entry}/stat`, "utf8").split(") ")[1].split(" ")[1]);
-        if (ppid === pg.pid) total += cpuSeconds(entry);
-      } catch {}
-    }
-    snap.postgres = total;
-  }
-  if (nats?.pid) snap.nats = cpuSeconds(nats.pid);
-  snap.bench = process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6;
-  return snap;
+const doc = {
+  openapi: "3.0.3",
+  info: { title: "Bench upstream", version: "1" },
+  paths: {
+    "/small": { get: { operationId: "small", responses: { 200: { description: "ok" } } } },
+    "/slow": { get: { operationId: "slow", responses: { 200: { description: "ok" } } } },
+    "/big": { get: { operationId: "big", responses: { 200: { description: "ok" } } } },
+  },
+};
+const json = { "content-type": "application/json" };
+
+/**
+ * A Postgres server named `name` (the CPU tables use the name) with max_connections raised: started
+ * once to create the cluster, then again with the setting. `fast`: fsync, synchronous_commit and
+ * full_page_writes off; otherwise production durability.
+ */
+async function postgresServer(name, fast) {
+  const dataDir = path.join(dir, name);
+  const port = await freePort();
+  const first = await startPostgres({ dataDir, port, log: quiet, fast });
+  await first.stop();
+  appendFileSync(path.join(dataDir, "postgresql.conf"), "\nmax_connections = 300\n");
+  const pg = await startPostgres({ dataDir, port, log: quiet, fast });
+  servers.push(pg);
+  track(name, pg.pid, { tree: true });
+  return { ...pg, name };
 }
 
-function start(name, file, env, args = [], scriptArgs = []) {
-  const child = spawn(process.execPath, [...args, file, ...scriptArgs], {
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  children.push(child);
-  named.set(name, child.pid);
-  return new Promise((resolve, reject) => {
-    // Only the start-up lines are searched: the logs that follow (an access line per request) are
-    // drained, not kept, so the benchmark itself does not take CPU from the stack it measures.
-    let seen = "";
-    let ready = false;
-    child.stdout.on("data", (chunk) => {
-      if (process.env.BENCH_VERBOSE) process.stderr.write(chunk);
-      if (ready) return;
-      seen += chunk;
-      if (/ready|listening/.test(seen)) {
-        ready = true;
-        seen = "";
-        resolve(child);
-      }
-    });
-    child.once("exit", (code) => reject(new Error(`${name} exited with ${code}`)));
-  });
+async function natsServer(name) {
+  const nats = await startNats({ storeDir: path.join(dir, name), port: await freePort(), log: quiet });
+  servers.push(nats);
+  track(name, nats.pid);
+  return { ...nats, name };
 }
 
-async function cleanup() {
-  for (const c of children) c.kill("SIGTERM");
-  await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once("exit", r)) : null)));
+/** POST/GET that must answer 200 (or 201); its body as JSON. */
+async function expectJson(what, url, options) {
+  const res = await request(url, options);
+  if (res.status !== 200 && res.status !== 201) throw new Error(`${what}: HTTP ${res.status} ${res.body.slice(0, 500)}`);
+  return JSON.parse(res.body);
 }
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
-function request(url, { method = "GET", headers = {}, body } = {}) {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { method, headers, agent }, (res) => {
-      const chunks = [];
-      res.on("data", (c) => chunks.push(c));
-      res.on("end", () => resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString("utf8") }));
-    });
-    req.on("error", reject);
-    req.end(body);
-  });
-}
-
-async function load(label, make, total, conc) {
-  const latencies = [];
-  let next = 0;
-  let failures = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: conc }, async () => {
-      while (next < total) {
-        next++;
-        const t = performance.now();
-        const res = await make();
-        latencies.push(performance.now() - t);
-        if (res.status !== 200) failures++;
-      }
-    }),
-  );
-  const seconds = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
-  const q = (p) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))];
-  return { label, rps: total / seconds, p50: q(0.5), p99: q(0.99), failures };
-}
-
-const fmt = (r) =>
-  `${r.label.padEnd(34)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${r.p50.toFixed(2).padStart(7)} ms   p99 ${r.p99.toFixed(2).padStart(7)} ms${r.failures ? `   (${r.failures} non-200)` : ""}`;
-
-let pg;
-let nats;
-try {
-  pg = await startPostgres({
-    dataDir: path.join(dir, "pg"),
-    port: await freePort(),
-    log: quiet,
-    fast: !process.env.BENCH_PG_DURABLE,
-  });
-  nats = await startNats({ storeDir: path.join(dir, "nats"), port: await freePort(), log: quiet });
-  const upstreamPort = await freePort();
-  await start("upstream", "-", { PORT: String(upstreamPort) }, ["-e", upstreamSource]);
-
-  const ports = Object.fromEntries(
-    await Promise.all(["catalog", "execution", "billing", "identity", "gateway"].map(async (n) => [n, await freePort()])),
-  );
-  const common = {
+/**
+ * A Toolport stack `id` with the roles catalog, execution, billing, identity and gateway: `one` process
+ * hosting them all, or a process per role; its own databases on `pg`, its own NATS server and consumer
+ * prefix; the bench upstream published and an agent registered. Returns how to call it and the names of
+ * its processes (for the CPU table).
+ */
+async function startStack({ id, layout, pg, upstreamPort }) {
+  const nats = await natsServer(`nats-${id}`);
+  const ports = Object.fromEntries(await Promise.all([...SERVICES, "gateway"].map(async (n) => [n, await freePort()])));
+  const database = (service) => {
+    const url = new URL(pg.url);
+    url.pathname = `/bench_${id}_${service}`;
+    return url.toString();
+  };
+  const env = {
     DATABASE_URL: pg.url,
     NATS_URL: nats.url,
+    NATS_CONSUMER_PREFIX: `bench_${id}_`,
     LOG_LEVEL: "info",
-    CATALOG_URL: `http://127.0.0.1:${ports.catalog}`,
-    EXECUTION_URL: `http://127.0.0.1:${ports.execution}`,
-    BILLING_URL: `http://127.0.0.1:${ports.billing}`,
-    IDENTITY_URL: `http://127.0.0.1:${ports.identity}`,
     CATALOG_SECRET_KEY: "a".repeat(64),
     EXECUTION_OUTBOUND_ALLOW: `127.0.0.1:${upstreamPort}`,
     TOOL_CALLS_PER_MINUTE: "100000000",
     FREE_TIER_CALLS_PER_MONTH: "100000000",
     STRIPE_WEBHOOK_SECRET: "whsec_bench",
     STRIPE_SECRET_KEY: "sk_test_bench",
+    PUBLIC_URL: `http://127.0.0.1:${ports.gateway}`,
   };
-  await Promise.all(
-    ["catalog", "execution", "billing", "identity"].map((n) =>
-      start(n, path.join(root, `services/${n}/dist/main.js`), { ...common, PORT: String(ports[n]) }, profiled(n)),
-    ),
-  );
-  await start(
-    "gateway",
-    path.join(root, "gateway/dist/main.js"),
-    { ...common, PORT: String(ports.gateway) },
-    profiled("gateway"),
-  );
+  for (const n of SERVICES) {
+    env[`${n.toUpperCase()}_URL`] = `http://127.0.0.1:${ports[n]}`;
+    env[`${n.toUpperCase()}_DATABASE_URL`] = database(n);
+  }
+  let processes;
+  if (layout === "one") {
+    const name = id === "c1" ? "toolport" : id === "c1r" ? "toolport-relaxed" : `toolport-${id}`;
+    for (const n of [...SERVICES, "gateway"]) env[`${n.toUpperCase()}_PORT`] = String(ports[n]);
+    await start(
+      name,
+      [...profiled(name), path.join(root, "services/host/dist/main.js"), `--roles=${[...SERVICES, "gateway"].join(",")}`],
+      { env, ready: /toolport listening/ },
+    );
+    processes = [name];
+  } else {
+    await Promise.all(
+      SERVICES.map((n) =>
+        start(n, [...profiled(n), path.join(root, `services/${n}/dist/main.js`)], {
+          env: { ...env, PORT: String(ports[n]) },
+          ready: /listening/,
+        }),
+      ),
+    );
+    await start("gateway", [...profiled("gateway"), path.join(root, "gateway/dist/main.js")], {
+      env: { ...env, PORT: String(ports.gateway) },
+      ready: /listening/,
+    });
+    processes = [...SERVICES, "gateway"];
+  }
   const gw = `http://127.0.0.1:${ports.gateway}/v1`;
-  const json = { "content-type": "application/json" };
-
-  const reg = JSON.parse(
-    (
-      await request(`${gw}/agents`, {
-        method: "POST",
-        headers: json,
-        body: JSON.stringify({ name: "bench", operator_email: "bench@example.com" }),
-      })
-    ).body,
-  );
+  const reg = await expectJson(`${id}: registering the agent`, `${gw}/agents`, {
+    method: "POST",
+    headers: json,
+    body: JSON.stringify({ name: `bench-${id}`, operator_email: `bench-${id}@example.com` }),
+  });
   const key = { ...json, "svc-api-key": reg.api_key };
-  const doc = {
-    openapi: "3.0.3",
-    info: { title: "Bench upstream", version: "1" },
-    paths: {
-      "/small": { get: { operationId: "small", responses: { 200: { description: "ok" } } } },
-      "/slow": { get: { operationId: "slow", responses: { 200: { description: "ok" } } } },
-      "/big": { get: { operationId: "big", responses: { 200: { description: "ok" } } } },
-    },
-  };
-  const published = JSON.parse(
-    (
-      await request(`${gw}/services`, {
-        method: "POST",
-        headers: key,
-        body: JSON.stringify({ api: { document: doc, base_url: `http://127.0.0.1:${upstreamPort}` } }),
-      })
-    ).body,
-  );
+  const published = await expectJson(`${id}: publishing the upstream`, `${gw}/services`, {
+    method: "POST",
+    headers: key,
+    body: JSON.stringify({ api: { document: doc, base_url: `http://127.0.0.1:${upstreamPort}` } }),
+  });
   const tool = Object.fromEntries(published.tools.map((t) => [t.name, t.id]));
+  const call = async () =>
+    (await request(`${gw}/tools/call/${tool.small}`, { method: "POST", headers: key, body: "{}" })).status === 200;
+  const first = await request(`${gw}/tools/call/${tool.small}`, { method: "POST", headers: key, body: "{}" });
+  if (first.status !== 200)
+    throw new Error(`${id}: the first tool call failed: HTTP ${first.status} ${first.body.slice(0, 500)}`);
+  return { id, gw, key, tool, call, processes: [...processes, pg.name, nats.name] };
+}
 
-  // nginx as a plain reverse proxy with upstream keep-alive.
-  const nginxPort = await freePort();
+/** nginx as a plain reverse proxy to the upstream, with upstream keep-alive; undefined when not installed. */
+async function startNginx(upstreamPort) {
+  const port = await freePort();
   const conf = path.join(dir, "nginx.conf");
   writeFileSync(
     conf,
@@ -228,79 +217,165 @@ events { worker_connections 1024; }
 http { access_log off;
   client_body_temp_path ${dir}/nb; proxy_temp_path ${dir}/np; fastcgi_temp_path ${dir}/nf; uwsgi_temp_path ${dir}/nu; scgi_temp_path ${dir}/ns;
   upstream app { server 127.0.0.1:${upstreamPort}; keepalive 64; }
-  server { listen 127.0.0.1:${nginxPort}; location / { proxy_pass http://app; proxy_http_version 1.1; proxy_set_header Connection ""; } } }
+  server { listen 127.0.0.1:${port}; location / { proxy_pass http://app; proxy_http_version 1.1; proxy_set_header Connection ""; } } }
 `,
   );
-  let nginxBin = "/usr/sbin/nginx";
+  const bin = "/usr/sbin/nginx";
   try {
-    execFileSync(nginxBin, ["-t", "-c", conf, "-p", dir], { stdio: "ignore" });
+    execFileSync(bin, ["-t", "-c", conf, "-p", dir], { stdio: "ignore" });
   } catch {
-    nginxBin = undefined;
+    return undefined;
   }
-  if (nginxBin) {
-    const nginx = spawn(nginxBin, ["-c", conf, "-p", dir], { stdio: "ignore" });
-    children.push(nginx);
-    for (let i = 0; i < 50; i++) {
-      try {
-        await request(`http://127.0.0.1:${nginxPort}/small`);
-        break;
-      } catch {
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
+  const nginx = adopt(null, spawn(bin, ["-c", conf, "-p", dir], { stdio: "ignore" }));
+  track("nginx", nginx.pid, { tree: true });
+  for (let i = 0; i < 50; i++) {
+    try {
+      if ((await request(`http://127.0.0.1:${port}/small`)).status === 200) return port;
+    } catch {}
+    await sleep(100);
   }
+  throw new Error("nginx did not answer");
+}
+
+const verdict = (meets, goal) => `(goal ${goal}: ${meets ? "meets" : "MISSES"})`;
+
+/**
+ * "CPU per call in (c1): 1.10 ms = toolport 0.80, postgres 0.25, nats-c1 0.05; beside the sum: upstream
+ * 0.03, bench 0.10": summed over the stack's own processes; the upstream and the bench shown, not summed;
+ * any other process that used CPU meanwhile (another stack's background work) as "elsewhere".
+ */
+function stackCpu(label, r, stack) {
+  const calls = r.latencies.length;
+  const own = Object.fromEntries(stack.processes.map((k) => [k, r.cpu[k] ?? 0]));
+  const beside = { upstream: r.cpu.upstream ?? 0, bench: r.cpu.bench ?? 0 };
+  const elsewhere = Object.entries(r.cpu)
+    .filter(([k]) => !(k in own) && !(k in beside))
+    .reduce((t, [, s]) => t + s, 0);
+  // Every process of the stack is listed, even at 0.00; beside it only what used any CPU.
+  const perCall = Object.entries(own)
+    .map(([k, seconds]) => [k, (seconds * 1e3) / calls])
+    .sort((x, y) => y[1] - x[1]);
+  const sum = Object.values(own).reduce((t, s) => t + s, 0) * (1e3 / calls);
+  const list = (xs) => xs.map(([k, ms]) => `${k} ${ms.toFixed(2)}`).join(", ");
+  const besideText = list(cpuPerCall(beside, calls));
+  const elsewhereMs = (elsewhere * 1e3) / calls;
+  console.log(
+    `    CPU per call in ${label}: ${sum.toFixed(2)} ms = ${list(perCall)}; beside the sum: ${besideText || "-"}${elsewhereMs >= 0.005 ? `; other processes ${elsewhereMs.toFixed(2)}` : ""}`,
+  );
+  return sum;
+}
+
+const goalLines = [];
+try {
+  // Sections 2 and 3 need only the upstream and the c1 stack.
+  const all = sections.includes("1");
+  const [pg, pgRelaxed] = await Promise.all([
+    postgresServer("postgres", false),
+    all ? postgresServer("postgres-relaxed", true) : null,
+  ]);
+  const upstreamPort = await freePort();
+  await start("upstream", ["-e", upstreamSource], { env: { PORT: String(upstreamPort) } });
+
+  const c1 = await startStack({ id: "c1", layout: "one", pg, upstreamPort });
+  const c1r = all ? await startStack({ id: "c1r", layout: "one", pg: pgRelaxed, upstreamPort }) : null;
+  const c2 = all ? await startStack({ id: "c2", layout: "per-role", pg, upstreamPort }) : null;
+  const nginxPort = all ? await startNginx(upstreamPort) : undefined;
 
   // (d) the floor of the fixed layout (execution-floor.mjs): Koa -> one connect gRPC hop -> upstream + one INSERT.
   const floorPorts = { service: await freePort(), gateway: await freePort() };
   const floorScript = path.join(root, "test/bench/execution-floor.mjs");
-  await start(
-    "floor-service",
-    floorScript,
-    {},
-    [],
-    ["service", String(floorPorts.service), `http://127.0.0.1:${upstreamPort}`, pg.url],
-  );
-  await start(
-    "floor-gateway",
-    floorScript,
-    {},
-    [],
-    ["gateway", String(floorPorts.gateway), `http://127.0.0.1:${floorPorts.service}`],
-  );
+  if (all) {
+    await start("floor-service", [
+      ...profiled("floor-service"),
+      floorScript,
+      "service",
+      String(floorPorts.service),
+      `http://127.0.0.1:${upstreamPort}`,
+      pg.url,
+    ]);
+    await start("floor-gateway", [
+      ...profiled("floor-gateway"),
+      floorScript,
+      "gateway",
+      String(floorPorts.gateway),
+      `http://127.0.0.1:${floorPorts.service}`,
+    ]);
+  }
 
-  const direct = () => request(`http://127.0.0.1:${upstreamPort}/small`);
-  const proxied = () => request(`http://127.0.0.1:${nginxPort}/small`);
-  const gateway = () => request(`${gw}/tools/call/${tool.small}`, { method: "POST", headers: key, body: "{}" });
+  const ok = async (url, options) => (await request(url, options)).status === 200;
+  const direct = () => ok(`http://127.0.0.1:${upstreamPort}/small`);
+  const proxied = () => ok(`http://127.0.0.1:${nginxPort}/small`);
   const floor = () =>
-    request(`http://127.0.0.1:${floorPorts.gateway}/v1/tools/call/${tool.small}`, { method: "POST", headers: json, body: "{}" });
+    ok(`http://127.0.0.1:${floorPorts.gateway}/v1/tools/call/${c1.tool.small}`, { method: "POST", headers: json, body: "{}" });
 
-  console.log(`\n1. Same small JSON upstream (${requests} requests per row; ${os.cpus().length} CPUs, Node ${process.version})`);
-  const levels = process.env.BENCH_LEVELS ? process.env.BENCH_LEVELS.split(",").map(Number) : [1, concurrency];
-  if (sections.includes("1"))
+  if (sections.includes("1")) {
+    console.log(
+      `\n1. Same small JSON upstream (${requests} calls per row at load, ${Math.min(requests, 1000)} at concurrency 1, each row warmed up with ${WARMUP} calls, then in ${ROUNDS} alternating rounds; ${os.cpus().length} CPUs, Node ${process.version})`,
+    );
+    console.log(
+      "   Postgres: (c1), (c2), (d) on one server with production durability (fsync, synchronous_commit on); (c1r) on a second with fsync, synchronous_commit, full_page_writes off",
+    );
     for (const conc of levels) {
       const n = conc === 1 ? Math.min(requests, 1000) : requests;
-      for (const f of [direct, nginxBin ? proxied : null, gateway, floor]) if (f) await load("warm-up", f, 300, conc);
-      const a = await load(`(a) direct, concurrency ${conc}`, direct, n, conc);
-      const b = nginxBin ? await load(`(b) nginx, concurrency ${conc}`, proxied, n, conc) : undefined;
-      const before = cpuSnapshot();
-      const c = await load(`(c) gateway call, concurrency ${conc}`, gateway, n, conc);
-      const after = cpuSnapshot();
-      const d = await load(`(d) floor of the layout, conc. ${conc}`, floor, n, conc);
-      for (const r of [a, b, c, d]) if (r) console.log(fmt(r));
-      const perCall = Object.keys(after)
-        .map((k) => [k, ((after[k] - before[k]) * 1e3) / n])
-        .filter(([, ms]) => ms >= 0.005)
-        .sort((x, y) => y[1] - x[1]);
-      const sum = perCall.reduce((t, [, ms]) => t + ms, 0);
+      const rows = [
+        row("(a) direct", direct, { id: "a" }),
+        nginxPort ? row("(b) nginx", proxied, { id: "b" }) : null,
+        row("(c1) one process", c1.call, { id: "c1" }),
+        row("(c1r) one process, relaxed Postgres", c1r.call, { id: "c1r" }),
+        row("(c2) process per role", c2.call, { id: "c2" }),
+        row("(d) floor of the layout", floor, { id: "d" }),
+      ].filter(Boolean);
+      await runRounds(rows, { calls: n, conc, rounds: ROUNDS, warmup: WARMUP });
+      const s = Object.fromEntries(rows.map((r) => [r.id, summary(r.label, r)]));
+      const raw = Object.fromEntries(rows.map((r) => [r.id, r]));
+      console.log(`\n   concurrency ${conc}`);
+      for (const r of Object.values(s)) console.log(fmt(r, 38));
+      const cpu = {
+        c1: stackCpu("(c1)", raw.c1, c1),
+        c1r: stackCpu("(c1r)", raw.c1r, c1r),
+        c2: stackCpu("(c2)", raw.c2, c2),
+      };
+      const { a, b, c1: r1, c1r: r1r, c2: r2, d } = s;
+      const ref = b ?? a;
+      const refName = b ? "(b)" : "(a)";
+      const added = (r) => `${(r.p50 - a.p50).toFixed(2)} ms over (a)${b ? `, ${(r.p50 - b.p50).toFixed(2)} ms over (b)` : ""}`;
+      for (const [label, r] of [
+        ["(c1)", r1],
+        ["(c1r)", r1r],
+        ["(c2)", r2],
+        ["(d)", d],
+      ])
+        console.log(`    ${label.padEnd(5)} throughput ${(r.rps / ref.rps).toFixed(3)} of ${refName}; p50 added ${added(r)}`);
       console.log(
-        `    CPU per call in (c): ${sum.toFixed(2)} ms = ${perCall.map(([k, ms]) => `${k} ${ms.toFixed(2)}`).join(", ")}`,
+        `    (c1)/(c2) throughput ${(r1.rps / r2.rps).toFixed(3)}; (c1r)/(c1) ${(r1r.rps / r1.rps).toFixed(3)}; (c1)/(d) ${(r1.rps / d.rps).toFixed(3)}`,
       );
-      if (b)
-        console.log(
-          `    (c)/(b) throughput ${(c.rps / b.rps).toFixed(3)}; p50 added by the gateway over direct ${(c.p50 - a.p50).toFixed(2)} ms, over nginx ${(c.p50 - b.p50).toFixed(2)} ms; floor (d)/(b) ${(d.rps / b.rps).toFixed(3)}, p50 added ${(d.p50 - b.p50).toFixed(2)} ms; (c)/(d) ${(c.rps / d.rps).toFixed(3)}`,
+      console.log("    goals:");
+      const goal = (text) => {
+        console.log(`      ${text}`);
+        goalLines.push(text);
+      };
+      if (conc === 1) {
+        const overRef = r1.p50 - ref.p50;
+        goal(
+          `(c1) p50 added over ${b ? "nginx (b)" : "direct (a), nginx missing,"} at concurrency 1: ${overRef.toFixed(2)} ms ${verdict(overRef < GOALS.c1AddedP50Ms, `< ${GOALS.c1AddedP50Ms} ms`)}`,
         );
+      } else {
+        goal(
+          `(c1) throughput at concurrency ${conc}: ${r1.rps.toFixed(0)} calls/s ${verdict(r1.rps >= GOALS.c1Rps, `${GOALS.c1Rps.toLocaleString("en-US")} calls/s${conc === GOALS.c1RpsAt ? "" : ` at concurrency ${GOALS.c1RpsAt}`}`)}`,
+        );
+      }
+      goal(
+        `(c1) CPU per call at concurrency ${conc}, toolport + postgres + nats: ${cpu.c1.toFixed(2)} ms ${verdict(cpu.c1 <= GOALS.c1CpuMs, `<= ${GOALS.c1CpuMs} ms`)}`,
+      );
+      goal(
+        `(c2)/(d) throughput at concurrency ${conc}: ${(r2.rps / d.rps).toFixed(3)} ${verdict(r2.rps / d.rps >= GOALS.c2OverD, `>= ${GOALS.c2OverD}`)}`,
+      );
+      if (Object.values(s).some((r) => r.failures > 0)) goal("some calls failed: see the rows above");
     }
-  if (!nginxBin) console.log("    (nginx not installed: apt-get install -y nginx)");
+    if (!nginxPort) console.log("    (nginx not installed: apt-get install -y nginx-light)");
+    console.log("\n   Goals, this run:");
+    for (const line of goalLines) console.log(`     ${line}`);
+  }
 
   if (sections.includes("2")) {
     console.log("\n2. Capping a 2 MB result to 32,000 characters");
@@ -320,12 +395,12 @@ http { access_log off;
     const through = [];
     for (let i = 0; i < 10; i++) {
       const t = performance.now();
-      const res = await request(`${gw}/tools/call/${tool.big}`, { method: "POST", headers: key, body: "{}" });
+      const res = await request(`${c1.gw}/tools/call/${c1.tool.big}`, { method: "POST", headers: c1.key, body: "{}" });
       through.push(performance.now() - t);
       if (i === 0) {
         const body = JSON.parse(res.body);
         console.log(
-          `   through the gateway: truncated ${body.truncated}, result ${JSON.stringify(body.result).length} chars, dropped ${JSON.stringify(body.response_meta.dropped_items)}`,
+          `   through the (c1) gateway: truncated ${body.truncated}, result ${JSON.stringify(body.result).length} chars, dropped ${JSON.stringify(body.response_meta?.dropped_items)}`,
         );
       }
     }
@@ -342,12 +417,12 @@ http { access_log off;
     );
   }
   if (sections.includes("3")) {
-    console.log("\n3. A batch of 10 calls to a 100 ms upstream");
-    const batchBody = JSON.stringify({ calls: Array.from({ length: 10 }, () => ({ tool_id: tool.slow })) });
+    console.log("\n3. A batch of 10 calls to a 100 ms upstream, through the (c1) gateway");
+    const batchBody = JSON.stringify({ calls: Array.from({ length: 10 }, () => ({ tool_id: c1.tool.slow })) });
     const batch = [];
     for (let i = 0; i < 11; i++) {
       const t = performance.now();
-      const res = await request(`${gw}/tools/call/batch`, { method: "POST", headers: key, body: batchBody });
+      const res = await request(`${c1.gw}/tools/call/batch`, { method: "POST", headers: c1.key, body: batchBody });
       if (i > 0) batch.push(performance.now() - t);
       if (i === 0 && !JSON.parse(res.body).results.every((r) => r.success)) throw new Error(`batch failed: ${res.body}`);
     }
@@ -356,15 +431,13 @@ http { access_log off;
       `   10 runs: median ${batch[5].toFixed(0)} ms, min ${batch[0].toFixed(0)} ms, max ${batch[9].toFixed(0)} ms (sequential would be >= 1000 ms)`,
     );
   }
-  await cleanup();
 } catch (err) {
   console.error(err);
-  await cleanup();
   process.exitCode = 1;
 } finally {
+  await cleanup();
   // Whatever happened, leave no Postgres or NATS behind.
-  await nats?.stop().catch(() => {});
-  await pg?.stop().catch(() => {});
+  for (const server of servers.reverse()) await server.stop().catch(() => {});
   rmSync(dir, { recursive: true, force: true });
   agent.destroy();
 }

@@ -22,9 +22,7 @@
 //   BENCH_VERBOSE=1 forwards the processes' logs; BENCH_PROFILE=<process>[,<process>...] (e.g. mcp-server,
 //   gateway) writes a CPU profile of each named process to /tmp/toolport-prof/<process>;
 //   BENCH_LEVELS=1 (or 1,16 ...) only those concurrencies; BENCH_SECTIONS=1 (or 2) only those sections.
-import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import http from "node:http";
+import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -32,6 +30,19 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
 import { freePort, startNats, startPostgres } from "../../deploy/local/infra.mjs";
+import {
+  agent,
+  cleanup,
+  cpuLine,
+  fmt,
+  profiled,
+  request,
+  row,
+  runRounds,
+  start as startProcess,
+  summary,
+  track,
+} from "./lib.mjs";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const [requests = 2000, concurrency = 16] = process.argv.slice(2).map(Number);
@@ -40,9 +51,6 @@ const sections = (process.env.BENCH_SECTIONS ?? "1,2").split(",");
 const ROUNDS = 3;
 const dir = mkdtempSync(path.join(os.tmpdir(), "toolport-bench-mcp-"));
 const quiet = { info() {}, warn() {}, error: console.error };
-const children = [];
-const profiles = (process.env.BENCH_PROFILE ?? "").split(",").filter(Boolean);
-const profiled = (name) => (profiles.includes(name) ? ["--cpu-prof", `--cpu-prof-dir=/tmp/toolport-prof/${name}`] : []);
 
 // Row (d), in its own process (CommonJS, run in mcp-server/ so that undici resolves as it does for the server).
 const floorSource = `
@@ -70,116 +78,8 @@ http.createServer((req, res) => {
 }).listen(Number(process.env.PORT), "127.0.0.1", () => process.stdout.write("floor listening\\n"));
 `;
 
-// CPU seconds used so far by each process we started (Postgres: the postmaster and all its backends).
-const named = new Map();
-function cpuSeconds(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in clock ticks of 1/100 s
-  } catch {
-    return 0;
-  }
-}
-function cpuSnapshot() {
-  const snap = {};
-  for (const [name, pid] of named) snap[name] = cpuSeconds(pid);
-  if (pg?.pid) {
-    let total = cpuSeconds(pg.pid);
-    for (const entry of readdirSync("/proc")) {
-      if (!/^\d+$/.test(entry)) continue;
-      try {
-        const ppid = Number(readFileSync(`/proc/${entry}/stat`, "utf8").split(") ")[1].split(" ")[1]);
-        if (ppid === pg.pid) total += cpuSeconds(entry);
-      } catch {}
-    }
-    snap.postgres = total;
-  }
-  if (nats?.pid) snap.nats = cpuSeconds(nats.pid);
-  const usage = process.cpuUsage();
-  snap.bench = (usage.user + usage.system) / 1e6;
-  return snap;
-}
-
 /** Starts `node ...argv` (in `cwd`) and resolves once it logs that it listens. */
-function start(name, argv, env, cwd = root) {
-  const child = spawn(process.execPath, argv, { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
-  children.push(child);
-  named.set(name, child.pid);
-  return new Promise((resolve, reject) => {
-    // Only the start-up lines are searched; the access lines that follow are drained, not kept.
-    let seen = "";
-    let ready = false;
-    child.stdout.on("data", (chunk) => {
-      if (process.env.BENCH_VERBOSE) process.stderr.write(chunk);
-      if (ready) return;
-      seen += chunk;
-      if (/listening/.test(seen)) {
-        ready = true;
-        seen = "";
-        resolve(child);
-      }
-    });
-    child.once("exit", (code) => reject(new Error(`${name} exited with ${code}`)));
-  });
-}
-
-async function cleanup() {
-  for (const c of children) c.kill("SIGTERM");
-  await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once("exit", r)) : null)));
-}
-
-const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
-function request(url, { method = "GET", headers = {}, body } = {}) {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { method, headers, agent }, (res) => {
-      const chunks = [];
-      res.on("data", (c) => chunks.push(c));
-      res.on("end", () => resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString("utf8") }));
-    });
-    req.on("error", reject);
-    req.end(body);
-  });
-}
-
-/**
- * `total` calls of `make(worker)` by `conc` workers; `make` resolves true for a correct answer. Latencies
- * and seconds are added to `into`, so rounds of one row sum up.
- */
-async function load(make, total, conc, into) {
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: conc }, async (_, worker) => {
-      while (next < total) {
-        next++;
-        const t = performance.now();
-        const ok = await make(worker);
-        into.latencies.push(performance.now() - t);
-        if (!ok) into.failures++;
-      }
-    }),
-  );
-  into.seconds += (performance.now() - started) / 1000;
-}
-
-function summary(label, row) {
-  const sorted = [...row.latencies].sort((a, b) => a - b);
-  const q = (p) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
-  return { label, rps: sorted.length / row.seconds, p50: q(0.5), p99: q(0.99), failures: row.failures };
-}
-
-const fmt = (r) =>
-  `${r.label.padEnd(36)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${r.p50.toFixed(2).padStart(7)} ms   p99 ${r.p99.toFixed(2).padStart(7)} ms${r.failures ? `   (${r.failures} failed)` : ""}`;
-
-/** `spent`: CPU seconds per process over a row's `n` calls. */
-function cpuLine(label, spent, n) {
-  const perCall = Object.entries(spent)
-    .map(([k, seconds]) => [k, (seconds * 1e3) / n])
-    .filter(([, ms]) => ms >= 0.005)
-    .sort((x, y) => y[1] - x[1]);
-  const sum = perCall.reduce((t, [, ms]) => t + ms, 0);
-  return `    CPU per call in ${label}: ${sum.toFixed(2)} ms = ${perCall.map(([k, ms]) => `${k} ${ms.toFixed(2)}`).join(", ")}`;
-}
+const start = (name, argv, env, cwd = root) => startProcess(name, argv, { env, cwd, ready: /listening/ });
 
 let pg;
 let nats;
@@ -191,7 +91,9 @@ try {
     log: quiet,
     fast: !process.env.BENCH_PG_DURABLE,
   });
+  track("postgres", pg.pid, { tree: true });
   nats = await startNats({ storeDir: path.join(dir, "nats"), port: await freePort(), log: quiet });
+  track("nats", nats.pid);
   const services = ["catalog", "execution", "billing", "identity"];
   const ports = Object.fromEntries(await Promise.all([...services, "gateway", "mcp"].map(async (n) => [n, await freePort()])));
   const common = {
@@ -300,7 +202,7 @@ try {
       { label: `(d) bare Node hop, raw, conc. ${conc}`, make: rawCaller(floorUrl) },
     ]
       .filter(Boolean)
-      .map((r) => ({ ...r, latencies: [], seconds: 0, failures: 0, cpu: {} }));
+      .map((r) => row(r.label, r.make));
   for (const r of rowsAt(1))
     if (!(await r.make(0))) throw new Error(`row ${r.label.slice(0, 3)}: the first call did not succeed`);
 
@@ -310,16 +212,7 @@ try {
     );
     for (const conc of levels) {
       const n = conc === 1 ? Math.min(requests, 1000) : requests;
-      const perRound = Math.ceil(n / ROUNDS);
-      const rows = rowsAt(conc);
-      for (const r of rows) await load(r.make, 300, conc, { latencies: [], seconds: 0, failures: 0 }); // warm-up
-      for (let round = 0; round < ROUNDS; round++)
-        for (const r of rows) {
-          const before = cpuSnapshot();
-          await load(r.make, perRound, conc, r);
-          const after = cpuSnapshot();
-          for (const k of Object.keys(after)) r.cpu[k] = (r.cpu[k] ?? 0) + after[k] - before[k];
-        }
+      const rows = await runRounds(rowsAt(conc), { calls: n, conc, rounds: ROUNDS, warmup: 300 });
       const results = rows.map((r) => summary(r.label, r));
       for (const r of results) console.log(fmt(r));
       for (const r of rows) console.log(cpuLine(r.label.slice(0, 3), r.cpu, r.latencies.length));

@@ -185,9 +185,12 @@ async function callHosted(
   } finally {
     // As connect's own server does when a call ends: clears the deadline timer and the listeners the
     // context put on the caller's and the shutdown signals (without this both pile up, one per call).
-    context.abort();
+    context.abort(CALL_ENDED);
   }
 }
+
+/** The reason a finished call's context is aborted with: made once (an Error per call costs a stack trace). */
+const CALL_ENDED = new ConnectError("call ended", Code.Canceled);
 
 /**
  * A transport that runs a call in this process when its service is hosted here on the port of `baseUrl`
