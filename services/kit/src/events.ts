@@ -307,6 +307,12 @@ export interface EventContext {
   subject: string;
 }
 
+export interface BatchEvent<Desc extends DescMessage> {
+  event: MessageShape<Desc>;
+  eventId: string;
+  subject: string;
+}
+
 export interface ConsumerOptions<Desc extends DescMessage> {
   nc: NatsConnection;
   pool: Pool;
@@ -320,6 +326,13 @@ export interface ConsumerOptions<Desc extends DescMessage> {
   subject: string;
   schema: Desc;
   handle: (event: MessageShape<Desc>, ctx: EventContext) => Promise<void>;
+  /**
+   * Optional: applies the new events of a batch together (e.g. one multi-row statement instead of one
+   * per event), in the batch's transaction. It must have exactly the effect of `handle` on each event;
+   * `handle` still serves single events and the one-by-one replay of a batch that failed (a poison
+   * event in a batch fails the batch, and the replay terminates just that one).
+   */
+  handleBatch?: (events: BatchEvent<Desc>[], client: PoolClient) => Promise<void>;
   /** Deliveries before a failing message is declared poison. */
   maxDeliver?: number;
 }
@@ -483,10 +496,19 @@ async function applyTogether<Desc extends DescMessage>(options: ConsumerOptions<
     // Already applied (a redelivery after a crash, a republished row), or twice in this batch:
     // its inbox row was not inserted now, so its effect is not applied again.
     const fresh = new Set(rows.map((r) => r.event_id));
-    for (const d of batch) {
-      if (!fresh.delete(d.eventId)) continue;
-      const ctx: EventContext = { client, eventId: d.eventId, subject: d.msg.subject };
-      await runInScope({ requestId: d.requestId }, () => options.handle(d.event, ctx));
+    const apply = batch.filter((d) => fresh.delete(d.eventId));
+    if (options.handleBatch) {
+      if (apply.length > 0) {
+        await options.handleBatch(
+          apply.map((d) => ({ event: d.event, eventId: d.eventId, subject: d.msg.subject })),
+          client,
+        );
+      }
+    } else {
+      for (const d of apply) {
+        const ctx: EventContext = { client, eventId: d.eventId, subject: d.msg.subject };
+        await runInScope({ requestId: d.requestId }, () => options.handle(d.event, ctx));
+      }
     }
     await client.query("COMMIT");
   } catch (err) {

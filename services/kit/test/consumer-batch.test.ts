@@ -28,7 +28,7 @@ import {
   startConsumer,
 } from "../src/events.js";
 import { createLogger } from "../src/logger.js";
-import { kitMigrationsDir, migrate, withTransaction } from "../src/pg.js";
+import { kitMigrationsDir, migrate, type PoolClient, withTransaction } from "../src/pg.js";
 
 const log = createLogger("consumer-batch-test", process.env.TEST_LOG ?? "silent");
 const quiet = { info() {}, warn() {}, error() {} };
@@ -215,6 +215,64 @@ describe("batched consumers and pipelined relay", () => {
         [ids[40], ids[50]],
       ]);
       expect(inboxDead.rows[0].n).toBe(0);
+    } finally {
+      await consumer.stop();
+    }
+  });
+
+  it("applies batches through handleBatch, one call per batch, with handle's effect; a poison event fails only itself", async () => {
+    const subject = "toolport.test.batch.many";
+    const durable = "batch-many";
+    const js = nc.jetstream();
+    const ids = Array.from({ length: 300 }, () => randomUUID());
+    const toolOf = (i: number) => (i === 120 ? "poison" : `tool-${i}`);
+    await Promise.all(ids.map((id, i) => js.publish(subject, payload(toolOf(i)), { msgID: id })));
+    const batchSizes: number[] = [];
+    let singles = 0;
+    const insert = (client: PoolClient, rows: { eventId: string; toolId: string }[]) =>
+      client.query(
+        `INSERT INTO effects (consumer, event_id, tool_id, txid)
+         SELECT $1, e, t, txid_current() FROM unnest($2::text[], $3::text[]) AS x(e, t)`,
+        [durable, rows.map((r) => r.eventId), rows.map((r) => r.toolId)],
+      );
+    const consumer = await startConsumer({
+      nc,
+      pool: db.pool,
+      log,
+      durable,
+      subject,
+      schema: CatalogToolChangedSchema,
+      maxDeliver: 2,
+      async handle(event, { client, eventId }) {
+        singles++;
+        if (event.toolId === "poison") throw new PoisonMessageError("cannot be applied");
+        await insert(client, [{ eventId, toolId: event.toolId }]);
+      },
+      async handleBatch(events, client) {
+        batchSizes.push(events.length);
+        if (events.some((e) => e.event.toolId === "poison")) throw new PoisonMessageError("a poison event in the batch");
+        await insert(
+          client,
+          events.map((e) => ({ eventId: e.eventId, toolId: e.event.toolId })),
+        );
+      },
+    });
+    try {
+      await settled(durable, 300);
+      const rows = await effects(durable);
+      expect(rows).toHaveLength(299);
+      expect(rows.every((r) => r.n === 1)).toBe(true);
+      expect(new Set(rows.map((r) => r.event_id))).toEqual(new Set(ids.filter((_, i) => i !== 120)));
+      expect(batchSizes.length).toBeGreaterThan(0);
+      expect(Math.max(...batchSizes)).toBeGreaterThan(1);
+      // Only the batch holding the poison event (at most 100) is replayed one by one (and a lone event goes
+      // through handle too); the rest is applied
+      // a batch per transaction.
+      expect(singles).toBeLessThanOrEqual(110);
+      expect(batchSizes.reduce((a, b) => a + b, 0) + singles).toBeGreaterThanOrEqual(300);
+      const transactions = new Set(rows.map((r) => r.txid)).size;
+      expect(transactions).toBeLessThanOrEqual(batchSizes.length + singles);
+      expect(transactions).toBeLessThan(299 - singles + 20);
     } finally {
       await consumer.stop();
     }

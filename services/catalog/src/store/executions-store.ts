@@ -22,6 +22,39 @@ export interface ExecutionFact {
   occurredAt: Date;
 }
 
+/** Records executions in one statement; one already recorded (a redelivery) changes nothing. */
+export async function recordExecutions(client: PoolClient, facts: ExecutionFact[]): Promise<void> {
+  if (facts.length === 0) return;
+  await client.query(
+    `INSERT INTO executions (execution_id, tool_id, service_id, account_id, organization_id, success, seconds, error_class,
+        error_type, error, is_probe, occurred_at)
+     SELECT execution_id, tool_id, service_id, account_id, organization_id, success, seconds, error_class,
+        error_type, error, is_probe, occurred_at
+       FROM jsonb_to_recordset($1::jsonb) AS f(execution_id text, tool_id uuid, service_id text, account_id text,
+        organization_id text, success boolean, seconds double precision, error_class text, error_type text, error text,
+        is_probe boolean, occurred_at timestamptz)
+     ON CONFLICT (execution_id) DO NOTHING`,
+    [
+      JSON.stringify(
+        facts.map((f) => ({
+          execution_id: f.executionId,
+          tool_id: f.toolId,
+          service_id: f.serviceId,
+          account_id: f.accountId,
+          organization_id: f.organizationId,
+          success: f.success,
+          seconds: f.seconds,
+          error_class: f.errorClass,
+          error_type: f.errorType,
+          error: f.error,
+          is_probe: f.isProbe,
+          occurred_at: f.occurredAt.toISOString(),
+        })),
+      ),
+    ],
+  );
+}
+
 /** Records one execution; a second event for the same execution (redelivery) changes nothing. */
 export async function recordExecution(client: PoolClient, f: ExecutionFact): Promise<void> {
   await client.query(

@@ -9,7 +9,7 @@ import type { Pool } from "@toolport/kit/pg";
 import { ExecutionStatus } from "@toolport/proto/toolport/common/v1/types_pb";
 import { type ExecutionEvent, ExecutionEventSchema } from "@toolport/proto/toolport/events/v1/events_pb";
 import type { NatsConnection } from "nats";
-import { type KeyUsageRow, recordKeyUsage } from "../store/keys.js";
+import { type KeyUsageRow, recordKeyUsage, recordKeyUsages } from "../store/keys.js";
 
 export const KEY_USAGE_DURABLE = "identity-key-usage";
 export const EXECUTION_SUBJECTS = "toolport.execution.*";
@@ -44,6 +44,13 @@ export function startKeyUsageConsumer(options: { nc: NatsConnection; pool: Pool;
     async handle(event, ctx) {
       const row = usageRow(event, event.eventId || ctx.eventId);
       if (row) await recordKeyUsage(ctx.client, row);
+    },
+    async handleBatch(events, client) {
+      const rows = events.map((e) => usageRow(e.event, e.event.eventId || e.eventId));
+      await recordKeyUsages(
+        client,
+        rows.filter((r): r is KeyUsageRow => r !== null),
+      );
     },
   });
 }

@@ -271,6 +271,41 @@ export interface KeyUsageRow {
   occurredAt: Date;
 }
 
+/** Records executions against their keys in one statement, inside the consumer's transaction; replays change nothing. */
+export async function recordKeyUsages(client: PoolClient, rows: KeyUsageRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await client.query(
+    `INSERT INTO key_usage (execution_id, event_id, key_id, account_id, tool_id, tool_name, service_id, service_name,
+       success, seconds, is_paid, cost_cents, occurred_at)
+     SELECT execution_id, event_id, key_id, account_id, tool_id, tool_name, service_id, service_name,
+       success, seconds, is_paid, cost_cents, occurred_at
+       FROM jsonb_to_recordset($1::jsonb) AS u(execution_id text, event_id text, key_id text, account_id text, tool_id text,
+         tool_name text, service_id text, service_name text, success boolean, seconds double precision, is_paid boolean,
+         cost_cents bigint, occurred_at timestamptz)
+     ON CONFLICT (execution_id) DO NOTHING`,
+    [
+      JSON.stringify(
+        rows.map((r) => ({
+          execution_id: r.executionId,
+          event_id: r.eventId,
+          key_id: r.keyId,
+          account_id: r.accountId,
+          tool_id: r.toolId,
+          tool_name: r.toolName,
+          service_id: r.serviceId,
+          service_name: r.serviceName,
+          success: r.success,
+          seconds: r.seconds,
+          is_paid: r.isPaid,
+          // bigint as its decimal text: JSON has no integer type wide enough, and Postgres reads the text.
+          cost_cents: r.costCents.toString(),
+          occurred_at: r.occurredAt.toISOString(),
+        })),
+      ),
+    ],
+  );
+}
+
 /** Records one execution against its key, inside the consumer's transaction; a replay changes nothing. */
 export async function recordKeyUsage(client: PoolClient, row: KeyUsageRow): Promise<void> {
   await client.query(
