@@ -1,4 +1,5 @@
 /** SQL of the execution service: executions, used confirm tokens, idempotency keys. */
+import { GroupCommit } from "@toolport/kit/group-commit";
 import type { Pool } from "@toolport/kit/pg";
 import type { StoredMeta } from "../domain/cap.js";
 import type { ErrorClassName } from "../domain/failure.js";
@@ -14,7 +15,19 @@ export function isUuid(value: string): boolean {
   return UUID.test(value);
 }
 
+interface PendingRecord {
+  r: ExecutionRecord;
+  idempotency?: { accountId: string; key: string };
+  /** Built when the record is submitted, in its caller's scope (the event carries its request id). */
+  event: ReturnType<typeof executionEventRow>;
+}
+
 export class PgExecutionStore implements ExecutionStore {
+  /** Concurrent calls' records go to Postgres together (kit/group-commit.ts). */
+  private readonly recorder = new GroupCommit<PendingRecord>((items) =>
+    items.length === 1 ? this.recordOne(items[0] as PendingRecord) : this.recordMany(items),
+  );
+
   constructor(private readonly pool: Pool) {}
 
   async useConsent(jti: string, expiresAt: Date): Promise<boolean> {
@@ -69,10 +82,14 @@ export class PgExecutionStore implements ExecutionStore {
   /**
    * The execution row, its event in the outbox (kit's relay publishes it; same row and wake-up as
    * enqueueEvent) and the idempotency key's completion, in ONE statement: a single statement is one
-   * transaction, so all three are written or none, in one round trip instead of six.
+   * transaction, so all three are written or none, in one round trip instead of six. Calls recorded
+   * while another record is being written are written together (recordMany), one statement for all.
    */
-  async record(r: ExecutionRecord, idempotency?: { accountId: string; key: string }): Promise<void> {
-    const event = executionEventRow(r);
+  record(r: ExecutionRecord, idempotency?: { accountId: string; key: string }): Promise<void> {
+    return this.recorder.submit({ r, idempotency, event: executionEventRow(r) });
+  }
+
+  private async recordOne({ r, idempotency, event }: PendingRecord): Promise<void> {
     await this.pool.query({
       // Named: prepared once per connection, so Postgres does not re-plan this statement on every call.
       name: "execution_record",
@@ -116,6 +133,69 @@ export class PgExecutionStore implements ExecutionStore {
         event.requestId,
         idempotency?.key ?? null,
         idempotency?.accountId ?? null,
+      ],
+    });
+  }
+
+  /** recordOne for several executions: the same three writes for all of them in one statement. */
+  private async recordMany(items: PendingRecord[]): Promise<void> {
+    const events = items.map((i) => i.event);
+    const done = items.filter((i) => i.idempotency !== undefined);
+    const col = <V>(f: (r: ExecutionRecord) => V) => items.map(({ r }) => f(r));
+    const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
+    await this.pool.query({
+      name: "execution_record_many",
+      text: `WITH execution AS (
+         INSERT INTO executions (id, account_id, organization_id, key_id, tool_id, tool_name, service_id, service_name, service_type,
+           status, error, error_class, error_type, result_json, stored_meta, redaction, passthrough_reason, cost_cents, settlement,
+           duration_ms, executed_at)
+         SELECT id, account_id, organization_id, key_id, tool_id, tool_name, service_id, service_name, service_type,
+           status, error, error_class, error_type, result_json, stored_meta::jsonb, redaction::jsonb, passthrough_reason,
+           cost_cents, settlement, duration_ms, executed_at
+           FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+             $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::bigint[],
+             $19::text[], $20::integer[], $21::timestamptz[])
+             AS e(id, account_id, organization_id, key_id, tool_id, tool_name, service_id, service_name, service_type,
+               status, error, error_class, error_type, result_json, stored_meta, redaction, passthrough_reason, cost_cents,
+               settlement, duration_ms, executed_at)
+       ), event AS (
+         INSERT INTO outbox (id, subject, payload, request_id)
+         SELECT * FROM unnest($22::uuid[], $23::text[], $24::bytea[], $25::text[])
+       ), idempotency AS (
+         UPDATE idempotency_keys k SET state = 'done', updated_at = now()
+           FROM unnest($26::text[], $27::text[], $28::uuid[]) AS d(account_id, idempotency_key, execution_id)
+          WHERE k.account_id = d.account_id AND k.idempotency_key = d.idempotency_key AND k.execution_id = d.execution_id
+       )
+       SELECT pg_notify('toolport_outbox', '')`,
+      values: [
+        col((r) => r.id),
+        col((r) => r.caller.accountId),
+        col((r) => r.caller.organizationId),
+        col((r) => r.caller.keyId ?? null),
+        col((r) => r.tool.id),
+        col((r) => r.tool.name),
+        col((r) => r.tool.serviceId),
+        col((r) => r.tool.serviceName),
+        col((r) => r.tool.serviceType),
+        col((r) => r.status),
+        col((r) => r.error),
+        col((r) => r.errorClass),
+        col((r) => r.errorType),
+        col((r) => (r.result === undefined ? null : JSON.stringify(r.result))),
+        col((r) => json(r.storedMeta)),
+        col((r) => json(r.redaction)),
+        col((r) => r.passthroughReason),
+        col((r) => r.costCents),
+        col((r) => r.settlement),
+        col((r) => r.durationMs),
+        col((r) => r.executedAt),
+        events.map((e) => e.id),
+        events.map((e) => e.subject),
+        events.map((e) => e.payload),
+        events.map((e) => e.requestId),
+        done.map((i) => i.idempotency?.accountId),
+        done.map((i) => i.idempotency?.key),
+        done.map((i) => i.r.id),
       ],
     });
   }
