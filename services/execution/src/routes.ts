@@ -53,7 +53,7 @@ export function createDeps(ctx: ServiceContext<ExecutionConfig>): ExecutionDeps 
     timeoutMs: config.EXECUTION_UPSTREAM_TIMEOUT_MS,
     maxResponseBytes: config.EXECUTION_MAX_RESPONSE_BYTES,
   });
-  const store = new PgExecutionStore(pool);
+  const store = new PgExecutionStore(pool, () => ctx.outbox.nudge());
   const tools = new CachingCatalog(
     new GrpcCatalog(createServiceClient(CatalogService, config.CATALOG_URL)),
     { ttlMs: config.EXECUTION_TOOL_CACHE_MS, maxEntries: 10_000 },

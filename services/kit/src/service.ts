@@ -45,8 +45,11 @@ export interface ServiceContext<C> {
   log: Logger;
   pool: Pool;
   nc: NatsConnection;
-  /** This process's outbox relay: `flush()` publishes committed events now (see OutboxRelay.flush). */
-  outbox: Pick<OutboxRelay, "flush">;
+  /**
+   * This role's outbox relay: `flush()` publishes committed events now and waits (OutboxRelay.flush);
+   * `nudge()` says rows were committed, without waiting (OutboxRelay.nudge).
+   */
+  outbox: Pick<OutboxRelay, "flush" | "nudge">;
 }
 
 export interface BackgroundWork {

@@ -24,11 +24,16 @@ interface PendingRecord {
 
 export class PgExecutionStore implements ExecutionStore {
   /** Concurrent calls' records go to Postgres together (kit/group-commit.ts). */
-  private readonly recorder = new GroupCommit<PendingRecord>((items) =>
-    items.length === 1 ? this.recordOne(items[0] as PendingRecord) : this.recordMany(items),
-  );
+  private readonly recorder = new GroupCommit<PendingRecord>(async (items) => {
+    await (items.length === 1 ? this.recordOne(items[0] as PendingRecord) : this.recordMany(items));
+    this.committed();
+  });
 
-  constructor(private readonly pool: Pool) {}
+  /** `committed`: called after each write that put events in the outbox (the relay's nudge). */
+  constructor(
+    private readonly pool: Pool,
+    private readonly committed: () => void = () => {},
+  ) {}
 
   async useConsent(jti: string, expiresAt: Date): Promise<boolean> {
     const res = await this.pool.query("INSERT INTO consent_uses (jti, expires_at) VALUES ($1, $2) ON CONFLICT (jti) DO NOTHING", [
@@ -80,8 +85,8 @@ export class PgExecutionStore implements ExecutionStore {
   }
 
   /**
-   * The execution row, its event in the outbox (kit's relay publishes it; same row and wake-up as
-   * enqueueEvent) and the idempotency key's completion, in ONE statement: a single statement is one
+   * The execution row, its event in the outbox (kit's relay publishes it, woken in process by
+   * `committed` rather than a NOTIFY) and the idempotency key's completion, in ONE statement: a single statement is one
    * transaction, so all three are written or none, in one round trip instead of six. Calls recorded
    * while another record is being written are written together (recordMany), one statement for all.
    */
@@ -104,7 +109,7 @@ export class PgExecutionStore implements ExecutionStore {
          UPDATE idempotency_keys SET state = 'done', updated_at = now()
           WHERE $26::text IS NOT NULL AND account_id = $27 AND idempotency_key = $26::text AND execution_id = $1
        )
-       SELECT pg_notify('toolport_outbox', '')`,
+       SELECT 1`,
       values: [
         r.id,
         r.caller.accountId,
@@ -166,7 +171,7 @@ export class PgExecutionStore implements ExecutionStore {
            FROM unnest($26::text[], $27::text[], $28::uuid[]) AS d(account_id, idempotency_key, execution_id)
           WHERE k.account_id = d.account_id AND k.idempotency_key = d.idempotency_key AND k.execution_id = d.execution_id
        )
-       SELECT pg_notify('toolport_outbox', '')`,
+       SELECT 1`,
       values: [
         col((r) => r.id),
         col((r) => r.caller.accountId),
