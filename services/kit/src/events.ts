@@ -317,12 +317,6 @@ export interface EventContext {
   subject: string;
 }
 
-export interface BatchEvent<Desc extends DescMessage> {
-  event: MessageShape<Desc>;
-  eventId: string;
-  subject: string;
-}
-
 export interface ConsumerOptions<Desc extends DescMessage> {
   nc: NatsConnection;
   pool: Pool;
@@ -337,12 +331,19 @@ export interface ConsumerOptions<Desc extends DescMessage> {
   schema: Desc;
   handle: (event: MessageShape<Desc>, ctx: EventContext) => Promise<void>;
   /**
-   * Optional: applies the new events of a batch together (e.g. one multi-row statement instead of one
-   * per event), in the batch's transaction. It must have exactly the effect of `handle` on each event;
-   * `handle` still serves single events and the one-by-one replay of a batch that failed (a poison
-   * event in a batch fails the batch, and the replay terminates just that one).
+   * Optional, for a consumer whose effect is rows it inserts: the effect as ONE statement that also
+   * writes the inbox rows, so a batch, or a lone event, costs one round trip and no explicit
+   * transaction (a single statement is atomic). `sql` follows
+   * `WITH fresh AS (<the inbox insert> RETURNING event_id)`; `$1` is the JSON array of `row()` results
+   * (null ones left out), each carrying its `event_id`; the statement must write only rows whose
+   * event_id is in `fresh`, so a redelivered event changes nothing. It must have exactly `handle`'s
+   * effect: `handle` still serves redeliveries and the one-by-one replay of a batch that failed (a
+   * poison event fails its batch, and the replay terminates just that one).
    */
-  handleBatch?: (events: BatchEvent<Desc>[], client: PoolClient) => Promise<void>;
+  applyStatement?: {
+    sql: string;
+    row: (event: MessageShape<Desc>, eventId: string) => Record<string, unknown> | null;
+  };
   /** Deliveries before a failing message is declared poison. */
   maxDeliver?: number;
 }
@@ -472,7 +473,9 @@ async function applyBatch<Desc extends DescMessage>(options: ConsumerOptions<Des
       alone.push(msg);
     }
   }
-  if (together.length === 1) alone.unshift(together[0]!.msg);
+  if (options.applyStatement) {
+    if (together.length > 0 && !(await applyInStatement(options, together))) alone.push(...together.map((d) => d.msg));
+  } else if (together.length === 1) alone.unshift(together[0]!.msg);
   else if (together.length > 1 && !(await applyTogether(options, together))) alone.push(...together.map((d) => d.msg));
   for (const msg of alone) {
     try {
@@ -482,6 +485,37 @@ async function applyBatch<Desc extends DescMessage>(options: ConsumerOptions<Des
       options.log.error({ err, durable: options.durable, event_id: eventIdOf(msg) }, "event handling failed");
     }
   }
+}
+
+/** The whole batch in one statement: its inbox rows and the consumer's effect (ConsumerOptions.applyStatement). */
+async function applyInStatement<Desc extends DescMessage>(
+  options: ConsumerOptions<Desc>,
+  batch: Decoded<Desc>[],
+): Promise<boolean> {
+  const { pool, durable, log } = options;
+  const statement = options.applyStatement as NonNullable<ConsumerOptions<Desc>["applyStatement"]>;
+  try {
+    const rows = batch.flatMap((d) => {
+      const row = statement.row(d.event, d.eventId);
+      return row ? [{ ...row, event_id: d.eventId }] : [];
+    });
+    await pool.query(
+      `WITH fresh AS (
+         INSERT INTO inbox (consumer, event_id, subject)
+         SELECT $2, m.event_id, m.subject FROM unnest($3::text[], $4::text[]) AS m(event_id, subject)
+         ON CONFLICT DO NOTHING RETURNING event_id
+       ) ${statement.sql}`,
+      [JSON.stringify(rows), durable, batch.map((d) => d.eventId), batch.map((d) => d.msg.subject)],
+    );
+  } catch (err) {
+    log.warn(
+      { err: (err as Error).message, durable, events: batch.length },
+      "event batch failed, applying its events one by one",
+    );
+    return false;
+  }
+  for (const d of batch) d.msg.ack();
+  return true;
 }
 
 /** One transaction for the whole batch: the inbox rows in one statement, then each new event's effect. */
@@ -506,19 +540,10 @@ async function applyTogether<Desc extends DescMessage>(options: ConsumerOptions<
     // Already applied (a redelivery after a crash, a republished row), or twice in this batch:
     // its inbox row was not inserted now, so its effect is not applied again.
     const fresh = new Set(rows.map((r) => r.event_id));
-    const apply = batch.filter((d) => fresh.delete(d.eventId));
-    if (options.handleBatch) {
-      if (apply.length > 0) {
-        await options.handleBatch(
-          apply.map((d) => ({ event: d.event, eventId: d.eventId, subject: d.msg.subject })),
-          client,
-        );
-      }
-    } else {
-      for (const d of apply) {
-        const ctx: EventContext = { client, eventId: d.eventId, subject: d.msg.subject };
-        await runInScope({ requestId: d.requestId }, () => options.handle(d.event, ctx));
-      }
+    for (const d of batch) {
+      if (!fresh.delete(d.eventId)) continue;
+      const ctx: EventContext = { client, eventId: d.eventId, subject: d.msg.subject };
+      await runInScope({ requestId: d.requestId }, () => options.handle(d.event, ctx));
     }
     await client.query("COMMIT");
   } catch (err) {

@@ -22,37 +22,36 @@ export interface ExecutionFact {
   occurredAt: Date;
 }
 
-/** Records executions in one statement; one already recorded (a redelivery) changes nothing. */
-export async function recordExecutions(client: PoolClient, facts: ExecutionFact[]): Promise<void> {
-  if (facts.length === 0) return;
-  await client.query(
-    `INSERT INTO executions (execution_id, tool_id, service_id, account_id, organization_id, success, seconds, error_class,
-        error_type, error, is_probe, occurred_at)
-     SELECT execution_id, tool_id, service_id, account_id, organization_id, success, seconds, error_class,
-        error_type, error, is_probe, occurred_at
-       FROM jsonb_to_recordset($1::jsonb) AS f(execution_id text, tool_id uuid, service_id text, account_id text,
-        organization_id text, success boolean, seconds double precision, error_class text, error_type text, error text,
-        is_probe boolean, occurred_at timestamptz)
-     ON CONFLICT (execution_id) DO NOTHING`,
-    [
-      JSON.stringify(
-        facts.map((f) => ({
-          execution_id: f.executionId,
-          tool_id: f.toolId,
-          service_id: f.serviceId,
-          account_id: f.accountId,
-          organization_id: f.organizationId,
-          success: f.success,
-          seconds: f.seconds,
-          error_class: f.errorClass,
-          error_type: f.errorType,
-          error: f.error,
-          is_probe: f.isProbe,
-          occurred_at: f.occurredAt.toISOString(),
-        })),
-      ),
-    ],
-  );
+/**
+ * recordExecution for a batch of events, as the consumer kit's one-statement form (applyStatement):
+ * the facts of the events new to the inbox (`fresh`), from the JSON array in $1 (executionRow's shape).
+ */
+export const RECORD_EXECUTIONS_SQL = `INSERT INTO executions (execution_id, tool_id, service_id, account_id, organization_id, success,
+     seconds, error_class, error_type, error, is_probe, occurred_at)
+   SELECT f.execution_id, f.tool_id, f.service_id, f.account_id, f.organization_id, f.success, f.seconds, f.error_class,
+     f.error_type, f.error, f.is_probe, f.occurred_at
+     FROM jsonb_to_recordset($1::jsonb) AS f(event_id text, execution_id text, tool_id uuid, service_id text, account_id text,
+       organization_id text, success boolean, seconds double precision, error_class text, error_type text, error text,
+       is_probe boolean, occurred_at timestamptz)
+     JOIN fresh ON fresh.event_id = f.event_id
+   ON CONFLICT (execution_id) DO NOTHING`;
+
+/** A fact as one element of RECORD_EXECUTIONS_SQL's $1. */
+export function executionRow(f: ExecutionFact): Record<string, unknown> {
+  return {
+    execution_id: f.executionId,
+    tool_id: f.toolId,
+    service_id: f.serviceId,
+    account_id: f.accountId,
+    organization_id: f.organizationId,
+    success: f.success,
+    seconds: f.seconds,
+    error_class: f.errorClass,
+    error_type: f.errorType,
+    error: f.error,
+    is_probe: f.isProbe,
+    occurred_at: f.occurredAt.toISOString(),
+  };
 }
 
 /** Records one execution; a second event for the same execution (redelivery) changes nothing. */

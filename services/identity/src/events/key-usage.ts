@@ -9,7 +9,7 @@ import type { Pool } from "@toolport/kit/pg";
 import { ExecutionStatus } from "@toolport/proto/toolport/common/v1/types_pb";
 import { type ExecutionEvent, ExecutionEventSchema } from "@toolport/proto/toolport/events/v1/events_pb";
 import type { NatsConnection } from "nats";
-import { type KeyUsageRow, recordKeyUsage, recordKeyUsages } from "../store/keys.js";
+import { type KeyUsageRow, keyUsageJson, RECORD_KEY_USAGE_SQL, recordKeyUsage } from "../store/keys.js";
 
 export const KEY_USAGE_DURABLE = "identity-key-usage";
 export const EXECUTION_SUBJECTS = "toolport.execution.*";
@@ -45,12 +45,12 @@ export function startKeyUsageConsumer(options: { nc: NatsConnection; pool: Pool;
       const row = usageRow(event, event.eventId || ctx.eventId);
       if (row) await recordKeyUsage(ctx.client, row);
     },
-    async handleBatch(events, client) {
-      const rows = events.map((e) => usageRow(e.event, e.event.eventId || e.eventId));
-      await recordKeyUsages(
-        client,
-        rows.filter((r): r is KeyUsageRow => r !== null),
-      );
+    applyStatement: {
+      sql: RECORD_KEY_USAGE_SQL,
+      row(event, eventId) {
+        const row = usageRow(event, event.eventId || eventId);
+        return row ? keyUsageJson(row) : null;
+      },
     },
   });
 }

@@ -271,39 +271,38 @@ export interface KeyUsageRow {
   occurredAt: Date;
 }
 
-/** Records executions against their keys in one statement, inside the consumer's transaction; replays change nothing. */
-export async function recordKeyUsages(client: PoolClient, rows: KeyUsageRow[]): Promise<void> {
-  if (rows.length === 0) return;
-  await client.query(
-    `INSERT INTO key_usage (execution_id, event_id, key_id, account_id, tool_id, tool_name, service_id, service_name,
-       success, seconds, is_paid, cost_cents, occurred_at)
-     SELECT execution_id, event_id, key_id, account_id, tool_id, tool_name, service_id, service_name,
-       success, seconds, is_paid, cost_cents, occurred_at
-       FROM jsonb_to_recordset($1::jsonb) AS u(execution_id text, event_id text, key_id text, account_id text, tool_id text,
-         tool_name text, service_id text, service_name text, success boolean, seconds double precision, is_paid boolean,
-         cost_cents bigint, occurred_at timestamptz)
-     ON CONFLICT (execution_id) DO NOTHING`,
-    [
-      JSON.stringify(
-        rows.map((r) => ({
-          execution_id: r.executionId,
-          event_id: r.eventId,
-          key_id: r.keyId,
-          account_id: r.accountId,
-          tool_id: r.toolId,
-          tool_name: r.toolName,
-          service_id: r.serviceId,
-          service_name: r.serviceName,
-          success: r.success,
-          seconds: r.seconds,
-          is_paid: r.isPaid,
-          // bigint as its decimal text: JSON has no integer type wide enough, and Postgres reads the text.
-          cost_cents: r.costCents.toString(),
-          occurred_at: r.occurredAt.toISOString(),
-        })),
-      ),
-    ],
-  );
+/**
+ * recordKeyUsage for a batch of events, as the consumer kit's one-statement form (applyStatement): the
+ * rows of the events new to the inbox (`fresh`), from the JSON array in $1 (keyUsageJson's shape).
+ */
+export const RECORD_KEY_USAGE_SQL = `INSERT INTO key_usage (execution_id, event_id, key_id, account_id, tool_id, tool_name, service_id,
+     service_name, success, seconds, is_paid, cost_cents, occurred_at)
+   SELECT u.execution_id, u.usage_event_id, u.key_id, u.account_id, u.tool_id, u.tool_name, u.service_id, u.service_name,
+     u.success, u.seconds, u.is_paid, u.cost_cents, u.occurred_at
+     FROM jsonb_to_recordset($1::jsonb) AS u(event_id text, execution_id text, usage_event_id text, key_id text, account_id text,
+       tool_id text, tool_name text, service_id text, service_name text, success boolean, seconds double precision,
+       is_paid boolean, cost_cents bigint, occurred_at timestamptz)
+     JOIN fresh ON fresh.event_id = u.event_id
+   ON CONFLICT (execution_id) DO NOTHING`;
+
+/** A usage row as one element of RECORD_KEY_USAGE_SQL's $1. */
+export function keyUsageJson(r: KeyUsageRow): Record<string, unknown> {
+  return {
+    execution_id: r.executionId,
+    usage_event_id: r.eventId,
+    key_id: r.keyId,
+    account_id: r.accountId,
+    tool_id: r.toolId,
+    tool_name: r.toolName,
+    service_id: r.serviceId,
+    service_name: r.serviceName,
+    success: r.success,
+    seconds: r.seconds,
+    is_paid: r.isPaid,
+    // bigint as its decimal text: JSON has no integer type wide enough, and Postgres reads the text.
+    cost_cents: r.costCents.toString(),
+    occurred_at: r.occurredAt.toISOString(),
+  };
 }
 
 /** Records one execution against its key, inside the consumer's transaction; a replay changes nothing. */
