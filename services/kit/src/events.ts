@@ -109,6 +109,8 @@ export interface RelayOptions {
  * the consumers' inboxes absorb a row published twice (a crash between publish and mark).
  */
 const PRUNE_EVERY_MS = 60_000;
+/** How long a relay's claim on a batch lasts: far longer than a batch's publishes (2 s timeout each, in parallel). */
+const CLAIM_LEASE_SECONDS = 30;
 
 export class OutboxRelay {
   private stopped = false;
@@ -232,73 +234,77 @@ export class OutboxRelay {
     }
   }
 
-  /** Publishes one batch; returns how many rows it published. Throws on the first failure. */
+  /**
+   * Publishes one batch; returns how many rows it published. Throws on the first failure.
+   * Two statements, no transaction: a claim (a lease on up to batchSize unpublished rows, in seq order,
+   * skipping rows another relay holds), then, after the publishes, one update that marks the batch and
+   * lets go of the claim. A relay that dies in between leaves its rows to whichever relay comes after
+   * the lease; a row published twice that way is absorbed by JetStream's duplicate window and the
+   * consumers' inboxes.
+   */
   async publishBatch(): Promise<number> {
-    const client = await this.options.pool.connect();
-    let count = 0;
-    try {
-      await client.query("BEGIN");
-      const { rows } = await client.query<{
-        seq: bigint;
-        id: string;
-        subject: string;
-        payload: Buffer;
-        request_id: string | null;
-      }>(
-        `SELECT seq, id, subject, payload, request_id FROM outbox
-          WHERE published_at IS NULL ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED`,
-        [this.options.batchSize ?? 100],
-      );
-      // Every publish of the batch in flight at once, one wait for all their acks (not one round trip
-      // per row). Rows are marked published only up to the first failure, so nothing after a failed
-      // row counts as published before it; those that did reach the stream are sent again next round
-      // and JetStream's duplicate window (same Nats-Msg-Id) absorbs them.
-      const acks = await Promise.allSettled(
-        rows.map((row) => {
-          const h = natsHeaders();
-          if (row.request_id) h.set(REQUEST_ID_HEADER, row.request_id);
-          return this.js.publish(row.subject, row.payload, { msgID: row.id, headers: h, timeout: 2000 });
-        }),
-      );
-      const firstFailure = acks.findIndex((ack) => ack.status === "rejected");
-      const published = rows.slice(0, firstFailure < 0 ? rows.length : firstFailure).map((row) => row.seq);
-      count = published.length;
-      let failure: unknown;
-      if (firstFailure >= 0) {
-        failure = (acks[firstFailure] as PromiseRejectedResult).reason;
-        const failed = rows.flatMap((row, i) => {
-          const ack = acks[i];
-          return ack?.status === "rejected"
-            ? [{ seq: row.seq, error: String((ack.reason as Error)?.message).slice(0, 500) }]
-            : [];
-        });
-        await client.query(
-          `UPDATE outbox SET attempts = attempts + 1, last_error = f.error
-             FROM unnest($1::bigint[], $2::text[]) AS f(seq, error) WHERE outbox.seq = f.seq`,
-          [failed.map((f) => f.seq), failed.map((f) => f.error)],
-        );
-      }
-      // One statement marks the whole batch (same transaction as before, one round trip).
-      if (published.length > 0) {
-        await client.query("UPDATE outbox SET published_at = now(), attempts = attempts + 1 WHERE seq = ANY($1::bigint[])", [
-          published,
-        ]);
-      }
+    const { pool } = this.options;
+    const claimed = await pool.query<{
+      seq: string;
+      id: string;
+      subject: string;
+      payload: Buffer;
+      request_id: string | null;
+    }>({
+      name: "outbox_claim",
+      text: `UPDATE outbox o SET claimed_until = now() + make_interval(secs => $2::int)
+               FROM (SELECT seq FROM outbox
+                      WHERE published_at IS NULL AND (claimed_until IS NULL OR claimed_until < now())
+                      ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED) c
+              WHERE o.seq = c.seq
+          RETURNING o.seq::text, o.id, o.subject, o.payload, o.request_id`,
+      values: [this.options.batchSize ?? 100, CLAIM_LEASE_SECONDS],
+    });
+    // RETURNING keeps no order: publish in seq order.
+    const rows = claimed.rows.sort((x, y) => (BigInt(x.seq) < BigInt(y.seq) ? -1 : 1));
+    if (rows.length === 0) {
       // Published rows older than a week are no longer needed for anything. Pruning scans the table,
-      // so it runs at most once a minute, not after every batch.
-      if (rows.length === 0 && Date.now() - this.prunedAt >= PRUNE_EVERY_MS) {
-        await client.query("DELETE FROM outbox WHERE published_at < now() - interval '7 days'");
+      // so it runs at most once a minute, and only when the relay is idle.
+      if (Date.now() - this.prunedAt >= PRUNE_EVERY_MS) {
+        await pool.query("DELETE FROM outbox WHERE published_at < now() - interval '7 days'");
         this.prunedAt = Date.now();
       }
-      await client.query("COMMIT");
-      if (failure) throw failure;
-      return count;
-    } catch (err) {
-      await client.query("ROLLBACK").catch(() => {});
-      throw err;
-    } finally {
-      client.release();
+      return 0;
     }
+    // Every publish of the batch in flight at once, one wait for all their acks (not one round trip
+    // per row). Rows are marked published only up to the first failure, so nothing after a failed
+    // row counts as published before it; those that did reach the stream are sent again next round
+    // and JetStream's duplicate window (same Nats-Msg-Id) absorbs them.
+    const acks = await Promise.allSettled(
+      rows.map((row) => {
+        const h = natsHeaders();
+        if (row.request_id) h.set(REQUEST_ID_HEADER, row.request_id);
+        return this.js.publish(row.subject, row.payload, { msgID: row.id, headers: h, timeout: 2000 });
+      }),
+    );
+    const firstFailure = acks.findIndex((ack) => ack.status === "rejected");
+    const publishedCount = firstFailure < 0 ? rows.length : firstFailure;
+    // One statement for the whole batch: published rows marked, failed ones noted, every claim released.
+    await pool.query({
+      name: "outbox_mark",
+      text: `UPDATE outbox o
+                SET published_at = CASE WHEN f.published THEN now() END,
+                    attempts = o.attempts + CASE WHEN f.published OR f.error IS NOT NULL THEN 1 ELSE 0 END,
+                    last_error = coalesce(f.error, o.last_error),
+                    claimed_until = NULL
+               FROM unnest($1::bigint[], $2::boolean[], $3::text[]) AS f(seq, published, error)
+              WHERE o.seq = f.seq`,
+      values: [
+        rows.map((row) => row.seq),
+        rows.map((_, i) => i < publishedCount),
+        rows.map((_, i) => {
+          const ack = acks[i];
+          return ack?.status === "rejected" ? String((ack.reason as Error)?.message).slice(0, 500) : null;
+        }),
+      ],
+    });
+    if (firstFailure >= 0) throw (acks[firstFailure] as PromiseRejectedResult).reason;
+    return publishedCount;
   }
 }
 

@@ -310,6 +310,38 @@ describe("batched consumers and pipelined relay", () => {
     expect(stream.every((m) => m.requestId === "req-relay-order")).toBe(true);
   });
 
+  it("leaves rows another relay has claimed until its claim runs out, then publishes them", async () => {
+    const subject = "toolport.test.relay.claimed";
+    // Five rows, three of them claimed by a relay that then died (a lease that runs out in 1.5 s).
+    await db.pool.query(
+      `INSERT INTO outbox (id, subject, payload, claimed_until)
+       SELECT gen_random_uuid(), $1, $2, CASE WHEN i <= 3 THEN now() + interval '1.5 seconds' END FROM generate_series(1, 5) AS i`,
+      [subject, Buffer.from(payload("claimed"))],
+    );
+    const relay = new OutboxRelay({ pool: db.pool, nc, log, pollMs: 50 });
+    await relay.start();
+    try {
+      await until("the two free rows published", async () => (await unpublished(subject)) === 3, {
+        timeoutMs: 5000,
+        intervalMs: 50,
+      });
+      await new Promise((r) => setTimeout(r, 500));
+      expect(await unpublished(subject)).toBe(3);
+      await until("the claimed rows published after their lease", async () => (await unpublished(subject)) === 0, {
+        timeoutMs: 10_000,
+        intervalMs: 50,
+      });
+      const late = await db.pool.query(
+        "SELECT count(*)::int AS n FROM outbox WHERE subject = $1 AND claimed_until IS NULL AND published_at IS NOT NULL",
+        [subject],
+      );
+      expect(late.rows[0].n).toBe(5);
+    } finally {
+      await relay.stop();
+    }
+    expect((await readSubject(subject, 5)).length).toBe(5);
+  });
+
   it("loses nothing and keeps seq order when NATS stops in the middle of publishing", async () => {
     const subject = "toolport.test.relay.outage";
     const total = 10_000;

@@ -24,7 +24,12 @@ describe("migrations", () => {
 
   it("applies every file once, in order, and a second run is a no-op", async () => {
     const first = await migrate(db.pool, sources());
-    expect(first).toEqual(["kit/0001_events.sql", "widgets/0001_widgets.sql", "widgets/0002_seed.sql"]);
+    expect(first).toEqual([
+      "kit/0001_events.sql",
+      "kit/0002_outbox_claims.sql",
+      "widgets/0001_widgets.sql",
+      "widgets/0002_seed.sql",
+    ]);
     const second = await migrate(db.pool, sources());
     expect(second).toEqual([]);
     // The seed ran once: a second application would have failed on the primary key or doubled rows.
