@@ -171,6 +171,27 @@ function stopChild(child: ChildProcess, signal: NodeJS.Signals = "SIGTERM"): Pro
 
 const LISTENING = /"msg":"[^"]*listening"/;
 
+/** One more single-role process beside a stack, on a new free port (stopped with the stack's extras). */
+async function startExtra(
+  name: ProcessName,
+  env: Record<string, string>,
+  logDir: string,
+  extras: ChildProcess[],
+): Promise<number> {
+  const port = await freePort();
+  await spawnLogged(
+    entry[name],
+    [],
+    { ...env, PORT: String(port) },
+    logDir,
+    `${name}-${port}`,
+    (c) => extras.push(c),
+    LISTENING,
+    port,
+  );
+  return port;
+}
+
 /** Every named role in one `toolport --roles=...` process. */
 async function startOneProcess(names: ProcessName[], extraEnv: Record<string, string>): Promise<Stack> {
   const { ports, env, logDir } = await prepare(extraEnv);
@@ -188,20 +209,7 @@ async function startOneProcess(names: ProcessName[], extraEnv: Record<string, st
     async start(name) {
       throw new Error(`stack.start("${name}"): roles start together in the one-process layout; ask for { layout: "per-role" }`);
     },
-    async startExtra(name) {
-      const port = await freePort();
-      await spawnLogged(
-        entry[name],
-        [],
-        { ...env, PORT: String(port) },
-        logDir,
-        `${name}-${port}`,
-        (c) => extras.push(c),
-        LISTENING,
-        port,
-      );
-      return port;
-    },
+    startExtra: (name) => startExtra(name, env, logDir, extras),
     async stop(name) {
       throw new Error(`stack.stop("${name}"): roles stop together in the one-process layout; ask for { layout: "per-role" }`);
     },
@@ -262,20 +270,7 @@ async function startStackOnce(names: ProcessName[], extraEnv: Record<string, str
         ports[name],
       );
     },
-    async startExtra(name) {
-      const port = await freePort();
-      await spawnLogged(
-        entry[name],
-        [],
-        { ...env, PORT: String(port) },
-        logDir,
-        `${name}-${port}`,
-        (c) => extras.push(c),
-        LISTENING,
-        port,
-      );
-      return port;
-    },
+    startExtra: (name) => startExtra(name, env, logDir, extras),
     async stop(name, signal = "SIGTERM") {
       const child = children.get(name);
       if (!child || child.exitCode !== null) return child?.exitCode ?? null;
