@@ -174,12 +174,8 @@ async function callHosted(
   aborted.catch(() => {});
   try {
     const res = await Promise.race([serve(request), aborted]);
-    return {
-      ...res,
-      header: new Headers(res.header),
-      trailer: new Headers(res.trailer),
-      message: copyMessage(method.output, res.message),
-    };
+    // The response headers are the context's own, made for this call: no other holder to copy away from.
+    return { ...res, message: copyMessage(method.output, res.message) };
   } catch (err) {
     throw asReceived(err);
   } finally {
@@ -211,7 +207,8 @@ export function switchingTransport(
       if (!target) return remote.unary(method, signal, timeoutMs, header, input, contextValues);
       const deadline = timeoutMs ?? defaultTimeoutMs;
       const send = chain(interceptors, (req) =>
-        callHosted(target, req.method, req.signal, deadline, new Headers(req.header), req.message),
+        // createHandlerContext copies the headers into the callee's own object.
+        callHosted(target, req.method, req.signal, deadline, req.header, req.message),
       );
       return send({
         stream: false,
