@@ -101,6 +101,8 @@ export interface RelayOptions {
   /** How often to look for unpublished events when no notification arrives. */
   pollMs?: number;
   batchSize?: number;
+  /** How long a nudged relay waits for more rows before it publishes (nudge); default 50 ms. */
+  nudgeDelayMs?: number;
 }
 
 /**
@@ -119,6 +121,7 @@ export class OutboxRelay {
   private readonly js: JetStreamClient;
   private listener: PoolClient | undefined;
   private prunedAt = 0;
+  private nudgeTimer: NodeJS.Timeout | undefined;
   /** A NOTIFY arrived since the current batch started (rows committed after its SELECT may wait). */
   private notified = false;
   /** Batches started so far, and flush() callers waiting for a batch started after their call. */
@@ -190,7 +193,14 @@ export class OutboxRelay {
    */
   nudge(): void {
     this.notified = true;
-    this.wake?.();
+    // Rows committed within nudgeDelayMs of each other go out in one batch: one claim, one mark and one
+    // round of acks for all, instead of per call at moderate load. flush() does not wait for this.
+    if (this.nudgeTimer) return;
+    this.nudgeTimer = setTimeout(() => {
+      this.nudgeTimer = undefined;
+      this.wake?.();
+    }, this.options.nudgeDelayMs ?? 50);
+    this.nudgeTimer.unref();
   }
 
   private async run(): Promise<void> {

@@ -36,6 +36,13 @@ export function serviceEnv(name: string, defaultPort: number) {
       .describe("prefix of durable consumer names, when several deployments or test stacks share one NATS server"),
     LOG_LEVEL: logLevel,
     SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000).describe("how long in-flight calls may run after SIGTERM"),
+    OUTBOX_BATCH_DELAY_MS: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(5_000)
+      .default(50)
+      .describe("how long the outbox relay waits after a producer's nudge for more events to publish as one batch"),
   } as const;
 }
 
@@ -79,6 +86,7 @@ export interface BaseConfig {
   NATS_CONSUMER_PREFIX: string;
   LOG_LEVEL: string;
   SHUTDOWN_GRACE_MS: number;
+  OUTBOX_BATCH_DELAY_MS: number;
 }
 
 export interface RunningService {
@@ -111,7 +119,7 @@ export async function startService<S extends z.ZodRawShape>(
   const nc = await connectNats(config.NATS_URL, def.name, log);
   setConsumerPrefix(config.NATS_CONSUMER_PREFIX);
   await ensureStream(nc);
-  const relay = new OutboxRelay({ pool, nc, log });
+  const relay = new OutboxRelay({ pool, nc, log, nudgeDelayMs: config.OUTBOX_BATCH_DELAY_MS });
   await relay.start();
 
   const ctx: ServiceContext<typeof config> = { name: def.name, config, log, pool, nc, outbox: relay };
