@@ -106,6 +106,8 @@ interface Prepared {
   ports: Record<ProcessName, number>;
   env: Record<string, string>;
   logDir: string;
+  gatewayUrl: string;
+  mcpUrl: string;
 }
 
 /** Ports, databases and environment of a new stack, whatever its layout. */
@@ -132,7 +134,13 @@ async function prepare(extraEnv: Record<string, string>): Promise<Prepared> {
     db.pathname = `/s${tag}_${s}`;
     env[`${s.toUpperCase()}_DATABASE_URL`] = db.toString();
   }
-  return { ports, env, logDir };
+  return {
+    ports,
+    env,
+    logDir,
+    gatewayUrl: `http://127.0.0.1:${ports.gateway}`,
+    mcpUrl: `http://127.0.0.1:${ports["mcp-server"]}/mcp`,
+  };
 }
 
 /**
@@ -194,18 +202,15 @@ async function startExtra(
 
 /** Every named role in one `toolport --roles=...` process. */
 async function startOneProcess(names: ProcessName[], extraEnv: Record<string, string>): Promise<Stack> {
-  const { ports, env, logDir } = await prepare(extraEnv);
+  const prepared = await prepare(extraEnv);
+  const { ports, env, logDir } = prepared;
   for (const name of names) env[portVariable[name]] = String(ports[name]);
   const ordered = (Object.keys(entry) as ProcessName[]).filter((n) => names.includes(n));
   let host: ChildProcess | undefined;
   const extras: ChildProcess[] = [];
   const stack: Stack = {
     layout: "one-process",
-    ports,
-    env,
-    gatewayUrl: `http://127.0.0.1:${ports.gateway}`,
-    mcpUrl: `http://127.0.0.1:${ports["mcp-server"]}/mcp`,
-    logDir,
+    ...prepared,
     async start(name) {
       throw new Error(`stack.start("${name}"): roles start together in the one-process layout; ask for { layout: "per-role" }`);
     },
@@ -247,17 +252,14 @@ async function startOneProcess(names: ProcessName[], extraEnv: Record<string, st
 
 /** Each named role in a process of its own. */
 async function startStackOnce(names: ProcessName[], extraEnv: Record<string, string>): Promise<Stack> {
-  const { ports, env, logDir } = await prepare(extraEnv);
+  const prepared = await prepare(extraEnv);
+  const { ports, env, logDir } = prepared;
   const children = new Map<ProcessName, ChildProcess>();
   const extras: ChildProcess[] = [];
 
   const stack: Stack = {
     layout: "per-role",
-    ports,
-    env,
-    gatewayUrl: `http://127.0.0.1:${ports.gateway}`,
-    mcpUrl: `http://127.0.0.1:${ports["mcp-server"]}/mcp`,
-    logDir,
+    ...prepared,
     async start(name) {
       await spawnLogged(
         entry[name],
