@@ -515,14 +515,16 @@ async function applyInStatement<Desc extends DescMessage>(
       const row = statement.row(d.event, d.eventId);
       return row ? [{ ...row, event_id: d.eventId }] : [];
     });
-    await pool.query(
-      `WITH fresh AS (
+    await pool.query({
+      // Named: prepared once per connection, not parsed and planned again for every batch.
+      name: `consumer_apply_${durable}`,
+      text: `WITH fresh AS (
          INSERT INTO inbox (consumer, event_id, subject)
          SELECT $2, m.event_id, m.subject FROM unnest($3::text[], $4::text[]) AS m(event_id, subject)
          ON CONFLICT DO NOTHING RETURNING event_id
        ) ${statement.sql}`,
-      [JSON.stringify(rows), durable, batch.map((d) => d.eventId), batch.map((d) => d.msg.subject)],
-    );
+      values: [JSON.stringify(rows), durable, batch.map((d) => d.eventId), batch.map((d) => d.msg.subject)],
+    });
   } catch (err) {
     log.warn(
       { err: (err as Error).message, durable, events: batch.length },
