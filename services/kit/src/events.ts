@@ -149,6 +149,7 @@ export class OutboxRelay {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    clearTimeout(this.nudgeTimer);
     this.wake?.();
     await this.loop;
     for (const waiter of this.flushWaiters) waiter.done(false);
@@ -345,16 +346,17 @@ export interface ConsumerOptions<Desc extends DescMessage> {
    */
   subject: string;
   schema: Desc;
-  handle: (event: MessageShape<Desc>, ctx: EventContext) => Promise<void>;
+  /** The effect of one event, in the transaction that holds its inbox row. Optional with applyStatement. */
+  handle?: (event: MessageShape<Desc>, ctx: EventContext) => Promise<void>;
   /**
-   * Optional, for a consumer whose effect is rows it inserts: the effect as ONE statement that also
-   * writes the inbox rows, so a batch, or a lone event, costs one round trip and no explicit
-   * transaction (a single statement is atomic). `sql` follows
-   * `WITH fresh AS (<the inbox insert> RETURNING event_id)`; `$1` is the JSON array of `row()` results
-   * (null ones left out), each carrying its `event_id`; the statement must write only rows whose
-   * event_id is in `fresh`, so a redelivered event changes nothing. It must have exactly `handle`'s
-   * effect: `handle` still serves redeliveries and the one-by-one replay of a batch that failed (a
-   * poison event fails its batch, and the replay terminates just that one).
+   * For a consumer whose effect is rows it inserts: the effect as ONE statement that also writes the
+   * inbox rows, so a batch, or a lone event, costs one round trip and no explicit transaction (a single
+   * statement is atomic). `sql` follows `WITH fresh AS (<the inbox insert> RETURNING event_id)`; `$1` is
+   * the JSON array of `row()` results (null ones left out), each carrying its `event_id`; the statement
+   * must write only rows whose event_id is in `fresh`, so a redelivered event changes nothing.
+   * Redeliveries and the one-by-one replay of a batch that failed (a poison event fails its batch, and
+   * the replay terminates just that one) run the same statement for the one event, unless `handle` is
+   * given too, in which case they run `handle`, which must then have exactly the same effect.
    */
   applyStatement?: {
     sql: string;
@@ -380,6 +382,7 @@ export interface RunningConsumer {
 
 export async function startConsumer<Desc extends DescMessage>(options: ConsumerOptions<Desc>): Promise<RunningConsumer> {
   const { nc, subject, log } = options;
+  if (!options.handle && !options.applyStatement) throw new Error(`consumer ${options.durable}: give handle or applyStatement`);
   const durable = consumerPrefix + options.durable;
   const maxDeliver = options.maxDeliver ?? 8;
   const jsm = await nc.jetstreamManager();
@@ -561,7 +564,7 @@ async function applyTogether<Desc extends DescMessage>(options: ConsumerOptions<
     for (const d of batch) {
       if (!fresh.delete(d.eventId)) continue;
       const ctx: EventContext = { client, eventId: d.eventId, subject: d.msg.subject };
-      await runInScope({ requestId: d.requestId }, () => options.handle(d.event, ctx));
+      await runInScope({ requestId: d.requestId }, () => applyOne(options, d.event, ctx));
     }
     await client.query("COMMIT");
   } catch (err) {
@@ -578,6 +581,22 @@ async function applyTogether<Desc extends DescMessage>(options: ConsumerOptions<
   }
   for (const d of batch) d.msg.ack();
   return true;
+}
+
+/**
+ * One event's effect inside the transaction that holds its (new) inbox row: `handle`, or else the
+ * consumer's applyStatement for just this event, with `fresh` being that one event.
+ */
+async function applyOne<Desc extends DescMessage>(options: ConsumerOptions<Desc>, event: MessageShape<Desc>, ctx: EventContext) {
+  if (options.handle) return options.handle(event, ctx);
+  const statement = options.applyStatement as NonNullable<ConsumerOptions<Desc>["applyStatement"]>;
+  const row = statement.row(event, ctx.eventId);
+  if (!row) return;
+  await ctx.client.query({
+    name: `consumer_apply_one_${options.durable}`,
+    text: `WITH fresh AS (SELECT $2::text AS event_id) ${statement.sql}`,
+    values: [JSON.stringify([{ ...row, event_id: ctx.eventId }]), ctx.eventId],
+  });
 }
 
 async function handleOne<Desc extends DescMessage>(options: ConsumerOptions<Desc>, msg: JsMsg, maxDeliver: number) {
@@ -600,9 +619,7 @@ async function handleOne<Desc extends DescMessage>(options: ConsumerOptions<Desc
         "INSERT INTO inbox (consumer, event_id, subject) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
         [durable, eventId, msg.subject],
       );
-      if (inserted.rowCount === 1) {
-        await options.handle(event, { client, eventId, subject: msg.subject });
-      }
+      if (inserted.rowCount === 1) await applyOne(options, event, { client, eventId, subject: msg.subject });
       await client.query("COMMIT");
       msg.ack();
     } catch (err) {

@@ -286,6 +286,44 @@ describe("batched consumers and pipelined relay", () => {
     }
   });
 
+  it("with applyStatement alone, replays a failed batch one by one through the same statement", async () => {
+    const subject = "toolport.test.batch.statement-only";
+    const durable = "batch-statement-only";
+    const js = nc.jetstream();
+    const ids = Array.from({ length: 60 }, () => randomUUID());
+    const toolOf = (i: number) => (i === 25 ? "poison" : `tool-${i}`);
+    await Promise.all(ids.map((id, i) => js.publish(subject, payload(toolOf(i)), { msgID: id })));
+    const consumer = await startConsumer({
+      nc,
+      pool: db.pool,
+      log,
+      durable,
+      subject,
+      schema: CatalogToolChangedSchema,
+      maxDeliver: 2,
+      applyStatement: {
+        sql: `INSERT INTO effects (consumer, event_id, tool_id, txid)
+              SELECT '${durable}', r.event_id, r.tool_id, txid_current()
+                FROM jsonb_to_recordset($1::jsonb) AS r(event_id text, tool_id text) JOIN fresh USING (event_id)`,
+        row(event) {
+          if (event.toolId === "poison") throw new PoisonMessageError("cannot be applied");
+          return { tool_id: event.toolId };
+        },
+      },
+    });
+    try {
+      await settled(durable, 60);
+      const rows = await effects(durable);
+      expect(rows).toHaveLength(59);
+      expect(rows.every((r) => r.n === 1)).toBe(true);
+      expect(new Set(rows.map((r) => r.event_id))).toEqual(new Set(ids.filter((_, i) => i !== 25)));
+      const dead = await db.pool.query("SELECT event_id FROM dead_letters WHERE consumer = $1", [durable]);
+      expect(dead.rows.map((r) => r.event_id)).toEqual([ids[25]]);
+    } finally {
+      await consumer.stop();
+    }
+  });
+
   it("publishes outbox rows in seq order with their event ids and request ids", async () => {
     const subject = "toolport.test.relay.order";
     const ids: string[] = [];

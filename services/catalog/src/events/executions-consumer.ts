@@ -13,7 +13,7 @@ import { ErrorClassSchema, ExecutionStatus } from "@toolport/proto/toolport/comm
 import { type ExecutionEvent, ExecutionEventSchema } from "@toolport/proto/toolport/events/v1/events_pb";
 import type { NatsConnection } from "nats";
 import { isUuid } from "../domain/slug.js";
-import { type ExecutionFact, executionRow, RECORD_EXECUTIONS_SQL, recordExecution } from "../store/executions-store.js";
+import { type ExecutionFact, executionRow, RECORD_EXECUTIONS_SQL } from "../store/executions-store.js";
 
 export function factFromEvent(e: ExecutionEvent): ExecutionFact {
   if (!isUuid(e.toolId)) throw new PoisonMessageError(`execution event ${e.eventId} has no valid tool_id`);
@@ -43,7 +43,6 @@ export function startExecutionsConsumer(nc: NatsConnection, pool: Pool, log: Log
     durable: "catalog-executions",
     subject: "toolport.execution.*",
     schema: ExecutionEventSchema,
-    handle: (event, { client }) => recordExecution(client, factFromEvent(event)),
     applyStatement: { sql: RECORD_EXECUTIONS_SQL, row: (event) => executionRow(factFromEvent(event)) },
   });
 }

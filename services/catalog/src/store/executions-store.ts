@@ -3,7 +3,6 @@
  * reliability block, popularity and co-usage for recommendations.
  */
 
-import type { PoolClient } from "@toolport/kit/pg";
 import type { ReliabilityFacts } from "../domain/reliability.js";
 import type { Queryable } from "./rows.js";
 
@@ -23,8 +22,9 @@ export interface ExecutionFact {
 }
 
 /**
- * recordExecution for a batch of events, as the consumer kit's one-statement form (applyStatement):
- * the facts of the events new to the inbox (`fresh`), from the JSON array in $1 (executionRow's shape).
+ * Records executions, as the consumer kit's one-statement form (applyStatement): the facts of the
+ * events new to the inbox (`fresh`), from the JSON array in $1 (executionRow's shape); an execution
+ * already recorded (a redelivery) changes nothing.
  */
 export const RECORD_EXECUTIONS_SQL = `INSERT INTO executions (execution_id, tool_id, service_id, account_id, organization_id, success,
      seconds, error_class, error_type, error, is_probe, occurred_at)
@@ -52,29 +52,6 @@ export function executionRow(f: ExecutionFact): Record<string, unknown> {
     is_probe: f.isProbe,
     occurred_at: f.occurredAt.toISOString(),
   };
-}
-
-/** Records one execution; a second event for the same execution (redelivery) changes nothing. */
-export async function recordExecution(client: PoolClient, f: ExecutionFact): Promise<void> {
-  await client.query(
-    `INSERT INTO executions (execution_id, tool_id, service_id, account_id, organization_id, success, seconds, error_class,
-        error_type, error, is_probe, occurred_at)
-     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12) ON CONFLICT (execution_id) DO NOTHING`,
-    [
-      f.executionId,
-      f.toolId,
-      f.serviceId,
-      f.accountId,
-      f.organizationId,
-      f.success,
-      f.seconds,
-      f.errorClass,
-      f.errorType,
-      f.error,
-      f.isProbe,
-      f.occurredAt,
-    ],
-  );
 }
 
 /** A tool's reliability facts over the window, as the domain defines them. */

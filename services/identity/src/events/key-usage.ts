@@ -9,7 +9,7 @@ import type { Pool } from "@toolport/kit/pg";
 import { ExecutionStatus } from "@toolport/proto/toolport/common/v1/types_pb";
 import { type ExecutionEvent, ExecutionEventSchema } from "@toolport/proto/toolport/events/v1/events_pb";
 import type { NatsConnection } from "nats";
-import { type KeyUsageRow, keyUsageJson, RECORD_KEY_USAGE_SQL, recordKeyUsage } from "../store/keys.js";
+import { type KeyUsageRow, keyUsageJson, RECORD_KEY_USAGE_SQL } from "../store/keys.js";
 
 export const KEY_USAGE_DURABLE = "identity-key-usage";
 export const EXECUTION_SUBJECTS = "toolport.execution.*";
@@ -41,10 +41,6 @@ export function startKeyUsageConsumer(options: { nc: NatsConnection; pool: Pool;
     durable: KEY_USAGE_DURABLE,
     subject: EXECUTION_SUBJECTS,
     schema: ExecutionEventSchema,
-    async handle(event, ctx) {
-      const row = usageRow(event, event.eventId || ctx.eventId);
-      if (row) await recordKeyUsage(ctx.client, row);
-    },
     applyStatement: {
       sql: RECORD_KEY_USAGE_SQL,
       row(event, eventId) {

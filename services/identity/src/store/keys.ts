@@ -272,8 +272,9 @@ export interface KeyUsageRow {
 }
 
 /**
- * recordKeyUsage for a batch of events, as the consumer kit's one-statement form (applyStatement): the
- * rows of the events new to the inbox (`fresh`), from the JSON array in $1 (keyUsageJson's shape).
+ * Records executions against their keys, as the consumer kit's one-statement form (applyStatement): the
+ * rows of the events new to the inbox (`fresh`), from the JSON array in $1 (keyUsageJson's shape); a
+ * replay changes nothing.
  */
 export const RECORD_KEY_USAGE_SQL = `INSERT INTO key_usage (execution_id, event_id, key_id, account_id, tool_id, tool_name, service_id,
      service_name, success, seconds, is_paid, cost_cents, occurred_at)
@@ -303,29 +304,4 @@ export function keyUsageJson(r: KeyUsageRow): Record<string, unknown> {
     cost_cents: r.costCents.toString(),
     occurred_at: r.occurredAt.toISOString(),
   };
-}
-
-/** Records one execution against its key, inside the consumer's transaction; a replay changes nothing. */
-export async function recordKeyUsage(client: PoolClient, row: KeyUsageRow): Promise<void> {
-  await client.query(
-    `INSERT INTO key_usage (execution_id, event_id, key_id, account_id, tool_id, tool_name, service_id, service_name,
-       success, seconds, is_paid, cost_cents, occurred_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-     ON CONFLICT (execution_id) DO NOTHING`,
-    [
-      row.executionId,
-      row.eventId,
-      row.keyId,
-      row.accountId,
-      row.toolId,
-      row.toolName,
-      row.serviceId,
-      row.serviceName,
-      row.success,
-      row.seconds,
-      row.isPaid,
-      row.costCents,
-      row.occurredAt,
-    ],
-  );
 }
