@@ -13,6 +13,7 @@
  * tools/call, argument and result validation) stays the SDK's `McpServer`.
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
+import { isJsonContentType } from "@modelcontextprotocol/sdk/shared/mediaType.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   isInitializeRequest,
@@ -41,11 +42,6 @@ export function sendRpcError(
   if (res.headersSent) return;
   res.writeHead(status, { "content-type": "application/json", ...headers });
   res.end(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }));
-}
-
-/** Parsed media type, not a substring: `application/json` with any parameters. */
-function isJsonMediaType(value: string | undefined): boolean {
-  return value?.split(";", 1)[0]?.trim().toLowerCase() === "application/json";
 }
 
 /** The body as text, or undefined once it grows past the limit (the rest is not buffered). */
@@ -119,7 +115,7 @@ export async function servePost(
     sendRpcError(res, 406, -32000, "Not Acceptable: Client must accept both application/json and text/event-stream");
     return;
   }
-  if (!isJsonMediaType(req.headers["content-type"])) {
+  if (!isJsonContentType(req.headers["content-type"])) {
     sendRpcError(res, 415, -32000, "Unsupported Media Type: Content-Type must be application/json");
     return;
   }

@@ -5,7 +5,7 @@ import { contentRole } from "@toolport/content/role";
 import { executionRole } from "@toolport/execution/role";
 import { gatewayRole } from "@toolport/gateway/role";
 import { identityRole } from "@toolport/identity/role";
-import type { Role } from "@toolport/kit/roles";
+import { type Role, rolePort } from "@toolport/kit/roles";
 import { mcpServerRole } from "@toolport/mcp-server/role";
 import { webhooksRole } from "@toolport/webhooks/role";
 
@@ -56,7 +56,7 @@ export function hostEnv(roles: Role[], env: NodeJS.ProcessEnv): NodeJS.ProcessEn
   const out = { ...env };
   if (roles.length < 2) return out;
   for (const role of roles) {
-    const port = env[role.portVariable] || String(role.defaultPort);
+    const port = rolePort(role, env);
     const urlVariable = role.name === "mcp-server" ? undefined : `${role.name.toUpperCase()}_URL`;
     if (urlVariable && !out[urlVariable]) out[urlVariable] = `http://127.0.0.1:${port}`;
   }

@@ -31,10 +31,14 @@ export interface Role {
   start(env: NodeJS.ProcessEnv): Promise<RunningRole>;
 }
 
+/** The port a role takes in a process that hosts several: its own variable's, or its default. */
+export function rolePort(role: Role, env: NodeJS.ProcessEnv): string {
+  return env[role.portVariable] || String(role.defaultPort);
+}
+
 /** The environment a role starts with in a process that hosts `count` roles. */
-export function roleEnv(role: Role, env: NodeJS.ProcessEnv, count: number): NodeJS.ProcessEnv {
-  if (count === 1) return env;
-  return { ...env, PORT: env[role.portVariable] || String(role.defaultPort) };
+function roleEnv(role: Role, env: NodeJS.ProcessEnv, count: number): NodeJS.ProcessEnv {
+  return count === 1 ? env : { ...env, PORT: rolePort(role, env) };
 }
 
 /**
