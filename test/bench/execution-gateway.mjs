@@ -37,7 +37,8 @@
 // a temporary folder; Toolport runs from dist/ (build first).
 // Usage: node test/bench/execution-gateway.mjs [requests=3000] [concurrency=16]
 //   BENCH_LEVELS=16 (or 1,16 ...) only those concurrencies in section 1; BENCH_SECTIONS=1 (or 1,3 ...)
-//   only those sections; BENCH_VERBOSE=1 forwards the processes' logs; BENCH_PROFILE=<process>[,...]
+//   only those sections; BENCH_ROWS=c1 (or a,b,c1,c1r,c2,d) only those rows of section 1, the ratios and
+//   goals printed only where their rows ran; BENCH_VERBOSE=1 forwards the processes' logs; BENCH_PROFILE=<process>[,...]
 //   (toolport, toolport-relaxed, catalog, execution, billing, identity, gateway, floor-service,
 //   floor-gateway) writes a CPU profile of each named process to /tmp/toolport-prof/<process>.
 import { execFileSync, spawn } from "node:child_process";
@@ -65,6 +66,7 @@ import {
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const [requests = 3000, concurrency = 16] = process.argv.slice(2).map(Number);
 const sections = (process.env.BENCH_SECTIONS ?? "1,2,3").split(",");
+const wanted = (id) => !process.env.BENCH_ROWS || process.env.BENCH_ROWS.split(",").includes(id);
 const levels = process.env.BENCH_LEVELS ? process.env.BENCH_LEVELS.split(",").map(Number) : [1, concurrency];
 const ROUNDS = 3;
 const WARMUP = 300;
@@ -271,20 +273,20 @@ try {
   const all = sections.includes("1");
   const [pg, pgRelaxed] = await Promise.all([
     postgresServer("postgres", false),
-    all ? postgresServer("postgres-relaxed", true) : null,
+    all && wanted("c1r") ? postgresServer("postgres-relaxed", true) : null,
   ]);
   const upstreamPort = await freePort();
   await start("upstream", ["-e", upstreamSource], { env: { PORT: String(upstreamPort) } });
 
   const c1 = await startStack({ id: "c1", layout: "one", pg, upstreamPort });
-  const c1r = all ? await startStack({ id: "c1r", layout: "one", pg: pgRelaxed, upstreamPort }) : null;
-  const c2 = all ? await startStack({ id: "c2", layout: "per-role", pg, upstreamPort }) : null;
-  const nginxPort = all ? await startNginx(upstreamPort) : undefined;
+  const c1r = all && wanted("c1r") ? await startStack({ id: "c1r", layout: "one", pg: pgRelaxed, upstreamPort }) : null;
+  const c2 = all && wanted("c2") ? await startStack({ id: "c2", layout: "per-role", pg, upstreamPort }) : null;
+  const nginxPort = all && wanted("b") ? await startNginx(upstreamPort) : undefined;
 
   // (d) the floor of the fixed layout (execution-floor.mjs): Koa -> one connect gRPC hop -> upstream + one INSERT.
   const floorPorts = { service: await freePort(), gateway: await freePort() };
   const floorScript = path.join(root, "test/bench/execution-floor.mjs");
-  if (all) {
+  if (all && wanted("d")) {
     await start("floor-service", [
       ...profiled("floor-service"),
       floorScript,
@@ -321,58 +323,65 @@ try {
         row("(a) direct", direct, { id: "a" }),
         nginxPort ? row("(b) nginx", proxied, { id: "b" }) : null,
         row("(c1) one process", c1.call, { id: "c1" }),
-        row("(c1r) one process, relaxed Postgres", c1r.call, { id: "c1r" }),
-        row("(c2) process per role", c2.call, { id: "c2" }),
-        row("(d) floor of the layout", floor, { id: "d" }),
-      ].filter(Boolean);
+        c1r ? row("(c1r) one process, relaxed Postgres", c1r.call, { id: "c1r" }) : null,
+        c2 ? row("(c2) process per role", c2.call, { id: "c2" }) : null,
+        wanted("d") ? row("(d) floor of the layout", floor, { id: "d" }) : null,
+      ].filter((r) => r && wanted(r.id));
       await runRounds(rows, { calls: n, conc, rounds: ROUNDS, warmup: WARMUP });
       const s = Object.fromEntries(rows.map((r) => [r.id, summary(r.label, r)]));
       const raw = Object.fromEntries(rows.map((r) => [r.id, r]));
       console.log(`\n   concurrency ${conc}`);
       for (const r of Object.values(s)) console.log(fmt(r, 38));
       const cpu = {
-        c1: stackCpu("(c1)", raw.c1, c1),
-        c1r: stackCpu("(c1r)", raw.c1r, c1r),
-        c2: stackCpu("(c2)", raw.c2, c2),
+        c1: raw.c1 && stackCpu("(c1)", raw.c1, c1),
+        c1r: raw.c1r && stackCpu("(c1r)", raw.c1r, c1r),
+        c2: raw.c2 && stackCpu("(c2)", raw.c2, c2),
       };
       const { a, b, c1: r1, c1r: r1r, c2: r2, d } = s;
       const ref = b ?? a;
       const refName = b ? "(b)" : "(a)";
-      const added = (r) => `${(r.p50 - a.p50).toFixed(2)} ms over (a)${b ? `, ${(r.p50 - b.p50).toFixed(2)} ms over (b)` : ""}`;
+      const added = (r) =>
+        `${a ? `${(r.p50 - a.p50).toFixed(2)} ms over (a)` : ""}${a && b ? ", " : ""}${b ? `${(r.p50 - b.p50).toFixed(2)} ms over (b)` : ""}`;
       for (const [label, r] of [
         ["(c1)", r1],
         ["(c1r)", r1r],
         ["(c2)", r2],
         ["(d)", d],
       ])
-        console.log(`    ${label.padEnd(5)} throughput ${(r.rps / ref.rps).toFixed(3)} of ${refName}; p50 added ${added(r)}`);
-      console.log(
-        `    (c1)/(c2) throughput ${(r1.rps / r2.rps).toFixed(3)}; (c1r)/(c1) ${(r1r.rps / r1.rps).toFixed(3)}; (c1)/(d) ${(r1.rps / d.rps).toFixed(3)}`,
-      );
+        if (r && ref)
+          console.log(`    ${label.padEnd(5)} throughput ${(r.rps / ref.rps).toFixed(3)} of ${refName}; p50 added ${added(r)}`);
+      const ratios = [
+        r1 && r2 ? `(c1)/(c2) throughput ${(r1.rps / r2.rps).toFixed(3)}` : null,
+        r1 && r1r ? `(c1r)/(c1) ${(r1r.rps / r1.rps).toFixed(3)}` : null,
+        r1 && d ? `(c1)/(d) ${(r1.rps / d.rps).toFixed(3)}` : null,
+      ].filter(Boolean);
+      if (ratios.length) console.log(`    ${ratios.join("; ")}`);
       console.log("    goals:");
       const goal = (text) => {
         console.log(`      ${text}`);
         goalLines.push(text);
       };
-      if (conc === 1) {
+      if (conc === 1 && r1 && ref) {
         const overRef = r1.p50 - ref.p50;
         goal(
           `(c1) p50 added over ${b ? "nginx (b)" : "direct (a), nginx missing,"} at concurrency 1: ${overRef.toFixed(2)} ms ${verdict(overRef < GOALS.c1AddedP50Ms, `< ${GOALS.c1AddedP50Ms} ms`)}`,
         );
-      } else {
+      } else if (r1) {
         goal(
           `(c1) throughput at concurrency ${conc}: ${r1.rps.toFixed(0)} calls/s ${verdict(r1.rps >= GOALS.c1Rps, `${GOALS.c1Rps.toLocaleString("en-US")} calls/s${conc === GOALS.c1RpsAt ? "" : ` at concurrency ${GOALS.c1RpsAt}`}`)}`,
         );
       }
-      goal(
-        `(c1) CPU per call at concurrency ${conc}, toolport + postgres + nats: ${cpu.c1.toFixed(2)} ms ${verdict(cpu.c1 <= GOALS.c1CpuMs, `<= ${GOALS.c1CpuMs} ms`)}`,
-      );
-      goal(
-        `(c2)/(d) throughput at concurrency ${conc}: ${(r2.rps / d.rps).toFixed(3)} ${verdict(r2.rps / d.rps >= GOALS.c2OverD, `>= ${GOALS.c2OverD}`)}`,
-      );
+      if (r1)
+        goal(
+          `(c1) CPU per call at concurrency ${conc}, toolport + postgres + nats: ${cpu.c1.toFixed(2)} ms ${verdict(cpu.c1 <= GOALS.c1CpuMs, `<= ${GOALS.c1CpuMs} ms`)}`,
+        );
+      if (r2 && d)
+        goal(
+          `(c2)/(d) throughput at concurrency ${conc}: ${(r2.rps / d.rps).toFixed(3)} ${verdict(r2.rps / d.rps >= GOALS.c2OverD, `>= ${GOALS.c2OverD}`)}`,
+        );
       if (Object.values(s).some((r) => r.failures > 0)) goal("some calls failed: see the rows above");
     }
-    if (!nginxPort) console.log("    (nginx not installed: apt-get install -y nginx-light)");
+    if (!nginxPort && wanted("b")) console.log("    (nginx not installed: apt-get install -y nginx-light)");
     console.log("\n   Goals, this run:");
     for (const line of goalLines) console.log(`     ${line}`);
   }
