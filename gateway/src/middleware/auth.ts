@@ -9,10 +9,11 @@
  * (principal-cache.ts), so a warm tool call makes two service hops instead of three. Every other
  * route authenticates on every request.
  *
- * Revocation stays immediate on every replica: each tool call's allowance statement in identity
- * (ConsumeCallAllowance with a key check, run by execution before the rate limit counts) re-checks that
- * the key is not revoked and that its owner is still a member of the principal's organization, in the
- * same SQL statement as the counters; when it fails nothing is counted and the call is a 401
+ * Revocation stays immediate on every replica: execution spends each caller's allowance from a quota
+ * lease (services/execution/src/domain/allowance.ts) that identity grants only after re-checking that
+ * the key is not revoked and that its owner is still a member of the principal's organization, and a
+ * revoke (or a member's removal) drops every live lease on the key before it answers. The next call then
+ * asks identity for a lease, which is refused: nothing is counted and the call is a 401
  * `unauthenticated`. A 401 coming back for a request that used the cache drops the entry, so the next
  * request re-authenticates with identity (and gets identity's own 401). Accepted consequences: checks
  * run in the issue's order (tool exists -> permissions -> input -> consent -> allowance), so a revoked

@@ -41,6 +41,15 @@ export const executionEnv = {
     .min(0)
     .default(0)
     .describe("tool calls per key per minute; 0 = identity's TOOL_CALLS_PER_MINUTE default"),
+  EXECUTION_ALLOWANCE_BLOCK: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1000)
+    .default(64)
+    .describe(
+      "largest block of tool-call allowance (rate limit, free tier) reserved from identity at once; 1 = one identity statement per call",
+    ),
   EXECUTION_TOOL_CACHE_MS: z.coerce
     .number()
     .int()

@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import { type ServiceDefinition, serviceRole } from "@toolport/kit/service";
 import { ExecutionService } from "@toolport/proto/toolport/execution/v1/execution_service_pb";
 import { executionEnv } from "./config.js";
+import { followLeaseDrops } from "./events/lease-drops.js";
 import { followToolChanges } from "./events/tool-changed-follower.js";
 import { createDeps, type ExecutionDeps, routes } from "./routes.js";
 import { startSettlementSweeper } from "./settlement-sweeper.js";
@@ -22,7 +23,10 @@ export const executionRole = serviceRole((): ServiceDefinition<typeof executionE
     async background(ctx) {
       const sweeper = startSettlementSweeper(deps!, ctx.log, ctx.config.EXECUTION_SETTLEMENT_SWEEP_MS);
       const follower = await followToolChanges(ctx.nc, deps!.tools, ctx.log);
-      return [sweeper, follower, { stop: () => deps!.close() }];
+      const drops = followLeaseDrops(ctx.nc, deps!.allowance, ctx.log);
+      // Flushed so identity can reach this holder as soon as the role reports ready.
+      await ctx.nc.flush();
+      return [sweeper, follower, drops, { stop: () => deps!.close() }];
     },
   };
 });

@@ -17,6 +17,7 @@ import { SecretRefs } from "./adapters/secret-refs.js";
 import { GrpcBilling, GrpcCatalog, GrpcIdentity } from "./clients/service-ports.js";
 import { CachingCatalog } from "./clients/tool-cache.js";
 import type { ExecutionConfig } from "./config.js";
+import { AllowanceLeases } from "./domain/allowance.js";
 import { ConsentTokens } from "./domain/consent.js";
 import { Executor } from "./domain/executor.js";
 import { InputValidator } from "./domain/validation.js";
@@ -25,6 +26,8 @@ import { PgExecutionStore } from "./store/executions-store.js";
 
 export interface ExecutionDeps {
   executor: Executor;
+  /** Callers' quota leases on identity's counters; told to drop a key's leases over NATS (role.ts). */
+  allowance: AllowanceLeases;
   /** Resolved tools, kept briefly; live once the tool change follower runs (main.ts). */
   tools: CachingCatalog;
   store: PgExecutionStore;
@@ -59,16 +62,20 @@ export function createDeps(ctx: ServiceContext<ExecutionConfig>): ExecutionDeps 
     { ttlMs: config.EXECUTION_TOOL_CACHE_MS, maxEntries: 10_000 },
     () => currentScope()?.principal?.isPlatformAdmin ?? false,
   );
+  const allowance = new AllowanceLeases(new GrpcIdentity(createServiceClient(IdentityService, config.IDENTITY_URL)), {
+    limit: config.EXECUTION_RATE_LIMIT_PER_MINUTE,
+    windowSeconds: 60,
+    maxBlock: config.EXECUTION_ALLOWANCE_BLOCK,
+  });
   const executor = new Executor({
     catalog: tools,
     billing: new GrpcBilling(createServiceClient(BillingService, config.BILLING_URL)),
-    identity: new GrpcIdentity(createServiceClient(IdentityService, config.IDENTITY_URL)),
+    allowance,
     store,
     runner,
     validator: new InputValidator(log),
     consent: new ConsentTokens(consentKey),
     limits: {
-      rateLimitPerMinute: config.EXECUTION_RATE_LIMIT_PER_MINUTE,
       storeMaxChars: config.EXECUTION_STORE_MAX_CHARS,
       upgradeUrl: config.UPGRADE_URL,
       idempotencyLeaseMs: config.EXECUTION_UPSTREAM_TIMEOUT_MS + 30_000,
@@ -77,11 +84,13 @@ export function createDeps(ctx: ServiceContext<ExecutionConfig>): ExecutionDeps 
   });
   return {
     executor,
+    allowance,
     tools,
     store,
     runner,
     outbound,
     async close() {
+      await allowance.stop();
       await runner.close();
       await outbound.close();
     },

@@ -66,6 +66,7 @@ function record(i: number): ExecutionRecord {
     settlement: "none",
     durationMs: 10 + i,
     executedAt: new Date(Date.UTC(2026, 10, 24, 12, 0, i)),
+    freeTier: i % 2 === 0,
   };
 }
 

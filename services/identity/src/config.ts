@@ -35,6 +35,15 @@ export const identityEnv = {
     .describe("signature algorithms accepted from the external issuer (asymmetric only)"),
   FREE_TIER_CALLS_PER_MONTH: positiveInt(5000).describe("free-tier calls per account and UTC month on credential-free tools"),
   TOOL_CALLS_PER_MINUTE: positiveInt(120).describe("default per-key tool-call rate limit (bucket tool_calls, 60 s window)"),
+  ALLOWANCE_LEASE_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(10_000)
+    .default(2000)
+    .describe(
+      "longest a quota lease of tool-call allowance lasts (100-10000 ms); also the longest a revoke waits for a holder that does not answer",
+    ),
   REGISTRATIONS_PER_MINUTE: positiveInt(5).describe("default registration limit per client IP (bucket registration)"),
   PUBLIC_SEARCHES_PER_MINUTE: positiveInt(30).describe("default public search limit per client IP (bucket public_search)"),
   PUBLIC_URL: url(["http", "https"], "http://localhost:8080").describe(

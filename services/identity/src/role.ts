@@ -7,6 +7,7 @@ import { startKeyUsageConsumer } from "./events/key-usage.js";
 import type { IdentityDeps } from "./handlers/deps.js";
 import { createDeps, routes } from "./routes.js";
 import { pruneRateLimitWindows } from "./store/counters.js";
+import { pruneLeases, reconcileFreeTier } from "./store/leases.js";
 
 const PRUNE_EVERY_MS = 10 * 60_000;
 
@@ -26,8 +27,14 @@ export const identityRole = serviceRole((): ServiceDefinition<typeof identityEnv
       // A signing key that cannot be loaded (wrong IDENTITY_SECRET_KEY) stops the start here.
       await deps!.tokens;
       const consumer = await startKeyUsageConsumer(ctx);
+      const housekeeping = async () => {
+        await pruneRateLimitWindows(ctx.pool);
+        await pruneLeases(ctx.pool);
+        const corrected = await reconcileFreeTier(ctx.pool);
+        if (corrected > 0) ctx.log.info({ months: corrected }, "free-tier months reconciled with the recorded calls");
+      };
       const prune = setInterval(() => {
-        pruneRateLimitWindows(ctx.pool).catch((err) => ctx.log.warn({ err }, "pruning rate-limit windows failed"));
+        housekeeping().catch((err) => ctx.log.warn({ err }, "counter housekeeping failed"));
       }, PRUNE_EVERY_MS);
       prune.unref();
       return [consumer, { stop: async () => clearInterval(prune) }, { stop: () => deps!.counterPool.end() }];

@@ -11,6 +11,7 @@ import { loadSigningKey } from "./auth/signing-keys.js";
 import { TokenService, type TokenSettings } from "./auth/tokens.js";
 import { billingWallets, catalogPort } from "./clients.js";
 import { DEV_SECRET_KEY, type IdentityConfig } from "./config.js";
+import { leaseDropper } from "./events/lease-drops.js";
 import type { IdentityDeps } from "./handlers/deps.js";
 import { createIdentityHandlers } from "./handlers/index.js";
 import { accountStore, organizationStore } from "./store/accounts.js";
@@ -63,6 +64,7 @@ export function createDeps(ctx: ServiceContext<IdentityConfig>): IdentityDeps {
     wallets: billingWallets(config.BILLING_URL, log),
     catalog: catalogPort(config.CATALOG_URL, log),
     tokens,
+    leases: leaseDropper({ pool, nc: ctx.nc, log }),
     rateLimitDefaults: {
       registration: { limit: config.REGISTRATIONS_PER_MINUTE, windowSeconds: 60 },
       public_search: { limit: config.PUBLIC_SEARCHES_PER_MINUTE, windowSeconds: 60 },

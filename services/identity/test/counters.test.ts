@@ -1,15 +1,18 @@
 /**
  * The shared counters on a running identity process: fixed-window rate limits that hold under
- * concurrency, and the monthly free tier, counted once per execution id.
+ * concurrency, the monthly free tier, counted once per execution id, and execution's quota leases on
+ * both (blocks reserved under concurrency, given back, refused with a bad key; ended months reconciled).
  */
 
 import { randomUUID } from "node:crypto";
-import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { type Timestamp, timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { createPool } from "@toolport/kit/pg";
 import { createServiceClient } from "@toolport/kit/rpc";
 import { IdentityService } from "@toolport/proto/toolport/identity/v1/identity_service_pb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Stack, startStack } from "../../../test/harness/stack.js";
+import { reconcileFreeTier } from "../src/store/leases.js";
 
 /** Windows are aligned to the epoch: start a burst early enough in one that it cannot straddle two. */
 async function awayFromWindowEdge(windowMs: number, needMs = 10_000) {
@@ -130,69 +133,162 @@ describe("identity counters", () => {
     expect((await identity.consumeFreeTierCall({ accountId: randomUUID(), executionId: randomUUID() })).allowed).toBe(true);
   });
 
-  describe("ConsumeCallAllowance (rate limit and free tier in one round trip)", () => {
-    const allowance = (subjectKey: string, limit: number, freeTier?: { accountId: string; executionId: string }) =>
-      identity.consumeCallAllowance({ rateLimit: { bucket: "test_calls", subjectKey, limit, windowSeconds: 60 }, freeTier });
+  describe("LeaseCallAllowance (quota leases)", () => {
+    const holder = "test-holder";
+    const lease = (
+      subjectKey: string,
+      limit: number,
+      want: number,
+      extra: {
+        freeAccount?: string;
+        freeWant?: number;
+        giveBack?: { windowStart: Timestamp; hits: number; month?: string; freeCalls?: bigint };
+      } = {},
+    ) =>
+      identity.leaseCallAllowance({
+        rateLimit: { bucket: "tool_calls", subjectKey, limit, windowSeconds: 60 },
+        want,
+        freeTierAccountId: extra.freeAccount,
+        freeWant: extra.freeWant ?? 0,
+        holder,
+        giveBack: extra.giveBack,
+      });
 
-    it("counts the free-tier call only when the rate limit allowed it", async () => {
+    it("grants blocks of at most a sixteenth of the limit, never past it under concurrency", async () => {
       await awayFromWindowEdge(60_000);
       const subjectKey = randomUUID();
-      const accountId = randomUUID();
-      const first = await allowance(subjectKey, 1, { accountId, executionId: randomUUID() });
-      expect(first.rateLimit).toMatchObject({ allowed: true, limit: 1, remaining: 0 });
-      expect(first.freeTier).toMatchObject({ allowed: true, callsThisMonth: 1n, limit: 3n });
-      const limited = await allowance(subjectKey, 1, { accountId, executionId: randomUUID() });
-      expect(limited.rateLimit).toMatchObject({ allowed: false, remaining: 0 });
-      expect(limited.rateLimit!.retryAfterSeconds).toBeGreaterThanOrEqual(1);
-      expect(limited.freeTier).toBeUndefined();
-      // The refused call was not counted: the free-tier RPC sees one call so far.
-      expect(await identity.consumeFreeTierCall({ accountId, executionId: randomUUID() })).toMatchObject({
-        allowed: true,
-        callsThisMonth: 2n,
-      });
-      // Without a free-tier part only the rate limit is consumed.
-      const plain = await allowance(randomUUID(), 5);
-      expect(plain.rateLimit).toMatchObject({ allowed: true, remaining: 4 });
-      expect(plain.freeTier).toBeUndefined();
+      const burst = await Promise.all(Array.from({ length: 40 }, () => lease(subjectKey, 32, 5)));
+      // 32 / 16 = 2 at most per lease; 16 leases take the whole limit, the rest are refused.
+      expect(Math.max(...burst.map((b) => b.granted))).toBe(2);
+      expect(burst.reduce((t, b) => t + b.granted, 0)).toBe(32);
+      const refused = burst.filter((b) => b.granted === 0);
+      expect(refused.length).toBe(24);
+      for (const r of refused) {
+        expect(r.rateLimit).toMatchObject({ allowed: false, limit: 32, remaining: 0 });
+        expect(r.rateLimit!.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+        expect(r.ttlMs).toBe(0);
+      }
+      const granted = burst.find((b) => b.granted > 0)!;
+      expect(granted.rateLimit!.allowed).toBe(true);
+      // The lease ends within ALLOWANCE_LEASE_MS (2 s by default), and never after its window.
+      expect(granted.ttlMs).toBeGreaterThan(0);
+      expect(granted.ttlMs).toBeLessThanOrEqual(2000);
+      expect(timestampDate(granted.windowStart!).getTime() % 60_000).toBe(0);
     });
 
-    it("never counts past the monthly limit under concurrency, and counts each execution once", async () => {
+    it("takes back what a lease gives back, in the lease's own window", async () => {
+      await awayFromWindowEdge(60_000);
+      const subjectKey = randomUUID();
+      const first = await lease(subjectKey, 32, 2);
+      expect(first.granted).toBe(2);
+      expect(first.rateLimit!.remaining).toBe(30);
+      const back = await lease(subjectKey, 32, 0, { giveBack: { windowStart: first.windowStart!, hits: 2 } });
+      expect(back.granted).toBe(0);
+      expect(back.rateLimit).toMatchObject({ allowed: true, remaining: 32 });
+      // Giving back more than was counted stops at zero.
+      const again = await lease(subjectKey, 32, 1, { giveBack: { windowStart: first.windowStart!, hits: 5 } });
+      expect(again).toMatchObject({ granted: 1 });
+      expect(again.rateLimit!.remaining).toBe(31);
+    });
+
+    it("reserves free-tier calls only with rate-limit hits, never past the month's limit", async () => {
       await awayFromWindowEdge(60_000);
       const accountId = randomUUID();
-      const repeated = randomUUID();
-      const ids = [repeated, repeated, repeated, ...Array.from({ length: 9 }, () => randomUUID())];
-      const burst = await Promise.all(ids.map((executionId) => allowance(randomUUID(), 100, { accountId, executionId })));
-      const allowedNew = burst.filter((b, i) => b.freeTier!.allowed && ids[i] !== repeated);
-      const allowedRepeated = burst.filter((b, i) => b.freeTier!.allowed && ids[i] === repeated);
-      // The month holds 3 calls: the repeated execution counts once, however many of its copies ran.
-      expect(allowedNew.length + (allowedRepeated.length > 0 ? 1 : 0)).toBe(3);
-      for (const b of burst.filter((x) => !x.freeTier!.allowed)) {
-        expect(b.freeTier).toMatchObject({ allowed: false, callsThisMonth: 3n, limit: 3n });
-      }
-      expect(await identity.consumeFreeTierCall({ accountId, executionId: randomUUID() })).toMatchObject({
-        allowed: false,
-        callsThisMonth: 3n,
+      // FREE_TIER_CALLS_PER_MONTH is 3 here: blocks of one.
+      const got = [];
+      for (let i = 0; i < 4; i++) got.push(await lease(randomUUID(), 100, 2, { freeAccount: accountId, freeWant: 2 }));
+      expect(got.map((g) => g.freeGranted)).toEqual([1n, 1n, 1n, 0n]);
+      expect(got[3]!.granted).toBeGreaterThan(0);
+      expect(got[3]!.freeTier).toMatchObject({ allowed: false, callsThisMonth: 3n, limit: 3n });
+      const now = new Date();
+      expect(timestampDate(got[3]!.freeTier!.resetsAt!).toISOString()).toBe(
+        new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString(),
+      );
+      // A refused rate limit reserves no free-tier call.
+      const full = randomUUID();
+      await lease(full, 1, 1);
+      const other = randomUUID();
+      const refused = await lease(full, 1, 1, { freeAccount: other, freeWant: 1 });
+      expect(refused.granted).toBe(0);
+      expect(refused.freeGranted).toBe(0n);
+      expect((await lease(randomUUID(), 100, 1, { freeAccount: other, freeWant: 1 })).freeTier).toMatchObject({
+        callsThisMonth: 1n,
       });
-      // A call already counted stays allowed on a retry, and is not counted again.
-      const counted = ids[burst.findIndex((b) => b.freeTier!.allowed)]!;
-      expect((await allowance(randomUUID(), 100, { accountId, executionId: counted })).freeTier).toMatchObject({
-        allowed: true,
-        callsThisMonth: 3n,
+      // Given back, a month's call can be reserved again.
+      const back = await lease(randomUUID(), 100, 1, {
+        freeAccount: accountId,
+        freeWant: 1,
+        giveBack: { windowStart: got[0]!.windowStart!, hits: 0, month: got[0]!.month, freeCalls: 1n },
       });
+      expect(back.freeGranted).toBe(1n);
+      expect(back.freeTier).toMatchObject({ allowed: true, callsThisMonth: 3n });
     });
 
-    it("refuses a missing rate limit part and a bad account id, naming the field", async () => {
-      const err = await identity.consumeCallAllowance({}).then(
-        () => undefined,
-        (e: unknown) => e as ConnectError,
-      );
-      expect(err?.code).toBe(Code.InvalidArgument);
-      expect(err?.rawMessage).toMatch(/^rate_limit:/);
-      const bad = await allowance(randomUUID(), 5, { accountId: "nope", executionId: randomUUID() }).then(
-        () => undefined,
-        (e: unknown) => e as ConnectError,
-      );
-      expect(bad?.rawMessage).toMatch(/^account_id:/);
+    it("refuses a key that does not check out, reserving nothing", async () => {
+      const subjectKey = randomUUID();
+      const err = await identity
+        .leaseCallAllowance({
+          rateLimit: { bucket: "tool_calls", subjectKey, limit: 10, windowSeconds: 60 },
+          want: 1,
+          holder,
+          keyCheck: { keyId: randomUUID(), accountId: randomUUID(), organizationId: randomUUID() },
+        })
+        .then(
+          () => undefined,
+          (e: unknown) => e as ConnectError,
+        );
+      expect(err?.code).toBe(Code.Unauthenticated);
+      expect((await lease(subjectKey, 10, 1)).rateLimit!.remaining).toBe(9);
     });
+
+    it("refuses bad requests, naming the field", async () => {
+      const field = (req: Parameters<typeof identity.leaseCallAllowance>[0]) =>
+        identity.leaseCallAllowance(req).then(
+          () => undefined,
+          (e: unknown) => ((e as ConnectError).code === Code.InvalidArgument ? (e as ConnectError).rawMessage : String(e)),
+        );
+      const rate = { bucket: "tool_calls", subjectKey: "s", limit: 10, windowSeconds: 60 };
+      expect(await field({ want: 1, holder })).toMatch(/^rate_limit:/);
+      expect(await field({ rateLimit: rate, want: 1001, holder })).toMatch(/^want:/);
+      expect(await field({ rateLimit: rate, want: 1, holder: "a.b" })).toMatch(/^holder:/);
+      expect(await field({ rateLimit: rate, want: 1, holder, freeTierAccountId: "nope" })).toMatch(/^free_tier_account_id:/);
+      expect(await field({ rateLimit: rate, want: 1, holder, giveBack: { hits: 1, month: "", freeCalls: 0n } })).toMatch(
+        /^give_back.window_start:/,
+      );
+    });
+  });
+
+  it("reconciles ended free-tier months with the recorded calls", async () => {
+    const db = createPool(stack.env.IDENTITY_DATABASE_URL!, 1);
+    try {
+      const accountId = randomUUID();
+      const lastMonth = new Date();
+      lastMonth.setUTCDate(1);
+      lastMonth.setUTCMonth(lastMonth.getUTCMonth() - 1);
+      const month = lastMonth.toISOString().slice(0, 10);
+      const current = new Date().toISOString().slice(0, 8) + "01";
+      // Last month: 5 reserved (a holder died with 3 unused), 2 recorded. This month: reserved, not reconciled.
+      await db.query("INSERT INTO free_tier_usage (account_id, month, calls) VALUES ($1, $2, 5), ($1, $3, 4)", [
+        accountId,
+        month,
+        current,
+      ]);
+      await db.query(
+        "INSERT INTO free_tier_calls (execution_id, account_id, month) VALUES ($1, $3, $4), ($2, $3, $4), ($5, $3, $6)",
+        [randomUUID(), randomUUID(), accountId, month, randomUUID(), current],
+      );
+      expect(await reconcileFreeTier(db)).toBeGreaterThanOrEqual(1);
+      const { rows } = await db.query<{ month: string; calls: string }>(
+        "SELECT to_char(month, 'YYYY-MM-DD') AS month, calls::text FROM free_tier_usage WHERE account_id = $1 ORDER BY month",
+        [accountId],
+      );
+      expect(rows).toEqual([
+        { month, calls: "2" },
+        { month: current, calls: "4" },
+      ]);
+      expect(await reconcileFreeTier(db)).toBe(0);
+    } finally {
+      await db.end();
+    }
   });
 });

@@ -1,3 +1,4 @@
+import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
 import { Code, ConnectError, DomainError, readError, unavailable } from "@toolport/kit/errors";
 import { fromJsonBytes, objectFromJsonBytes } from "@toolport/kit/json-bytes";
@@ -15,7 +16,7 @@ import type {
   SecurityScheme,
   ToolForCall,
 } from "../domain/model.js";
-import type { BillingPort, CatalogPort, FinalSettlement, FreeTierUsage, IdentityPort, RateWindow } from "../domain/ports.js";
+import type { BillingPort, CatalogPort, FinalSettlement, IdentityPort, Lease } from "../domain/ports.js";
 
 /** Relays a refusal another service made on the caller's behalf; anything else is "unavailable". */
 function translate(service: string, err: unknown, relay: Record<string, true> = {}): Error {
@@ -200,41 +201,50 @@ export class GrpcBilling implements BillingPort {
 export class GrpcIdentity implements IdentityPort {
   constructor(private readonly client: Client<typeof IdentityService>) {}
 
-  async consumeCallAllowance(req: {
-    subject: string;
-    limit: number;
-    windowSeconds: number;
-    freeTier?: { accountId: string; executionId: string };
-    keyCheck?: { keyId: string; accountId: string; organizationId: string };
-  }): Promise<{ rate: RateWindow; freeTier?: FreeTierUsage }> {
-    let res: Awaited<ReturnType<Client<typeof IdentityService>["consumeCallAllowance"]>>;
+  async leaseCallAllowance(req: Parameters<IdentityPort["leaseCallAllowance"]>[0]): Promise<Lease> {
+    let res: Awaited<ReturnType<Client<typeof IdentityService>["leaseCallAllowance"]>>;
     try {
-      res = await this.client.consumeCallAllowance({
+      res = await this.client.leaseCallAllowance({
         rateLimit: { bucket: "tool_calls", subjectKey: req.subject, limit: req.limit, windowSeconds: req.windowSeconds },
-        freeTier: req.freeTier,
+        want: req.want,
+        freeTierAccountId: req.freeTier?.accountId,
+        freeWant: req.freeTier?.want ?? 0,
         keyCheck: req.keyCheck,
+        holder: req.holder,
+        giveBack: req.giveBack && {
+          windowStart: timestampFromDate(req.giveBack.windowStart),
+          hits: req.giveBack.hits,
+          month: req.giveBack.month,
+          freeCalls: BigInt(req.giveBack.freeCalls),
+        },
       });
     } catch (err) {
       // A key revoked (or whose owner left the organization) since the gateway resolved it: the caller's 401.
       throw translate("identity", err, { unauthenticated: true });
     }
     const rate = res.rateLimit;
-    if (!rate) throw unavailable("identity_unavailable", "the identity service could not answer; the call was not run");
+    if (!rate || !res.windowStart)
+      throw unavailable("identity_unavailable", "the identity service could not answer; the call was not run");
     const free = res.freeTier;
     return {
+      granted: res.granted,
       rate: {
         allowed: rate.allowed,
         limit: rate.limit,
         remaining: rate.remaining,
-        resetAt: rate.resetAt ? new Date(Number(rate.resetAt.seconds) * 1000) : new Date(),
+        resetAt: rate.resetAt ? timestampDate(rate.resetAt) : new Date(),
         retryAfterSeconds: rate.retryAfterSeconds,
       },
+      windowStart: timestampDate(res.windowStart),
+      freeGranted: Number(res.freeGranted),
       freeTier: free && {
         allowed: free.allowed,
         callsThisMonth: free.callsThisMonth,
         limit: free.limit,
-        resetsAt: free.resetsAt ? new Date(Number(free.resetsAt.seconds) * 1000) : new Date(),
+        resetsAt: free.resetsAt ? timestampDate(free.resetsAt) : new Date(),
       },
+      month: res.month,
+      ttlMs: res.ttlMs,
     };
   }
 }

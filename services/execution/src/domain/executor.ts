@@ -16,9 +16,9 @@ import {
   notFound,
   permissionDenied,
   resourceExhausted,
-  unavailable,
 } from "@toolport/kit/errors";
 import type { Logger } from "@toolport/kit/logger";
+import type { AllowanceLeases } from "./allowance.js";
 import { capResponse, DEFAULT_STORE_MAX_CHARS, type ResponseMeta, storageForm } from "./cap.js";
 import { type ConsentProblem, type ConsentTokens, consentProblemMessage, needsConsent } from "./consent.js";
 import { envelopeText, isMcpError, unwrapMcpEnvelope } from "./envelope.js";
@@ -26,7 +26,7 @@ import { type ErrorClassName, ExecutionFailure } from "./failure.js";
 import { canonicalJson, type Json, type JsonObject } from "./json.js";
 import type { Caller, ToolForCall } from "./model.js";
 import type { Step } from "./path.js";
-import type { BillingPort, CatalogPort, ExecutionStore, IdentityPort, Runner, Settlement } from "./ports.js";
+import type { BillingPort, CatalogPort, ExecutionStore, Runner, Settlement } from "./ports.js";
 import { type ProjectionReport, parseFields, project } from "./projection.js";
 import { type InjectedCredential, type RedactionReport, redact } from "./redaction/redact.js";
 import type { InputValidator } from "./validation.js";
@@ -75,7 +75,6 @@ export interface CallOutcome {
 }
 
 export interface ExecutorLimits {
-  rateLimitPerMinute: number;
   storeMaxChars: number;
   upgradeUrl: string;
   /** How long a claimed idempotency key may stay in flight before another attempt takes it over. */
@@ -85,7 +84,8 @@ export interface ExecutorLimits {
 export interface ExecutorDeps {
   catalog: CatalogPort;
   billing: BillingPort;
-  identity: IdentityPort;
+  /** The callers' quota leases on identity's counters. */
+  allowance: AllowanceLeases;
   store: ExecutionStore;
   runner: Runner;
   validator: InputValidator;
@@ -97,6 +97,11 @@ export interface ExecutorDeps {
 export function clampResponseChars(value: number | undefined): number {
   if (value === undefined || value === null || Number.isNaN(value)) return DEFAULT_RESPONSE_CHARS;
   return Math.min(MAX_RESPONSE_CHARS, Math.max(MIN_RESPONSE_CHARS, Math.trunc(value)));
+}
+
+/** Free-tier accounts count calls of free, credential-free tools against their monthly allowance. */
+function countsFreeTier(tool: ToolForCall, caller: Caller): boolean {
+  return caller.tier === "free" && !tool.isPaid && tool.securitySchemes.length === 0;
 }
 
 export class Executor {
@@ -129,7 +134,7 @@ export class Executor {
     let held = false;
     try {
       await this.checkConsent(tool, caller, req);
-      await this.checkAllowance(tool, caller, executionId);
+      await this.checkAllowance(tool, caller);
       if (tool.isPaid && tool.priceCents > 0n) {
         await this.deps.billing.hold({ executionId, caller, amountCents: tool.priceCents, toolId: tool.id });
         held = true;
@@ -256,24 +261,17 @@ export class Executor {
 
   /**
    * Rate limit, then free tier (free-tier accounts count calls of free, credential-free tools, 5000 a
-   * month, kept by identity): one identity round trip that counts the free-tier call only when the
-   * rate limit allowed it, so the caller sees the same 429 as with two separate checks.
+   * month, kept by identity), spent from the caller's quota lease (domain/allowance.ts): identity is
+   * asked only when the lease is used up or has ended. The lease re-checks an API key when it is taken,
+   * and a revoke drops it everywhere before it answers, so a revoked key (or one whose owner left the
+   * organization) is refused here (401) although the gateway caches principals for tool calls.
    */
-  private async checkAllowance(tool: ToolForCall, caller: Caller, executionId: string): Promise<void> {
-    const countsFreeTier = caller.tier === "free" && !tool.isPaid && tool.securitySchemes.length === 0;
-    // limit 0 = identity's default for the tool_calls bucket (TOOL_CALLS_PER_MINUTE there).
-    // The key check makes revocation immediate although the gateway caches principals for tool calls:
-    // a revoked key (or one whose owner left the organization) is refused here (401), nothing counted.
-    const { rate: window, freeTier: usage } = await this.deps.identity.consumeCallAllowance({
-      subject: caller.keyId ?? caller.accountId,
-      limit: this.deps.limits.rateLimitPerMinute,
-      windowSeconds: 60,
-      freeTier: countsFreeTier ? { accountId: caller.accountId, executionId } : undefined,
-      keyCheck: caller.keyId
-        ? { keyId: caller.keyId, accountId: caller.accountId, organizationId: caller.organizationId }
-        : undefined,
-    });
-    if (!window.allowed) {
+  private async checkAllowance(tool: ToolForCall, caller: Caller): Promise<void> {
+    const free = countsFreeTier(tool, caller);
+    const allowance = await this.deps.allowance.take(caller, free);
+    if (allowance.ok) return;
+    if ("rate" in allowance) {
+      const window = allowance.rate;
       const message = `rate limit of ${window.limit} tool calls per minute reached; retry in ${window.retryAfterSeconds} s`;
       throw resourceExhausted("rate_limited", message, {
         details: { retry_after_seconds: window.retryAfterSeconds, limit: window.limit },
@@ -289,10 +287,7 @@ export class Executor {
         },
       });
     }
-    if (!countsFreeTier) return;
-    if (!usage)
-      throw unavailable("identity_unavailable", "the identity service did not count the free-tier call; the call was not run");
-    if (usage.allowed) return;
+    const usage = allowance.freeTier;
     const message = `free tier usage limit of ${usage.limit} calls this month reached`;
     throw resourceExhausted("usage_limit_reached", message, {
       details: {
@@ -382,6 +377,7 @@ export class Executor {
         settlement,
         durationMs,
         executedAt,
+        freeTier: countsFreeTier(tool, caller),
       },
       idem,
     );

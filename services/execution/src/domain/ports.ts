@@ -42,20 +42,39 @@ export interface FreeTierUsage {
   resetsAt: Date;
 }
 
+/** A block of a caller's tool-call allowance (identity's LeaseCallAllowance), see domain/allowance.ts. */
+export interface Lease {
+  /** Rate-limit hits granted; 0 = the rate limit is reached (`rate` says until when). */
+  granted: number;
+  rate: RateWindow;
+  windowStart: Date;
+  /** Free-tier calls granted, and the month's state (when asked for and hits were granted). */
+  freeGranted: number;
+  freeTier?: FreeTierUsage;
+  month: string;
+  /** How long the block may be spent, from when it was asked for. */
+  ttlMs: number;
+  /** Shape of what a block gives back when it is not used up. */
+  giveBack?: { windowStart: Date; hits: number; month: string; freeCalls: number };
+}
+
 export interface IdentityPort {
   /**
-   * One call's counters in one round trip: the rate-limit hit, then (when `freeTier` is given and the
-   * rate limit allowed the call) the free-tier call, counted once per execution id. With `keyCheck`,
-   * the same statement first re-checks the caller's API key (not revoked, owner still a member of the
-   * organization); when that fails nothing is counted and it throws UNAUTHENTICATED `unauthenticated`.
+   * Reserves up to `want` rate-limit hits of the caller's window and, with `freeTier`, as many free-tier
+   * calls of the account's month, after giving back `giveBack`. With `keyCheck`, the caller's API key
+   * is re-checked first (not revoked, owner still a member of the organization); when that fails nothing
+   * is reserved and it throws UNAUTHENTICATED `unauthenticated`.
    */
-  consumeCallAllowance(req: {
+  leaseCallAllowance(req: {
     subject: string;
     limit: number;
     windowSeconds: number;
-    freeTier?: { accountId: string; executionId: string };
+    want: number;
+    freeTier?: { accountId: string; want: number };
     keyCheck?: { keyId: string; accountId: string; organizationId: string };
-  }): Promise<{ rate: RateWindow; freeTier?: FreeTierUsage }>;
+    holder: string;
+    giveBack?: Lease["giveBack"];
+  }): Promise<Lease>;
 }
 
 export interface RunOutput {
@@ -91,6 +110,8 @@ export interface ExecutionRecord {
   settlement: Settlement;
   durationMs: number;
   executedAt: Date;
+  /** The call counted against its account's free tier. */
+  freeTier: boolean;
 }
 
 export interface StoredExecution {

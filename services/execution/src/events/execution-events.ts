@@ -51,6 +51,7 @@ export function executionEventRow(record: ExecutionRecord): OutboxRow {
     costAtomic: record.costCents * 10_000n,
     isPaid: record.tool.isPaid,
     isProbe: false,
+    freeTier: record.freeTier,
   });
   return {
     id: eventId,

@@ -1,6 +1,8 @@
 /**
  * Key usage from `toolport.execution.*`: every execution stamped with a key, except synthetic probe
- * calls, becomes one row of key_usage, written in the same transaction as the consumer's inbox row.
+ * calls, becomes one row of key_usage, and every execution that counted against its account's free tier
+ * one row of free_tier_calls (what a month that has ended is reconciled to, store/leases.ts), written in
+ * the same statement as the consumer's inbox row.
  */
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { PoisonMessageError, type RunningConsumer, startConsumer } from "@toolport/kit/events";
@@ -14,14 +16,16 @@ import { type KeyUsageRow, keyUsageJson, RECORD_KEY_USAGE_SQL } from "../store/k
 export const KEY_USAGE_DURABLE = "identity-key-usage";
 export const EXECUTION_SUBJECTS = "toolport.execution.*";
 
-/** The row an event becomes, or null when it does not count towards a key's usage. */
+/** The row an event becomes, or null when it counts neither towards a key's usage nor the free tier. */
 export function usageRow(event: ExecutionEvent, eventId: string): KeyUsageRow | null {
-  if (!event.keyId || event.isProbe) return null;
+  const keyUse = Boolean(event.keyId) && !event.isProbe;
+  if (!keyUse && !event.freeTier) return null;
   if (!event.executionId || !event.toolId) throw new PoisonMessageError("execution event without execution_id or tool_id");
   return {
     executionId: event.executionId,
     eventId,
-    keyId: event.keyId,
+    keyId: keyUse ? event.keyId! : null,
+    freeTier: event.freeTier,
     accountId: event.accountId,
     toolId: event.toolId,
     toolName: event.toolName,

@@ -6,13 +6,14 @@ import type { IdentityConfig } from "../config.js";
 import type { RateLimitDefaults } from "../domain/counters.js";
 import { apiRoot, type PublicAddresses } from "../domain/guide.js";
 import type { AccountStore, CatalogPort, KeyStore, OrganizationStore, WalletPort } from "../domain/ports.js";
+import type { LeaseDropper } from "../events/lease-drops.js";
 
 export interface IdentityDeps {
   config: IdentityConfig;
   log: Logger;
   pool: Pool;
   /**
-   * The per-call counters' connections (ConsumeCallAllowance): commits with synchronous_commit off,
+   * The per-call counters' connections (LeaseCallAllowance): commits with synchronous_commit off,
    * see README "Counters on the call path".
    */
   counterPool: Pool;
@@ -24,6 +25,8 @@ export interface IdentityDeps {
   /** Ready once the signing key is loaded (before the service reports SERVING). */
   tokens: Promise<TokenService>;
   rateLimitDefaults: RateLimitDefaults;
+  /** Drops execution's quota leases on a key once it is revoked or its owner leaves an organization. */
+  leases: LeaseDropper;
 }
 
 /** The public addresses a request names (the gateway sends its own), else the configured ones. */

@@ -58,6 +58,9 @@ export function keyHandlers(deps: IdentityDeps): Impl {
     async revokeApiKey(req, context) {
       const caller = requireCaller(context);
       const key = await revokeKey(deps, caller, req.keyId);
+      // Live quota leases on the key are dropped before answering (also when it was revoked before, in
+      // case that revoke stopped before its drop), so its very next call is refused everywhere.
+      await deps.leases.drop({ keyId: key.id });
       deps.log.info({ key_id: key.id, by: caller.accountId }, "api key revoked");
       return { revoked: true, key: apiKeyToProto(key) };
     },

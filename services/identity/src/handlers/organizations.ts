@@ -64,6 +64,9 @@ export function organizationHandlers(deps: IdentityDeps): Impl {
 
     async removeMember(req, context) {
       await removeMember(orgs, requireCaller(context), { organizationId: req.organizationId, accountId: req.accountId });
+      // The member's keys may still hold quota leases in this organization: dropped before answering,
+      // so their very next call there is refused (see events/lease-drops.ts).
+      await deps.leases.drop({ accountId: req.accountId, organizationId: req.organizationId });
       return { removed: true };
     },
   };

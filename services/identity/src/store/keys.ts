@@ -258,7 +258,9 @@ export function keyStore(pool: Pool): KeyStore {
 export interface KeyUsageRow {
   executionId: string;
   eventId: string;
-  keyId: string;
+  /** Null for a call that is recorded only as a free-tier call (no key, or a probe). */
+  keyId: string | null;
+  freeTier: boolean;
   accountId: string;
   toolId: string;
   toolName: string;
@@ -272,18 +274,26 @@ export interface KeyUsageRow {
 }
 
 /**
- * Records executions against their keys, as the consumer kit's one-statement form (applyStatement): the
- * rows of the events new to the inbox (`fresh`), from the JSON array in $1 (keyUsageJson's shape); a
- * replay changes nothing.
+ * Records executions against their keys, and free-tier calls against their account's month, as the
+ * consumer kit's one-statement form (applyStatement): the rows of the events new to the inbox (`fresh`),
+ * from the JSON array in $1 (keyUsageJson's shape); a replay changes nothing.
  */
-export const RECORD_KEY_USAGE_SQL = `INSERT INTO key_usage (execution_id, event_id, key_id, account_id, tool_id, tool_name, service_id,
+export const RECORD_KEY_USAGE_SQL = `, u AS (
+     SELECT u.* FROM jsonb_to_recordset($1::jsonb) AS u(event_id text, execution_id text, usage_event_id text, key_id text,
+       account_id text, tool_id text, tool_name text, service_id text, service_name text, success boolean,
+       seconds double precision, is_paid boolean, cost_cents bigint, occurred_at timestamptz, free_tier boolean)
+       JOIN fresh ON fresh.event_id = u.event_id
+   ), free AS (
+     INSERT INTO free_tier_calls (execution_id, account_id, month)
+     SELECT u.execution_id, u.account_id::uuid, date_trunc('month', u.occurred_at AT TIME ZONE 'UTC')::date
+       FROM u WHERE u.free_tier
+     ON CONFLICT DO NOTHING
+   )
+   INSERT INTO key_usage (execution_id, event_id, key_id, account_id, tool_id, tool_name, service_id,
      service_name, success, seconds, is_paid, cost_cents, occurred_at)
    SELECT u.execution_id, u.usage_event_id, u.key_id, u.account_id, u.tool_id, u.tool_name, u.service_id, u.service_name,
      u.success, u.seconds, u.is_paid, u.cost_cents, u.occurred_at
-     FROM jsonb_to_recordset($1::jsonb) AS u(event_id text, execution_id text, usage_event_id text, key_id text, account_id text,
-       tool_id text, tool_name text, service_id text, service_name text, success boolean, seconds double precision,
-       is_paid boolean, cost_cents bigint, occurred_at timestamptz)
-     JOIN fresh ON fresh.event_id = u.event_id
+     FROM u WHERE u.key_id IS NOT NULL
    ON CONFLICT (execution_id) DO NOTHING`;
 
 /** A usage row as one element of RECORD_KEY_USAGE_SQL's $1. */
@@ -292,6 +302,7 @@ export function keyUsageJson(r: KeyUsageRow): Record<string, unknown> {
     execution_id: r.executionId,
     usage_event_id: r.eventId,
     key_id: r.keyId,
+    free_tier: r.freeTier,
     account_id: r.accountId,
     tool_id: r.toolId,
     tool_name: r.toolName,

@@ -16,7 +16,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file toolport/identity/v1/identity_service.proto.
  */
 export const file_toolport_identity_v1_identity_service: GenFile = /*@__PURE__*/
-  fileDesc("Cit0b29scG9ydC9pZGVudGl0eS92MS9pZGVudGl0eV9zZXJ2aWNlLnByb3RvEhR0b29scG9ydC5pZGVudGl0eS52MSKjAQoUUmVnaXN0ZXJBZ2VudFJlcXVlc3QSDAoEbmFtZRgBIAEoCRIWCg5vcGVyYXRvcl9lbWFpbBgCIAEoCRIRCgljbGllbnRfaXAYAyABKAkSHAoPcHVibGljX2Jhc2VfdXJsGAQgASgJSACIAQESFAoHbWNwX3VybBgFIAEoCUgBiAEBQhIKEF9wdWJsaWNfYmFzZV91cmxCCgoIX21jcF91cmwi7gEKFVJlZ2lzdGVyQWdlbnRSZXNwb25zZRIQCghhZ2VudF9pZBgBIAEoCRIPCgdhcGlfa2V5GAIgASgJEhEKCXdhbGxldF9pZBgDIAEoCRIUCgxiYWxhbmNlX3VzZGMYBCABKAkSHAoPZGVwb3NpdF9hZGRyZXNzGAUgASgJSACIAQESGAoQcmVnaXN0cmF0aW9uX3VybBgGIAEoCRI9Cg9nZXR0aW5nX3N0YXJ0ZWQYByABKAsyJC50b29scG9ydC5pZGVudGl0eS52MS5HZXR0aW5nU3RhcnRlZEISChBfZGVwb3NpdF9hZGRyZXNzIm4KGEdldEdldHRpbmdTdGFydGVkUmVxdWVzdBIcCg9wdWJsaWNfYmFzZV91cmwYASABKAlIAIgBARIUCgdtY3BfdXJsGAIgASgJSAGIAQFCEgoQX3B1YmxpY19iYXNlX3VybEIKCghfbWNwX3VybCJ0ChlHZXRHZXR0aW5nU3RhcnRlZFJlc3BvbnNlEj0KD2dldHRpbmdfc3RhcnRlZBgBIAEoCzIkLnRvb2xwb3J0LmlkZW50aXR5LnYxLkdldHRpbmdTdGFydGVkEhgKEHJlZ2lzdHJhdGlvbl91cmwYAiABKAkiTAoNU2lnbnVwUmVxdWVzdBINCgVlbWFpbBgBIAEoCRIQCghwYXNzd29yZBgCIAEoCRIRCgRuYW1lGAMgASgJSACIAQFCBwoFX25hbWUiewoOU2lnbnVwUmVzcG9uc2USEgoKYWNjb3VudF9pZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSFAoMYWNjZXNzX3Rva2VuGAMgASgJEhIKCnRva2VuX3R5cGUYBCABKAkSEgoKZXhwaXJlc19pbhgFIAEoBSIvCgxMb2dpblJlcXVlc3QSDQoFZW1haWwYASABKAkSEAoIcGFzc3dvcmQYAiABKAkiYQoNTG9naW5SZXNwb25zZRISCgphY2NvdW50X2lkGAEgASgJEhQKDGFjY2Vzc190b2tlbhgCIAEoCRISCgp0b2tlbl90eXBlGAMgASgJEhIKCmV4cGlyZXNfaW4YBCABKAUiEAoOR2V0Sndrc1JlcXVlc3QiOgoPR2V0Sndrc1Jlc3BvbnNlEicKBGtleXMYASADKAsyGS50b29scG9ydC5pZGVudGl0eS52MS5Kd2sigAEKE0F1dGhlbnRpY2F0ZVJlcXVlc3QSEQoHYXBpX2tleRgBIAEoCUgAEhYKDGJlYXJlcl90b2tlbhgCIAEoCUgAEhwKD29yZ2FuaXphdGlvbl9pZBgDIAEoCUgBiAEBQgwKCmNyZWRlbnRpYWxCEgoQX29yZ2FuaXphdGlvbl9pZCJIChRBdXRoZW50aWNhdGVSZXNwb25zZRIwCglwcmluY2lwYWwYASABKAsyHS50b29scG9ydC5jb21tb24udjEuUHJpbmNpcGFsIjsKEUdldEFjY291bnRSZXF1ZXN0EhcKCmFjY291bnRfaWQYASABKAlIAIgBAUINCgtfYWNjb3VudF9pZCJEChJHZXRBY2NvdW50UmVzcG9uc2USLgoHYWNjb3VudBgBIAEoCzIdLnRvb2xwb3J0LmlkZW50aXR5LnYxLkFjY291bnQigAIKE0NyZWF0ZUFwaUtleVJlcXVlc3QSDAoEbmFtZRgBIAEoCRI3CgtwZXJtaXNzaW9ucxgCIAEoCzIiLnRvb2xwb3J0LmNvbW1vbi52MS5LZXlQZXJtaXNzaW9ucxIXCgphZ2VudF9uYW1lGAMgASgJSACIAQESFwoKYWdlbnRfdHlwZRgEIAEoCUgBiAEBEhQKB3B1cnBvc2UYBSABKAlIAogBARIcCg9vcmdhbml6YXRpb25faWQYBiABKAlIA4gBAUINCgtfYWdlbnRfbmFtZUINCgtfYWdlbnRfdHlwZUIKCghfcHVycG9zZUISChBfb3JnYW5pemF0aW9uX2lkIoEDChRDcmVhdGVBcGlLZXlSZXNwb25zZRIKCgJpZBgBIAEoCRILCgNrZXkYAiABKAkSEgoKa2V5X3ByZWZpeBgDIAEoCRIMCgRuYW1lGAQgASgJEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi0KCWxhc3RfdXNlZBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNwoLcGVybWlzc2lvbnMYByABKAsyIi50b29scG9ydC5jb21tb24udjEuS2V5UGVybWlzc2lvbnMSFwoPb3JnYW5pemF0aW9uX2lkGAggASgJEhcKCmFnZW50X25hbWUYCSABKAlIAIgBARIzCgphZ2VudF90eXBlGAogASgOMh8udG9vbHBvcnQuaWRlbnRpdHkudjEuQWdlbnRUeXBlEhQKB3B1cnBvc2UYCyABKAlIAYgBAUINCgtfYWdlbnRfbmFtZUIKCghfcHVycG9zZSJfChJMaXN0QXBpS2V5c1JlcXVlc3QSHAoPb3JnYW5pemF0aW9uX2lkGAEgASgJSACIAQESFwoPaW5jbHVkZV9yZXZva2VkGAIgASgIQhIKEF9vcmdhbml6YXRpb25faWQiQQoTTGlzdEFwaUtleXNSZXNwb25zZRIqCgRrZXlzGAEgAygLMhwudG9vbHBvcnQuaWRlbnRpdHkudjEuQXBpS2V5IiUKE1Jldm9rZUFwaUtleVJlcXVlc3QSDgoGa2V5X2lkGAEgASgJIlIKFFJldm9rZUFwaUtleVJlc3BvbnNlEg8KB3Jldm9rZWQYASABKAgSKQoDa2V5GAIgASgLMhwudG9vbHBvcnQuaWRlbnRpdHkudjEuQXBpS2V5IkMKFUdldEFwaUtleVVzYWdlUmVxdWVzdBIOCgZrZXlfaWQYASABKAkSEQoEZGF5cxgCIAEoBUgAiAEBQgcKBV9kYXlzIkoKFkdldEFwaUtleVVzYWdlUmVzcG9uc2USMAoFdXNhZ2UYASABKAsyIS50b29scG9ydC5pZGVudGl0eS52MS5BcGlLZXlVc2FnZSKDAQoRR2V0TWNwSnNvblJlcXVlc3QSEwoGb3JnX2lkGAEgASgJSACIAQESGgoNaGVhZGVyX29yZ19pZBgCIAEoCUgBiAEBEhQKB21jcF91cmwYAyABKAlIAogBAUIJCgdfb3JnX2lkQhAKDl9oZWFkZXJfb3JnX2lkQgoKCF9tY3BfdXJsIqoBChJHZXRNY3BKc29uUmVzcG9uc2USDAoEZmlsZRgBIAEoCRINCgVzY29wZRgCIAEoCRIpCghtY3BfanNvbhgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSNgoDb3JnGAQgASgLMikudG9vbHBvcnQuaWRlbnRpdHkudjEuT3JnYW5pemF0aW9uQ29udGV4dBIUCgxpbnN0cnVjdGlvbnMYBSABKAkiRQoZQ3JlYXRlT3JnYW5pemF0aW9uUmVxdWVzdBIMCgRuYW1lGAEgASgJEhEKBHNsdWcYAiABKAlIAIgBAUIHCgVfc2x1ZyJWChpDcmVhdGVPcmdhbml6YXRpb25SZXNwb25zZRI4Cgxvcmdhbml6YXRpb24YASABKAsyIi50b29scG9ydC5pZGVudGl0eS52MS5Pcmdhbml6YXRpb24iGgoYTGlzdE9yZ2FuaXphdGlvbnNSZXF1ZXN0IlYKGUxpc3RPcmdhbml6YXRpb25zUmVzcG9uc2USOQoNb3JnYW5pemF0aW9ucxgBIAMoCzIiLnRvb2xwb3J0LmlkZW50aXR5LnYxLk9yZ2FuaXphdGlvbiI/Ch1HZXRPcmdhbml6YXRpb25Db250ZXh0UmVxdWVzdBITCgZvcmdfaWQYASABKAlIAIgBAUIJCgdfb3JnX2lkIlgKHkdldE9yZ2FuaXphdGlvbkNvbnRleHRSZXNwb25zZRI2CgNvcmcYASABKAsyKS50b29scG9ydC5pZGVudGl0eS52MS5Pcmdhbml6YXRpb25Db250ZXh0Ii0KEkxpc3RNZW1iZXJzUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkiSAoTTGlzdE1lbWJlcnNSZXNwb25zZRIxCgdtZW1iZXJzGAEgAygLMiAudG9vbHBvcnQuaWRlbnRpdHkudjEuTWVtYmVyc2hpcCJqChBBZGRNZW1iZXJSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIUCgphY2NvdW50X2lkGAIgASgJSAASDwoFZW1haWwYAyABKAlIABIMCgRyb2xlGAQgASgJQggKBm1lbWJlciJFChFBZGRNZW1iZXJSZXNwb25zZRIwCgZtZW1iZXIYASABKAsyIC50b29scG9ydC5pZGVudGl0eS52MS5NZW1iZXJzaGlwIlAKE1VwZGF0ZU1lbWJlclJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSDAoEcm9sZRgDIAEoCSJIChRVcGRhdGVNZW1iZXJSZXNwb25zZRIwCgZtZW1iZXIYASABKAsyIC50b29scG9ydC5pZGVudGl0eS52MS5NZW1iZXJzaGlwIkIKE1JlbW92ZU1lbWJlclJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkiJwoUUmVtb3ZlTWVtYmVyUmVzcG9uc2USDwoHcmVtb3ZlZBgBIAEoCCKBAQoXQ29uc3VtZVJhdGVMaW1pdFJlcXVlc3QSDgoGYnVja2V0GAEgASgJEhMKC3N1YmplY3Rfa2V5GAIgASgJEg0KBWxpbWl0GAMgASgFEhYKDndpbmRvd19zZWNvbmRzGAQgASgFEhEKBGNvc3QYBSABKAVIAIgBAUIHCgVfY29zdCKYAQoYQ29uc3VtZVJhdGVMaW1pdFJlc3BvbnNlEg8KB2FsbG93ZWQYASABKAgSDQoFbGltaXQYAiABKAUSEQoJcmVtYWluaW5nGAMgASgFEiwKCHJlc2V0X2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIbChNyZXRyeV9hZnRlcl9zZWNvbmRzGAUgASgFIkYKGkNvbnN1bWVGcmVlVGllckNhbGxSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSFAoMZXhlY3V0aW9uX2lkGAIgASgJIoYBChtDb25zdW1lRnJlZVRpZXJDYWxsUmVzcG9uc2USDwoHYWxsb3dlZBgBIAEoCBIYChBjYWxsc190aGlzX21vbnRoGAIgASgDEg0KBWxpbWl0GAMgASgDEi0KCXJlc2V0c19hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi/gEKG0NvbnN1bWVDYWxsQWxsb3dhbmNlUmVxdWVzdBJBCgpyYXRlX2xpbWl0GAEgASgLMi0udG9vbHBvcnQuaWRlbnRpdHkudjEuQ29uc3VtZVJhdGVMaW1pdFJlcXVlc3QSSAoJZnJlZV90aWVyGAIgASgLMjAudG9vbHBvcnQuaWRlbnRpdHkudjEuQ29uc3VtZUZyZWVUaWVyQ2FsbFJlcXVlc3RIAIgBARI2CglrZXlfY2hlY2sYAyABKAsyHi50b29scG9ydC5pZGVudGl0eS52MS5LZXlDaGVja0gBiAEBQgwKCl9mcmVlX3RpZXJCDAoKX2tleV9jaGVjayJHCghLZXlDaGVjaxIOCgZrZXlfaWQYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAyABKAkiuwEKHENvbnN1bWVDYWxsQWxsb3dhbmNlUmVzcG9uc2USQgoKcmF0ZV9saW1pdBgBIAEoCzIuLnRvb2xwb3J0LmlkZW50aXR5LnYxLkNvbnN1bWVSYXRlTGltaXRSZXNwb25zZRJJCglmcmVlX3RpZXIYAiABKAsyMS50b29scG9ydC5pZGVudGl0eS52MS5Db25zdW1lRnJlZVRpZXJDYWxsUmVzcG9uc2VIAIgBAUIMCgpfZnJlZV90aWVyMqsSCg9JZGVudGl0eVNlcnZpY2USaAoNUmVnaXN0ZXJBZ2VudBIqLnRvb2xwb3J0LmlkZW50aXR5LnYxLlJlZ2lzdGVyQWdlbnRSZXF1ZXN0GisudG9vbHBvcnQuaWRlbnRpdHkudjEuUmVnaXN0ZXJBZ2VudFJlc3BvbnNlEnQKEUdldEdldHRpbmdTdGFydGVkEi4udG9vbHBvcnQuaWRlbnRpdHkudjEuR2V0R2V0dGluZ1N0YXJ0ZWRSZXF1ZXN0Gi8udG9vbHBvcnQuaWRlbnRpdHkudjEuR2V0R2V0dGluZ1N0YXJ0ZWRSZXNwb25zZRJTCgZTaWdudXASIy50b29scG9ydC5pZGVudGl0eS52MS5TaWdudXBSZXF1ZXN0GiQudG9vbHBvcnQuaWRlbnRpdHkudjEuU2lnbnVwUmVzcG9uc2USUAoFTG9naW4SIi50b29scG9ydC5pZGVudGl0eS52MS5Mb2dpblJlcXVlc3QaIy50b29scG9ydC5pZGVudGl0eS52MS5Mb2dpblJlc3BvbnNlElYKB0dldEp3a3MSJC50b29scG9ydC5pZGVudGl0eS52MS5HZXRKd2tzUmVxdWVzdBolLnRvb2xwb3J0LmlkZW50aXR5LnYxLkdldEp3a3NSZXNwb25zZRJlCgxBdXRoZW50aWNhdGUSKS50b29scG9ydC5pZGVudGl0eS52MS5BdXRoZW50aWNhdGVSZXF1ZXN0GioudG9vbHBvcnQuaWRlbnRpdHkudjEuQXV0aGVudGljYXRlUmVzcG9uc2USXwoKR2V0QWNjb3VudBInLnRvb2xwb3J0LmlkZW50aXR5LnYxLkdldEFjY291bnRSZXF1ZXN0GigudG9vbHBvcnQuaWRlbnRpdHkudjEuR2V0QWNjb3VudFJlc3BvbnNlEmUKDENyZWF0ZUFwaUtleRIpLnRvb2xwb3J0LmlkZW50aXR5LnYxLkNyZWF0ZUFwaUtleVJlcXVlc3QaKi50b29scG9ydC5pZGVudGl0eS52MS5DcmVhdGVBcGlLZXlSZXNwb25zZRJiCgtMaXN0QXBpS2V5cxIoLnRvb2xwb3J0LmlkZW50aXR5LnYxLkxpc3RBcGlLZXlzUmVxdWVzdBopLnRvb2xwb3J0LmlkZW50aXR5LnYxLkxpc3RBcGlLZXlzUmVzcG9uc2USZQoMUmV2b2tlQXBpS2V5EikudG9vbHBvcnQuaWRlbnRpdHkudjEuUmV2b2tlQXBpS2V5UmVxdWVzdBoqLnRvb2xwb3J0LmlkZW50aXR5LnYxLlJldm9rZUFwaUtleVJlc3BvbnNlEmsKDkdldEFwaUtleVVzYWdlEisudG9vbHBvcnQuaWRlbnRpdHkudjEuR2V0QXBpS2V5VXNhZ2VSZXF1ZXN0GiwudG9vbHBvcnQuaWRlbnRpdHkudjEuR2V0QXBpS2V5VXNhZ2VSZXNwb25zZRJfCgpHZXRNY3BKc29uEicudG9vbHBvcnQuaWRlbnRpdHkudjEuR2V0TWNwSnNvblJlcXVlc3QaKC50b29scG9ydC5pZGVudGl0eS52MS5HZXRNY3BKc29uUmVzcG9uc2USdwoSQ3JlYXRlT3JnYW5pemF0aW9uEi8udG9vbHBvcnQuaWRlbnRpdHkudjEuQ3JlYXRlT3JnYW5pemF0aW9uUmVxdWVzdBowLnRvb2xwb3J0LmlkZW50aXR5LnYxLkNyZWF0ZU9yZ2FuaXphdGlvblJlc3BvbnNlEnQKEUxpc3RPcmdhbml6YXRpb25zEi4udG9vbHBvcnQuaWRlbnRpdHkudjEuTGlzdE9yZ2FuaXphdGlvbnNSZXF1ZXN0Gi8udG9vbHBvcnQuaWRlbnRpdHkudjEuTGlzdE9yZ2FuaXphdGlvbnNSZXNwb25zZRKDAQoWR2V0T3JnYW5pemF0aW9uQ29udGV4dBIzLnRvb2xwb3J0LmlkZW50aXR5LnYxLkdldE9yZ2FuaXphdGlvbkNvbnRleHRSZXF1ZXN0GjQudG9vbHBvcnQuaWRlbnRpdHkudjEuR2V0T3JnYW5pemF0aW9uQ29udGV4dFJlc3BvbnNlEmIKC0xpc3RNZW1iZXJzEigudG9vbHBvcnQuaWRlbnRpdHkudjEuTGlzdE1lbWJlcnNSZXF1ZXN0GikudG9vbHBvcnQuaWRlbnRpdHkudjEuTGlzdE1lbWJlcnNSZXNwb25zZRJcCglBZGRNZW1iZXISJi50b29scG9ydC5pZGVudGl0eS52MS5BZGRNZW1iZXJSZXF1ZXN0GicudG9vbHBvcnQuaWRlbnRpdHkudjEuQWRkTWVtYmVyUmVzcG9uc2USZQoMVXBkYXRlTWVtYmVyEikudG9vbHBvcnQuaWRlbnRpdHkudjEuVXBkYXRlTWVtYmVyUmVxdWVzdBoqLnRvb2xwb3J0LmlkZW50aXR5LnYxLlVwZGF0ZU1lbWJlclJlc3BvbnNlEmUKDFJlbW92ZU1lbWJlchIpLnRvb2xwb3J0LmlkZW50aXR5LnYxLlJlbW92ZU1lbWJlclJlcXVlc3QaKi50b29scG9ydC5pZGVudGl0eS52MS5SZW1vdmVNZW1iZXJSZXNwb25zZRJxChBDb25zdW1lUmF0ZUxpbWl0Ei0udG9vbHBvcnQuaWRlbnRpdHkudjEuQ29uc3VtZVJhdGVMaW1pdFJlcXVlc3QaLi50b29scG9ydC5pZGVudGl0eS52MS5Db25zdW1lUmF0ZUxpbWl0UmVzcG9uc2USegoTQ29uc3VtZUZyZWVUaWVyQ2FsbBIwLnRvb2xwb3J0LmlkZW50aXR5LnYxLkNvbnN1bWVGcmVlVGllckNhbGxSZXF1ZXN0GjEudG9vbHBvcnQuaWRlbnRpdHkudjEuQ29uc3VtZUZyZWVUaWVyQ2FsbFJlc3BvbnNlEn0KFENvbnN1bWVDYWxsQWxsb3dhbmNlEjEudG9vbHBvcnQuaWRlbnRpdHkudjEuQ29uc3VtZUNhbGxBbGxvd2FuY2VSZXF1ZXN0GjIudG9vbHBvcnQuaWRlbnRpdHkudjEuQ29uc3VtZUNhbGxBbGxvd2FuY2VSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_toolport_common_v1_principal, file_toolport_identity_v1_identity_resources]);
+  fileDesc("Cit0b29scG9ydC9pZGVudGl0eS92MS9pZGVudGl0eV9zZXJ2aWNlLnByb3RvEhR0b29scG9ydC5pZGVudGl0eS52MSKjAQoUUmVnaXN0ZXJBZ2VudFJlcXVlc3QSDAoEbmFtZRgBIAEoCRIWCg5vcGVyYXRvcl9lbWFpbBgCIAEoCRIRCgljbGllbnRfaXAYAyABKAkSHAoPcHVibGljX2Jhc2VfdXJsGAQgASgJSACIAQESFAoHbWNwX3VybBgFIAEoCUgBiAEBQhIKEF9wdWJsaWNfYmFzZV91cmxCCgoIX21jcF91cmwi7gEKFVJlZ2lzdGVyQWdlbnRSZXNwb25zZRIQCghhZ2VudF9pZBgBIAEoCRIPCgdhcGlfa2V5GAIgASgJEhEKCXdhbGxldF9pZBgDIAEoCRIUCgxiYWxhbmNlX3VzZGMYBCABKAkSHAoPZGVwb3NpdF9hZGRyZXNzGAUgASgJSACIAQESGAoQcmVnaXN0cmF0aW9uX3VybBgGIAEoCRI9Cg9nZXR0aW5nX3N0YXJ0ZWQYByABKAsyJC50b29scG9ydC5pZGVudGl0eS52MS5HZXR0aW5nU3RhcnRlZEISChBfZGVwb3NpdF9hZGRyZXNzIm4KGEdldEdldHRpbmdTdGFydGVkUmVxdWVzdBIcCg9wdWJsaWNfYmFzZV91cmwYASABKAlIAIgBARIUCgdtY3BfdXJsGAIgASgJSAGIAQFCEgoQX3B1YmxpY19iYXNlX3VybEIKCghfbWNwX3VybCJ0ChlHZXRHZXR0aW5nU3RhcnRlZFJlc3BvbnNlEj0KD2dldHRpbmdfc3RhcnRlZBgBIAEoCzIkLnRvb2xwb3J0LmlkZW50aXR5LnYxLkdldHRpbmdTdGFydGVkEhgKEHJlZ2lzdHJhdGlvbl91cmwYAiABKAkiTAoNU2lnbnVwUmVxdWVzdBINCgVlbWFpbBgBIAEoCRIQCghwYXNzd29yZBgCIAEoCRIRCgRuYW1lGAMgASgJSACIAQFCBwoFX25hbWUiewoOU2lnbnVwUmVzcG9uc2USEgoKYWNjb3VudF9pZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSFAoMYWNjZXNzX3Rva2VuGAMgASgJEhIKCnRva2VuX3R5cGUYBCABKAkSEgoKZXhwaXJlc19pbhgFIAEoBSIvCgxMb2dpblJlcXVlc3QSDQoFZW1haWwYASABKAkSEAoIcGFzc3dvcmQYAiABKAkiYQoNTG9naW5SZXNwb25zZRISCgphY2NvdW50X2lkGAEgASgJEhQKDGFjY2Vzc190b2tlbhgCIAEoCRISCgp0b2tlbl90eXBlGAMgASgJEhIKCmV4cGlyZXNfaW4YBCABKAUiEAoOR2V0Sndrc1JlcXVlc3QiOgoPR2V0Sndrc1Jlc3BvbnNlEicKBGtleXMYASADKAsyGS50b29scG9ydC5pZGVudGl0eS52MS5Kd2sigAEKE0F1dGhlbnRpY2F0ZVJlcXVlc3QSEQoHYXBpX2tleRgBIAEoCUgAEhYKDGJlYXJlcl90b2tlbhgCIAEoCUgAEhwKD29yZ2FuaXphdGlvbl9pZBgDIAEoCUgBiAEBQgwKCmNyZWRlbnRpYWxCEgoQX29yZ2FuaXphdGlvbl9pZCJIChRBdXRoZW50aWNhdGVSZXNwb25zZRIwCglwcmluY2lwYWwYASABKAsyHS50b29scG9ydC5jb21tb24udjEuUHJpbmNpcGFsIjsKEUdldEFjY291bnRSZXF1ZXN0EhcKCmFjY291bnRfaWQYASABKAlIAIgBAUINCgtfYWNjb3VudF9pZCJEChJHZXRBY2NvdW50UmVzcG9uc2USLgoHYWNjb3VudBgBIAEoCzIdLnRvb2xwb3J0LmlkZW50aXR5LnYxLkFjY291bnQigAIKE0NyZWF0ZUFwaUtleVJlcXVlc3QSDAoEbmFtZRgBIAEoCRI3CgtwZXJtaXNzaW9ucxgCIAEoCzIiLnRvb2xwb3J0LmNvbW1vbi52MS5LZXlQZXJtaXNzaW9ucxIXCgphZ2VudF9uYW1lGAMgASgJSACIAQESFwoKYWdlbnRfdHlwZRgEIAEoCUgBiAEBEhQKB3B1cnBvc2UYBSABKAlIAogBARIcCg9vcmdhbml6YXRpb25faWQYBiABKAlIA4gBAUINCgtfYWdlbnRfbmFtZUINCgtfYWdlbnRfdHlwZUIKCghfcHVycG9zZUISChBfb3JnYW5pemF0aW9uX2lkIoEDChRDcmVhdGVBcGlLZXlSZXNwb25zZRIKCgJpZBgBIAEoCRILCgNrZXkYAiABKAkSEgoKa2V5X3ByZWZpeBgDIAEoCRIMCgRuYW1lGAQgASgJEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi0KCWxhc3RfdXNlZBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNwoLcGVybWlzc2lvbnMYByABKAsyIi50b29scG9ydC5jb21tb24udjEuS2V5UGVybWlzc2lvbnMSFwoPb3JnYW5pemF0aW9uX2lkGAggASgJEhcKCmFnZW50X25hbWUYCSABKAlIAIgBARIzCgphZ2VudF90eXBlGAogASgOMh8udG9vbHBvcnQuaWRlbnRpdHkudjEuQWdlbnRUeXBlEhQKB3B1cnBvc2UYCyABKAlIAYgBAUINCgtfYWdlbnRfbmFtZUIKCghfcHVycG9zZSJfChJMaXN0QXBpS2V5c1JlcXVlc3QSHAoPb3JnYW5pemF0aW9uX2lkGAEgASgJSACIAQESFwoPaW5jbHVkZV9yZXZva2VkGAIgASgIQhIKEF9vcmdhbml6YXRpb25faWQiQQoTTGlzdEFwaUtleXNSZXNwb25zZRIqCgRrZXlzGAEgAygLMhwudG9vbHBvcnQuaWRlbnRpdHkudjEuQXBpS2V5IiUKE1Jldm9rZUFwaUtleVJlcXVlc3QSDgoGa2V5X2lkGAEgASgJIlIKFFJldm9rZUFwaUtleVJlc3BvbnNlEg8KB3Jldm9rZWQYASABKAgSKQoDa2V5GAIgASgLMhwudG9vbHBvcnQuaWRlbnRpdHkudjEuQXBpS2V5IkMKFUdldEFwaUtleVVzYWdlUmVxdWVzdBIOCgZrZXlfaWQYASABKAkSEQoEZGF5cxgCIAEoBUgAiAEBQgcKBV9kYXlzIkoKFkdldEFwaUtleVVzYWdlUmVzcG9uc2USMAoFdXNhZ2UYASABKAsyIS50b29scG9ydC5pZGVudGl0eS52MS5BcGlLZXlVc2FnZSKDAQoRR2V0TWNwSnNvblJlcXVlc3QSEwoGb3JnX2lkGAEgASgJSACIAQESGgoNaGVhZGVyX29yZ19pZBgCIAEoCUgBiAEBEhQKB21jcF91cmwYAyABKAlIAogBAUIJCgdfb3JnX2lkQhAKDl9oZWFkZXJfb3JnX2lkQgoKCF9tY3BfdXJsIqoBChJHZXRNY3BKc29uUmVzcG9uc2USDAoEZmlsZRgBIAEoCRINCgVzY29wZRgCIAEoCRIpCghtY3BfanNvbhgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSNgoDb3JnGAQgASgLMikudG9vbHBvcnQuaWRlbnRpdHkudjEuT3JnYW5pemF0aW9uQ29udGV4dBIUCgxpbnN0cnVjdGlvbnMYBSABKAkiRQoZQ3JlYXRlT3JnYW5pemF0aW9uUmVxdWVzdBIMCgRuYW1lGAEgASgJEhEKBHNsdWcYAiABKAlIAIgBAUIHCgVfc2x1ZyJWChpDcmVhdGVPcmdhbml6YXRpb25SZXNwb25zZRI4Cgxvcmdhbml6YXRpb24YASABKAsyIi50b29scG9ydC5pZGVudGl0eS52MS5Pcmdhbml6YXRpb24iGgoYTGlzdE9yZ2FuaXphdGlvbnNSZXF1ZXN0IlYKGUxpc3RPcmdhbml6YXRpb25zUmVzcG9uc2USOQoNb3JnYW5pemF0aW9ucxgBIAMoCzIiLnRvb2xwb3J0LmlkZW50aXR5LnYxLk9yZ2FuaXphdGlvbiI/Ch1HZXRPcmdhbml6YXRpb25Db250ZXh0UmVxdWVzdBITCgZvcmdfaWQYASABKAlIAIgBAUIJCgdfb3JnX2lkIlgKHkdldE9yZ2FuaXphdGlvbkNvbnRleHRSZXNwb25zZRI2CgNvcmcYASABKAsyKS50b29scG9ydC5pZGVudGl0eS52MS5Pcmdhbml6YXRpb25Db250ZXh0Ii0KEkxpc3RNZW1iZXJzUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkiSAoTTGlzdE1lbWJlcnNSZXNwb25zZRIxCgdtZW1iZXJzGAEgAygLMiAudG9vbHBvcnQuaWRlbnRpdHkudjEuTWVtYmVyc2hpcCJqChBBZGRNZW1iZXJSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIUCgphY2NvdW50X2lkGAIgASgJSAASDwoFZW1haWwYAyABKAlIABIMCgRyb2xlGAQgASgJQggKBm1lbWJlciJFChFBZGRNZW1iZXJSZXNwb25zZRIwCgZtZW1iZXIYASABKAsyIC50b29scG9ydC5pZGVudGl0eS52MS5NZW1iZXJzaGlwIlAKE1VwZGF0ZU1lbWJlclJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSDAoEcm9sZRgDIAEoCSJIChRVcGRhdGVNZW1iZXJSZXNwb25zZRIwCgZtZW1iZXIYASABKAsyIC50b29scG9ydC5pZGVudGl0eS52MS5NZW1iZXJzaGlwIkIKE1JlbW92ZU1lbWJlclJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkiJwoUUmVtb3ZlTWVtYmVyUmVzcG9uc2USDwoHcmVtb3ZlZBgBIAEoCCKBAQoXQ29uc3VtZVJhdGVMaW1pdFJlcXVlc3QSDgoGYnVja2V0GAEgASgJEhMKC3N1YmplY3Rfa2V5GAIgASgJEg0KBWxpbWl0GAMgASgFEhYKDndpbmRvd19zZWNvbmRzGAQgASgFEhEKBGNvc3QYBSABKAVIAIgBAUIHCgVfY29zdCKYAQoYQ29uc3VtZVJhdGVMaW1pdFJlc3BvbnNlEg8KB2FsbG93ZWQYASABKAgSDQoFbGltaXQYAiABKAUSEQoJcmVtYWluaW5nGAMgASgFEiwKCHJlc2V0X2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIbChNyZXRyeV9hZnRlcl9zZWNvbmRzGAUgASgFIkYKGkNvbnN1bWVGcmVlVGllckNhbGxSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSFAoMZXhlY3V0aW9uX2lkGAIgASgJIoYBChtDb25zdW1lRnJlZVRpZXJDYWxsUmVzcG9uc2USDwoHYWxsb3dlZBgBIAEoCBIYChBjYWxsc190aGlzX21vbnRoGAIgASgDEg0KBWxpbWl0GAMgASgDEi0KCXJlc2V0c19hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi4AIKGUxlYXNlQ2FsbEFsbG93YW5jZVJlcXVlc3QSQQoKcmF0ZV9saW1pdBgBIAEoCzItLnRvb2xwb3J0LmlkZW50aXR5LnYxLkNvbnN1bWVSYXRlTGltaXRSZXF1ZXN0EgwKBHdhbnQYAiABKAUSIQoUZnJlZV90aWVyX2FjY291bnRfaWQYAyABKAlIAIgBARIRCglmcmVlX3dhbnQYBCABKAUSNgoJa2V5X2NoZWNrGAUgASgLMh4udG9vbHBvcnQuaWRlbnRpdHkudjEuS2V5Q2hlY2tIAYgBARIOCgZob2xkZXIYBiABKAkSPwoJZ2l2ZV9iYWNrGAcgASgLMicudG9vbHBvcnQuaWRlbnRpdHkudjEuQWxsb3dhbmNlR2l2ZUJhY2tIAogBAUIXChVfZnJlZV90aWVyX2FjY291bnRfaWRCDAoKX2tleV9jaGVja0IMCgpfZ2l2ZV9iYWNrIkcKCEtleUNoZWNrEg4KBmtleV9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgDIAEoCSJ2ChFBbGxvd2FuY2VHaXZlQmFjaxIwCgx3aW5kb3dfc3RhcnQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEgwKBGhpdHMYAiABKAUSDQoFbW9udGgYAyABKAkSEgoKZnJlZV9jYWxscxgEIAEoAyKxAgoaTGVhc2VDYWxsQWxsb3dhbmNlUmVzcG9uc2USDwoHZ3JhbnRlZBgBIAEoBRJCCgpyYXRlX2xpbWl0GAIgASgLMi4udG9vbHBvcnQuaWRlbnRpdHkudjEuQ29uc3VtZVJhdGVMaW1pdFJlc3BvbnNlEjAKDHdpbmRvd19zdGFydBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMZnJlZV9ncmFudGVkGAQgASgDEkkKCWZyZWVfdGllchgFIAEoCzIxLnRvb2xwb3J0LmlkZW50aXR5LnYxLkNvbnN1bWVGcmVlVGllckNhbGxSZXNwb25zZUgAiAEBEg0KBW1vbnRoGAYgASgJEg4KBnR0bF9tcxgHIAEoBUIMCgpfZnJlZV90aWVyIlIKE0Ryb3BBbGxvd2FuY2VMZWFzZXMSDgoGa2V5X2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAMgASgJMqUSCg9JZGVudGl0eVNlcnZpY2USaAoNUmVnaXN0ZXJBZ2VudBIqLnRvb2xwb3J0LmlkZW50aXR5LnYxLlJlZ2lzdGVyQWdlbnRSZXF1ZXN0GisudG9vbHBvcnQuaWRlbnRpdHkudjEuUmVnaXN0ZXJBZ2VudFJlc3BvbnNlEnQKEUdldEdldHRpbmdTdGFydGVkEi4udG9vbHBvcnQuaWRlbnRpdHkudjEuR2V0R2V0dGluZ1N0YXJ0ZWRSZXF1ZXN0Gi8udG9vbHBvcnQuaWRlbnRpdHkudjEuR2V0R2V0dGluZ1N0YXJ0ZWRSZXNwb25zZRJTCgZTaWdudXASIy50b29scG9ydC5pZGVudGl0eS52MS5TaWdudXBSZXF1ZXN0GiQudG9vbHBvcnQuaWRlbnRpdHkudjEuU2lnbnVwUmVzcG9uc2USUAoFTG9naW4SIi50b29scG9ydC5pZGVudGl0eS52MS5Mb2dpblJlcXVlc3QaIy50b29scG9ydC5pZGVudGl0eS52MS5Mb2dpblJlc3BvbnNlElYKB0dldEp3a3MSJC50b29scG9ydC5pZGVudGl0eS52MS5HZXRKd2tzUmVxdWVzdBolLnRvb2xwb3J0LmlkZW50aXR5LnYxLkdldEp3a3NSZXNwb25zZRJlCgxBdXRoZW50aWNhdGUSKS50b29scG9ydC5pZGVudGl0eS52MS5BdXRoZW50aWNhdGVSZXF1ZXN0GioudG9vbHBvcnQuaWRlbnRpdHkudjEuQXV0aGVudGljYXRlUmVzcG9uc2USXwoKR2V0QWNjb3VudBInLnRvb2xwb3J0LmlkZW50aXR5LnYxLkdldEFjY291bnRSZXF1ZXN0GigudG9vbHBvcnQuaWRlbnRpdHkudjEuR2V0QWNjb3VudFJlc3BvbnNlEmUKDENyZWF0ZUFwaUtleRIpLnRvb2xwb3J0LmlkZW50aXR5LnYxLkNyZWF0ZUFwaUtleVJlcXVlc3QaKi50b29scG9ydC5pZGVudGl0eS52MS5DcmVhdGVBcGlLZXlSZXNwb25zZRJiCgtMaXN0QXBpS2V5cxIoLnRvb2xwb3J0LmlkZW50aXR5LnYxLkxpc3RBcGlLZXlzUmVxdWVzdBopLnRvb2xwb3J0LmlkZW50aXR5LnYxLkxpc3RBcGlLZXlzUmVzcG9uc2USZQoMUmV2b2tlQXBpS2V5EikudG9vbHBvcnQuaWRlbnRpdHkudjEuUmV2b2tlQXBpS2V5UmVxdWVzdBoqLnRvb2xwb3J0LmlkZW50aXR5LnYxLlJldm9rZUFwaUtleVJlc3BvbnNlEmsKDkdldEFwaUtleVVzYWdlEisudG9vbHBvcnQuaWRlbnRpdHkudjEuR2V0QXBpS2V5VXNhZ2VSZXF1ZXN0GiwudG9vbHBvcnQuaWRlbnRpdHkudjEuR2V0QXBpS2V5VXNhZ2VSZXNwb25zZRJfCgpHZXRNY3BKc29uEicudG9vbHBvcnQuaWRlbnRpdHkudjEuR2V0TWNwSnNvblJlcXVlc3QaKC50b29scG9ydC5pZGVudGl0eS52MS5HZXRNY3BKc29uUmVzcG9uc2USdwoSQ3JlYXRlT3JnYW5pemF0aW9uEi8udG9vbHBvcnQuaWRlbnRpdHkudjEuQ3JlYXRlT3JnYW5pemF0aW9uUmVxdWVzdBowLnRvb2xwb3J0LmlkZW50aXR5LnYxLkNyZWF0ZU9yZ2FuaXphdGlvblJlc3BvbnNlEnQKEUxpc3RPcmdhbml6YXRpb25zEi4udG9vbHBvcnQuaWRlbnRpdHkudjEuTGlzdE9yZ2FuaXphdGlvbnNSZXF1ZXN0Gi8udG9vbHBvcnQuaWRlbnRpdHkudjEuTGlzdE9yZ2FuaXphdGlvbnNSZXNwb25zZRKDAQoWR2V0T3JnYW5pemF0aW9uQ29udGV4dBIzLnRvb2xwb3J0LmlkZW50aXR5LnYxLkdldE9yZ2FuaXphdGlvbkNvbnRleHRSZXF1ZXN0GjQudG9vbHBvcnQuaWRlbnRpdHkudjEuR2V0T3JnYW5pemF0aW9uQ29udGV4dFJlc3BvbnNlEmIKC0xpc3RNZW1iZXJzEigudG9vbHBvcnQuaWRlbnRpdHkudjEuTGlzdE1lbWJlcnNSZXF1ZXN0GikudG9vbHBvcnQuaWRlbnRpdHkudjEuTGlzdE1lbWJlcnNSZXNwb25zZRJcCglBZGRNZW1iZXISJi50b29scG9ydC5pZGVudGl0eS52MS5BZGRNZW1iZXJSZXF1ZXN0GicudG9vbHBvcnQuaWRlbnRpdHkudjEuQWRkTWVtYmVyUmVzcG9uc2USZQoMVXBkYXRlTWVtYmVyEikudG9vbHBvcnQuaWRlbnRpdHkudjEuVXBkYXRlTWVtYmVyUmVxdWVzdBoqLnRvb2xwb3J0LmlkZW50aXR5LnYxLlVwZGF0ZU1lbWJlclJlc3BvbnNlEmUKDFJlbW92ZU1lbWJlchIpLnRvb2xwb3J0LmlkZW50aXR5LnYxLlJlbW92ZU1lbWJlclJlcXVlc3QaKi50b29scG9ydC5pZGVudGl0eS52MS5SZW1vdmVNZW1iZXJSZXNwb25zZRJxChBDb25zdW1lUmF0ZUxpbWl0Ei0udG9vbHBvcnQuaWRlbnRpdHkudjEuQ29uc3VtZVJhdGVMaW1pdFJlcXVlc3QaLi50b29scG9ydC5pZGVudGl0eS52MS5Db25zdW1lUmF0ZUxpbWl0UmVzcG9uc2USegoTQ29uc3VtZUZyZWVUaWVyQ2FsbBIwLnRvb2xwb3J0LmlkZW50aXR5LnYxLkNvbnN1bWVGcmVlVGllckNhbGxSZXF1ZXN0GjEudG9vbHBvcnQuaWRlbnRpdHkudjEuQ29uc3VtZUZyZWVUaWVyQ2FsbFJlc3BvbnNlEncKEkxlYXNlQ2FsbEFsbG93YW5jZRIvLnRvb2xwb3J0LmlkZW50aXR5LnYxLkxlYXNlQ2FsbEFsbG93YW5jZVJlcXVlc3QaMC50b29scG9ydC5pZGVudGl0eS52MS5MZWFzZUNhbGxBbGxvd2FuY2VSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_toolport_common_v1_principal, file_toolport_identity_v1_identity_resources]);
 
 /**
  * Request of RegisterAgent (spec item 16).
@@ -1252,45 +1252,72 @@ export const ConsumeFreeTierCallResponseSchema: GenMessage<ConsumeFreeTierCallRe
   messageDesc(file_toolport_identity_v1_identity_service, 41);
 
 /**
- * Request of ConsumeCallAllowance (internal; execution).
+ * Request of LeaseCallAllowance (internal; execution).
  *
- * @generated from message toolport.identity.v1.ConsumeCallAllowanceRequest
+ * @generated from message toolport.identity.v1.LeaseCallAllowanceRequest
  */
-export type ConsumeCallAllowanceRequest = Message<"toolport.identity.v1.ConsumeCallAllowanceRequest"> & {
+export type LeaseCallAllowanceRequest = Message<"toolport.identity.v1.LeaseCallAllowanceRequest"> & {
   /**
-   * The per-key rate limit hit (bucket, subject, limit, window as in ConsumeRateLimit).
+   * The caller's tool_calls window: subject_key is the key id (or the account id without a key); limit
+   * 0 = identity's default; window_seconds 0 = 60. `cost` is ignored: `want` says how many hits.
    *
    * @generated from field: toolport.identity.v1.ConsumeRateLimitRequest rate_limit = 1;
    */
   rateLimit?: ConsumeRateLimitRequest | undefined;
 
   /**
-   * Present when the call counts against the free tier: counted only if the rate limit allowed it.
+   * Rate-limit hits to reserve, 0-1000. 0 only gives back (see give_back). Identity grants at most a
+   * sixteenth of the limit at once (at least 1); free_want likewise of the monthly free-tier limit.
    *
-   * @generated from field: optional toolport.identity.v1.ConsumeFreeTierCallRequest free_tier = 2;
+   * @generated from field: int32 want = 2;
    */
-  freeTier?: ConsumeFreeTierCallRequest | undefined;
+  want: number;
 
   /**
-   * Present when the caller used an API key: the key must still be valid and its owner still a member
-   * of the organization the call runs in, checked in the same statement as the counters. When it fails,
-   * nothing is counted and the RPC fails with UNAUTHENTICATED (reason `unauthenticated`). This is what
-   * keeps revocation immediate while the gateway caches principals for tool calls.
+   * Present when the caller's calls count against the free tier: reserve `free_want` calls of the
+   * account's month too, only if at least one rate-limit hit was granted.
    *
-   * @generated from field: optional toolport.identity.v1.KeyCheck key_check = 3;
+   * @generated from field: optional string free_tier_account_id = 3;
+   */
+  freeTierAccountId?: string | undefined;
+
+  /**
+   * @generated from field: int32 free_want = 4;
+   */
+  freeWant: number;
+
+  /**
+   * Present when the caller used an API key: checked (and its rows locked) in the same statement.
+   * When it fails nothing is reserved and the RPC fails with UNAUTHENTICATED (reason `unauthenticated`).
+   *
+   * @generated from field: optional toolport.identity.v1.KeyCheck key_check = 5;
    */
   keyCheck?: KeyCheck | undefined;
+
+  /**
+   * Who holds the lease (one id per execution process), told to drop it when the key is revoked.
+   *
+   * @generated from field: string holder = 6;
+   */
+  holder: string;
+
+  /**
+   * Unused parts of an earlier lease of the same caller, subtracted first (also when the key check fails).
+   *
+   * @generated from field: optional toolport.identity.v1.AllowanceGiveBack give_back = 7;
+   */
+  giveBack?: AllowanceGiveBack | undefined;
 };
 
 /**
- * Describes the message toolport.identity.v1.ConsumeCallAllowanceRequest.
- * Use `create(ConsumeCallAllowanceRequestSchema)` to create a new message.
+ * Describes the message toolport.identity.v1.LeaseCallAllowanceRequest.
+ * Use `create(LeaseCallAllowanceRequestSchema)` to create a new message.
  */
-export const ConsumeCallAllowanceRequestSchema: GenMessage<ConsumeCallAllowanceRequest> = /*@__PURE__*/
+export const LeaseCallAllowanceRequestSchema: GenMessage<LeaseCallAllowanceRequest> = /*@__PURE__*/
   messageDesc(file_toolport_identity_v1_identity_service, 42);
 
 /**
- * The API key a call was authenticated with, re-checked by ConsumeCallAllowance.
+ * The API key a call was authenticated with, re-checked by LeaseCallAllowance.
  *
  * @generated from message toolport.identity.v1.KeyCheck
  */
@@ -1325,30 +1352,134 @@ export const KeyCheckSchema: GenMessage<KeyCheck> = /*@__PURE__*/
   messageDesc(file_toolport_identity_v1_identity_service, 43);
 
 /**
- * Response of ConsumeCallAllowance.
+ * What a lease did not use, as LeaseCallAllowanceResponse described it.
  *
- * @generated from message toolport.identity.v1.ConsumeCallAllowanceResponse
+ * @generated from message toolport.identity.v1.AllowanceGiveBack
  */
-export type ConsumeCallAllowanceResponse = Message<"toolport.identity.v1.ConsumeCallAllowanceResponse"> & {
+export type AllowanceGiveBack = Message<"toolport.identity.v1.AllowanceGiveBack"> & {
   /**
-   * @generated from field: toolport.identity.v1.ConsumeRateLimitResponse rate_limit = 1;
+   * @generated from field: google.protobuf.Timestamp window_start = 1;
+   */
+  windowStart?: Timestamp | undefined;
+
+  /**
+   * @generated from field: int32 hits = 2;
+   */
+  hits: number;
+
+  /**
+   * The free-tier month (first day, YYYY-MM-DD) and its unused calls.
+   *
+   * @generated from field: string month = 3;
+   */
+  month: string;
+
+  /**
+   * @generated from field: int64 free_calls = 4;
+   */
+  freeCalls: bigint;
+};
+
+/**
+ * Describes the message toolport.identity.v1.AllowanceGiveBack.
+ * Use `create(AllowanceGiveBackSchema)` to create a new message.
+ */
+export const AllowanceGiveBackSchema: GenMessage<AllowanceGiveBack> = /*@__PURE__*/
+  messageDesc(file_toolport_identity_v1_identity_service, 44);
+
+/**
+ * Response of LeaseCallAllowance.
+ *
+ * @generated from message toolport.identity.v1.LeaseCallAllowanceResponse
+ */
+export type LeaseCallAllowanceResponse = Message<"toolport.identity.v1.LeaseCallAllowanceResponse"> & {
+  /**
+   * Rate-limit hits granted, 0-want; 0 with want > 0 means the rate limit is reached.
+   *
+   * @generated from field: int32 granted = 1;
+   */
+  granted: number;
+
+  /**
+   * The window's state after the grant: limit, remaining, reset_at, retry_after_seconds (when 0 granted).
+   *
+   * @generated from field: toolport.identity.v1.ConsumeRateLimitResponse rate_limit = 2;
    */
   rateLimit?: ConsumeRateLimitResponse | undefined;
 
   /**
-   * Set when free_tier was requested and the rate limit allowed the call.
+   * @generated from field: google.protobuf.Timestamp window_start = 3;
+   */
+  windowStart?: Timestamp | undefined;
+
+  /**
+   * Free-tier calls granted, and the month's state after the grant (set when free_tier_account_id was
+   * given and at least one hit was granted).
    *
-   * @generated from field: optional toolport.identity.v1.ConsumeFreeTierCallResponse free_tier = 2;
+   * @generated from field: int64 free_granted = 4;
+   */
+  freeGranted: bigint;
+
+  /**
+   * @generated from field: optional toolport.identity.v1.ConsumeFreeTierCallResponse free_tier = 5;
    */
   freeTier?: ConsumeFreeTierCallResponse | undefined;
+
+  /**
+   * @generated from field: string month = 6;
+   */
+  month: string;
+
+  /**
+   * How long the lease may be spent from the moment the request was sent, in milliseconds: at most
+   * LEASE_TTL, and never past the window's end or the month's.
+   *
+   * @generated from field: int32 ttl_ms = 7;
+   */
+  ttlMs: number;
 };
 
 /**
- * Describes the message toolport.identity.v1.ConsumeCallAllowanceResponse.
- * Use `create(ConsumeCallAllowanceResponseSchema)` to create a new message.
+ * Describes the message toolport.identity.v1.LeaseCallAllowanceResponse.
+ * Use `create(LeaseCallAllowanceResponseSchema)` to create a new message.
  */
-export const ConsumeCallAllowanceResponseSchema: GenMessage<ConsumeCallAllowanceResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_service, 44);
+export const LeaseCallAllowanceResponseSchema: GenMessage<LeaseCallAllowanceResponse> = /*@__PURE__*/
+  messageDesc(file_toolport_identity_v1_identity_service, 45);
+
+/**
+ * Sent by identity as a NATS request (not JetStream) on `_toolport.leases.<holder>` to each holder of a
+ * live lease on a revoked key, or on the keys of an account removed from an organization: the holder
+ * drops those leases, discards any lease it is still waiting for, and replies with an empty message.
+ * Identity's revoke answers once every holder has replied, or its lease has run out.
+ *
+ * @generated from message toolport.identity.v1.DropAllowanceLeases
+ */
+export type DropAllowanceLeases = Message<"toolport.identity.v1.DropAllowanceLeases"> & {
+  /**
+   * The revoked key; or empty, with account_id and organization_id: every key of that account used in
+   * that organization.
+   *
+   * @generated from field: string key_id = 1;
+   */
+  keyId: string;
+
+  /**
+   * @generated from field: string account_id = 2;
+   */
+  accountId: string;
+
+  /**
+   * @generated from field: string organization_id = 3;
+   */
+  organizationId: string;
+};
+
+/**
+ * Describes the message toolport.identity.v1.DropAllowanceLeases.
+ * Use `create(DropAllowanceLeasesSchema)` to create a new message.
+ */
+export const DropAllowanceLeasesSchema: GenMessage<DropAllowanceLeases> = /*@__PURE__*/
+  messageDesc(file_toolport_identity_v1_identity_service, 46);
 
 /**
  * IdentityService owns accounts, agents, organizations, API keys, JWT, key usage and the shared rate
@@ -1573,16 +1704,19 @@ export const IdentityService: GenService<{
     output: typeof ConsumeFreeTierCallResponseSchema;
   },
   /**
-   * Internal, called by execution before every call: one round trip for both counters, in the order
-   * the caller sees them. The rate-limit hit is counted first; the free-tier call (when requested) is
-   * counted only if the rate limit allowed the call. Same semantics as the two RPCs above.
+   * Internal, called by execution: a block of tool-call allowance for one caller (a quota lease).
+   * Reserves up to `want` hits of the caller's rate-limit window and, when asked, as many calls of its
+   * free-tier month, in one statement; the counters are raised by what is granted, so replicas together
+   * never count past a limit. Execution spends the block locally and gives back what it did not use.
+   * With a key check, the key must still be valid; revoking it (or removing its owner from the
+   * organization) drops every live lease on it before the revoke answers.
    *
-   * @generated from rpc toolport.identity.v1.IdentityService.ConsumeCallAllowance
+   * @generated from rpc toolport.identity.v1.IdentityService.LeaseCallAllowance
    */
-  consumeCallAllowance: {
+  leaseCallAllowance: {
     methodKind: "unary";
-    input: typeof ConsumeCallAllowanceRequestSchema;
-    output: typeof ConsumeCallAllowanceResponseSchema;
+    input: typeof LeaseCallAllowanceRequestSchema;
+    output: typeof LeaseCallAllowanceResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_toolport_identity_v1_identity_service, 0);
