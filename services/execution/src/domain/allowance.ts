@@ -6,7 +6,7 @@
  *
  * - A block lasts at most identity's ALLOWANCE_LEASE_MS (2 s by default), and never past the rate
  *   window's end or, with free-tier calls, the month's. Its size follows the caller's pace: twice what
- *   the previous block used (at least the calls waiting for it), up to `maxBlock`; identity grants at
+ *   the previous block used, or the calls that found none meanwhile if more, up to `maxBlock`; identity grants at
  *   most a sixteenth of the limit at once. A caller making one call now and then reserves one at a time.
  * - What a block did not use is given back: with the next block's request, or when it runs out.
  *   A process that stops gives back what it holds; one that dies leaves its units counted: rate-limit
@@ -39,8 +39,8 @@ interface Entry {
   /** Units the current block handed out, for the next block's size. */
   used: number;
   usedFree: number;
-  /** Callers waiting for the pending block. */
-  waiting: number;
+  /** Calls that found no unit since the last request for a block started: the demand it did not cover. */
+  misses: number;
   pending?: Promise<Lease>;
   dropped: boolean;
   timer?: NodeJS.Timeout;
@@ -78,7 +78,7 @@ export class AllowanceLeases {
     for (;;) {
       let entry = this.entries.get(key);
       if (!entry) {
-        entry = { key, caller, rate: 0, free: 0, expires: 0, month: "", used: 0, usedFree: 0, waiting: 0, dropped: false };
+        entry = { key, caller, rate: 0, free: 0, expires: 0, month: "", used: 0, usedFree: 0, misses: 0, dropped: false };
         this.entries.set(key, entry);
       }
       const live = performance.now() < entry.expires;
@@ -91,16 +91,11 @@ export class AllowanceLeases {
         }
         return { ok: true };
       }
-      let lease: Lease;
-      entry.waiting++;
-      try {
-        entry.pending ??= this.renew(entry, countsFreeTier).finally(() => {
-          entry.pending = undefined;
-        });
-        lease = await entry.pending;
-      } finally {
-        entry.waiting--;
-      }
+      entry.misses++;
+      entry.pending ??= this.renew(entry, countsFreeTier).finally(() => {
+        entry.pending = undefined;
+      });
+      const lease = await entry.pending;
       // A refusal answers everyone who waited for that block; a block others emptied first is asked again.
       if (lease.granted === 0) return { ok: false, rate: lease.rate };
       if (countsFreeTier && lease.freeTier && lease.freeGranted === 0 && entry.free === 0)
@@ -146,10 +141,12 @@ export class AllowanceLeases {
     clearTimeout(entry.timer);
     const { caller } = entry;
     const back = this.leftovers(entry);
-    const want = this.size(entry.used, entry.waiting);
+    const demand = entry.misses;
+    const want = this.size(entry.used, demand);
     // A caller on the free tier asks for free-tier calls whenever its last block had some, so a mix
     // of free and other calls does not fetch a block per kind.
-    const wantFree = countsFreeTier || entry.usedFree > 0 ? this.size(entry.usedFree, entry.waiting) : 0;
+    const wantFree = countsFreeTier || entry.usedFree > 0 ? this.size(entry.usedFree, demand) : 0;
+    entry.misses = 0;
     entry.used = 0;
     entry.usedFree = 0;
     const sent = performance.now();
@@ -211,7 +208,7 @@ export class AllowanceLeases {
     return back;
   }
 
-  private size(used: number, waiting: number): number {
-    return Math.max(1, Math.min(this.options.maxBlock, Math.max(used * 2, waiting)));
+  private size(used: number, demand: number): number {
+    return Math.max(1, Math.min(this.options.maxBlock, Math.max(used * 2, demand)));
   }
 }
