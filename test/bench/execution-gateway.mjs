@@ -12,7 +12,10 @@
 //     (c2)  the same call on a stack with one process per role (services/<name>/dist/main.js and
 //           gateway/dist/main.js, gRPC between them), on the durable Postgres server;
 //     (d)   the floor of the layout DESIGN.md fixes (execution-floor.mjs: Koa, one connect gRPC hop, the
-//           upstream call and one Postgres INSERT, nothing else), on the durable Postgres server.
+//           upstream call and one Postgres INSERT, nothing else), on the durable Postgres server;
+//     (d1)  the floor of the one-process layout: the same without the hop (Koa, the upstream call and the
+//           INSERT in one process), with its CPU per call (its process and Postgres), to show where (c1)'s
+//           goals stand against what the bare work costs on this machine.
 //     Every row is warmed up (300 calls), then the rows take turns in 3 rounds so that drift (JIT, table
 //     growth, other work on the machine) falls on all alike. Per row: requests/s, p50, p99; for c1, c1r
 //     and c2 the CPU per call of each process (c1's Node process is "toolport", c1r's
@@ -284,8 +287,17 @@ try {
   const nginxPort = all && wanted("b") ? await startNginx(upstreamPort) : undefined;
 
   // (d) the floor of the fixed layout (execution-floor.mjs): Koa -> one connect gRPC hop -> upstream + one INSERT.
-  const floorPorts = { service: await freePort(), gateway: await freePort() };
+  const floorPorts = { service: await freePort(), gateway: await freePort(), one: await freePort() };
   const floorScript = path.join(root, "test/bench/execution-floor.mjs");
+  if (all && wanted("d1"))
+    await start("floor-one", [
+      ...profiled("floor-one"),
+      floorScript,
+      "one",
+      String(floorPorts.one),
+      `http://127.0.0.1:${upstreamPort}`,
+      pg.url,
+    ]);
   if (all && wanted("d")) {
     await start("floor-service", [
       ...profiled("floor-service"),
@@ -309,6 +321,8 @@ try {
   const proxied = () => ok(`http://127.0.0.1:${nginxPort}/small`);
   const floor = () =>
     ok(`http://127.0.0.1:${floorPorts.gateway}/v1/tools/call/${c1.tool.small}`, { method: "POST", headers: json, body: "{}" });
+  const floorOne = () =>
+    ok(`http://127.0.0.1:${floorPorts.one}/v1/tools/call/${c1.tool.small}`, { method: "POST", headers: json, body: "{}" });
 
   if (sections.includes("1")) {
     console.log(
@@ -326,6 +340,7 @@ try {
         c1r ? row("(c1r) one process, relaxed Postgres", c1r.call, { id: "c1r" }) : null,
         c2 ? row("(c2) process per role", c2.call, { id: "c2" }) : null,
         wanted("d") ? row("(d) floor of the layout", floor, { id: "d" }) : null,
+        wanted("d1") ? row("(d1) floor of one process", floorOne, { id: "d1" }) : null,
       ].filter((r) => r && wanted(r.id));
       await runRounds(rows, { calls: n, conc, rounds: ROUNDS, warmup: WARMUP });
       const s = Object.fromEntries(rows.map((r) => [r.id, summary(r.label, r)]));
@@ -336,8 +351,9 @@ try {
         c1: raw.c1 && stackCpu("(c1)", raw.c1, c1),
         c1r: raw.c1r && stackCpu("(c1r)", raw.c1r, c1r),
         c2: raw.c2 && stackCpu("(c2)", raw.c2, c2),
+        d1: raw.d1 && stackCpu("(d1)", raw.d1, { processes: ["floor-one", pg.name] }),
       };
-      const { a, b, c1: r1, c1r: r1r, c2: r2, d } = s;
+      const { a, b, c1: r1, c1r: r1r, c2: r2, d, d1 } = s;
       const ref = b ?? a;
       const refName = b ? "(b)" : "(a)";
       const added = (r) =>
@@ -347,6 +363,7 @@ try {
         ["(c1r)", r1r],
         ["(c2)", r2],
         ["(d)", d],
+        ["(d1)", d1],
       ])
         if (r && ref)
           console.log(`    ${label.padEnd(5)} throughput ${(r.rps / ref.rps).toFixed(3)} of ${refName}; p50 added ${added(r)}`);
@@ -354,6 +371,7 @@ try {
         r1 && r2 ? `(c1)/(c2) throughput ${(r1.rps / r2.rps).toFixed(3)}` : null,
         r1 && r1r ? `(c1r)/(c1) ${(r1r.rps / r1.rps).toFixed(3)}` : null,
         r1 && d ? `(c1)/(d) ${(r1.rps / d.rps).toFixed(3)}` : null,
+        r1 && d1 ? `(c1)/(d1) ${(r1.rps / d1.rps).toFixed(3)}` : null,
       ].filter(Boolean);
       if (ratios.length) console.log(`    ${ratios.join("; ")}`);
       console.log("    goals:");
@@ -366,7 +384,7 @@ try {
         goal(
           `(c1) p50 added over ${b ? "nginx (b)" : "direct (a), nginx missing,"} at concurrency 1: ${overRef.toFixed(2)} ms ${verdict(overRef < GOALS.c1AddedP50Ms, `< ${GOALS.c1AddedP50Ms} ms`)}`,
         );
-      } else if (r1) {
+      } else if (r1 && conc !== 1) {
         goal(
           `(c1) throughput at concurrency ${conc}: ${r1.rps.toFixed(0)} calls/s ${verdict(r1.rps >= GOALS.c1Rps, `${GOALS.c1Rps.toLocaleString("en-US")} calls/s${conc === GOALS.c1RpsAt ? "" : ` at concurrency ${GOALS.c1RpsAt}`}`)}`,
         );
