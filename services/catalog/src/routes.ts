@@ -1,13 +1,13 @@
 /** The catalog service's gRPC routes: every RPC of CatalogService, from three handler groups. */
 import type { ConnectRouter } from "@connectrpc/connect";
 import { AddressPolicy, Outbound } from "@toolport/kit/outbound";
+import { Sealer } from "@toolport/kit/sealing";
 import type { BaseConfig, ServiceContext } from "@toolport/kit/service";
 import { CatalogService } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
 import type { z } from "zod";
 import type { CatalogDeps } from "./app/deps.js";
 import { SearchIndex } from "./app/search-index.js";
 import type { catalogEnv } from "./config.js";
-import { CredentialSealer } from "./credentials/sealing.js";
 import { createCatalogReadHandlers } from "./handlers/catalog-handlers.js";
 import { createInternalHandlers } from "./handlers/internal-handlers.js";
 import { createPublishingHandlers } from "./handlers/publishing-handlers.js";
@@ -24,7 +24,7 @@ export function depsFor(ctx: ServiceContext<CatalogConfig>): CatalogDeps {
       pool: ctx.pool,
       log: ctx.log,
       index: new SearchIndex(ctx.pool, ctx.log),
-      sealer: CredentialSealer.fromSecret(ctx.config.CATALOG_SECRET_KEY),
+      sealer: Sealer.fromSecret(ctx.config.CATALOG_SECRET_KEY),
       outbound: new Outbound({ policy: new AddressPolicy(ctx.config.CATALOG_OUTBOUND_ALLOW, "CATALOG_OUTBOUND_ALLOW") }),
       publicUrl: ctx.config.PUBLIC_URL,
       publishEvents: () => ctx.outbox.flush(),

@@ -2,14 +2,14 @@
 import type { Logger } from "@toolport/kit/logger";
 import type { Outbound } from "@toolport/kit/outbound";
 import type { Pool } from "@toolport/kit/pg";
-import type { CredentialSealer } from "../credentials/sealing.js";
+import type { Sealer } from "@toolport/kit/sealing";
 import type { SearchIndex } from "./search-index.js";
 
 export interface CatalogDeps {
   pool: Pool;
   log: Logger;
   index: SearchIndex;
-  sealer: CredentialSealer;
+  sealer: Sealer;
   /**
    * The guarded HTTP client for addresses callers choose (OpenAPI document URLs, MCP servers): refuses
    * private, loopback, link-local and metadata addresses unless CATALOG_OUTBOUND_ALLOW names them.

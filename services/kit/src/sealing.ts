@@ -1,22 +1,29 @@
 /**
- * Stored upstream credentials are sealed with AES-256-GCM (node:crypto): a random 96-bit IV per
- * value, the 128-bit tag kept with it, and the service and scope owner bound in as associated data,
- * so a sealed value copied onto another row fails to open. Layout: version(1) | iv(12) | tag(16) | data.
+ * Secrets at rest (catalog's upstream credentials, webhooks' signing secrets) are sealed with
+ * AES-256-GCM (node:crypto): a random 96-bit IV per value, the 128-bit tag kept with it, and the row's
+ * identity bound in as associated data, so a sealed value copied onto another row fails to open.
+ * Layout: version(1) | iv(12) | tag(16) | data.
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
 
 const VERSION = 1;
 
-export class CredentialSealer {
+export class Sealer {
   private constructor(private readonly key: Buffer) {}
 
   /**
-   * From CATALOG_SECRET_KEY: 32 bytes as 64 hex characters or base64. Undefined gives the local
-   * development key (derived from a fixed phrase), which callers must warn about.
+   * From a setting such as CATALOG_SECRET_KEY: 32 bytes as 64 hex characters or base64. Undefined
+   * gives a local development key derived from `developmentPhrase`, which callers must warn about.
    */
-  static fromSecret(secret: string | undefined): CredentialSealer {
-    if (secret === undefined || secret === "") return new CredentialSealer(LOCAL_DEVELOPMENT_KEY);
-    return new CredentialSealer(parseKey(secret));
+  static fromSecret(
+    secret: string | undefined,
+    options: { setting: string; developmentPhrase: string } = {
+      setting: "CATALOG_SECRET_KEY",
+      developmentPhrase: "toolport local development credential key",
+    },
+  ): Sealer {
+    if (secret === undefined || secret === "") return new Sealer(createHash("sha256").update(options.developmentPhrase).digest());
+    return new Sealer(parseKey(secret, options.setting));
   }
 
   seal(plaintext: string, associated: string): Buffer {
@@ -38,14 +45,11 @@ export class CredentialSealer {
   }
 }
 
-export function parseKey(secret: string): Buffer {
+export function parseKey(secret: string, setting = "CATALOG_SECRET_KEY"): Buffer {
   const trimmed = secret.trim();
   const key = /^[0-9a-fA-F]{64}$/.test(trimmed) ? Buffer.from(trimmed, "hex") : Buffer.from(trimmed, "base64");
   if (key.length !== 32) {
-    throw new Error("CATALOG_SECRET_KEY must be 32 bytes, given as 64 hex characters or base64 (openssl rand -hex 32)");
+    throw new Error(`${setting} must be 32 bytes, given as 64 hex characters or base64 (openssl rand -hex 32)`);
   }
   return key;
 }
-
-/** Only for local runs: anyone reading this file knows it. */
-const LOCAL_DEVELOPMENT_KEY = createHash("sha256").update("toolport local development credential key").digest();

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { CredentialSealer, parseKey } from "./sealing.js";
+import { parseKey, Sealer } from "./sealing.js";
 
-describe("CredentialSealer", () => {
-  const sealer = CredentialSealer.fromSecret("a".repeat(64));
+describe("Sealer", () => {
+  const sealer = Sealer.fromSecret("a".repeat(64));
 
   it("opens what it sealed, and the sealed bytes do not contain the secret", () => {
     const sealed = sealer.seal('{"token":"sk-live-123"}', "svc:caller:acct");
@@ -19,7 +19,7 @@ describe("CredentialSealer", () => {
   });
 
   it("refuses to open with another key", () => {
-    const other = CredentialSealer.fromSecret(Buffer.alloc(32, 7).toString("base64"));
+    const other = Sealer.fromSecret(Buffer.alloc(32, 7).toString("base64"));
     expect(() => other.open(sealer.seal("x", "ad"), "ad")).toThrow();
   });
 
