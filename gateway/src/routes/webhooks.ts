@@ -1,20 +1,136 @@
 /**
- * /v1 routes served by the webhooks service. Generic rows map one-to-one onto an RPC; an endpoint whose
- * HTTP shape differs from its messages gets its own handler here.
+ * /v1 routes served by the webhooks service (spec items 23-26; JWT only, the owner's webhooks only).
+ * Each renders its JSON here: the spec's Webhook fields (plus `disabled_reason` when Toolport paused
+ * it), the secret beside them on create and rotate, and the delivery history with statuses as words.
  */
+import type { JsonObject } from "@bufbuild/protobuf";
 import type Router from "@koa/router";
-import { WebhooksService } from "@toolport/proto/toolport/webhooks/v1/webhooks_service_pb";
+import { enumName, isoTime } from "@toolport/kit/proto-json";
+import { type Delivery, DeliveryStatusSchema, type Webhook } from "@toolport/proto/toolport/webhooks/v1/webhooks_resources_pb";
 import type { AppDeps } from "../app.js";
-import { mountRpcRoutes, type RpcRoute } from "./rpc-route.js";
+import { objectBody } from "../http/input.js";
+import { auth } from "../middleware/auth.js";
+import { badField, intQuery, stringField } from "./identity-json.js";
 
-export const webhooksRouteTable: RpcRoute[] = [
-  ["post", "/webhooks", "jwt", "createWebhook"],
-  ["get", "/webhooks", "jwt", "listWebhooks"],
-  ["patch", "/webhooks/:webhook_id", "jwt", "updateWebhook"],
-  ["delete", "/webhooks/:webhook_id", "jwt", "deleteWebhook"],
-  ["get", "/webhooks/:webhook_id/deliveries", "jwt", "listDeliveries"],
-];
+export function webhookJson(w: Webhook | undefined): JsonObject {
+  if (!w) return {};
+  return {
+    id: w.id,
+    url: w.url,
+    events: w.events,
+    is_active: w.isActive,
+    description: w.description,
+    created_at: isoTime(w.createdAt),
+    updated_at: isoTime(w.updatedAt),
+    disabled_reason: w.disabledReason ?? null,
+  };
+}
+
+export function deliveryJson(d: Delivery | undefined): JsonObject {
+  if (!d) return {};
+  return {
+    id: d.id,
+    webhook_id: d.webhookId,
+    event: d.event,
+    status: enumName(DeliveryStatusSchema, d.status),
+    created_at: isoTime(d.createdAt),
+    attempts: d.attemptHistory.map((a) => ({
+      series: a.series,
+      attempt: a.attempt,
+      at: isoTime(a.attemptedAt),
+      status_code: a.responseStatus ?? null,
+      error: a.error ?? null,
+      duration_ms: a.durationMs,
+      response_body: a.responseBody ?? null,
+    })),
+    next_attempt_at: isoTime(d.nextAttemptAt),
+    delivered_at: isoTime(d.deliveredAt),
+  };
+}
+
+function eventsField(body: Record<string, unknown>): string[] | undefined {
+  const value = body.events;
+  if (value === undefined || value === null) return undefined;
+  if (!Array.isArray(value) || value.some((e) => typeof e !== "string"))
+    throw badField("events", "must be an array of event names");
+  return value as string[];
+}
+
+function boolField(body: Record<string, unknown>, field: string): boolean | undefined {
+  const value = body[field];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "boolean") throw badField(field, "must be true or false");
+  return value;
+}
 
 export function webhooksRoutes(router: Router, deps: AppDeps): void {
-  mountRpcRoutes(router, deps, WebhooksService, deps.clients.webhooks, webhooksRouteTable);
+  const webhooks = deps.clients.webhooks;
+  const jwt = auth(deps.clients.identity, "jwt");
+
+  router.post("/webhooks", jwt, async (ctx) => {
+    const body = objectBody(ctx);
+    const url = stringField(body, "url");
+    if (url === undefined) throw badField("url", "is required");
+    const events = eventsField(body);
+    if (events === undefined) throw badField("events", "is required");
+    const res = await webhooks.createWebhook({ url, events, description: stringField(body, "description") });
+    ctx.body = { ...webhookJson(res.webhook), secret: res.secret };
+  });
+
+  router.get("/webhooks", jwt, async (ctx) => {
+    ctx.body = (await webhooks.listWebhooks({})).webhooks.map(webhookJson);
+  });
+
+  router.get("/webhooks/:webhook_id", jwt, async (ctx) => {
+    ctx.body = webhookJson((await webhooks.getWebhook({ webhookId: ctx.params.webhook_id! })).webhook);
+  });
+
+  router.patch("/webhooks/:webhook_id", jwt, async (ctx) => {
+    const body = objectBody(ctx);
+    const events = eventsField(body);
+    const res = await webhooks.updateWebhook({
+      webhookId: ctx.params.webhook_id!,
+      url: stringField(body, "url"),
+      events: events === undefined ? undefined : { values: events },
+      isActive: boolField(body, "is_active"),
+      description: stringField(body, "description"),
+    });
+    ctx.body = webhookJson(res.webhook);
+  });
+
+  router.delete("/webhooks/:webhook_id", jwt, async (ctx) => {
+    ctx.body = { deleted: (await webhooks.deleteWebhook({ webhookId: ctx.params.webhook_id! })).deleted };
+  });
+
+  router.post("/webhooks/:webhook_id/rotate-secret", jwt, async (ctx) => {
+    const res = await webhooks.rotateSecret({ webhookId: ctx.params.webhook_id! });
+    ctx.body = {
+      ...webhookJson(res.webhook),
+      secret: res.secret,
+      previous_secret_expires_at: isoTime(res.previousSecretExpiresAt),
+    };
+  });
+
+  router.get("/webhooks/:webhook_id/deliveries", jwt, async (ctx) => {
+    const one = (name: string) => {
+      const v = ctx.query[name];
+      return (Array.isArray(v) ? v[0] : v) || undefined;
+    };
+    const res = await webhooks.listDeliveries({
+      webhookId: ctx.params.webhook_id!,
+      status: one("status"),
+      limit: intQuery(ctx.query.limit, "limit"),
+      cursor: one("cursor"),
+    });
+    ctx.body = { deliveries: res.deliveries.map(deliveryJson), next_cursor: res.nextCursor ?? null };
+  });
+
+  router.post("/webhooks/:webhook_id/deliveries/:delivery_id/redeliver", jwt, async (ctx) => {
+    const res = await webhooks.redeliver({ webhookId: ctx.params.webhook_id!, deliveryId: ctx.params.delivery_id! });
+    ctx.body = deliveryJson(res.delivery);
+  });
+
+  router.post("/webhooks/:webhook_id/test", jwt, async (ctx) => {
+    ctx.body = deliveryJson((await webhooks.sendTestEvent({ webhookId: ctx.params.webhook_id! })).delivery);
+  });
 }

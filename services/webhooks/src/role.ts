@@ -1,13 +1,41 @@
-/** the webhooks role (a process of its own, or one of several in one process): see @toolport/kit/service for the start-up and shutdown sequence. */
+/** the webhooks role (a process of its own, or one of several in one process): see @toolport/kit/service. */
 import { fileURLToPath } from "node:url";
-import { serviceRole } from "@toolport/kit/service";
+import { type ServiceDefinition, serviceRole } from "@toolport/kit/service";
 import { WebhooksService } from "@toolport/proto/toolport/webhooks/v1/webhooks_service_pb";
-import { routes } from "./routes.js";
+import { webhooksEnv } from "./config.js";
+import { startFanOut } from "./consumers.js";
+import { createDeps, routes } from "./routes.js";
 
-export const webhooksRole = serviceRole(() => ({
-  name: "webhooks",
-  defaultPort: 50056,
-  migrationsDir: fileURLToPath(new URL("../migrations", import.meta.url)),
-  services: [WebhooksService],
-  routes,
-}));
+const PRUNE_EVERY_MS = 60 * 60_000;
+
+export const webhooksRole = serviceRole((): ServiceDefinition<typeof webhooksEnv> => {
+  let deps: ReturnType<typeof createDeps> | undefined;
+  return {
+    name: "webhooks",
+    defaultPort: 50056,
+    env: webhooksEnv,
+    migrationsDir: fileURLToPath(new URL("../migrations", import.meta.url)),
+    services: [WebhooksService],
+    routes(router, ctx) {
+      deps = createDeps(ctx);
+      routes(router, ctx, deps);
+    },
+    async background(ctx) {
+      const d = deps!;
+      await d.sender.start();
+      const consumers = await startFanOut(ctx);
+      const prune = setInterval(() => {
+        d.store
+          .prune(ctx.config.WEBHOOKS_RETENTION_DAYS)
+          .catch((err) => ctx.log.warn({ err }, "pruning delivery records failed"));
+      }, PRUNE_EVERY_MS);
+      prune.unref();
+      // Stopped in this order: no new deliveries, then the sender (its attempts in flight are recorded).
+      return [
+        ...consumers,
+        { stop: () => d.sender.stop().then(() => d.outbound.close()) },
+        { stop: async () => clearInterval(prune) },
+      ];
+    },
+  };
+});

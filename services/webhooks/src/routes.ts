@@ -1,11 +1,46 @@
 /**
- * The webhooks service's gRPC routes. Every RPC of WebhooksService is registered; those without a handler
- * yet answer UNIMPLEMENTED (the gateway maps that to 501) until their issue fills them in.
+ * The webhooks service's gRPC routes and what they stand on: the registry and history store, the
+ * sealer of signing secrets (WEBHOOKS_SECRET_KEY), the outbound address policy and the sender.
  */
 import type { ConnectRouter } from "@connectrpc/connect";
+import { AddressPolicy, Outbound } from "@toolport/kit/outbound";
+import { Sealer } from "@toolport/kit/sealing";
 import type { ServiceContext } from "@toolport/kit/service";
 import { WebhooksService } from "@toolport/proto/toolport/webhooks/v1/webhooks_service_pb";
+import type { WebhooksConfig } from "./config.js";
+import { createWebhookHandlers } from "./handlers.js";
+import { Sender } from "./sender.js";
+import { WebhookStore } from "./store.js";
 
-export function routes(router: ConnectRouter, _ctx: ServiceContext<unknown>): void {
-  router.service(WebhooksService, {});
+export interface WebhooksDeps {
+  store: WebhookStore;
+  sender: Sender;
+  outbound: Outbound;
+}
+
+export function createDeps(ctx: ServiceContext<WebhooksConfig>): WebhooksDeps & { sealer: Sealer; policy: AddressPolicy } {
+  const { config, log, pool } = ctx;
+  if (!config.WEBHOOKS_SECRET_KEY)
+    log.warn("WEBHOOKS_SECRET_KEY is not set: signing secrets are sealed with the development default; set it in production");
+  const sealer = Sealer.fromSecret(config.WEBHOOKS_SECRET_KEY, {
+    setting: "WEBHOOKS_SECRET_KEY",
+    developmentPhrase: "toolport local development webhook key",
+  });
+  const policy = new AddressPolicy(config.WEBHOOKS_OUTBOUND_ALLOW, "WEBHOOKS_OUTBOUND_ALLOW");
+  const outbound = new Outbound({ policy, connectionsPerOrigin: config.WEBHOOKS_ENDPOINT_CONCURRENCY });
+  const sender = new Sender({
+    pool,
+    outbound,
+    sealer,
+    log,
+    timeoutMs: config.WEBHOOKS_TIMEOUT_MS,
+    endpointConcurrency: config.WEBHOOKS_ENDPOINT_CONCURRENCY,
+    circuitMs: config.WEBHOOKS_CIRCUIT_MS,
+    pollMs: config.WEBHOOKS_POLL_MS,
+  });
+  return { store: new WebhookStore(pool), sender, outbound, sealer, policy };
+}
+
+export function routes(router: ConnectRouter, ctx: ServiceContext<WebhooksConfig>, deps: ReturnType<typeof createDeps>): void {
+  router.service(WebhooksService, createWebhookHandlers({ ...deps, log: ctx.log, config: ctx.config }));
 }

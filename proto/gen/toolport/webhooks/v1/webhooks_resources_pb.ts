@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file toolport/webhooks/v1/webhooks_resources.proto.
  */
 export const file_toolport_webhooks_v1_webhooks_resources: GenFile = /*@__PURE__*/
-  fileDesc("Ci10b29scG9ydC93ZWJob29rcy92MS93ZWJob29rc19yZXNvdXJjZXMucHJvdG8SFHRvb2xwb3J0LndlYmhvb2tzLnYxIroBCgdXZWJob29rEgoKAmlkGAEgASgJEgsKA3VybBgCIAEoCRIOCgZldmVudHMYAyADKAkSEQoJaXNfYWN0aXZlGAQgASgIEhMKC2Rlc2NyaXB0aW9uGAUgASgJEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIqYDCghEZWxpdmVyeRIKCgJpZBgBIAEoCRISCgp3ZWJob29rX2lkGAIgASgJEg0KBWV2ZW50GAMgASgJEhAKCGV2ZW50X2lkGAQgASgJEjQKBnN0YXR1cxgFIAEoDjIkLnRvb2xwb3J0LndlYmhvb2tzLnYxLkRlbGl2ZXJ5U3RhdHVzEhAKCGF0dGVtcHRzGAYgASgFEj4KD2F0dGVtcHRfaGlzdG9yeRgHIAMoCzIlLnRvb2xwb3J0LndlYmhvb2tzLnYxLkRlbGl2ZXJ5QXR0ZW1wdBIhChRsYXN0X3Jlc3BvbnNlX3N0YXR1cxgIIAEoBUgAiAEBEi4KCmNyZWF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjMKD25leHRfYXR0ZW1wdF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMZGVsaXZlcmVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIXChVfbGFzdF9yZXNwb25zZV9zdGF0dXMi5wEKD0RlbGl2ZXJ5QXR0ZW1wdBIPCgdhdHRlbXB0GAEgASgFEjAKDGF0dGVtcHRlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHAoPcmVzcG9uc2Vfc3RhdHVzGAMgASgFSACIAQESGgoNcmVzcG9uc2VfYm9keRgEIAEoCUgBiAEBEhIKBWVycm9yGAUgASgJSAKIAQESEwoLZHVyYXRpb25fbXMYBiABKAVCEgoQX3Jlc3BvbnNlX3N0YXR1c0IQCg5fcmVzcG9uc2VfYm9keUIICgZfZXJyb3IqpwEKDkRlbGl2ZXJ5U3RhdHVzEh8KG0RFTElWRVJZX1NUQVRVU19VTlNQRUNJRklFRBAAEhsKF0RFTElWRVJZX1NUQVRVU19QRU5ESU5HEAESHAoYREVMSVZFUllfU1RBVFVTX1JFVFJZSU5HEAISHQoZREVMSVZFUllfU1RBVFVTX1NVQ0NFRURFRBADEhoKFkRFTElWRVJZX1NUQVRVU19GQUlMRUQQBGIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("Ci10b29scG9ydC93ZWJob29rcy92MS93ZWJob29rc19yZXNvdXJjZXMucHJvdG8SFHRvb2xwb3J0LndlYmhvb2tzLnYxIuwBCgdXZWJob29rEgoKAmlkGAEgASgJEgsKA3VybBgCIAEoCRIOCgZldmVudHMYAyADKAkSEQoJaXNfYWN0aXZlGAQgASgIEhMKC2Rlc2NyaXB0aW9uGAUgASgJEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhwKD2Rpc2FibGVkX3JlYXNvbhgIIAEoCUgAiAEBQhIKEF9kaXNhYmxlZF9yZWFzb24ipgMKCERlbGl2ZXJ5EgoKAmlkGAEgASgJEhIKCndlYmhvb2tfaWQYAiABKAkSDQoFZXZlbnQYAyABKAkSEAoIZXZlbnRfaWQYBCABKAkSNAoGc3RhdHVzGAUgASgOMiQudG9vbHBvcnQud2ViaG9va3MudjEuRGVsaXZlcnlTdGF0dXMSEAoIYXR0ZW1wdHMYBiABKAUSPgoPYXR0ZW1wdF9oaXN0b3J5GAcgAygLMiUudG9vbHBvcnQud2ViaG9va3MudjEuRGVsaXZlcnlBdHRlbXB0EiEKFGxhc3RfcmVzcG9uc2Vfc3RhdHVzGAggASgFSACIAQESLgoKY3JlYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMwoPbmV4dF9hdHRlbXB0X2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxkZWxpdmVyZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQhcKFV9sYXN0X3Jlc3BvbnNlX3N0YXR1cyL3AQoPRGVsaXZlcnlBdHRlbXB0Eg8KB2F0dGVtcHQYASABKAUSMAoMYXR0ZW1wdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIcCg9yZXNwb25zZV9zdGF0dXMYAyABKAVIAIgBARIaCg1yZXNwb25zZV9ib2R5GAQgASgJSAGIAQESEgoFZXJyb3IYBSABKAlIAogBARITCgtkdXJhdGlvbl9tcxgGIAEoBRIOCgZzZXJpZXMYByABKAVCEgoQX3Jlc3BvbnNlX3N0YXR1c0IQCg5fcmVzcG9uc2VfYm9keUIICgZfZXJyb3IqjwEKDkRlbGl2ZXJ5U3RhdHVzEh8KG0RFTElWRVJZX1NUQVRVU19VTlNQRUNJRklFRBAAEhsKF0RFTElWRVJZX1NUQVRVU19QRU5ESU5HEAESHQoZREVMSVZFUllfU1RBVFVTX1NVQ0NFRURFRBADEhoKFkRFTElWRVJZX1NUQVRVU19GQUlMRUQQBCIECAIQAmIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * A registered webhook.
@@ -41,7 +41,7 @@ export type Webhook = Message<"toolport.webhooks.v1.Webhook"> & {
   events: string[];
 
   /**
-   * false = paused: nothing is delivered.
+   * false = paused: nothing is delivered, and events meanwhile are not queued.
    *
    * @generated from field: bool is_active = 4;
    */
@@ -61,6 +61,13 @@ export type Webhook = Message<"toolport.webhooks.v1.Webhook"> & {
    * @generated from field: google.protobuf.Timestamp updated_at = 7;
    */
   updatedAt?: Timestamp | undefined;
+
+  /**
+   * Why Toolport paused it (an endpoint that failed every attempt for an hour); absent otherwise.
+   *
+   * @generated from field: optional string disabled_reason = 8;
+   */
+  disabledReason?: string | undefined;
 };
 
 /**
@@ -71,7 +78,8 @@ export const WebhookSchema: GenMessage<Webhook> = /*@__PURE__*/
   messageDesc(file_toolport_webhooks_v1_webhooks_resources, 0);
 
 /**
- * One delivery of one event to one webhook (up to 3 attempts, ~1 s then ~4 s apart).
+ * One delivery of one event to one webhook: a series of up to 3 attempts (~1 s, then ~4 s apart); a
+ * redelivery starts a new series under the same id.
  *
  * @generated from message toolport.webhooks.v1.Delivery
  */
@@ -96,7 +104,7 @@ export type Delivery = Message<"toolport.webhooks.v1.Delivery"> & {
   event: string;
 
   /**
-   * Id of the NATS event that caused it.
+   * Id of the event that caused it.
    *
    * @generated from field: string event_id = 4;
    */
@@ -108,14 +116,14 @@ export type Delivery = Message<"toolport.webhooks.v1.Delivery"> & {
   status: DeliveryStatus;
 
   /**
-   * Attempts made so far.
+   * Attempts made in the current series.
    *
    * @generated from field: int32 attempts = 6;
    */
   attempts: number;
 
   /**
-   * Every attempt, oldest first.
+   * Every attempt of every series, oldest first.
    *
    * @generated from field: repeated toolport.webhooks.v1.DeliveryAttempt attempt_history = 7;
    */
@@ -134,7 +142,7 @@ export type Delivery = Message<"toolport.webhooks.v1.Delivery"> & {
   createdAt?: Timestamp | undefined;
 
   /**
-   * When the next retry is due; absent unless retrying.
+   * When the next attempt is due; absent unless pending.
    *
    * @generated from field: google.protobuf.Timestamp next_attempt_at = 10;
    */
@@ -162,7 +170,7 @@ export const DeliverySchema: GenMessage<Delivery> = /*@__PURE__*/
  */
 export type DeliveryAttempt = Message<"toolport.webhooks.v1.DeliveryAttempt"> & {
   /**
-   * From 1.
+   * From 1, within its series.
    *
    * @generated from field: int32 attempt = 1;
    */
@@ -174,21 +182,21 @@ export type DeliveryAttempt = Message<"toolport.webhooks.v1.DeliveryAttempt"> & 
   attemptedAt?: Timestamp | undefined;
 
   /**
-   * Absent on timeout or connection failure.
+   * Absent when there was no response (timeout, connection error, refused address).
    *
    * @generated from field: optional int32 response_status = 3;
    */
   responseStatus?: number | undefined;
 
   /**
-   * First bytes of the response body (capped), when there was one.
+   * First KiB of the response body, when there was one.
    *
    * @generated from field: optional string response_body = 4;
    */
   responseBody?: string | undefined;
 
   /**
-   * Timeout or connection error message.
+   * Failure class without a status: timeout, connection_error, tls_error, address_not_allowed.
    *
    * @generated from field: optional string error = 5;
    */
@@ -198,6 +206,13 @@ export type DeliveryAttempt = Message<"toolport.webhooks.v1.DeliveryAttempt"> & 
    * @generated from field: int32 duration_ms = 6;
    */
   durationMs: number;
+
+  /**
+   * From 1; a redelivery starts the next series.
+   *
+   * @generated from field: int32 series = 7;
+   */
+  series: number;
 };
 
 /**
@@ -219,18 +234,11 @@ export enum DeliveryStatus {
   UNSPECIFIED = 0,
 
   /**
-   * Not attempted yet.
+   * Not attempted yet, or a retry is scheduled.
    *
    * @generated from enum value: DELIVERY_STATUS_PENDING = 1;
    */
   PENDING = 1,
-
-  /**
-   * A failed attempt, a retry is scheduled.
-   *
-   * @generated from enum value: DELIVERY_STATUS_RETRYING = 2;
-   */
-  RETRYING = 2,
 
   /**
    * @generated from enum value: DELIVERY_STATUS_SUCCEEDED = 3;
@@ -238,7 +246,7 @@ export enum DeliveryStatus {
   SUCCEEDED = 3,
 
   /**
-   * Three failed attempts.
+   * Three failed attempts in its latest series.
    *
    * @generated from enum value: DELIVERY_STATUS_FAILED = 4;
    */

@@ -4,6 +4,8 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { StringList } from "../../common/v1/types_pb.js";
 import { file_toolport_common_v1_types } from "../../common/v1/types_pb.js";
 import type { Delivery, Webhook } from "./webhooks_resources_pb.js";
@@ -14,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file toolport/webhooks/v1/webhooks_service.proto.
  */
 export const file_toolport_webhooks_v1_webhooks_service: GenFile = /*@__PURE__*/
-  fileDesc("Cit0b29scG9ydC93ZWJob29rcy92MS93ZWJob29rc19zZXJ2aWNlLnByb3RvEhR0b29scG9ydC53ZWJob29rcy52MSJdChRDcmVhdGVXZWJob29rUmVxdWVzdBILCgN1cmwYASABKAkSDgoGZXZlbnRzGAIgAygJEhgKC2Rlc2NyaXB0aW9uGAMgASgJSACIAQFCDgoMX2Rlc2NyaXB0aW9uIlcKFUNyZWF0ZVdlYmhvb2tSZXNwb25zZRIuCgd3ZWJob29rGAEgASgLMh0udG9vbHBvcnQud2ViaG9va3MudjEuV2ViaG9vaxIOCgZzZWNyZXQYAiABKAkiFQoTTGlzdFdlYmhvb2tzUmVxdWVzdCJHChRMaXN0V2ViaG9va3NSZXNwb25zZRIvCgh3ZWJob29rcxgBIAMoCzIdLnRvb2xwb3J0LndlYmhvb2tzLnYxLldlYmhvb2siJwoRR2V0V2ViaG9va1JlcXVlc3QSEgoKd2ViaG9va19pZBgBIAEoCSJEChJHZXRXZWJob29rUmVzcG9uc2USLgoHd2ViaG9vaxgBIAEoCzIdLnRvb2xwb3J0LndlYmhvb2tzLnYxLldlYmhvb2sixAEKFFVwZGF0ZVdlYmhvb2tSZXF1ZXN0EhIKCndlYmhvb2tfaWQYASABKAkSEAoDdXJsGAIgASgJSACIAQESLgoGZXZlbnRzGAMgASgLMh4udG9vbHBvcnQuY29tbW9uLnYxLlN0cmluZ0xpc3QSFgoJaXNfYWN0aXZlGAQgASgISAGIAQESGAoLZGVzY3JpcHRpb24YBSABKAlIAogBAUIGCgRfdXJsQgwKCl9pc19hY3RpdmVCDgoMX2Rlc2NyaXB0aW9uIkcKFVVwZGF0ZVdlYmhvb2tSZXNwb25zZRIuCgd3ZWJob29rGAEgASgLMh0udG9vbHBvcnQud2ViaG9va3MudjEuV2ViaG9vayIqChREZWxldGVXZWJob29rUmVxdWVzdBISCgp3ZWJob29rX2lkGAEgASgJIigKFURlbGV0ZVdlYmhvb2tSZXNwb25zZRIPCgdkZWxldGVkGAEgASgIIokBChVMaXN0RGVsaXZlcmllc1JlcXVlc3QSEgoKd2ViaG9va19pZBgBIAEoCRITCgZzdGF0dXMYAiABKAlIAIgBARISCgVsaW1pdBgDIAEoBUgBiAEBEhMKBm9mZnNldBgEIAEoBUgCiAEBQgkKB19zdGF0dXNCCAoGX2xpbWl0QgkKB19vZmZzZXQiTAoWTGlzdERlbGl2ZXJpZXNSZXNwb25zZRIyCgpkZWxpdmVyaWVzGAEgAygLMh4udG9vbHBvcnQud2ViaG9va3MudjEuRGVsaXZlcnkyhAUKD1dlYmhvb2tzU2VydmljZRJoCg1DcmVhdGVXZWJob29rEioudG9vbHBvcnQud2ViaG9va3MudjEuQ3JlYXRlV2ViaG9va1JlcXVlc3QaKy50b29scG9ydC53ZWJob29rcy52MS5DcmVhdGVXZWJob29rUmVzcG9uc2USZQoMTGlzdFdlYmhvb2tzEikudG9vbHBvcnQud2ViaG9va3MudjEuTGlzdFdlYmhvb2tzUmVxdWVzdBoqLnRvb2xwb3J0LndlYmhvb2tzLnYxLkxpc3RXZWJob29rc1Jlc3BvbnNlEl8KCkdldFdlYmhvb2sSJy50b29scG9ydC53ZWJob29rcy52MS5HZXRXZWJob29rUmVxdWVzdBooLnRvb2xwb3J0LndlYmhvb2tzLnYxLkdldFdlYmhvb2tSZXNwb25zZRJoCg1VcGRhdGVXZWJob29rEioudG9vbHBvcnQud2ViaG9va3MudjEuVXBkYXRlV2ViaG9va1JlcXVlc3QaKy50b29scG9ydC53ZWJob29rcy52MS5VcGRhdGVXZWJob29rUmVzcG9uc2USaAoNRGVsZXRlV2ViaG9vaxIqLnRvb2xwb3J0LndlYmhvb2tzLnYxLkRlbGV0ZVdlYmhvb2tSZXF1ZXN0GisudG9vbHBvcnQud2ViaG9va3MudjEuRGVsZXRlV2ViaG9va1Jlc3BvbnNlEmsKDkxpc3REZWxpdmVyaWVzEisudG9vbHBvcnQud2ViaG9va3MudjEuTGlzdERlbGl2ZXJpZXNSZXF1ZXN0GiwudG9vbHBvcnQud2ViaG9va3MudjEuTGlzdERlbGl2ZXJpZXNSZXNwb25zZWIGcHJvdG8z", [file_toolport_common_v1_types, file_toolport_webhooks_v1_webhooks_resources]);
+  fileDesc("Cit0b29scG9ydC93ZWJob29rcy92MS93ZWJob29rc19zZXJ2aWNlLnByb3RvEhR0b29scG9ydC53ZWJob29rcy52MSJdChRDcmVhdGVXZWJob29rUmVxdWVzdBILCgN1cmwYASABKAkSDgoGZXZlbnRzGAIgAygJEhgKC2Rlc2NyaXB0aW9uGAMgASgJSACIAQFCDgoMX2Rlc2NyaXB0aW9uIlcKFUNyZWF0ZVdlYmhvb2tSZXNwb25zZRIuCgd3ZWJob29rGAEgASgLMh0udG9vbHBvcnQud2ViaG9va3MudjEuV2ViaG9vaxIOCgZzZWNyZXQYAiABKAkiFQoTTGlzdFdlYmhvb2tzUmVxdWVzdCJHChRMaXN0V2ViaG9va3NSZXNwb25zZRIvCgh3ZWJob29rcxgBIAMoCzIdLnRvb2xwb3J0LndlYmhvb2tzLnYxLldlYmhvb2siJwoRR2V0V2ViaG9va1JlcXVlc3QSEgoKd2ViaG9va19pZBgBIAEoCSJEChJHZXRXZWJob29rUmVzcG9uc2USLgoHd2ViaG9vaxgBIAEoCzIdLnRvb2xwb3J0LndlYmhvb2tzLnYxLldlYmhvb2sixAEKFFVwZGF0ZVdlYmhvb2tSZXF1ZXN0EhIKCndlYmhvb2tfaWQYASABKAkSEAoDdXJsGAIgASgJSACIAQESLgoGZXZlbnRzGAMgASgLMh4udG9vbHBvcnQuY29tbW9uLnYxLlN0cmluZ0xpc3QSFgoJaXNfYWN0aXZlGAQgASgISAGIAQESGAoLZGVzY3JpcHRpb24YBSABKAlIAogBAUIGCgRfdXJsQgwKCl9pc19hY3RpdmVCDgoMX2Rlc2NyaXB0aW9uIkcKFVVwZGF0ZVdlYmhvb2tSZXNwb25zZRIuCgd3ZWJob29rGAEgASgLMh0udG9vbHBvcnQud2ViaG9va3MudjEuV2ViaG9vayIqChREZWxldGVXZWJob29rUmVxdWVzdBISCgp3ZWJob29rX2lkGAEgASgJIigKFURlbGV0ZVdlYmhvb2tSZXNwb25zZRIPCgdkZWxldGVkGAEgASgIIikKE1JvdGF0ZVNlY3JldFJlcXVlc3QSEgoKd2ViaG9va19pZBgBIAEoCSKWAQoUUm90YXRlU2VjcmV0UmVzcG9uc2USLgoHd2ViaG9vaxgBIAEoCzIdLnRvb2xwb3J0LndlYmhvb2tzLnYxLldlYmhvb2sSDgoGc2VjcmV0GAIgASgJEj4KGnByZXZpb3VzX3NlY3JldF9leHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKJAQoVTGlzdERlbGl2ZXJpZXNSZXF1ZXN0EhIKCndlYmhvb2tfaWQYASABKAkSEwoGc3RhdHVzGAIgASgJSACIAQESEgoFbGltaXQYAyABKAVIAYgBARITCgZjdXJzb3IYBCABKAlIAogBAUIJCgdfc3RhdHVzQggKBl9saW1pdEIJCgdfY3Vyc29yInYKFkxpc3REZWxpdmVyaWVzUmVzcG9uc2USMgoKZGVsaXZlcmllcxgBIAMoCzIeLnRvb2xwb3J0LndlYmhvb2tzLnYxLkRlbGl2ZXJ5EhgKC25leHRfY3Vyc29yGAIgASgJSACIAQFCDgoMX25leHRfY3Vyc29yIjsKEFJlZGVsaXZlclJlcXVlc3QSEgoKd2ViaG9va19pZBgBIAEoCRITCgtkZWxpdmVyeV9pZBgCIAEoCSJFChFSZWRlbGl2ZXJSZXNwb25zZRIwCghkZWxpdmVyeRgBIAEoCzIeLnRvb2xwb3J0LndlYmhvb2tzLnYxLkRlbGl2ZXJ5IioKFFNlbmRUZXN0RXZlbnRSZXF1ZXN0EhIKCndlYmhvb2tfaWQYASABKAkiSQoVU2VuZFRlc3RFdmVudFJlc3BvbnNlEjAKCGRlbGl2ZXJ5GAEgASgLMh4udG9vbHBvcnQud2ViaG9va3MudjEuRGVsaXZlcnkyswcKD1dlYmhvb2tzU2VydmljZRJoCg1DcmVhdGVXZWJob29rEioudG9vbHBvcnQud2ViaG9va3MudjEuQ3JlYXRlV2ViaG9va1JlcXVlc3QaKy50b29scG9ydC53ZWJob29rcy52MS5DcmVhdGVXZWJob29rUmVzcG9uc2USZQoMTGlzdFdlYmhvb2tzEikudG9vbHBvcnQud2ViaG9va3MudjEuTGlzdFdlYmhvb2tzUmVxdWVzdBoqLnRvb2xwb3J0LndlYmhvb2tzLnYxLkxpc3RXZWJob29rc1Jlc3BvbnNlEl8KCkdldFdlYmhvb2sSJy50b29scG9ydC53ZWJob29rcy52MS5HZXRXZWJob29rUmVxdWVzdBooLnRvb2xwb3J0LndlYmhvb2tzLnYxLkdldFdlYmhvb2tSZXNwb25zZRJoCg1VcGRhdGVXZWJob29rEioudG9vbHBvcnQud2ViaG9va3MudjEuVXBkYXRlV2ViaG9va1JlcXVlc3QaKy50b29scG9ydC53ZWJob29rcy52MS5VcGRhdGVXZWJob29rUmVzcG9uc2USaAoNRGVsZXRlV2ViaG9vaxIqLnRvb2xwb3J0LndlYmhvb2tzLnYxLkRlbGV0ZVdlYmhvb2tSZXF1ZXN0GisudG9vbHBvcnQud2ViaG9va3MudjEuRGVsZXRlV2ViaG9va1Jlc3BvbnNlEmUKDFJvdGF0ZVNlY3JldBIpLnRvb2xwb3J0LndlYmhvb2tzLnYxLlJvdGF0ZVNlY3JldFJlcXVlc3QaKi50b29scG9ydC53ZWJob29rcy52MS5Sb3RhdGVTZWNyZXRSZXNwb25zZRJrCg5MaXN0RGVsaXZlcmllcxIrLnRvb2xwb3J0LndlYmhvb2tzLnYxLkxpc3REZWxpdmVyaWVzUmVxdWVzdBosLnRvb2xwb3J0LndlYmhvb2tzLnYxLkxpc3REZWxpdmVyaWVzUmVzcG9uc2USXAoJUmVkZWxpdmVyEiYudG9vbHBvcnQud2ViaG9va3MudjEuUmVkZWxpdmVyUmVxdWVzdBonLnRvb2xwb3J0LndlYmhvb2tzLnYxLlJlZGVsaXZlclJlc3BvbnNlEmgKDVNlbmRUZXN0RXZlbnQSKi50b29scG9ydC53ZWJob29rcy52MS5TZW5kVGVzdEV2ZW50UmVxdWVzdBorLnRvb2xwb3J0LndlYmhvb2tzLnYxLlNlbmRUZXN0RXZlbnRSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_toolport_common_v1_types, file_toolport_webhooks_v1_webhooks_resources]);
 
 /**
  * Request of CreateWebhook (spec item 23).
@@ -248,6 +250,58 @@ export const DeleteWebhookResponseSchema: GenMessage<DeleteWebhookResponse> = /*
   messageDesc(file_toolport_webhooks_v1_webhooks_service, 9);
 
 /**
+ * Request of RotateSecret.
+ *
+ * @generated from message toolport.webhooks.v1.RotateSecretRequest
+ */
+export type RotateSecretRequest = Message<"toolport.webhooks.v1.RotateSecretRequest"> & {
+  /**
+   * @generated from field: string webhook_id = 1;
+   */
+  webhookId: string;
+};
+
+/**
+ * Describes the message toolport.webhooks.v1.RotateSecretRequest.
+ * Use `create(RotateSecretRequestSchema)` to create a new message.
+ */
+export const RotateSecretRequestSchema: GenMessage<RotateSecretRequest> = /*@__PURE__*/
+  messageDesc(file_toolport_webhooks_v1_webhooks_service, 10);
+
+/**
+ * Response of RotateSecret.
+ *
+ * @generated from message toolport.webhooks.v1.RotateSecretResponse
+ */
+export type RotateSecretResponse = Message<"toolport.webhooks.v1.RotateSecretResponse"> & {
+  /**
+   * @generated from field: toolport.webhooks.v1.Webhook webhook = 1;
+   */
+  webhook?: Webhook | undefined;
+
+  /**
+   * The new signing secret, shown only here.
+   *
+   * @generated from field: string secret = 2;
+   */
+  secret: string;
+
+  /**
+   * Until when the previous secret still signs beside the new one.
+   *
+   * @generated from field: google.protobuf.Timestamp previous_secret_expires_at = 3;
+   */
+  previousSecretExpiresAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message toolport.webhooks.v1.RotateSecretResponse.
+ * Use `create(RotateSecretResponseSchema)` to create a new message.
+ */
+export const RotateSecretResponseSchema: GenMessage<RotateSecretResponse> = /*@__PURE__*/
+  messageDesc(file_toolport_webhooks_v1_webhooks_service, 11);
+
+/**
  * Request of ListDeliveries.
  *
  * @generated from message toolport.webhooks.v1.ListDeliveriesRequest
@@ -259,23 +313,25 @@ export type ListDeliveriesRequest = Message<"toolport.webhooks.v1.ListDeliveries
   webhookId: string;
 
   /**
-   * "pending", "retrying", "succeeded" or "failed"; absent = all.
+   * "pending", "succeeded" or "failed"; absent = all.
    *
    * @generated from field: optional string status = 2;
    */
   status?: string | undefined;
 
   /**
-   * Default 50, max 200.
+   * Default 50, 1-200.
    *
    * @generated from field: optional int32 limit = 3;
    */
   limit?: number | undefined;
 
   /**
-   * @generated from field: optional int32 offset = 4;
+   * next_cursor of the previous page.
+   *
+   * @generated from field: optional string cursor = 4;
    */
-  offset?: number | undefined;
+  cursor?: string | undefined;
 };
 
 /**
@@ -283,7 +339,7 @@ export type ListDeliveriesRequest = Message<"toolport.webhooks.v1.ListDeliveries
  * Use `create(ListDeliveriesRequestSchema)` to create a new message.
  */
 export const ListDeliveriesRequestSchema: GenMessage<ListDeliveriesRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_webhooks_v1_webhooks_service, 10);
+  messageDesc(file_toolport_webhooks_v1_webhooks_service, 12);
 
 /**
  * Response of ListDeliveries.
@@ -295,6 +351,13 @@ export type ListDeliveriesResponse = Message<"toolport.webhooks.v1.ListDeliverie
    * @generated from field: repeated toolport.webhooks.v1.Delivery deliveries = 1;
    */
   deliveries: Delivery[];
+
+  /**
+   * Absent on the last page.
+   *
+   * @generated from field: optional string next_cursor = 2;
+   */
+  nextCursor?: string | undefined;
 };
 
 /**
@@ -302,7 +365,88 @@ export type ListDeliveriesResponse = Message<"toolport.webhooks.v1.ListDeliverie
  * Use `create(ListDeliveriesResponseSchema)` to create a new message.
  */
 export const ListDeliveriesResponseSchema: GenMessage<ListDeliveriesResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_webhooks_v1_webhooks_service, 11);
+  messageDesc(file_toolport_webhooks_v1_webhooks_service, 13);
+
+/**
+ * Request of Redeliver.
+ *
+ * @generated from message toolport.webhooks.v1.RedeliverRequest
+ */
+export type RedeliverRequest = Message<"toolport.webhooks.v1.RedeliverRequest"> & {
+  /**
+   * @generated from field: string webhook_id = 1;
+   */
+  webhookId: string;
+
+  /**
+   * @generated from field: string delivery_id = 2;
+   */
+  deliveryId: string;
+};
+
+/**
+ * Describes the message toolport.webhooks.v1.RedeliverRequest.
+ * Use `create(RedeliverRequestSchema)` to create a new message.
+ */
+export const RedeliverRequestSchema: GenMessage<RedeliverRequest> = /*@__PURE__*/
+  messageDesc(file_toolport_webhooks_v1_webhooks_service, 14);
+
+/**
+ * Response of Redeliver.
+ *
+ * @generated from message toolport.webhooks.v1.RedeliverResponse
+ */
+export type RedeliverResponse = Message<"toolport.webhooks.v1.RedeliverResponse"> & {
+  /**
+   * @generated from field: toolport.webhooks.v1.Delivery delivery = 1;
+   */
+  delivery?: Delivery | undefined;
+};
+
+/**
+ * Describes the message toolport.webhooks.v1.RedeliverResponse.
+ * Use `create(RedeliverResponseSchema)` to create a new message.
+ */
+export const RedeliverResponseSchema: GenMessage<RedeliverResponse> = /*@__PURE__*/
+  messageDesc(file_toolport_webhooks_v1_webhooks_service, 15);
+
+/**
+ * Request of SendTestEvent.
+ *
+ * @generated from message toolport.webhooks.v1.SendTestEventRequest
+ */
+export type SendTestEventRequest = Message<"toolport.webhooks.v1.SendTestEventRequest"> & {
+  /**
+   * @generated from field: string webhook_id = 1;
+   */
+  webhookId: string;
+};
+
+/**
+ * Describes the message toolport.webhooks.v1.SendTestEventRequest.
+ * Use `create(SendTestEventRequestSchema)` to create a new message.
+ */
+export const SendTestEventRequestSchema: GenMessage<SendTestEventRequest> = /*@__PURE__*/
+  messageDesc(file_toolport_webhooks_v1_webhooks_service, 16);
+
+/**
+ * Response of SendTestEvent.
+ *
+ * @generated from message toolport.webhooks.v1.SendTestEventResponse
+ */
+export type SendTestEventResponse = Message<"toolport.webhooks.v1.SendTestEventResponse"> & {
+  /**
+   * @generated from field: toolport.webhooks.v1.Delivery delivery = 1;
+   */
+  delivery?: Delivery | undefined;
+};
+
+/**
+ * Describes the message toolport.webhooks.v1.SendTestEventResponse.
+ * Use `create(SendTestEventResponseSchema)` to create a new message.
+ */
+export const SendTestEventResponseSchema: GenMessage<SendTestEventResponse> = /*@__PURE__*/
+  messageDesc(file_toolport_webhooks_v1_webhooks_service, 17);
 
 /**
  * WebhooksService owns the webhook registry, signed delivery with retries and delivery history.
@@ -363,6 +507,17 @@ export const WebhooksService: GenService<{
     output: typeof DeleteWebhookResponseSchema;
   },
   /**
+   * POST /webhooks/{webhook_id}/rotate-secret: a new secret, shown once; the old one keeps signing
+   * beside it for 24 hours.
+   *
+   * @generated from rpc toolport.webhooks.v1.WebhooksService.RotateSecret
+   */
+  rotateSecret: {
+    methodKind: "unary";
+    input: typeof RotateSecretRequestSchema;
+    output: typeof RotateSecretResponseSchema;
+  },
+  /**
    * GET /webhooks/{webhook_id}/deliveries: delivery history, newest first.
    *
    * @generated from rpc toolport.webhooks.v1.WebhooksService.ListDeliveries
@@ -371,6 +526,26 @@ export const WebhooksService: GenService<{
     methodKind: "unary";
     input: typeof ListDeliveriesRequestSchema;
     output: typeof ListDeliveriesResponseSchema;
+  },
+  /**
+   * POST /webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver: a new series of attempts, same id.
+   *
+   * @generated from rpc toolport.webhooks.v1.WebhooksService.Redeliver
+   */
+  redeliver: {
+    methodKind: "unary";
+    input: typeof RedeliverRequestSchema;
+    output: typeof RedeliverResponseSchema;
+  },
+  /**
+   * POST /webhooks/{webhook_id}/test: a webhook.test event to this webhook alone.
+   *
+   * @generated from rpc toolport.webhooks.v1.WebhooksService.SendTestEvent
+   */
+  sendTestEvent: {
+    methodKind: "unary";
+    input: typeof SendTestEventRequestSchema;
+    output: typeof SendTestEventResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_toolport_webhooks_v1_webhooks_service, 0);
