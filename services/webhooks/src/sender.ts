@@ -1,8 +1,8 @@
 /**
  * The sender: attempts due deliveries and records each attempt.
  *
- * - Deliveries are claimed in Postgres (FOR UPDATE SKIP LOCKED) with a lease (`locked_until`, the
- *   attempt timeout plus 20 s), so replicas never claim the same delivery at once, and one whose sender
+ * - Deliveries are claimed in Postgres (FOR UPDATE SKIP LOCKED) with a lease (`locked_until`, 1.5 x
+ *   the attempt timeout plus 5 s: 20 s by default), so replicas never claim the same delivery at once, and one whose sender
  *   died is claimed again when the lease ends: at least once, receivers dedupe on X-Svc-Delivery.
  * - At most WEBHOOKS_ENDPOINT_CONCURRENCY attempts per webhook are in flight: the claim skips webhooks
  *   with that many leased deliveries, and this process never runs more than that many for one webhook
@@ -31,6 +31,9 @@ export const RETRY_DELAYS_S = [1, 4];
 const RESPONSE_BODY_BYTES = 1024;
 /** Attempts in flight in this process, all webhooks together. */
 const PROCESS_CONCURRENCY = 256;
+
+/** How long a claim holds a delivery: longer than any attempt, short enough to take up a dead sender's work soon. */
+export const leaseSeconds = (timeoutMs: number) => Math.ceil((timeoutMs * 1.5) / 1000) + 5;
 
 export interface SenderOptions {
   pool: Pool;
@@ -182,7 +185,7 @@ export class Sender {
                 AND w.id = d.webhook_id
               RETURNING d.id, d.webhook_id, d.event, d.body, d.series, d.attempts, w.url, w.secret,
                         CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS previous_secret`,
-      values: [Math.ceil(this.o.timeoutMs / 1000) + 20, limit, this.o.endpointConcurrency],
+      values: [leaseSeconds(this.o.timeoutMs), limit, this.o.endpointConcurrency],
     });
     return rows;
   }
