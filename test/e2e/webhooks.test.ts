@@ -486,6 +486,28 @@ describe("webhooks", () => {
       expect(verify({ secret: hook.secret, body: later!.body, header: later!.headers["x-svc-signature"] }).ok).toBe(false);
     });
 
+    it("keeps at most WEBHOOKS_ENDPOINT_CONCURRENCY (10) attempts in flight per webhook", async () => {
+      const u = await newUser("concurrency");
+      const path = `/busy-${randomUUID().slice(0, 8)}`;
+      const hook = await register(u, `${d.url}${path}`, ["tool.execution.completed"]);
+      let inFlight = 0;
+      let most = 0;
+      d.respond((r) => {
+        if (r.path !== path) return { status: 200 };
+        inFlight++;
+        most = Math.max(most, inFlight);
+        setTimeout(() => inFlight--, 300);
+        return { status: 200, delayMs: 300 };
+      });
+      const sent = await Promise.all(
+        Array.from({ length: 30 }, () => call("POST", `/webhooks/${hook.id}/test`, { token: u.token })),
+      );
+      expect(sent.every((x) => x.status === 200)).toBe(true);
+      await settled(u, hook.id, 30, 30_000);
+      expect(most).toBe(10);
+      d.respond(() => ({ status: 200 }));
+    });
+
     it("pauses a webhook whose every attempt failed for WEBHOOKS_CIRCUIT_MS, with a reason, until it is resumed", async () => {
       const u = await newUser("circuit");
       const path = `/circuit-${randomUUID().slice(0, 8)}`;

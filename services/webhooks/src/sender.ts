@@ -4,9 +4,10 @@
  * - Deliveries are claimed in Postgres (FOR UPDATE SKIP LOCKED) with a lease (`locked_until`, 1.5 x
  *   the attempt timeout plus 5 s: 20 s by default), so replicas never claim the same delivery at once, and one whose sender
  *   died is claimed again when the lease ends: at least once, receivers dedupe on X-Svc-Delivery.
- * - At most WEBHOOKS_ENDPOINT_CONCURRENCY attempts per webhook are in flight: the claim skips webhooks
- *   with that many leased deliveries, and this process never runs more than that many for one webhook
- *   (what it claimed beyond is handed back at once).
+ * - At most WEBHOOKS_ENDPOINT_CONCURRENCY attempts per webhook are in flight: a claim takes for each
+ *   webhook only as many deliveries as it has free slots (the cap minus its leased deliveries), and
+ *   this process never runs more than that many for one webhook (what a racing claim of another
+ *   replica left it beyond that is handed back at once).
  * - An attempt is one POST through the guarded dialer (@toolport/kit/outbound: only public addresses,
  *   checked on the address dialled; WEBHOOKS_OUTBOUND_ALLOW for local receivers), signed with the
  *   webhook's secret and, for 24 h after a rotation, its previous one. A 2xx within the timeout
@@ -171,18 +172,34 @@ export class Sender {
   private async claim(limit: number): Promise<Claimed[]> {
     const { rows } = await this.o.pool.query<Claimed>({
       name: "webhooks_claim",
-      text: `UPDATE deliveries d SET locked_until = now() + make_interval(secs => $1::int)
+      // The earliest due deliveries of active webhooks (at most 1,000 looked at), numbered per webhook;
+      // a webhook gets only as many as its free slots (the concurrency cap minus its leased deliveries).
+      text: `WITH due AS (
+               SELECT x.id, x.webhook_id, x.next_attempt_at,
+                      row_number() OVER (PARTITION BY x.webhook_id ORDER BY x.next_attempt_at) AS rn
+                 FROM (SELECT d0.id, d0.webhook_id, d0.next_attempt_at
+                         FROM deliveries d0 JOIN webhooks w0 ON w0.id = d0.webhook_id AND w0.is_active
+                        WHERE d0.status = 'pending' AND d0.next_attempt_at <= now()
+                          AND (d0.locked_until IS NULL OR d0.locked_until <= now())
+                        ORDER BY d0.next_attempt_at
+                        LIMIT 1000) x
+             ), busy AS (
+               SELECT y.webhook_id, count(*) AS n FROM deliveries y
+                WHERE y.locked_until > now() AND y.webhook_id IN (SELECT webhook_id FROM due)
+                GROUP BY y.webhook_id
+             ), picked AS (
+               SELECT d1.id FROM deliveries d1
+                 JOIN due ON due.id = d1.id
+                 LEFT JOIN busy ON busy.webhook_id = due.webhook_id
+                WHERE due.rn + coalesce(busy.n, 0) <= $3
+                  AND (d1.locked_until IS NULL OR d1.locked_until <= now())
+                ORDER BY due.next_attempt_at
+                LIMIT $2
+                FOR UPDATE OF d1 SKIP LOCKED
+             )
+             UPDATE deliveries d SET locked_until = now() + make_interval(secs => $1::int)
                FROM webhooks w
-              WHERE d.id IN (
-                      SELECT x.id FROM deliveries x JOIN webhooks wx ON wx.id = x.webhook_id AND wx.is_active
-                       WHERE x.status = 'pending' AND x.next_attempt_at <= now()
-                         AND (x.locked_until IS NULL OR x.locked_until <= now())
-                         AND (SELECT count(*) FROM deliveries y
-                               WHERE y.webhook_id = x.webhook_id AND y.locked_until > now()) < $3
-                       ORDER BY x.next_attempt_at
-                       LIMIT $2
-                       FOR UPDATE OF x SKIP LOCKED)
-                AND w.id = d.webhook_id
+              WHERE d.id IN (SELECT id FROM picked) AND w.id = d.webhook_id
               RETURNING d.id, d.webhook_id, d.event, d.body, d.series, d.attempts, w.url, w.secret,
                         CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS previous_secret`,
       values: [leaseSeconds(this.o.timeoutMs), limit, this.o.endpointConcurrency],
