@@ -27,7 +27,7 @@
 // the moment just before the publish call: this leaves out execution's relay delay (commit -> NOTIFY ->
 // relay -> publish), which is execution's, not the webhooks path's.
 // Per level (default 1, then 50):
-//  0. warm-up: BENCH_WARMUP events (300), paced at the latency rate, all waited for; not counted.
+//  0. warm-up: BENCH_WARMUP events (300), paced at BENCH_RATE/s (at most 200/s), all waited for; not counted.
 //  1. throughput: a burst of N events published as fast as JetStream acks them (256 publishes in flight),
 //     deliveries/s = N / (first publish -> the N-th distinct event's 2xx at the receiver); the CPU per
 //     delivery of the Toolport process, Postgres (with all its backends), NATS, with the receiver and this
@@ -37,6 +37,8 @@
 //     the throughput just measured at this level (so that it stays well below capacity: at concurrency
 //     1 each delivery waits for the previous one's durable commit); p50/p99/max of receiver time minus
 //     publish time.
+// At concurrency 1 the one webhook's attempts run strictly one after another (claim, POST, durable record of
+// the attempt, then the next claim), so its throughput is 1 / that cycle, whatever the machine's CPUs.
 // Missing deliveries (published events whose 2xx never came within BENCH_STALL_MS of no progress) and
 // duplicates (a delivery id received twice, or an event delivered under two delivery ids) are counted
 // per phase; they should be 0. Goals (the issue): >= 1,000 deliveries/s and p50 < 50 ms, for each level.
@@ -95,7 +97,12 @@ function makeCertificates() {
     path.join(dir, "leaf.cnf"),
     "[req]\ndistinguished_name = dn\nprompt = no\n[dn]\nCN = toolport bench receiver\n[ext]\nbasicConstraints = critical,CA:FALSE\nkeyUsage = critical,digitalSignature,keyEncipherment\nextendedKeyUsage = serverAuth\nsubjectKeyIdentifier = hash\nauthorityKeyIdentifier = keyid,issuer\nsubjectAltName = IP:127.0.0.1\n",
   );
-  openssl(["req", "-x509", "-config", "ca.cnf", ...EC, "-keyout", "ca.key", "-out", "ca.pem", "-sha256", "-days", "2"].concat(["-extensions", "ext"]));
+  openssl(
+    ["req", "-x509", "-config", "ca.cnf", ...EC, "-keyout", "ca.key", "-out", "ca.pem", "-sha256", "-days", "2"].concat([
+      "-extensions",
+      "ext",
+    ]),
+  );
   openssl(["req", "-new", "-config", "leaf.cnf", ...EC, "-keyout", "leaf.key", "-out", "leaf.csr"]);
   openssl(
     ["x509", "-req", "-in", "leaf.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-sha256", "-days", "2"].concat([
@@ -379,6 +386,7 @@ try {
     NATS_CONSUMER_PREFIX: "bench_webhooks_",
     LOG_LEVEL: "warn",
     PUBLIC_URL: `http://127.0.0.1:${ports.gateway}`,
+    IDENTITY_SECRET_KEY: "i".repeat(48),
     WEBHOOKS_SECRET_KEY: "b".repeat(64),
     WEBHOOKS_OUTBOUND_ALLOW: `127.0.0.1:${receiverPort}`,
     NODE_EXTRA_CA_CERTS: caFile,
