@@ -80,9 +80,7 @@ export function createDeps(ctx: ServiceContext<IdentityConfig>): IdentityDeps {
  * same atomic statements. Everything else (keys, accounts) keeps the pool with durable commits.
  */
 export function createCounterPool(databaseUrl: string): Pool {
-  const url = new URL(databaseUrl);
-  url.searchParams.set("options", "-c synchronous_commit=off");
-  return createPool(url.toString(), 10);
+  return createPool(databaseUrl, 10, { synchronousCommit: false });
 }
 
 export function routes(router: ConnectRouter, deps: IdentityDeps): void {

@@ -57,8 +57,19 @@ export function quoteIdent(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }
 
-export function createPool(databaseUrl: string, max = 10): Pool {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max, idleTimeoutMillis: 30_000 });
+/**
+ * A pool on `databaseUrl`. `synchronousCommit: false` gives sessions whose commits do not wait for the
+ * WAL flush (synchronous_commit = off): a Postgres crash may forget their last few hundred milliseconds
+ * of commits (up to 3 x wal_writer_delay), never corrupt them. For writes whose loss is safe by design.
+ */
+export function createPool(databaseUrl: string, max = 10, options: { synchronousCommit?: boolean } = {}): Pool {
+  let connectionString = databaseUrl;
+  if (options.synchronousCommit === false) {
+    const url = new URL(databaseUrl);
+    url.searchParams.set("options", "-c synchronous_commit=off");
+    connectionString = url.toString();
+  }
+  const pool = new pg.Pool({ connectionString, max, idleTimeoutMillis: 30_000 });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on("error", () => {});
   return pool;

@@ -33,7 +33,12 @@ export const webhooksRole = serviceRole((): ServiceDefinition<typeof webhooksEnv
       // Stopped in this order: no new deliveries, then the sender (its attempts in flight are recorded).
       return [
         ...consumers,
-        { stop: () => d.sender.stop().then(() => d.outbound.close()) },
+        {
+          async stop() {
+            await d.sender.stop();
+            await Promise.all([d.outbound.close(), d.senderPool.end()]);
+          },
+        },
         { stop: async () => clearInterval(prune) },
       ];
     },

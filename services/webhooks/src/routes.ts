@@ -4,6 +4,7 @@
  */
 import type { ConnectRouter } from "@connectrpc/connect";
 import { AddressPolicy, Outbound } from "@toolport/kit/outbound";
+import { createPool, type Pool, serviceDatabaseUrl } from "@toolport/kit/pg";
 import { Sealer } from "@toolport/kit/sealing";
 import type { ServiceContext } from "@toolport/kit/service";
 import { WebhooksService } from "@toolport/proto/toolport/webhooks/v1/webhooks_service_pb";
@@ -15,6 +16,7 @@ import { WebhookStore } from "./store.js";
 export interface WebhooksDeps {
   store: WebhookStore;
   sender: Sender;
+  senderPool: Pool;
   outbound: Outbound;
 }
 
@@ -28,8 +30,16 @@ export function createDeps(ctx: ServiceContext<WebhooksConfig>): WebhooksDeps & 
   });
   const policy = new AddressPolicy(config.WEBHOOKS_OUTBOUND_ALLOW, "WEBHOOKS_OUTBOUND_ALLOW");
   const outbound = new Outbound({ policy, connectionsPerOrigin: config.WEBHOOKS_ENDPOINT_CONCURRENCY });
+  // The sender's claims and attempt records commit without waiting for the WAL flush: a Postgres crash
+  // can only forget a claim (its delivery is claimed again) or an attempt's record (the delivery is sent
+  // again), both within at least once; receivers dedupe on X-Svc-Delivery.
+  const senderPool = createPool(
+    serviceDatabaseUrl("webhooks", config.DATABASE_URL, (config as { WEBHOOKS_DATABASE_URL?: string }).WEBHOOKS_DATABASE_URL),
+    10,
+    { synchronousCommit: false },
+  );
   const sender = new Sender({
-    pool,
+    pool: senderPool,
     outbound,
     sealer,
     log,
@@ -38,7 +48,7 @@ export function createDeps(ctx: ServiceContext<WebhooksConfig>): WebhooksDeps & 
     circuitMs: config.WEBHOOKS_CIRCUIT_MS,
     pollMs: config.WEBHOOKS_POLL_MS,
   });
-  return { store: new WebhookStore(pool), sender, outbound, sealer, policy };
+  return { store: new WebhookStore(pool), sender, senderPool, outbound, sealer, policy };
 }
 
 export function routes(router: ConnectRouter, ctx: ServiceContext<WebhooksConfig>, deps: ReturnType<typeof createDeps>): void {

@@ -172,30 +172,30 @@ export class Sender {
   private async claim(limit: number): Promise<Claimed[]> {
     const { rows } = await this.o.pool.query<Claimed>({
       name: "webhooks_claim",
-      // The earliest due deliveries of active webhooks (at most 1,000 looked at), numbered per webhook;
-      // a webhook gets only as many as its free slots (the concurrency cap minus its leased deliveries).
-      text: `WITH due AS (
-               SELECT x.id, x.webhook_id, x.next_attempt_at,
-                      row_number() OVER (PARTITION BY x.webhook_id ORDER BY x.next_attempt_at) AS rn
-                 FROM (SELECT d0.id, d0.webhook_id, d0.next_attempt_at
-                         FROM deliveries d0 JOIN webhooks w0 ON w0.id = d0.webhook_id AND w0.is_active
-                        WHERE d0.status = 'pending' AND d0.next_attempt_at <= now()
-                          AND (d0.locked_until IS NULL OR d0.locked_until <= now())
-                        ORDER BY d0.next_attempt_at
-                        LIMIT 1000) x
-             ), busy AS (
-               SELECT y.webhook_id, count(*) AS n FROM deliveries y
-                WHERE y.locked_until > now() AND y.webhook_id IN (SELECT webhook_id FROM due)
-                GROUP BY y.webhook_id
+      // Per webhook, not by global due order, so one webhook's backlog never holds up the others': the
+      // webhooks with pending deliveries (a skip scan of deliveries_pending_by_webhook), each one's free
+      // slots (the cap minus its leased deliveries), then each one's earliest due deliveries up to that.
+      text: `WITH RECURSIVE pending_hooks AS (
+               (SELECT d.webhook_id FROM deliveries d WHERE d.status = 'pending' ORDER BY d.webhook_id LIMIT 1)
+               UNION ALL
+               SELECT (SELECT d.webhook_id FROM deliveries d
+                        WHERE d.status = 'pending' AND d.webhook_id > p.webhook_id ORDER BY d.webhook_id LIMIT 1)
+                 FROM pending_hooks p WHERE p.webhook_id IS NOT NULL
+             ), slots AS (
+               SELECT w.id AS webhook_id,
+                      $3 - (SELECT count(*) FROM deliveries y WHERE y.webhook_id = w.id AND y.locked_until > now()) AS free
+                 FROM pending_hooks p JOIN webhooks w ON w.id = p.webhook_id AND w.is_active
              ), picked AS (
-               SELECT d1.id FROM deliveries d1
-                 JOIN due ON due.id = d1.id
-                 LEFT JOIN busy ON busy.webhook_id = due.webhook_id
-                WHERE due.rn + coalesce(busy.n, 0) <= $3
-                  AND (d1.locked_until IS NULL OR d1.locked_until <= now())
-                ORDER BY due.next_attempt_at
+               SELECT x.id, x.next_attempt_at FROM slots s
+                 CROSS JOIN LATERAL (
+                   SELECT d.id, d.next_attempt_at FROM deliveries d
+                    WHERE d.webhook_id = s.webhook_id AND d.status = 'pending' AND d.next_attempt_at <= now()
+                      AND (d.locked_until IS NULL OR d.locked_until <= now())
+                    ORDER BY d.next_attempt_at
+                    LIMIT greatest(s.free, 0)
+                    FOR UPDATE SKIP LOCKED) x
+                ORDER BY x.next_attempt_at
                 LIMIT $2
-                FOR UPDATE OF d1 SKIP LOCKED
              )
              UPDATE deliveries d SET locked_until = now() + make_interval(secs => $1::int)
                FROM webhooks w
