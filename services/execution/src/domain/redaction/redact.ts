@@ -5,15 +5,15 @@
  * 1. exact values of the credentials the gateway injected into this call, raw and base64-, URL- and
  *    JSON-encoded (always applied, also for passthrough tools: our own stored credentials never leak);
  * 2. sensitive key names (a string under `password`, `api_key`, `Authorization`...);
- * 3. text rules (the secretlint preset and ours, see rules.ts) over every string.
+ * 3. text rules (the secretlint preset and ours, see @toolport/kit/secrets) over every string.
  * Strings holding a JSON document are redacted inside that document (report paths then carry a `<json>`
  * segment) and re-serialized only when something in them was masked.
  * A tool whose purpose is to return a new credential (passthrough_reason) skips 2 and 3.
  */
+
+import { fieldLabel, findPatternSecrets, isSensitiveKey, secretlintFindings, type TextFinding } from "@toolport/kit/secrets";
 import { isObject, type Json, parseEmbeddedJson } from "../json.js";
 import { formatLocation, type Location } from "../path.js";
-import { fieldLabel, findPatternSecrets, isSensitiveKey, type TextFinding } from "./rules.js";
-import { secretlintFindings } from "./secretlint.js";
 
 export interface InjectedCredential {
   /** The secret as sent upstream. */

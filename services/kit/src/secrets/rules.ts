@@ -1,6 +1,6 @@
 /**
- * The secret-finding rules applied to upstream results, besides exact-value masking of the credentials
- * the gateway injected:
+ * The secret-finding rules: applied to upstream results by execution (besides exact-value masking of
+ * the credentials the gateway injected) and to skill submissions by content:
  * - the secretlint recommended preset (@secretlint/secretlint-rule-preset-recommend 11.7.1, the newest
  *   release that runs on Node 20): AWS, GCP, GitHub, GitLab-style, Slack, npm, OpenAI, Anthropic, Linear,
  *   SendGrid, Shopify, 1Password, private keys, basic-auth URLs and database connection strings. Its
