@@ -178,6 +178,26 @@ describe("internal RPCs", () => {
     expect(tools[tools.length - 1]?.service).toBe(demoName);
   });
 
+  it("FindServicesOnDomain finds public services whose API is served on a domain or its subdomains", async () => {
+    const publish = async (baseUrl: string, visibility: string) => {
+      const res = await call(s, "POST", "/services", {
+        agent,
+        body: { api: { document_text: petstore, base_url: baseUrl }, visibility },
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      return res.body.service as { id: string; name: string };
+    };
+    const onApex = await publish("https://weather-find.example/v1", "public");
+    const onSub = await publish("https://api.weather-find.example/v2", "public");
+    await publish("https://hidden.weather-find.example/", "private");
+    await publish("https://notweather-find.example/", "public");
+    const catalog = client(s.stack.ports.catalog);
+    const found = (await catalog.findServicesOnDomain({ domain: "Weather-Find.example" })).services.map((x) => x.id);
+    expect(found.sort()).toEqual([onApex.id, onSub.id].sort());
+    expect((await catalog.findServicesOnDomain({ domain: "find.example" })).services).toEqual([]);
+    expect((await catalog.findServicesOnDomain({ domain: "%" })).services).toEqual([]);
+  });
+
   it("authenticated RPCs see the principal in metadata; ReindexSearch is for platform admins", async () => {
     const catalog = client(s.stack.ports.catalog);
     const principal = create(PrincipalSchema, { accountId: agent.id, organizationId: "org-x", isPlatformAdmin: false });

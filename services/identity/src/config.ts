@@ -35,6 +35,16 @@ export const identityEnv = {
     .describe("signature algorithms accepted from the external issuer (asymmetric only)"),
   FREE_TIER_CALLS_PER_MONTH: positiveInt(5000).describe("free-tier calls per account and UTC month on credential-free tools"),
   TOOL_CALLS_PER_MINUTE: positiveInt(120).describe("default per-key tool-call rate limit (bucket tool_calls, 60 s window)"),
+  TOOLPORT_ADMIN_EMAILS: z
+    .string()
+    .default("")
+    .transform((v) =>
+      v
+        .split(",")
+        .map((e) => e.trim().toLowerCase())
+        .filter(Boolean),
+    )
+    .describe("comma-separated emails whose accounts are platform administrators (skill review, operator routes)"),
   ALLOWANCE_LEASE_MS: z.coerce
     .number()
     .int()

@@ -65,6 +65,7 @@ export function createDeps(ctx: ServiceContext<IdentityConfig>): IdentityDeps {
     catalog: catalogPort(config.CATALOG_URL, log),
     tokens,
     leases: leaseDropper({ pool, nc: ctx.nc, log }),
+    adminEmails: new Set(config.TOOLPORT_ADMIN_EMAILS),
     rateLimitDefaults: {
       registration: { limit: config.REGISTRATIONS_PER_MINUTE, windowSeconds: 60 },
       public_search: { limit: config.PUBLIC_SEARCHES_PER_MINUTE, windowSeconds: 60 },

@@ -87,6 +87,26 @@ export async function listStarterTools(deps: CatalogDeps, limit: number): Promis
   return picked.map((pair) => ({ pair, exampleInput: pair.tool.example ?? exampleObject(pair.tool.inputSchema) }));
 }
 
+/**
+ * Public, not retired services whose documentation URL or base URL is on `domain` (its host is the
+ * domain or a subdomain of it), by name. An empty or malformed domain finds nothing.
+ */
+export async function findServicesOnDomain(deps: CatalogDeps, domain: string): Promise<{ id: string; name: string }[]> {
+  const d = domain.trim().toLowerCase();
+  if (!/^[a-z0-9.-]{1,253}$/.test(d) || d.startsWith(".")) return [];
+  const { rows } = await deps.pool.query<{ id: string; name: string }>(
+    `SELECT id, name FROM (
+       SELECT id, name,
+              lower(substring(documentation_url FROM '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/]*@)?([^/:?#]+)')) AS docs_host,
+              lower(substring(coalesce(base_url, '') FROM '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/]*@)?([^/:?#]+)')) AS api_host
+         FROM services WHERE visibility = 'public' AND status <> 'retired') s
+      WHERE docs_host = $1 OR docs_host LIKE '%.' || $1 OR api_host = $1 OR api_host LIKE '%.' || $1
+      ORDER BY name, id LIMIT 50`,
+    [d],
+  );
+  return rows;
+}
+
 export async function checkCatalogIds(deps: CatalogDeps, serviceIds: string[], toolIds: string[]) {
   return {
     unknownServiceIds: await unknownIds(deps.pool, "services", serviceIds),

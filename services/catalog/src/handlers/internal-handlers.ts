@@ -15,14 +15,14 @@ import {
 import type { CatalogService } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
 import { resolveCredential } from "../app/credentials.js";
 import type { CatalogDeps } from "../app/deps.js";
-import { checkCatalogIds, listStarterTools, resolveToolForCall } from "../app/internal.js";
+import { checkCatalogIds, findServicesOnDomain, listStarterTools, resolveToolForCall } from "../app/internal.js";
 import type { CredentialMaterial } from "../domain/model.js";
 import { callerOf } from "./caller.js";
 import { resolvedToolToProto } from "./convert.js";
 
 type Impl = Pick<
   ServiceImpl<typeof CatalogService>,
-  "resolveToolForCall" | "resolveCredential" | "checkCatalogIds" | "listStarterTools"
+  "resolveToolForCall" | "resolveCredential" | "checkCatalogIds" | "listStarterTools" | "findServicesOnDomain"
 >;
 
 function materialToProto(m: CredentialMaterial): CredentialMaterialMsg {
@@ -72,6 +72,9 @@ export function createInternalHandlers(deps: CatalogDeps): Impl {
     },
     async checkCatalogIds(req) {
       return checkCatalogIds(deps, req.serviceIds, req.toolIds);
+    },
+    async findServicesOnDomain(req) {
+      return { services: await findServicesOnDomain(deps, req.domain) };
     },
     async listStarterTools(req) {
       const limit = req.limit === undefined || req.limit <= 0 ? 3 : Math.min(req.limit, 20);

@@ -102,6 +102,9 @@ export function accountHandlers(deps: IdentityDeps): Impl {
             details: { field: "credential" },
           });
       }
+      // Platform administrators: the accounts flagged in the database, and those TOOLPORT_ADMIN_EMAILS names.
+      if (!resolved.account.isPlatformAdmin && deps.adminEmails.has(resolved.account.email.trim().toLowerCase()))
+        resolved = { ...resolved, account: { ...resolved.account, isPlatformAdmin: true } };
       return { principal: principalToProto(resolved) };
     },
 

@@ -25,6 +25,8 @@ export interface IdentityDeps {
   /** Ready once the signing key is loaded (before the service reports SERVING). */
   tokens: Promise<TokenService>;
   rateLimitDefaults: RateLimitDefaults;
+  /** TOOLPORT_ADMIN_EMAILS, lower-cased: their accounts are platform administrators. */
+  adminEmails: ReadonlySet<string>;
   /** Drops execution's quota leases on a key once it is revoked or its owner leaves an organization. */
   leases: LeaseDropper;
 }

@@ -4,7 +4,6 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { ListValue } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
 import type { StringList } from "../../common/v1/types_pb.js";
 import { file_toolport_common_v1_types } from "../../common/v1/types_pb.js";
@@ -20,7 +19,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file toolport/content/v1/content_service.proto.
  */
 export const file_toolport_content_v1_content_service: GenFile = /*@__PURE__*/
-  fileDesc("Cil0b29scG9ydC9jb250ZW50L3YxL2NvbnRlbnRfc2VydmljZS5wcm90bxITdG9vbHBvcnQuY29udGVudC52MSKmAgoSQ3JlYXRlU2tpbGxSZXF1ZXN0EgwKBG5hbWUYASABKAkSGAoQc2tpbGxfbWRfY29udGVudBgCIAEoCRIvCgdzY3JpcHRzGAMgAygLMh4udG9vbHBvcnQuY29udGVudC52MS5Ta2lsbEZpbGUSNwoPcmVmZXJlbmNlX2ZpbGVzGAQgAygLMh4udG9vbHBvcnQuY29udGVudC52MS5Ta2lsbEZpbGUSLgoGYXNzZXRzGAUgAygLMh4udG9vbHBvcnQuY29udGVudC52MS5Ta2lsbEZpbGUSFwoKdmlzaWJpbGl0eRgGIAEoCUgAiAEBEhcKCnNlcnZpY2VfaWQYByABKAlIAYgBAUINCgtfdmlzaWJpbGl0eUINCgtfc2VydmljZV9pZCJAChNDcmVhdGVTa2lsbFJlc3BvbnNlEikKBXNraWxsGAEgASgLMhoudG9vbHBvcnQuY29udGVudC52MS5Ta2lsbCIjCg9HZXRTa2lsbFJlcXVlc3QSEAoIc2tpbGxfaWQYASABKAkiPQoQR2V0U2tpbGxSZXNwb25zZRIpCgVza2lsbBgBIAEoCzIaLnRvb2xwb3J0LmNvbnRlbnQudjEuU2tpbGwiPQoTTGlzdE15U2tpbGxzUmVxdWVzdBIXCgp2aXNpYmlsaXR5GAEgASgJSACIAQFCDQoLX3Zpc2liaWxpdHkiSQoUTGlzdE15U2tpbGxzUmVzcG9uc2USMQoGc2tpbGxzGAEgAygLMiEudG9vbHBvcnQuY29udGVudC52MS5Ta2lsbFN1bW1hcnkiJgoSRGVsZXRlU2tpbGxSZXF1ZXN0EhAKCHNraWxsX2lkGAEgASgJIiYKE0RlbGV0ZVNraWxsUmVzcG9uc2USDwoHZGVsZXRlZBgBIAEoCCIwChxDcmVhdGVTa2lsbFN1Ym1pc3Npb25SZXF1ZXN0EhAKCHNraWxsX2lkGAEgASgJIlkKHUNyZWF0ZVNraWxsU3VibWlzc2lvblJlc3BvbnNlEjgKCnN1Ym1pc3Npb24YASABKAsyJC50b29scG9ydC5jb250ZW50LnYxLlNraWxsU3VibWlzc2lvbiIyChlHZXRTa2lsbFN1Ym1pc3Npb25SZXF1ZXN0EhUKDXN1Ym1pc3Npb25faWQYASABKAkiVgoaR2V0U2tpbGxTdWJtaXNzaW9uUmVzcG9uc2USOAoKc3VibWlzc2lvbhgBIAEoCzIkLnRvb2xwb3J0LmNvbnRlbnQudjEuU2tpbGxTdWJtaXNzaW9uIj0KG0xpc3RTa2lsbFN1Ym1pc3Npb25zUmVxdWVzdBITCgZzdGF0dXMYASABKAlIAIgBAUIJCgdfc3RhdHVzIlkKHExpc3RTa2lsbFN1Ym1pc3Npb25zUmVzcG9uc2USOQoLc3VibWlzc2lvbnMYASADKAsyJC50b29scG9ydC5jb250ZW50LnYxLlNraWxsU3VibWlzc2lvbiJ3ChxSZXZpZXdTa2lsbFN1Ym1pc3Npb25SZXF1ZXN0EhUKDXN1Ym1pc3Npb25faWQYASABKAkSEAoIZGVjaXNpb24YAiABKAkSGwoOcmV2aWV3ZXJfbm90ZXMYAyABKAlIAIgBAUIRCg9fcmV2aWV3ZXJfbm90ZXMiWQodUmV2aWV3U2tpbGxTdWJtaXNzaW9uUmVzcG9uc2USOAoKc3VibWlzc2lvbhgBIAEoCzIkLnRvb2xwb3J0LmNvbnRlbnQudjEuU2tpbGxTdWJtaXNzaW9uIqcBChVDcmVhdGVXb3JrZmxvd1JlcXVlc3QSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRI1CgVzdGVwcxgDIAMoCzImLnRvb2xwb3J0LmNvbnRlbnQudjEuV29ya2Zsb3dTdGVwSW5wdXQSFwoKdmlzaWJpbGl0eRgEIAEoCUgAiAEBEgwKBHRhZ3MYBSADKAlCDQoLX3Zpc2liaWxpdHkiSQoWQ3JlYXRlV29ya2Zsb3dSZXNwb25zZRIvCgh3b3JrZmxvdxgBIAEoCzIdLnRvb2xwb3J0LmNvbnRlbnQudjEuV29ya2Zsb3cigAIKFVVwZGF0ZVdvcmtmbG93UmVxdWVzdBITCgt3b3JrZmxvd19pZBgBIAEoCRIRCgRuYW1lGAIgASgJSACIAQESGAoLZGVzY3JpcHRpb24YAyABKAlIAYgBARI2CgVzdGVwcxgEIAEoCzInLnRvb2xwb3J0LmNvbnRlbnQudjEuV29ya2Zsb3dTdGVwSW5wdXRzEhcKCnZpc2liaWxpdHkYBSABKAlIAogBARIsCgR0YWdzGAYgASgLMh4udG9vbHBvcnQuY29tbW9uLnYxLlN0cmluZ0xpc3RCBwoFX25hbWVCDgoMX2Rlc2NyaXB0aW9uQg0KC192aXNpYmlsaXR5IkkKFlVwZGF0ZVdvcmtmbG93UmVzcG9uc2USLwoId29ya2Zsb3cYASABKAsyHS50b29scG9ydC5jb250ZW50LnYxLldvcmtmbG93IikKEkdldFdvcmtmbG93UmVxdWVzdBITCgt3b3JrZmxvd19pZBgBIAEoCSJGChNHZXRXb3JrZmxvd1Jlc3BvbnNlEi8KCHdvcmtmbG93GAEgASgLMh0udG9vbHBvcnQuY29udGVudC52MS5Xb3JrZmxvdyKWAQoaTGlzdFB1YmxpY1dvcmtmbG93c1JlcXVlc3QSEwoGc2VhcmNoGAEgASgJSACIAQESEQoEc29ydBgCIAEoCUgBiAEBEhIKBWxpbWl0GAMgASgFSAKIAQESEwoGb2Zmc2V0GAQgASgFSAOIAQFCCQoHX3NlYXJjaEIHCgVfc29ydEIICgZfbGltaXRCCQoHX29mZnNldCJWChtMaXN0UHVibGljV29ya2Zsb3dzUmVzcG9uc2USNwoJd29ya2Zsb3dzGAEgAygLMiQudG9vbHBvcnQuY29udGVudC52MS5Xb3JrZmxvd1N1bW1hcnkifgoWTGlzdE15V29ya2Zsb3dzUmVxdWVzdBIXCgp2aXNpYmlsaXR5GAEgASgJSACIAQESEgoFbGltaXQYAiABKAVIAYgBARITCgZvZmZzZXQYAyABKAVIAogBAUINCgtfdmlzaWJpbGl0eUIICgZfbGltaXRCCQoHX29mZnNldCJSChdMaXN0TXlXb3JrZmxvd3NSZXNwb25zZRI3Cgl3b3JrZmxvd3MYASADKAsyJC50b29scG9ydC5jb250ZW50LnYxLldvcmtmbG93U3VtbWFyeSIsChVEZWxldGVXb3JrZmxvd1JlcXVlc3QSEwoLd29ya2Zsb3dfaWQYASABKAkiKQoWRGVsZXRlV29ya2Zsb3dSZXNwb25zZRIPCgdkZWxldGVkGAEgASgIIlYKFkV4ZWN1dGVXb3JrZmxvd1JlcXVlc3QSEwoLd29ya2Zsb3dfaWQYASABKAkSJwoGaW5wdXRzGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCJIChdFeGVjdXRlV29ya2Zsb3dSZXNwb25zZRItCgNydW4YASABKAsyIC50b29scG9ydC5jb250ZW50LnYxLldvcmtmbG93UnVuIicKFUdldFdvcmtmbG93UnVuUmVxdWVzdBIOCgZydW5faWQYASABKAkiRwoWR2V0V29ya2Zsb3dSdW5SZXNwb25zZRItCgNydW4YASABKAsyIC50b29scG9ydC5jb250ZW50LnYxLldvcmtmbG93UnVuImwKF0xpc3RXb3JrZmxvd1J1bnNSZXF1ZXN0EhMKC3dvcmtmbG93X2lkGAEgASgJEhIKBWxpbWl0GAIgASgFSACIAQESEwoGb2Zmc2V0GAMgASgFSAGIAQFCCAoGX2xpbWl0QgkKB19vZmZzZXQiSgoYTGlzdFdvcmtmbG93UnVuc1Jlc3BvbnNlEi4KBHJ1bnMYASADKAsyIC50b29scG9ydC5jb250ZW50LnYxLldvcmtmbG93UnVuIigKFkdldFNpdGVCeURvbWFpblJlcXVlc3QSDgoGZG9tYWluGAEgASgJIkIKF0dldFNpdGVCeURvbWFpblJlc3BvbnNlEicKBHNpdGUYASABKAsyGS50b29scG9ydC5jb250ZW50LnYxLlNpdGUihQIKEVVwc2VydFNpdGVSZXF1ZXN0Eg4KBmRvbWFpbhgBIAEoCRILCgN1cmwYAiABKAkSDgoGc3RhdHVzGAMgASgJEhIKCnZpc2liaWxpdHkYBCABKAkSEgoKcGFnZV90aXRsZRgFIAEoCRIYChBwYWdlX2Rlc2NyaXB0aW9uGAYgASgJEisKCmNvbXBvbmVudHMYByABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EjQKEGRpc2NvdmVyZWRfdG9vbHMYCCABKAsyGi5nb29nbGUucHJvdG9idWYuTGlzdFZhbHVlEhAKCGNhdGVnb3J5GAkgASgJEgwKBHRhZ3MYCiADKAkiTgoSVXBzZXJ0U2l0ZVJlc3BvbnNlEicKBHNpdGUYASABKAsyGS50b29scG9ydC5jb250ZW50LnYxLlNpdGUSDwoHY3JlYXRlZBgCIAEoCCKSAQoQTGlzdFNpdGVzUmVxdWVzdBISCgVxdWVyeRgBIAEoCUgAiAEBEhUKCGNhdGVnb3J5GAIgASgJSAGIAQESEgoFbGltaXQYAyABKAVIAogBARITCgZvZmZzZXQYBCABKAVIA4gBAUIICgZfcXVlcnlCCwoJX2NhdGVnb3J5QggKBl9saW1pdEIJCgdfb2Zmc2V0Ij0KEUxpc3RTaXRlc1Jlc3BvbnNlEigKBXNpdGVzGAEgAygLMhkudG9vbHBvcnQuY29udGVudC52MS5TaXRlIiMKEURlbGV0ZVNpdGVSZXF1ZXN0Eg4KBmRvbWFpbhgBIAEoCSIlChJEZWxldGVTaXRlUmVzcG9uc2USDwoHZGVsZXRlZBgBIAEoCDLjEQoOQ29udGVudFNlcnZpY2USYAoLQ3JlYXRlU2tpbGwSJy50b29scG9ydC5jb250ZW50LnYxLkNyZWF0ZVNraWxsUmVxdWVzdBooLnRvb2xwb3J0LmNvbnRlbnQudjEuQ3JlYXRlU2tpbGxSZXNwb25zZRJXCghHZXRTa2lsbBIkLnRvb2xwb3J0LmNvbnRlbnQudjEuR2V0U2tpbGxSZXF1ZXN0GiUudG9vbHBvcnQuY29udGVudC52MS5HZXRTa2lsbFJlc3BvbnNlEmMKDExpc3RNeVNraWxscxIoLnRvb2xwb3J0LmNvbnRlbnQudjEuTGlzdE15U2tpbGxzUmVxdWVzdBopLnRvb2xwb3J0LmNvbnRlbnQudjEuTGlzdE15U2tpbGxzUmVzcG9uc2USYAoLRGVsZXRlU2tpbGwSJy50b29scG9ydC5jb250ZW50LnYxLkRlbGV0ZVNraWxsUmVxdWVzdBooLnRvb2xwb3J0LmNvbnRlbnQudjEuRGVsZXRlU2tpbGxSZXNwb25zZRJ+ChVDcmVhdGVTa2lsbFN1Ym1pc3Npb24SMS50b29scG9ydC5jb250ZW50LnYxLkNyZWF0ZVNraWxsU3VibWlzc2lvblJlcXVlc3QaMi50b29scG9ydC5jb250ZW50LnYxLkNyZWF0ZVNraWxsU3VibWlzc2lvblJlc3BvbnNlEnUKEkdldFNraWxsU3VibWlzc2lvbhIuLnRvb2xwb3J0LmNvbnRlbnQudjEuR2V0U2tpbGxTdWJtaXNzaW9uUmVxdWVzdBovLnRvb2xwb3J0LmNvbnRlbnQudjEuR2V0U2tpbGxTdWJtaXNzaW9uUmVzcG9uc2USewoUTGlzdFNraWxsU3VibWlzc2lvbnMSMC50b29scG9ydC5jb250ZW50LnYxLkxpc3RTa2lsbFN1Ym1pc3Npb25zUmVxdWVzdBoxLnRvb2xwb3J0LmNvbnRlbnQudjEuTGlzdFNraWxsU3VibWlzc2lvbnNSZXNwb25zZRJ+ChVSZXZpZXdTa2lsbFN1Ym1pc3Npb24SMS50b29scG9ydC5jb250ZW50LnYxLlJldmlld1NraWxsU3VibWlzc2lvblJlcXVlc3QaMi50b29scG9ydC5jb250ZW50LnYxLlJldmlld1NraWxsU3VibWlzc2lvblJlc3BvbnNlEmkKDkNyZWF0ZVdvcmtmbG93EioudG9vbHBvcnQuY29udGVudC52MS5DcmVhdGVXb3JrZmxvd1JlcXVlc3QaKy50b29scG9ydC5jb250ZW50LnYxLkNyZWF0ZVdvcmtmbG93UmVzcG9uc2USaQoOVXBkYXRlV29ya2Zsb3cSKi50b29scG9ydC5jb250ZW50LnYxLlVwZGF0ZVdvcmtmbG93UmVxdWVzdBorLnRvb2xwb3J0LmNvbnRlbnQudjEuVXBkYXRlV29ya2Zsb3dSZXNwb25zZRJgCgtHZXRXb3JrZmxvdxInLnRvb2xwb3J0LmNvbnRlbnQudjEuR2V0V29ya2Zsb3dSZXF1ZXN0GigudG9vbHBvcnQuY29udGVudC52MS5HZXRXb3JrZmxvd1Jlc3BvbnNlEngKE0xpc3RQdWJsaWNXb3JrZmxvd3MSLy50b29scG9ydC5jb250ZW50LnYxLkxpc3RQdWJsaWNXb3JrZmxvd3NSZXF1ZXN0GjAudG9vbHBvcnQuY29udGVudC52MS5MaXN0UHVibGljV29ya2Zsb3dzUmVzcG9uc2USbAoPTGlzdE15V29ya2Zsb3dzEisudG9vbHBvcnQuY29udGVudC52MS5MaXN0TXlXb3JrZmxvd3NSZXF1ZXN0GiwudG9vbHBvcnQuY29udGVudC52MS5MaXN0TXlXb3JrZmxvd3NSZXNwb25zZRJpCg5EZWxldGVXb3JrZmxvdxIqLnRvb2xwb3J0LmNvbnRlbnQudjEuRGVsZXRlV29ya2Zsb3dSZXF1ZXN0GisudG9vbHBvcnQuY29udGVudC52MS5EZWxldGVXb3JrZmxvd1Jlc3BvbnNlEmwKD0V4ZWN1dGVXb3JrZmxvdxIrLnRvb2xwb3J0LmNvbnRlbnQudjEuRXhlY3V0ZVdvcmtmbG93UmVxdWVzdBosLnRvb2xwb3J0LmNvbnRlbnQudjEuRXhlY3V0ZVdvcmtmbG93UmVzcG9uc2USaQoOR2V0V29ya2Zsb3dSdW4SKi50b29scG9ydC5jb250ZW50LnYxLkdldFdvcmtmbG93UnVuUmVxdWVzdBorLnRvb2xwb3J0LmNvbnRlbnQudjEuR2V0V29ya2Zsb3dSdW5SZXNwb25zZRJvChBMaXN0V29ya2Zsb3dSdW5zEiwudG9vbHBvcnQuY29udGVudC52MS5MaXN0V29ya2Zsb3dSdW5zUmVxdWVzdBotLnRvb2xwb3J0LmNvbnRlbnQudjEuTGlzdFdvcmtmbG93UnVuc1Jlc3BvbnNlEmwKD0dldFNpdGVCeURvbWFpbhIrLnRvb2xwb3J0LmNvbnRlbnQudjEuR2V0U2l0ZUJ5RG9tYWluUmVxdWVzdBosLnRvb2xwb3J0LmNvbnRlbnQudjEuR2V0U2l0ZUJ5RG9tYWluUmVzcG9uc2USXQoKVXBzZXJ0U2l0ZRImLnRvb2xwb3J0LmNvbnRlbnQudjEuVXBzZXJ0U2l0ZVJlcXVlc3QaJy50b29scG9ydC5jb250ZW50LnYxLlVwc2VydFNpdGVSZXNwb25zZRJaCglMaXN0U2l0ZXMSJS50b29scG9ydC5jb250ZW50LnYxLkxpc3RTaXRlc1JlcXVlc3QaJi50b29scG9ydC5jb250ZW50LnYxLkxpc3RTaXRlc1Jlc3BvbnNlEl0KCkRlbGV0ZVNpdGUSJi50b29scG9ydC5jb250ZW50LnYxLkRlbGV0ZVNpdGVSZXF1ZXN0GicudG9vbHBvcnQuY29udGVudC52MS5EZWxldGVTaXRlUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_toolport_common_v1_types, file_toolport_content_v1_sites, file_toolport_content_v1_skills, file_toolport_content_v1_workflows]);
+  fileDesc("Cil0b29scG9ydC9jb250ZW50L3YxL2NvbnRlbnRfc2VydmljZS5wcm90bxITdG9vbHBvcnQuY29udGVudC52MSKmAgoSQ3JlYXRlU2tpbGxSZXF1ZXN0EgwKBG5hbWUYASABKAkSGAoQc2tpbGxfbWRfY29udGVudBgCIAEoCRIvCgdzY3JpcHRzGAMgAygLMh4udG9vbHBvcnQuY29udGVudC52MS5Ta2lsbEZpbGUSNwoPcmVmZXJlbmNlX2ZpbGVzGAQgAygLMh4udG9vbHBvcnQuY29udGVudC52MS5Ta2lsbEZpbGUSLgoGYXNzZXRzGAUgAygLMh4udG9vbHBvcnQuY29udGVudC52MS5Ta2lsbEZpbGUSFwoKdmlzaWJpbGl0eRgGIAEoCUgAiAEBEhcKCnNlcnZpY2VfaWQYByABKAlIAYgBAUINCgtfdmlzaWJpbGl0eUINCgtfc2VydmljZV9pZCJAChNDcmVhdGVTa2lsbFJlc3BvbnNlEikKBXNraWxsGAEgASgLMhoudG9vbHBvcnQuY29udGVudC52MS5Ta2lsbCIjCg9HZXRTa2lsbFJlcXVlc3QSEAoIc2tpbGxfaWQYASABKAkiPQoQR2V0U2tpbGxSZXNwb25zZRIpCgVza2lsbBgBIAEoCzIaLnRvb2xwb3J0LmNvbnRlbnQudjEuU2tpbGwiPQoTTGlzdE15U2tpbGxzUmVxdWVzdBIXCgp2aXNpYmlsaXR5GAEgASgJSACIAQFCDQoLX3Zpc2liaWxpdHkiSQoUTGlzdE15U2tpbGxzUmVzcG9uc2USMQoGc2tpbGxzGAEgAygLMiEudG9vbHBvcnQuY29udGVudC52MS5Ta2lsbFN1bW1hcnkidwoXTGlzdFB1YmxpY1NraWxsc1JlcXVlc3QSEwoGc2VhcmNoGAEgASgJSACIAQESEgoFbGltaXQYAiABKAVIAYgBARITCgZvZmZzZXQYAyABKAVIAogBAUIJCgdfc2VhcmNoQggKBl9saW1pdEIJCgdfb2Zmc2V0Ik0KGExpc3RQdWJsaWNTa2lsbHNSZXNwb25zZRIxCgZza2lsbHMYASADKAsyIS50b29scG9ydC5jb250ZW50LnYxLlNraWxsU3VtbWFyeSIqChZHZXRTa2lsbEFyY2hpdmVSZXF1ZXN0EhAKCHNraWxsX2lkGAEgASgJIjgKF0dldFNraWxsQXJjaGl2ZVJlc3BvbnNlEhAKCGZpbGVuYW1lGAEgASgJEgsKA3ppcBgCIAEoDCImChJEZWxldGVTa2lsbFJlcXVlc3QSEAoIc2tpbGxfaWQYASABKAkiJgoTRGVsZXRlU2tpbGxSZXNwb25zZRIPCgdkZWxldGVkGAEgASgIIoQCChxDcmVhdGVTa2lsbFN1Ym1pc3Npb25SZXF1ZXN0EhUKCHNraWxsX2lkGAEgASgJSACIAQESDAoEbmFtZRgCIAEoCRIYChBza2lsbF9tZF9jb250ZW50GAMgASgJEi8KB3NjcmlwdHMYBCADKAsyHi50b29scG9ydC5jb250ZW50LnYxLlNraWxsRmlsZRI3Cg9yZWZlcmVuY2VfZmlsZXMYBSADKAsyHi50b29scG9ydC5jb250ZW50LnYxLlNraWxsRmlsZRIuCgZhc3NldHMYBiADKAsyHi50b29scG9ydC5jb250ZW50LnYxLlNraWxsRmlsZUILCglfc2tpbGxfaWQiWQodQ3JlYXRlU2tpbGxTdWJtaXNzaW9uUmVzcG9uc2USOAoKc3VibWlzc2lvbhgBIAEoCzIkLnRvb2xwb3J0LmNvbnRlbnQudjEuU2tpbGxTdWJtaXNzaW9uIjIKGUdldFNraWxsU3VibWlzc2lvblJlcXVlc3QSFQoNc3VibWlzc2lvbl9pZBgBIAEoCSJWChpHZXRTa2lsbFN1Ym1pc3Npb25SZXNwb25zZRI4CgpzdWJtaXNzaW9uGAEgASgLMiQudG9vbHBvcnQuY29udGVudC52MS5Ta2lsbFN1Ym1pc3Npb24iHwodTGlzdE15U2tpbGxTdWJtaXNzaW9uc1JlcXVlc3QiWwoeTGlzdE15U2tpbGxTdWJtaXNzaW9uc1Jlc3BvbnNlEjkKC3N1Ym1pc3Npb25zGAEgAygLMiQudG9vbHBvcnQuY29udGVudC52MS5Ta2lsbFN1Ym1pc3Npb24iPQobTGlzdFNraWxsU3VibWlzc2lvbnNSZXF1ZXN0EhMKBnN0YXR1cxgBIAEoCUgAiAEBQgkKB19zdGF0dXMiWQocTGlzdFNraWxsU3VibWlzc2lvbnNSZXNwb25zZRI5CgtzdWJtaXNzaW9ucxgBIAMoCzIkLnRvb2xwb3J0LmNvbnRlbnQudjEuU2tpbGxTdWJtaXNzaW9uIncKHFJldmlld1NraWxsU3VibWlzc2lvblJlcXVlc3QSFQoNc3VibWlzc2lvbl9pZBgBIAEoCRIQCghkZWNpc2lvbhgCIAEoCRIbCg5yZXZpZXdlcl9ub3RlcxgDIAEoCUgAiAEBQhEKD19yZXZpZXdlcl9ub3RlcyJZCh1SZXZpZXdTa2lsbFN1Ym1pc3Npb25SZXNwb25zZRI4CgpzdWJtaXNzaW9uGAEgASgLMiQudG9vbHBvcnQuY29udGVudC52MS5Ta2lsbFN1Ym1pc3Npb24ipwEKFUNyZWF0ZVdvcmtmbG93UmVxdWVzdBIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEjUKBXN0ZXBzGAMgAygLMiYudG9vbHBvcnQuY29udGVudC52MS5Xb3JrZmxvd1N0ZXBJbnB1dBIXCgp2aXNpYmlsaXR5GAQgASgJSACIAQESDAoEdGFncxgFIAMoCUINCgtfdmlzaWJpbGl0eSJJChZDcmVhdGVXb3JrZmxvd1Jlc3BvbnNlEi8KCHdvcmtmbG93GAEgASgLMh0udG9vbHBvcnQuY29udGVudC52MS5Xb3JrZmxvdyKAAgoVVXBkYXRlV29ya2Zsb3dSZXF1ZXN0EhMKC3dvcmtmbG93X2lkGAEgASgJEhEKBG5hbWUYAiABKAlIAIgBARIYCgtkZXNjcmlwdGlvbhgDIAEoCUgBiAEBEjYKBXN0ZXBzGAQgASgLMicudG9vbHBvcnQuY29udGVudC52MS5Xb3JrZmxvd1N0ZXBJbnB1dHMSFwoKdmlzaWJpbGl0eRgFIAEoCUgCiAEBEiwKBHRhZ3MYBiABKAsyHi50b29scG9ydC5jb21tb24udjEuU3RyaW5nTGlzdEIHCgVfbmFtZUIOCgxfZGVzY3JpcHRpb25CDQoLX3Zpc2liaWxpdHkiSQoWVXBkYXRlV29ya2Zsb3dSZXNwb25zZRIvCgh3b3JrZmxvdxgBIAEoCzIdLnRvb2xwb3J0LmNvbnRlbnQudjEuV29ya2Zsb3ciKQoSR2V0V29ya2Zsb3dSZXF1ZXN0EhMKC3dvcmtmbG93X2lkGAEgASgJIkYKE0dldFdvcmtmbG93UmVzcG9uc2USLwoId29ya2Zsb3cYASABKAsyHS50b29scG9ydC5jb250ZW50LnYxLldvcmtmbG93IpYBChpMaXN0UHVibGljV29ya2Zsb3dzUmVxdWVzdBITCgZzZWFyY2gYASABKAlIAIgBARIRCgRzb3J0GAIgASgJSAGIAQESEgoFbGltaXQYAyABKAVIAogBARITCgZvZmZzZXQYBCABKAVIA4gBAUIJCgdfc2VhcmNoQgcKBV9zb3J0QggKBl9saW1pdEIJCgdfb2Zmc2V0IlYKG0xpc3RQdWJsaWNXb3JrZmxvd3NSZXNwb25zZRI3Cgl3b3JrZmxvd3MYASADKAsyJC50b29scG9ydC5jb250ZW50LnYxLldvcmtmbG93U3VtbWFyeSJ+ChZMaXN0TXlXb3JrZmxvd3NSZXF1ZXN0EhcKCnZpc2liaWxpdHkYASABKAlIAIgBARISCgVsaW1pdBgCIAEoBUgBiAEBEhMKBm9mZnNldBgDIAEoBUgCiAEBQg0KC192aXNpYmlsaXR5QggKBl9saW1pdEIJCgdfb2Zmc2V0IlIKF0xpc3RNeVdvcmtmbG93c1Jlc3BvbnNlEjcKCXdvcmtmbG93cxgBIAMoCzIkLnRvb2xwb3J0LmNvbnRlbnQudjEuV29ya2Zsb3dTdW1tYXJ5IiwKFURlbGV0ZVdvcmtmbG93UmVxdWVzdBITCgt3b3JrZmxvd19pZBgBIAEoCSIpChZEZWxldGVXb3JrZmxvd1Jlc3BvbnNlEg8KB2RlbGV0ZWQYASABKAgiVgoWRXhlY3V0ZVdvcmtmbG93UmVxdWVzdBITCgt3b3JrZmxvd19pZBgBIAEoCRInCgZpbnB1dHMYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IkgKF0V4ZWN1dGVXb3JrZmxvd1Jlc3BvbnNlEi0KA3J1bhgBIAEoCzIgLnRvb2xwb3J0LmNvbnRlbnQudjEuV29ya2Zsb3dSdW4iJwoVR2V0V29ya2Zsb3dSdW5SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCSJHChZHZXRXb3JrZmxvd1J1blJlc3BvbnNlEi0KA3J1bhgBIAEoCzIgLnRvb2xwb3J0LmNvbnRlbnQudjEuV29ya2Zsb3dSdW4ibAoXTGlzdFdvcmtmbG93UnVuc1JlcXVlc3QSEwoLd29ya2Zsb3dfaWQYASABKAkSEgoFbGltaXQYAiABKAVIAIgBARITCgZvZmZzZXQYAyABKAVIAYgBAUIICgZfbGltaXRCCQoHX29mZnNldCJKChhMaXN0V29ya2Zsb3dSdW5zUmVzcG9uc2USLgoEcnVucxgBIAMoCzIgLnRvb2xwb3J0LmNvbnRlbnQudjEuV29ya2Zsb3dSdW4iKAoWR2V0U2l0ZUJ5RG9tYWluUmVxdWVzdBIOCgZkb21haW4YASABKAkiQgoXR2V0U2l0ZUJ5RG9tYWluUmVzcG9uc2USJwoEc2l0ZRgBIAEoCzIZLnRvb2xwb3J0LmNvbnRlbnQudjEuU2l0ZSJIChFDcmVhdGVTaXRlUmVxdWVzdBILCgN1cmwYASABKAkSFwoKdmlzaWJpbGl0eRgCIAEoCUgAiAEBQg0KC192aXNpYmlsaXR5Ij0KEkNyZWF0ZVNpdGVSZXNwb25zZRInCgRzaXRlGAEgASgLMhkudG9vbHBvcnQuY29udGVudC52MS5TaXRlIiEKDkdldFNpdGVSZXF1ZXN0Eg8KB3NpdGVfaWQYASABKAkiOgoPR2V0U2l0ZVJlc3BvbnNlEicKBHNpdGUYASABKAsyGS50b29scG9ydC5jb250ZW50LnYxLlNpdGUiFAoSTGlzdE15U2l0ZXNSZXF1ZXN0Ij8KE0xpc3RNeVNpdGVzUmVzcG9uc2USKAoFc2l0ZXMYASADKAsyGS50b29scG9ydC5jb250ZW50LnYxLlNpdGUiJQoSUmVjcmF3bFNpdGVSZXF1ZXN0Eg8KB3NpdGVfaWQYASABKAkiPgoTUmVjcmF3bFNpdGVSZXNwb25zZRInCgRzaXRlGAEgASgLMhkudG9vbHBvcnQuY29udGVudC52MS5TaXRlIiQKEURlbGV0ZVNpdGVSZXF1ZXN0Eg8KB3NpdGVfaWQYASABKAkiJQoSRGVsZXRlU2l0ZVJlc3BvbnNlEg8KB2RlbGV0ZWQYASABKAgyhBYKDkNvbnRlbnRTZXJ2aWNlEmAKC0NyZWF0ZVNraWxsEicudG9vbHBvcnQuY29udGVudC52MS5DcmVhdGVTa2lsbFJlcXVlc3QaKC50b29scG9ydC5jb250ZW50LnYxLkNyZWF0ZVNraWxsUmVzcG9uc2USVwoIR2V0U2tpbGwSJC50b29scG9ydC5jb250ZW50LnYxLkdldFNraWxsUmVxdWVzdBolLnRvb2xwb3J0LmNvbnRlbnQudjEuR2V0U2tpbGxSZXNwb25zZRJjCgxMaXN0TXlTa2lsbHMSKC50b29scG9ydC5jb250ZW50LnYxLkxpc3RNeVNraWxsc1JlcXVlc3QaKS50b29scG9ydC5jb250ZW50LnYxLkxpc3RNeVNraWxsc1Jlc3BvbnNlEm8KEExpc3RQdWJsaWNTa2lsbHMSLC50b29scG9ydC5jb250ZW50LnYxLkxpc3RQdWJsaWNTa2lsbHNSZXF1ZXN0Gi0udG9vbHBvcnQuY29udGVudC52MS5MaXN0UHVibGljU2tpbGxzUmVzcG9uc2USbAoPR2V0U2tpbGxBcmNoaXZlEisudG9vbHBvcnQuY29udGVudC52MS5HZXRTa2lsbEFyY2hpdmVSZXF1ZXN0GiwudG9vbHBvcnQuY29udGVudC52MS5HZXRTa2lsbEFyY2hpdmVSZXNwb25zZRJgCgtEZWxldGVTa2lsbBInLnRvb2xwb3J0LmNvbnRlbnQudjEuRGVsZXRlU2tpbGxSZXF1ZXN0GigudG9vbHBvcnQuY29udGVudC52MS5EZWxldGVTa2lsbFJlc3BvbnNlEn4KFUNyZWF0ZVNraWxsU3VibWlzc2lvbhIxLnRvb2xwb3J0LmNvbnRlbnQudjEuQ3JlYXRlU2tpbGxTdWJtaXNzaW9uUmVxdWVzdBoyLnRvb2xwb3J0LmNvbnRlbnQudjEuQ3JlYXRlU2tpbGxTdWJtaXNzaW9uUmVzcG9uc2USdQoSR2V0U2tpbGxTdWJtaXNzaW9uEi4udG9vbHBvcnQuY29udGVudC52MS5HZXRTa2lsbFN1Ym1pc3Npb25SZXF1ZXN0Gi8udG9vbHBvcnQuY29udGVudC52MS5HZXRTa2lsbFN1Ym1pc3Npb25SZXNwb25zZRKBAQoWTGlzdE15U2tpbGxTdWJtaXNzaW9ucxIyLnRvb2xwb3J0LmNvbnRlbnQudjEuTGlzdE15U2tpbGxTdWJtaXNzaW9uc1JlcXVlc3QaMy50b29scG9ydC5jb250ZW50LnYxLkxpc3RNeVNraWxsU3VibWlzc2lvbnNSZXNwb25zZRJ7ChRMaXN0U2tpbGxTdWJtaXNzaW9ucxIwLnRvb2xwb3J0LmNvbnRlbnQudjEuTGlzdFNraWxsU3VibWlzc2lvbnNSZXF1ZXN0GjEudG9vbHBvcnQuY29udGVudC52MS5MaXN0U2tpbGxTdWJtaXNzaW9uc1Jlc3BvbnNlEn4KFVJldmlld1NraWxsU3VibWlzc2lvbhIxLnRvb2xwb3J0LmNvbnRlbnQudjEuUmV2aWV3U2tpbGxTdWJtaXNzaW9uUmVxdWVzdBoyLnRvb2xwb3J0LmNvbnRlbnQudjEuUmV2aWV3U2tpbGxTdWJtaXNzaW9uUmVzcG9uc2USaQoOQ3JlYXRlV29ya2Zsb3cSKi50b29scG9ydC5jb250ZW50LnYxLkNyZWF0ZVdvcmtmbG93UmVxdWVzdBorLnRvb2xwb3J0LmNvbnRlbnQudjEuQ3JlYXRlV29ya2Zsb3dSZXNwb25zZRJpCg5VcGRhdGVXb3JrZmxvdxIqLnRvb2xwb3J0LmNvbnRlbnQudjEuVXBkYXRlV29ya2Zsb3dSZXF1ZXN0GisudG9vbHBvcnQuY29udGVudC52MS5VcGRhdGVXb3JrZmxvd1Jlc3BvbnNlEmAKC0dldFdvcmtmbG93EicudG9vbHBvcnQuY29udGVudC52MS5HZXRXb3JrZmxvd1JlcXVlc3QaKC50b29scG9ydC5jb250ZW50LnYxLkdldFdvcmtmbG93UmVzcG9uc2USeAoTTGlzdFB1YmxpY1dvcmtmbG93cxIvLnRvb2xwb3J0LmNvbnRlbnQudjEuTGlzdFB1YmxpY1dvcmtmbG93c1JlcXVlc3QaMC50b29scG9ydC5jb250ZW50LnYxLkxpc3RQdWJsaWNXb3JrZmxvd3NSZXNwb25zZRJsCg9MaXN0TXlXb3JrZmxvd3MSKy50b29scG9ydC5jb250ZW50LnYxLkxpc3RNeVdvcmtmbG93c1JlcXVlc3QaLC50b29scG9ydC5jb250ZW50LnYxLkxpc3RNeVdvcmtmbG93c1Jlc3BvbnNlEmkKDkRlbGV0ZVdvcmtmbG93EioudG9vbHBvcnQuY29udGVudC52MS5EZWxldGVXb3JrZmxvd1JlcXVlc3QaKy50b29scG9ydC5jb250ZW50LnYxLkRlbGV0ZVdvcmtmbG93UmVzcG9uc2USbAoPRXhlY3V0ZVdvcmtmbG93EisudG9vbHBvcnQuY29udGVudC52MS5FeGVjdXRlV29ya2Zsb3dSZXF1ZXN0GiwudG9vbHBvcnQuY29udGVudC52MS5FeGVjdXRlV29ya2Zsb3dSZXNwb25zZRJpCg5HZXRXb3JrZmxvd1J1bhIqLnRvb2xwb3J0LmNvbnRlbnQudjEuR2V0V29ya2Zsb3dSdW5SZXF1ZXN0GisudG9vbHBvcnQuY29udGVudC52MS5HZXRXb3JrZmxvd1J1blJlc3BvbnNlEm8KEExpc3RXb3JrZmxvd1J1bnMSLC50b29scG9ydC5jb250ZW50LnYxLkxpc3RXb3JrZmxvd1J1bnNSZXF1ZXN0Gi0udG9vbHBvcnQuY29udGVudC52MS5MaXN0V29ya2Zsb3dSdW5zUmVzcG9uc2USbAoPR2V0U2l0ZUJ5RG9tYWluEisudG9vbHBvcnQuY29udGVudC52MS5HZXRTaXRlQnlEb21haW5SZXF1ZXN0GiwudG9vbHBvcnQuY29udGVudC52MS5HZXRTaXRlQnlEb21haW5SZXNwb25zZRJdCgpDcmVhdGVTaXRlEiYudG9vbHBvcnQuY29udGVudC52MS5DcmVhdGVTaXRlUmVxdWVzdBonLnRvb2xwb3J0LmNvbnRlbnQudjEuQ3JlYXRlU2l0ZVJlc3BvbnNlElQKB0dldFNpdGUSIy50b29scG9ydC5jb250ZW50LnYxLkdldFNpdGVSZXF1ZXN0GiQudG9vbHBvcnQuY29udGVudC52MS5HZXRTaXRlUmVzcG9uc2USYAoLTGlzdE15U2l0ZXMSJy50b29scG9ydC5jb250ZW50LnYxLkxpc3RNeVNpdGVzUmVxdWVzdBooLnRvb2xwb3J0LmNvbnRlbnQudjEuTGlzdE15U2l0ZXNSZXNwb25zZRJgCgtSZWNyYXdsU2l0ZRInLnRvb2xwb3J0LmNvbnRlbnQudjEuUmVjcmF3bFNpdGVSZXF1ZXN0GigudG9vbHBvcnQuY29udGVudC52MS5SZWNyYXdsU2l0ZVJlc3BvbnNlEl0KCkRlbGV0ZVNpdGUSJi50b29scG9ydC5jb250ZW50LnYxLkRlbGV0ZVNpdGVSZXF1ZXN0GicudG9vbHBvcnQuY29udGVudC52MS5EZWxldGVTaXRlUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_toolport_common_v1_types, file_toolport_content_v1_sites, file_toolport_content_v1_skills, file_toolport_content_v1_workflows]);
 
 /**
  * Request of CreateSkill (spec item 27).
@@ -175,6 +174,103 @@ export const ListMySkillsResponseSchema: GenMessage<ListMySkillsResponse> = /*@_
   messageDesc(file_toolport_content_v1_content_service, 5);
 
 /**
+ * Request of ListPublicSkills.
+ *
+ * @generated from message toolport.content.v1.ListPublicSkillsRequest
+ */
+export type ListPublicSkillsRequest = Message<"toolport.content.v1.ListPublicSkillsRequest"> & {
+  /**
+   * Matches name or description.
+   *
+   * @generated from field: optional string search = 1;
+   */
+  search?: string | undefined;
+
+  /**
+   * Default 20, 1-100.
+   *
+   * @generated from field: optional int32 limit = 2;
+   */
+  limit?: number | undefined;
+
+  /**
+   * @generated from field: optional int32 offset = 3;
+   */
+  offset?: number | undefined;
+};
+
+/**
+ * Describes the message toolport.content.v1.ListPublicSkillsRequest.
+ * Use `create(ListPublicSkillsRequestSchema)` to create a new message.
+ */
+export const ListPublicSkillsRequestSchema: GenMessage<ListPublicSkillsRequest> = /*@__PURE__*/
+  messageDesc(file_toolport_content_v1_content_service, 6);
+
+/**
+ * Response of ListPublicSkills.
+ *
+ * @generated from message toolport.content.v1.ListPublicSkillsResponse
+ */
+export type ListPublicSkillsResponse = Message<"toolport.content.v1.ListPublicSkillsResponse"> & {
+  /**
+   * @generated from field: repeated toolport.content.v1.SkillSummary skills = 1;
+   */
+  skills: SkillSummary[];
+};
+
+/**
+ * Describes the message toolport.content.v1.ListPublicSkillsResponse.
+ * Use `create(ListPublicSkillsResponseSchema)` to create a new message.
+ */
+export const ListPublicSkillsResponseSchema: GenMessage<ListPublicSkillsResponse> = /*@__PURE__*/
+  messageDesc(file_toolport_content_v1_content_service, 7);
+
+/**
+ * Request of GetSkillArchive.
+ *
+ * @generated from message toolport.content.v1.GetSkillArchiveRequest
+ */
+export type GetSkillArchiveRequest = Message<"toolport.content.v1.GetSkillArchiveRequest"> & {
+  /**
+   * @generated from field: string skill_id = 1;
+   */
+  skillId: string;
+};
+
+/**
+ * Describes the message toolport.content.v1.GetSkillArchiveRequest.
+ * Use `create(GetSkillArchiveRequestSchema)` to create a new message.
+ */
+export const GetSkillArchiveRequestSchema: GenMessage<GetSkillArchiveRequest> = /*@__PURE__*/
+  messageDesc(file_toolport_content_v1_content_service, 8);
+
+/**
+ * Response of GetSkillArchive.
+ *
+ * @generated from message toolport.content.v1.GetSkillArchiveResponse
+ */
+export type GetSkillArchiveResponse = Message<"toolport.content.v1.GetSkillArchiveResponse"> & {
+  /**
+   * <name>.zip
+   *
+   * @generated from field: string filename = 1;
+   */
+  filename: string;
+
+  /**
+   * @generated from field: bytes zip = 2;
+   */
+  zip: Uint8Array;
+};
+
+/**
+ * Describes the message toolport.content.v1.GetSkillArchiveResponse.
+ * Use `create(GetSkillArchiveResponseSchema)` to create a new message.
+ */
+export const GetSkillArchiveResponseSchema: GenMessage<GetSkillArchiveResponse> = /*@__PURE__*/
+  messageDesc(file_toolport_content_v1_content_service, 9);
+
+/**
  * Request of DeleteSkill.
  *
  * @generated from message toolport.content.v1.DeleteSkillRequest
@@ -191,7 +287,7 @@ export type DeleteSkillRequest = Message<"toolport.content.v1.DeleteSkillRequest
  * Use `create(DeleteSkillRequestSchema)` to create a new message.
  */
 export const DeleteSkillRequestSchema: GenMessage<DeleteSkillRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 6);
+  messageDesc(file_toolport_content_v1_content_service, 10);
 
 /**
  * Response of DeleteSkill.
@@ -210,18 +306,43 @@ export type DeleteSkillResponse = Message<"toolport.content.v1.DeleteSkillRespon
  * Use `create(DeleteSkillResponseSchema)` to create a new message.
  */
 export const DeleteSkillResponseSchema: GenMessage<DeleteSkillResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 7);
+  messageDesc(file_toolport_content_v1_content_service, 11);
 
 /**
- * Request of CreateSkillSubmission: a snapshot of the skill's current content is submitted.
+ * Request of CreateSkillSubmission: a snapshot of an owned skill's content (skill_id), or a bundle inline.
  *
  * @generated from message toolport.content.v1.CreateSkillSubmissionRequest
  */
 export type CreateSkillSubmissionRequest = Message<"toolport.content.v1.CreateSkillSubmissionRequest"> & {
   /**
-   * @generated from field: string skill_id = 1;
+   * @generated from field: optional string skill_id = 1;
    */
-  skillId: string;
+  skillId?: string | undefined;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string skill_md_content = 3;
+   */
+  skillMdContent: string;
+
+  /**
+   * @generated from field: repeated toolport.content.v1.SkillFile scripts = 4;
+   */
+  scripts: SkillFile[];
+
+  /**
+   * @generated from field: repeated toolport.content.v1.SkillFile reference_files = 5;
+   */
+  referenceFiles: SkillFile[];
+
+  /**
+   * @generated from field: repeated toolport.content.v1.SkillFile assets = 6;
+   */
+  assets: SkillFile[];
 };
 
 /**
@@ -229,7 +350,7 @@ export type CreateSkillSubmissionRequest = Message<"toolport.content.v1.CreateSk
  * Use `create(CreateSkillSubmissionRequestSchema)` to create a new message.
  */
 export const CreateSkillSubmissionRequestSchema: GenMessage<CreateSkillSubmissionRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 8);
+  messageDesc(file_toolport_content_v1_content_service, 12);
 
 /**
  * Response of CreateSkillSubmission.
@@ -248,7 +369,7 @@ export type CreateSkillSubmissionResponse = Message<"toolport.content.v1.CreateS
  * Use `create(CreateSkillSubmissionResponseSchema)` to create a new message.
  */
 export const CreateSkillSubmissionResponseSchema: GenMessage<CreateSkillSubmissionResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 9);
+  messageDesc(file_toolport_content_v1_content_service, 13);
 
 /**
  * Request of GetSkillSubmission.
@@ -267,7 +388,7 @@ export type GetSkillSubmissionRequest = Message<"toolport.content.v1.GetSkillSub
  * Use `create(GetSkillSubmissionRequestSchema)` to create a new message.
  */
 export const GetSkillSubmissionRequestSchema: GenMessage<GetSkillSubmissionRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 10);
+  messageDesc(file_toolport_content_v1_content_service, 14);
 
 /**
  * Response of GetSkillSubmission.
@@ -286,16 +407,50 @@ export type GetSkillSubmissionResponse = Message<"toolport.content.v1.GetSkillSu
  * Use `create(GetSkillSubmissionResponseSchema)` to create a new message.
  */
 export const GetSkillSubmissionResponseSchema: GenMessage<GetSkillSubmissionResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 11);
+  messageDesc(file_toolport_content_v1_content_service, 15);
 
 /**
- * Request of ListSkillSubmissions.
+ * Request of ListMySkillSubmissions.
+ *
+ * @generated from message toolport.content.v1.ListMySkillSubmissionsRequest
+ */
+export type ListMySkillSubmissionsRequest = Message<"toolport.content.v1.ListMySkillSubmissionsRequest"> & {
+};
+
+/**
+ * Describes the message toolport.content.v1.ListMySkillSubmissionsRequest.
+ * Use `create(ListMySkillSubmissionsRequestSchema)` to create a new message.
+ */
+export const ListMySkillSubmissionsRequestSchema: GenMessage<ListMySkillSubmissionsRequest> = /*@__PURE__*/
+  messageDesc(file_toolport_content_v1_content_service, 16);
+
+/**
+ * Response of ListMySkillSubmissions, newest first.
+ *
+ * @generated from message toolport.content.v1.ListMySkillSubmissionsResponse
+ */
+export type ListMySkillSubmissionsResponse = Message<"toolport.content.v1.ListMySkillSubmissionsResponse"> & {
+  /**
+   * @generated from field: repeated toolport.content.v1.SkillSubmission submissions = 1;
+   */
+  submissions: SkillSubmission[];
+};
+
+/**
+ * Describes the message toolport.content.v1.ListMySkillSubmissionsResponse.
+ * Use `create(ListMySkillSubmissionsResponseSchema)` to create a new message.
+ */
+export const ListMySkillSubmissionsResponseSchema: GenMessage<ListMySkillSubmissionsResponse> = /*@__PURE__*/
+  messageDesc(file_toolport_content_v1_content_service, 17);
+
+/**
+ * Request of ListSkillSubmissions (platform admin).
  *
  * @generated from message toolport.content.v1.ListSkillSubmissionsRequest
  */
 export type ListSkillSubmissionsRequest = Message<"toolport.content.v1.ListSkillSubmissionsRequest"> & {
   /**
-   * "pending", "approved" or "rejected"; absent = all.
+   * "pending" (default), "approved" or "rejected".
    *
    * @generated from field: optional string status = 1;
    */
@@ -307,10 +462,10 @@ export type ListSkillSubmissionsRequest = Message<"toolport.content.v1.ListSkill
  * Use `create(ListSkillSubmissionsRequestSchema)` to create a new message.
  */
 export const ListSkillSubmissionsRequestSchema: GenMessage<ListSkillSubmissionsRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 12);
+  messageDesc(file_toolport_content_v1_content_service, 18);
 
 /**
- * Response of ListSkillSubmissions, newest first.
+ * Response of ListSkillSubmissions, oldest first (the review queue).
  *
  * @generated from message toolport.content.v1.ListSkillSubmissionsResponse
  */
@@ -326,7 +481,7 @@ export type ListSkillSubmissionsResponse = Message<"toolport.content.v1.ListSkil
  * Use `create(ListSkillSubmissionsResponseSchema)` to create a new message.
  */
 export const ListSkillSubmissionsResponseSchema: GenMessage<ListSkillSubmissionsResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 13);
+  messageDesc(file_toolport_content_v1_content_service, 19);
 
 /**
  * Request of ReviewSkillSubmission.
@@ -357,7 +512,7 @@ export type ReviewSkillSubmissionRequest = Message<"toolport.content.v1.ReviewSk
  * Use `create(ReviewSkillSubmissionRequestSchema)` to create a new message.
  */
 export const ReviewSkillSubmissionRequestSchema: GenMessage<ReviewSkillSubmissionRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 14);
+  messageDesc(file_toolport_content_v1_content_service, 20);
 
 /**
  * Response of ReviewSkillSubmission; on approval skill_id names the public skill.
@@ -376,7 +531,7 @@ export type ReviewSkillSubmissionResponse = Message<"toolport.content.v1.ReviewS
  * Use `create(ReviewSkillSubmissionResponseSchema)` to create a new message.
  */
 export const ReviewSkillSubmissionResponseSchema: GenMessage<ReviewSkillSubmissionResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 15);
+  messageDesc(file_toolport_content_v1_content_service, 21);
 
 /**
  * Request of CreateWorkflow.
@@ -421,7 +576,7 @@ export type CreateWorkflowRequest = Message<"toolport.content.v1.CreateWorkflowR
  * Use `create(CreateWorkflowRequestSchema)` to create a new message.
  */
 export const CreateWorkflowRequestSchema: GenMessage<CreateWorkflowRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 16);
+  messageDesc(file_toolport_content_v1_content_service, 22);
 
 /**
  * Response of CreateWorkflow.
@@ -440,7 +595,7 @@ export type CreateWorkflowResponse = Message<"toolport.content.v1.CreateWorkflow
  * Use `create(CreateWorkflowResponseSchema)` to create a new message.
  */
 export const CreateWorkflowResponseSchema: GenMessage<CreateWorkflowResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 17);
+  messageDesc(file_toolport_content_v1_content_service, 23);
 
 /**
  * Request of UpdateWorkflow; absent fields are left unchanged.
@@ -490,7 +645,7 @@ export type UpdateWorkflowRequest = Message<"toolport.content.v1.UpdateWorkflowR
  * Use `create(UpdateWorkflowRequestSchema)` to create a new message.
  */
 export const UpdateWorkflowRequestSchema: GenMessage<UpdateWorkflowRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 18);
+  messageDesc(file_toolport_content_v1_content_service, 24);
 
 /**
  * Response of UpdateWorkflow.
@@ -509,7 +664,7 @@ export type UpdateWorkflowResponse = Message<"toolport.content.v1.UpdateWorkflow
  * Use `create(UpdateWorkflowResponseSchema)` to create a new message.
  */
 export const UpdateWorkflowResponseSchema: GenMessage<UpdateWorkflowResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 19);
+  messageDesc(file_toolport_content_v1_content_service, 25);
 
 /**
  * Request of GetWorkflow.
@@ -528,7 +683,7 @@ export type GetWorkflowRequest = Message<"toolport.content.v1.GetWorkflowRequest
  * Use `create(GetWorkflowRequestSchema)` to create a new message.
  */
 export const GetWorkflowRequestSchema: GenMessage<GetWorkflowRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 20);
+  messageDesc(file_toolport_content_v1_content_service, 26);
 
 /**
  * Response of GetWorkflow.
@@ -547,7 +702,7 @@ export type GetWorkflowResponse = Message<"toolport.content.v1.GetWorkflowRespon
  * Use `create(GetWorkflowResponseSchema)` to create a new message.
  */
 export const GetWorkflowResponseSchema: GenMessage<GetWorkflowResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 21);
+  messageDesc(file_toolport_content_v1_content_service, 27);
 
 /**
  * Request of ListPublicWorkflows (spec item 31).
@@ -589,7 +744,7 @@ export type ListPublicWorkflowsRequest = Message<"toolport.content.v1.ListPublic
  * Use `create(ListPublicWorkflowsRequestSchema)` to create a new message.
  */
 export const ListPublicWorkflowsRequestSchema: GenMessage<ListPublicWorkflowsRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 22);
+  messageDesc(file_toolport_content_v1_content_service, 28);
 
 /**
  * Response of ListPublicWorkflows.
@@ -608,7 +763,7 @@ export type ListPublicWorkflowsResponse = Message<"toolport.content.v1.ListPubli
  * Use `create(ListPublicWorkflowsResponseSchema)` to create a new message.
  */
 export const ListPublicWorkflowsResponseSchema: GenMessage<ListPublicWorkflowsResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 23);
+  messageDesc(file_toolport_content_v1_content_service, 29);
 
 /**
  * Request of ListMyWorkflows.
@@ -639,7 +794,7 @@ export type ListMyWorkflowsRequest = Message<"toolport.content.v1.ListMyWorkflow
  * Use `create(ListMyWorkflowsRequestSchema)` to create a new message.
  */
 export const ListMyWorkflowsRequestSchema: GenMessage<ListMyWorkflowsRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 24);
+  messageDesc(file_toolport_content_v1_content_service, 30);
 
 /**
  * Response of ListMyWorkflows.
@@ -658,7 +813,7 @@ export type ListMyWorkflowsResponse = Message<"toolport.content.v1.ListMyWorkflo
  * Use `create(ListMyWorkflowsResponseSchema)` to create a new message.
  */
 export const ListMyWorkflowsResponseSchema: GenMessage<ListMyWorkflowsResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 25);
+  messageDesc(file_toolport_content_v1_content_service, 31);
 
 /**
  * Request of DeleteWorkflow.
@@ -677,7 +832,7 @@ export type DeleteWorkflowRequest = Message<"toolport.content.v1.DeleteWorkflowR
  * Use `create(DeleteWorkflowRequestSchema)` to create a new message.
  */
 export const DeleteWorkflowRequestSchema: GenMessage<DeleteWorkflowRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 26);
+  messageDesc(file_toolport_content_v1_content_service, 32);
 
 /**
  * Response of DeleteWorkflow: `{deleted: true}`.
@@ -696,7 +851,7 @@ export type DeleteWorkflowResponse = Message<"toolport.content.v1.DeleteWorkflow
  * Use `create(DeleteWorkflowResponseSchema)` to create a new message.
  */
 export const DeleteWorkflowResponseSchema: GenMessage<DeleteWorkflowResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 27);
+  messageDesc(file_toolport_content_v1_content_service, 33);
 
 /**
  * Request of ExecuteWorkflow.
@@ -722,7 +877,7 @@ export type ExecuteWorkflowRequest = Message<"toolport.content.v1.ExecuteWorkflo
  * Use `create(ExecuteWorkflowRequestSchema)` to create a new message.
  */
 export const ExecuteWorkflowRequestSchema: GenMessage<ExecuteWorkflowRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 28);
+  messageDesc(file_toolport_content_v1_content_service, 34);
 
 /**
  * Response of ExecuteWorkflow: the finished run (completed or failed).
@@ -741,7 +896,7 @@ export type ExecuteWorkflowResponse = Message<"toolport.content.v1.ExecuteWorkfl
  * Use `create(ExecuteWorkflowResponseSchema)` to create a new message.
  */
 export const ExecuteWorkflowResponseSchema: GenMessage<ExecuteWorkflowResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 29);
+  messageDesc(file_toolport_content_v1_content_service, 35);
 
 /**
  * Request of GetWorkflowRun.
@@ -760,7 +915,7 @@ export type GetWorkflowRunRequest = Message<"toolport.content.v1.GetWorkflowRunR
  * Use `create(GetWorkflowRunRequestSchema)` to create a new message.
  */
 export const GetWorkflowRunRequestSchema: GenMessage<GetWorkflowRunRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 30);
+  messageDesc(file_toolport_content_v1_content_service, 36);
 
 /**
  * Response of GetWorkflowRun.
@@ -779,7 +934,7 @@ export type GetWorkflowRunResponse = Message<"toolport.content.v1.GetWorkflowRun
  * Use `create(GetWorkflowRunResponseSchema)` to create a new message.
  */
 export const GetWorkflowRunResponseSchema: GenMessage<GetWorkflowRunResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 31);
+  messageDesc(file_toolport_content_v1_content_service, 37);
 
 /**
  * Request of ListWorkflowRuns.
@@ -810,7 +965,7 @@ export type ListWorkflowRunsRequest = Message<"toolport.content.v1.ListWorkflowR
  * Use `create(ListWorkflowRunsRequestSchema)` to create a new message.
  */
 export const ListWorkflowRunsRequestSchema: GenMessage<ListWorkflowRunsRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 32);
+  messageDesc(file_toolport_content_v1_content_service, 38);
 
 /**
  * Response of ListWorkflowRuns.
@@ -829,7 +984,7 @@ export type ListWorkflowRunsResponse = Message<"toolport.content.v1.ListWorkflow
  * Use `create(ListWorkflowRunsResponseSchema)` to create a new message.
  */
 export const ListWorkflowRunsResponseSchema: GenMessage<ListWorkflowRunsResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 33);
+  messageDesc(file_toolport_content_v1_content_service, 39);
 
 /**
  * Request of GetSiteByDomain.
@@ -848,7 +1003,7 @@ export type GetSiteByDomainRequest = Message<"toolport.content.v1.GetSiteByDomai
  * Use `create(GetSiteByDomainRequestSchema)` to create a new message.
  */
 export const GetSiteByDomainRequestSchema: GenMessage<GetSiteByDomainRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 34);
+  messageDesc(file_toolport_content_v1_content_service, 40);
 
 /**
  * Response of GetSiteByDomain.
@@ -867,146 +1022,114 @@ export type GetSiteByDomainResponse = Message<"toolport.content.v1.GetSiteByDoma
  * Use `create(GetSiteByDomainResponseSchema)` to create a new message.
  */
 export const GetSiteByDomainResponseSchema: GenMessage<GetSiteByDomainResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 35);
+  messageDesc(file_toolport_content_v1_content_service, 41);
 
 /**
- * Request of UpsertSite (operator): the record for a domain, replaced as a whole.
+ * Request of CreateSite.
  *
- * @generated from message toolport.content.v1.UpsertSiteRequest
+ * @generated from message toolport.content.v1.CreateSiteRequest
  */
-export type UpsertSiteRequest = Message<"toolport.content.v1.UpsertSiteRequest"> & {
+export type CreateSiteRequest = Message<"toolport.content.v1.CreateSiteRequest"> & {
   /**
-   * @generated from field: string domain = 1;
-   */
-  domain: string;
-
-  /**
-   * @generated from field: string url = 2;
+   * http(s) URL of the site's start page.
+   *
+   * @generated from field: string url = 1;
    */
   url: string;
 
   /**
-   * Open set, e.g. "live".
+   * "public" (default) or "private".
    *
-   * @generated from field: string status = 3;
+   * @generated from field: optional string visibility = 2;
    */
-  status: string;
-
-  /**
-   * "public" or "private".
-   *
-   * @generated from field: string visibility = 4;
-   */
-  visibility: string;
-
-  /**
-   * @generated from field: string page_title = 5;
-   */
-  pageTitle: string;
-
-  /**
-   * @generated from field: string page_description = 6;
-   */
-  pageDescription: string;
-
-  /**
-   * @generated from field: google.protobuf.Struct components = 7;
-   */
-  components?: JsonObject | undefined;
-
-  /**
-   * @generated from field: google.protobuf.ListValue discovered_tools = 8;
-   */
-  discoveredTools?: ListValue | undefined;
-
-  /**
-   * @generated from field: string category = 9;
-   */
-  category: string;
-
-  /**
-   * @generated from field: repeated string tags = 10;
-   */
-  tags: string[];
+  visibility?: string | undefined;
 };
 
 /**
- * Describes the message toolport.content.v1.UpsertSiteRequest.
- * Use `create(UpsertSiteRequestSchema)` to create a new message.
+ * Describes the message toolport.content.v1.CreateSiteRequest.
+ * Use `create(CreateSiteRequestSchema)` to create a new message.
  */
-export const UpsertSiteRequestSchema: GenMessage<UpsertSiteRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 36);
+export const CreateSiteRequestSchema: GenMessage<CreateSiteRequest> = /*@__PURE__*/
+  messageDesc(file_toolport_content_v1_content_service, 42);
 
 /**
- * Response of UpsertSite.
+ * Response of CreateSite.
  *
- * @generated from message toolport.content.v1.UpsertSiteResponse
+ * @generated from message toolport.content.v1.CreateSiteResponse
  */
-export type UpsertSiteResponse = Message<"toolport.content.v1.UpsertSiteResponse"> & {
+export type CreateSiteResponse = Message<"toolport.content.v1.CreateSiteResponse"> & {
   /**
    * @generated from field: toolport.content.v1.Site site = 1;
    */
   site?: Site | undefined;
-
-  /**
-   * True when the domain had no record before.
-   *
-   * @generated from field: bool created = 2;
-   */
-  created: boolean;
 };
 
 /**
- * Describes the message toolport.content.v1.UpsertSiteResponse.
- * Use `create(UpsertSiteResponseSchema)` to create a new message.
+ * Describes the message toolport.content.v1.CreateSiteResponse.
+ * Use `create(CreateSiteResponseSchema)` to create a new message.
  */
-export const UpsertSiteResponseSchema: GenMessage<UpsertSiteResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 37);
+export const CreateSiteResponseSchema: GenMessage<CreateSiteResponse> = /*@__PURE__*/
+  messageDesc(file_toolport_content_v1_content_service, 43);
 
 /**
- * Request of ListSites.
+ * Request of GetSite.
  *
- * @generated from message toolport.content.v1.ListSitesRequest
+ * @generated from message toolport.content.v1.GetSiteRequest
  */
-export type ListSitesRequest = Message<"toolport.content.v1.ListSitesRequest"> & {
+export type GetSiteRequest = Message<"toolport.content.v1.GetSiteRequest"> & {
   /**
-   * Matches domain, title or description.
-   *
-   * @generated from field: optional string query = 1;
+   * @generated from field: string site_id = 1;
    */
-  query?: string | undefined;
-
-  /**
-   * @generated from field: optional string category = 2;
-   */
-  category?: string | undefined;
-
-  /**
-   * Default 20, max 100.
-   *
-   * @generated from field: optional int32 limit = 3;
-   */
-  limit?: number | undefined;
-
-  /**
-   * @generated from field: optional int32 offset = 4;
-   */
-  offset?: number | undefined;
+  siteId: string;
 };
 
 /**
- * Describes the message toolport.content.v1.ListSitesRequest.
- * Use `create(ListSitesRequestSchema)` to create a new message.
+ * Describes the message toolport.content.v1.GetSiteRequest.
+ * Use `create(GetSiteRequestSchema)` to create a new message.
  */
-export const ListSitesRequestSchema: GenMessage<ListSitesRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 38);
+export const GetSiteRequestSchema: GenMessage<GetSiteRequest> = /*@__PURE__*/
+  messageDesc(file_toolport_content_v1_content_service, 44);
 
 /**
- * Response of ListSites.
+ * Response of GetSite.
  *
- * @generated from message toolport.content.v1.ListSitesResponse
+ * @generated from message toolport.content.v1.GetSiteResponse
  */
-export type ListSitesResponse = Message<"toolport.content.v1.ListSitesResponse"> & {
+export type GetSiteResponse = Message<"toolport.content.v1.GetSiteResponse"> & {
+  /**
+   * @generated from field: toolport.content.v1.Site site = 1;
+   */
+  site?: Site | undefined;
+};
+
+/**
+ * Describes the message toolport.content.v1.GetSiteResponse.
+ * Use `create(GetSiteResponseSchema)` to create a new message.
+ */
+export const GetSiteResponseSchema: GenMessage<GetSiteResponse> = /*@__PURE__*/
+  messageDesc(file_toolport_content_v1_content_service, 45);
+
+/**
+ * Request of ListMySites.
+ *
+ * @generated from message toolport.content.v1.ListMySitesRequest
+ */
+export type ListMySitesRequest = Message<"toolport.content.v1.ListMySitesRequest"> & {
+};
+
+/**
+ * Describes the message toolport.content.v1.ListMySitesRequest.
+ * Use `create(ListMySitesRequestSchema)` to create a new message.
+ */
+export const ListMySitesRequestSchema: GenMessage<ListMySitesRequest> = /*@__PURE__*/
+  messageDesc(file_toolport_content_v1_content_service, 46);
+
+/**
+ * Response of ListMySites.
+ *
+ * @generated from message toolport.content.v1.ListMySitesResponse
+ */
+export type ListMySitesResponse = Message<"toolport.content.v1.ListMySitesResponse"> & {
   /**
    * @generated from field: repeated toolport.content.v1.Site sites = 1;
    */
@@ -1014,11 +1137,49 @@ export type ListSitesResponse = Message<"toolport.content.v1.ListSitesResponse">
 };
 
 /**
- * Describes the message toolport.content.v1.ListSitesResponse.
- * Use `create(ListSitesResponseSchema)` to create a new message.
+ * Describes the message toolport.content.v1.ListMySitesResponse.
+ * Use `create(ListMySitesResponseSchema)` to create a new message.
  */
-export const ListSitesResponseSchema: GenMessage<ListSitesResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 39);
+export const ListMySitesResponseSchema: GenMessage<ListMySitesResponse> = /*@__PURE__*/
+  messageDesc(file_toolport_content_v1_content_service, 47);
+
+/**
+ * Request of RecrawlSite.
+ *
+ * @generated from message toolport.content.v1.RecrawlSiteRequest
+ */
+export type RecrawlSiteRequest = Message<"toolport.content.v1.RecrawlSiteRequest"> & {
+  /**
+   * @generated from field: string site_id = 1;
+   */
+  siteId: string;
+};
+
+/**
+ * Describes the message toolport.content.v1.RecrawlSiteRequest.
+ * Use `create(RecrawlSiteRequestSchema)` to create a new message.
+ */
+export const RecrawlSiteRequestSchema: GenMessage<RecrawlSiteRequest> = /*@__PURE__*/
+  messageDesc(file_toolport_content_v1_content_service, 48);
+
+/**
+ * Response of RecrawlSite.
+ *
+ * @generated from message toolport.content.v1.RecrawlSiteResponse
+ */
+export type RecrawlSiteResponse = Message<"toolport.content.v1.RecrawlSiteResponse"> & {
+  /**
+   * @generated from field: toolport.content.v1.Site site = 1;
+   */
+  site?: Site | undefined;
+};
+
+/**
+ * Describes the message toolport.content.v1.RecrawlSiteResponse.
+ * Use `create(RecrawlSiteResponseSchema)` to create a new message.
+ */
+export const RecrawlSiteResponseSchema: GenMessage<RecrawlSiteResponse> = /*@__PURE__*/
+  messageDesc(file_toolport_content_v1_content_service, 49);
 
 /**
  * Request of DeleteSite.
@@ -1027,9 +1188,9 @@ export const ListSitesResponseSchema: GenMessage<ListSitesResponse> = /*@__PURE_
  */
 export type DeleteSiteRequest = Message<"toolport.content.v1.DeleteSiteRequest"> & {
   /**
-   * @generated from field: string domain = 1;
+   * @generated from field: string site_id = 1;
    */
-  domain: string;
+  siteId: string;
 };
 
 /**
@@ -1037,7 +1198,7 @@ export type DeleteSiteRequest = Message<"toolport.content.v1.DeleteSiteRequest">
  * Use `create(DeleteSiteRequestSchema)` to create a new message.
  */
 export const DeleteSiteRequestSchema: GenMessage<DeleteSiteRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 40);
+  messageDesc(file_toolport_content_v1_content_service, 50);
 
 /**
  * Response of DeleteSite.
@@ -1056,7 +1217,7 @@ export type DeleteSiteResponse = Message<"toolport.content.v1.DeleteSiteResponse
  * Use `create(DeleteSiteResponseSchema)` to create a new message.
  */
 export const DeleteSiteResponseSchema: GenMessage<DeleteSiteResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 41);
+  messageDesc(file_toolport_content_v1_content_service, 51);
 
 /**
  * ContentService owns skills and their submissions, workflows and their runs, and site records.
@@ -1097,6 +1258,26 @@ export const ContentService: GenService<{
     output: typeof ListMySkillsResponseSchema;
   },
   /**
+   * GET /skills/public: approved public skills, newest first.
+   *
+   * @generated from rpc toolport.content.v1.ContentService.ListPublicSkills
+   */
+  listPublicSkills: {
+    methodKind: "unary";
+    input: typeof ListPublicSkillsRequestSchema;
+    output: typeof ListPublicSkillsResponseSchema;
+  },
+  /**
+   * GET /skills/{skill_id}/archive: the bundle as a zip (same visibility as GetSkill).
+   *
+   * @generated from rpc toolport.content.v1.ContentService.GetSkillArchive
+   */
+  getSkillArchive: {
+    methodKind: "unary";
+    input: typeof GetSkillArchiveRequestSchema;
+    output: typeof GetSkillArchiveResponseSchema;
+  },
+  /**
    * DELETE /skills/{skill_id}: owner only.
    *
    * @generated from rpc toolport.content.v1.ContentService.DeleteSkill
@@ -1107,7 +1288,7 @@ export const ContentService: GenService<{
     output: typeof DeleteSkillResponseSchema;
   },
   /**
-   * POST /skills/{skill_id}/submissions (JWT): submit a private skill for public release.
+   * POST /skill-submissions (JWT): submit an owned skill, or a bundle inline, for public release.
    *
    * @generated from rpc toolport.content.v1.ContentService.CreateSkillSubmission
    */
@@ -1127,7 +1308,17 @@ export const ContentService: GenService<{
     output: typeof GetSkillSubmissionResponseSchema;
   },
   /**
-   * GET /skill-submissions (JWT): own submissions; for platform admins the review queue.
+   * GET /skill-submissions/my (JWT): the caller's submissions, newest first.
+   *
+   * @generated from rpc toolport.content.v1.ContentService.ListMySkillSubmissions
+   */
+  listMySkillSubmissions: {
+    methodKind: "unary";
+    input: typeof ListMySkillSubmissionsRequestSchema;
+    output: typeof ListMySkillSubmissionsResponseSchema;
+  },
+  /**
+   * GET /skill-submissions (platform admin): the review queue, by status (default pending).
    *
    * @generated from rpc toolport.content.v1.ContentService.ListSkillSubmissions
    */
@@ -1247,27 +1438,47 @@ export const ContentService: GenService<{
     output: typeof GetSiteByDomainResponseSchema;
   },
   /**
-   * PUT /agent-sites/domain/{domain} (platform admin): create or replace a site record.
+   * POST /agent-sites: queue a crawl of a site; the record starts pending.
    *
-   * @generated from rpc toolport.content.v1.ContentService.UpsertSite
+   * @generated from rpc toolport.content.v1.ContentService.CreateSite
    */
-  upsertSite: {
+  createSite: {
     methodKind: "unary";
-    input: typeof UpsertSiteRequestSchema;
-    output: typeof UpsertSiteResponseSchema;
+    input: typeof CreateSiteRequestSchema;
+    output: typeof CreateSiteResponseSchema;
   },
   /**
-   * GET /agent-sites (platform admin: all; others: live public ones).
+   * GET /agent-sites/{site_id}: the owner's record, any status.
    *
-   * @generated from rpc toolport.content.v1.ContentService.ListSites
+   * @generated from rpc toolport.content.v1.ContentService.GetSite
    */
-  listSites: {
+  getSite: {
     methodKind: "unary";
-    input: typeof ListSitesRequestSchema;
-    output: typeof ListSitesResponseSchema;
+    input: typeof GetSiteRequestSchema;
+    output: typeof GetSiteResponseSchema;
   },
   /**
-   * DELETE /agent-sites/domain/{domain} (platform admin).
+   * GET /agent-sites/my: the caller's records, newest first.
+   *
+   * @generated from rpc toolport.content.v1.ContentService.ListMySites
+   */
+  listMySites: {
+    methodKind: "unary";
+    input: typeof ListMySitesRequestSchema;
+    output: typeof ListMySitesResponseSchema;
+  },
+  /**
+   * POST /agent-sites/{site_id}/recrawl: queue another crawl (owner).
+   *
+   * @generated from rpc toolport.content.v1.ContentService.RecrawlSite
+   */
+  recrawlSite: {
+    methodKind: "unary";
+    input: typeof RecrawlSiteRequestSchema;
+    output: typeof RecrawlSiteResponseSchema;
+  },
+  /**
+   * DELETE /agent-sites/{site_id} (owner).
    *
    * @generated from rpc toolport.content.v1.ContentService.DeleteSite
    */

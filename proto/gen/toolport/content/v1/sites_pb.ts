@@ -14,7 +14,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file toolport/content/v1/sites.proto.
  */
 export const file_toolport_content_v1_sites: GenFile = /*@__PURE__*/
-  fileDesc("Ch90b29scG9ydC9jb250ZW50L3YxL3NpdGVzLnByb3RvEhN0b29scG9ydC5jb250ZW50LnYxIoQDCgRTaXRlEgoKAmlkGAEgASgJEg4KBmRvbWFpbhgCIAEoCRILCgN1cmwYAyABKAkSDgoGc3RhdHVzGAQgASgJEjIKCnZpc2liaWxpdHkYBSABKA4yHi50b29scG9ydC5jb21tb24udjEuVmlzaWJpbGl0eRISCgpwYWdlX3RpdGxlGAYgASgJEhgKEHBhZ2VfZGVzY3JpcHRpb24YByABKAkSKwoKY29tcG9uZW50cxgIIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSNAoQZGlzY292ZXJlZF90b29scxgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5MaXN0VmFsdWUSEAoIY2F0ZWdvcnkYCiABKAkSDAoEdGFncxgLIAMoCRIuCgpjcmVhdGVkX2F0GAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcGIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_toolport_common_v1_types]);
+  fileDesc("Ch90b29scG9ydC9jb250ZW50L3YxL3NpdGVzLnByb3RvEhN0b29scG9ydC5jb250ZW50LnYxIuQDCgRTaXRlEgoKAmlkGAEgASgJEg4KBmRvbWFpbhgCIAEoCRILCgN1cmwYAyABKAkSDgoGc3RhdHVzGAQgASgJEjIKCnZpc2liaWxpdHkYBSABKA4yHi50b29scG9ydC5jb21tb24udjEuVmlzaWJpbGl0eRISCgpwYWdlX3RpdGxlGAYgASgJEhgKEHBhZ2VfZGVzY3JpcHRpb24YByABKAkSKwoKY29tcG9uZW50cxgIIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSNAoQZGlzY292ZXJlZF90b29scxgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5MaXN0VmFsdWUSEAoIY2F0ZWdvcnkYCiABKAkSDAoEdGFncxgLIAMoCRIuCgpjcmVhdGVkX2F0GAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCghvd25lcl9pZBgOIAEoCRISCgVlcnJvchgPIAEoCUgAiAEBEi4KCmNyYXdsZWRfYXQYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQggKBl9lcnJvcmIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_toolport_common_v1_types]);
 
 /**
  * A crawled site.
@@ -40,7 +40,7 @@ export type Site = Message<"toolport.content.v1.Site"> & {
   url: string;
 
   /**
-   * Open set, e.g. "live"; only live public sites are returned publicly.
+   * pending, crawling, live or failed; only live public sites are returned publicly.
    *
    * @generated from field: string status = 4;
    */
@@ -94,6 +94,25 @@ export type Site = Message<"toolport.content.v1.Site"> & {
    * @generated from field: google.protobuf.Timestamp updated_at = 13;
    */
   updatedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: string owner_id = 14;
+   */
+  ownerId: string;
+
+  /**
+   * The last crawl's error (failed, or a live record whose recrawl failed); absent otherwise.
+   *
+   * @generated from field: optional string error = 15;
+   */
+  error?: string | undefined;
+
+  /**
+   * When the last crawl finished.
+   *
+   * @generated from field: google.protobuf.Timestamp crawled_at = 16;
+   */
+  crawledAt?: Timestamp | undefined;
 };
 
 /**
