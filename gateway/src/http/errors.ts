@@ -30,6 +30,7 @@ const statusByCode: Record<Code, number> = {
 const statusByReason: Record<string, number> = {
   insufficient_balance: 402,
   idempotency_key_reused: 422,
+  skill_too_large: 413,
 };
 
 export function httpStatusFor(code: Code, reason?: string): number {

@@ -1,8 +1,9 @@
 /**
  * JSON request bodies with limits, each refusal in the error shape:
  * - size: `BODY_LIMIT_BYTES` (1 MiB) for every route except publishing an OpenAPI document (POST
- *   /v1/services and POST /v1/services/{id}/reimport), which take `PUBLISH_BODY_LIMIT_BYTES` (25 MiB:
- *   real API descriptions run to several MiB). Larger is a 413 naming the limit.
+ *   /v1/services and POST /v1/services/{id}/reimport) and creating a skill or a skill submission, which
+ *   take `PUBLISH_BODY_LIMIT_BYTES` (25 MiB: real API descriptions run to several MiB, and a skill's
+ *   1 MiB of content is more as JSON). Larger is a 413 naming the limit.
  * - nesting: at most MAX_BODY_DEPTH objects/arrays deep (400 `body_too_deep` naming the limit and where
  *   it was crossed). Real tool inputs and API descriptions stay far below it (Box's 1.7 MB document is 22
  *   levels); the limit keeps hostile bodies from costing stack in every walker after this one.
@@ -27,12 +28,15 @@ export const MAX_BODY_DEPTH = 64;
 export interface BodyLimits {
   /** Every route's limit. */
   limitBytes: number;
-  /** The publishing routes' limit (an OpenAPI document inline). */
+  /** The publishing routes' limit (an OpenAPI document or a skill bundle inline). */
   publishLimitBytes: number;
 }
 
-/** Routes that may carry a whole API description. */
-const PUBLISH_ROUTE = /^\/v1\/services(\/[^/]+\/reimport)?\/?$/;
+/**
+ * Routes that may carry a whole API description, or a skill bundle (whose own limit, 1 MiB of content,
+ * content checks and answers with 413 skill_too_large: its JSON is larger than the content).
+ */
+const PUBLISH_ROUTE = /^\/v1\/(services(\/[^/]+\/reimport)?|skills|skill-submissions)\/?$/;
 
 export function jsonBody(limits: BodyLimits): Middleware {
   return async (ctx, next) => {

@@ -1,19 +1,30 @@
 /**
- * /v1 routes served by the content service. Generic rows map one-to-one onto an RPC; an endpoint whose
- * HTTP shape differs from its messages gets its own handler here.
+ * /v1 routes served by the content service. Skills, submissions and site records render their JSON
+ * here (spec "Skill", "Skill submission", "Site record": snake_case, null where absent, statuses and
+ * visibilities as words); workflow rows still map one-to-one onto an RPC until their issue.
  */
+import { type JsonObject, type JsonValue, toJson } from "@bufbuild/protobuf";
+import { ListValueSchema } from "@bufbuild/protobuf/wkt";
 import type Router from "@koa/router";
+import type { RouterContext } from "@koa/router";
+import { enumName, isoTime } from "@toolport/kit/proto-json";
+import { VisibilitySchema } from "@toolport/proto/toolport/common/v1/types_pb";
 import { ContentService } from "@toolport/proto/toolport/content/v1/content_service_pb";
+import type { Site } from "@toolport/proto/toolport/content/v1/sites_pb";
+import {
+  type Skill,
+  type SkillFile,
+  type SkillSubmission,
+  type SkillSummary,
+  SubmissionStatusSchema,
+} from "@toolport/proto/toolport/content/v1/skills_pb";
 import type { AppDeps } from "../app.js";
+import { objectBody } from "../http/input.js";
+import { auth } from "../middleware/auth.js";
+import { badField, intQuery, stringField } from "./identity-json.js";
 import { mountRpcRoutes, type RpcRoute } from "./rpc-route.js";
 
 export const contentRouteTable: RpcRoute[] = [
-  ["post", "/skills", "api_key_or_jwt", "createSkill"],
-  ["get", "/skills/my", "jwt", "listMySkills"],
-  ["get", "/skills/:skill_id", "api_key_or_jwt", "getSkill"],
-  ["post", "/skills/:skill_id/submissions", "api_key_or_jwt", "createSkillSubmission"],
-  ["get", "/skill-submissions/:submission_id", "jwt", "getSkillSubmission"],
-  ["post", "/skill-submissions/:submission_id/review", "jwt", "reviewSkillSubmission"],
   ["get", "/workflows/public", "none", "listPublicWorkflows"],
   ["post", "/workflows", "api_key_or_jwt", "createWorkflow"],
   ["get", "/workflows/:workflow_id", "optional", "getWorkflow"],
@@ -21,9 +32,229 @@ export const contentRouteTable: RpcRoute[] = [
   ["delete", "/workflows/:workflow_id", "api_key_or_jwt", "deleteWorkflow"],
   ["post", "/workflows/:workflow_id/execute", "api_key_or_jwt", "executeWorkflow"],
   ["get", "/workflow-runs/:run_id", "api_key_or_jwt", "getWorkflowRun"],
-  ["get", "/agent-sites/domain/:domain", "none", "getSiteByDomain"],
 ];
 
+const filesJson = (files: SkillFile[]) => files.map((f) => ({ name: f.name, content: f.content }));
+const structJson = (s: Skill["metadata"]): JsonValue => s ?? null;
+const visibility = (v: number) => enumName(VisibilitySchema, v);
+
+export function skillJson(s: Skill | undefined): JsonObject {
+  if (!s) return {};
+  return {
+    id: s.id,
+    name: s.name,
+    description: s.description,
+    license: s.license ?? null,
+    compatibility: s.compatibility ?? null,
+    metadata: structJson(s.metadata),
+    skill_md: s.skillMd,
+    scripts: filesJson(s.scripts),
+    references: filesJson(s.references),
+    assets: filesJson(s.assets),
+    service_id: s.serviceId ?? null,
+    visibility: visibility(s.visibility),
+    created_at: isoTime(s.createdAt),
+    updated_at: isoTime(s.updatedAt),
+  };
+}
+
+export function skillSummaryJson(s: SkillSummary): JsonObject {
+  return {
+    id: s.id,
+    name: s.name,
+    description: s.description,
+    license: s.license ?? null,
+    compatibility: null,
+    metadata: structJson(s.metadata),
+    service_id: s.serviceId ?? null,
+    visibility: visibility(s.visibility),
+    created_at: isoTime(s.createdAt),
+  };
+}
+
+export function submissionJson(s: SkillSubmission | undefined): JsonObject {
+  if (!s) return {};
+  return {
+    id: s.id,
+    skill_name: s.skillName,
+    skill_description: s.skillDescription,
+    skill_md_content: s.skillMdContent,
+    scripts: filesJson(s.scripts),
+    reference_files: filesJson(s.referenceFiles),
+    assets: filesJson(s.assets),
+    status: enumName(SubmissionStatusSchema, s.status),
+    submitted_at: isoTime(s.submittedAt),
+    reviewed_at: isoTime(s.reviewedAt),
+    reviewer_notes: s.reviewerNotes ?? null,
+    skill_id: s.skillId ?? null,
+  };
+}
+
+/** The spec's Site record; `owner` adds what only the owner sees (the last crawl's error and time). */
+export function siteJson(s: Site | undefined, owner: boolean): JsonObject {
+  if (!s) return {};
+  const record: JsonObject = {
+    id: s.id,
+    domain: s.domain,
+    url: s.url,
+    status: s.status,
+    visibility: visibility(s.visibility),
+    page_title: s.pageTitle,
+    page_description: s.pageDescription,
+    components: s.components ?? {},
+    discovered_tools: s.discoveredTools ? toJson(ListValueSchema, s.discoveredTools) : [],
+    category: s.category,
+    tags: s.tags,
+    created_at: isoTime(s.createdAt),
+  };
+  if (owner)
+    Object.assign(record, { error: s.error ?? null, crawled_at: isoTime(s.crawledAt), updated_at: isoTime(s.updatedAt) });
+  return record;
+}
+
+function fileList(body: Record<string, unknown>, field: string): SkillFile[] {
+  const value = body[field];
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw badField(field, "must be an array of {name, content}");
+  return value.map((f, i) => {
+    if (typeof f !== "object" || f === null || Array.isArray(f)) throw badField(`${field}[${i}]`, "must be {name, content}");
+    const { name, content } = f as Record<string, unknown>;
+    if (typeof name !== "string") throw badField(`${field}[${i}].name`, "must be a string");
+    if (typeof content !== "string") throw badField(`${field}[${i}].content`, "must be a string");
+    return { name, content } as SkillFile;
+  });
+}
+
+function bundleFields(body: Record<string, unknown>) {
+  return {
+    name: stringField(body, "name") ?? "",
+    skillMdContent: stringField(body, "skill_md_content") ?? "",
+    scripts: fileList(body, "scripts"),
+    referenceFiles: fileList(body, "reference_files"),
+    assets: fileList(body, "assets"),
+  };
+}
+
+const queryString = (ctx: RouterContext, name: string): string | undefined => {
+  const v = ctx.query[name];
+  return (Array.isArray(v) ? v[0] : v) || undefined;
+};
+
 export function contentRoutes(router: Router, deps: AppDeps): void {
-  mountRpcRoutes(router, deps, ContentService, deps.clients.content, contentRouteTable);
+  const content = deps.clients.content;
+  const identity = deps.clients.identity;
+  const none = auth(identity, "none");
+  const optional = auth(identity, "optional");
+  const jwt = auth(identity, "jwt");
+  const either = auth(identity, "api_key_or_jwt");
+
+  // ---- skills ----
+
+  router.post("/skills", either, async (ctx) => {
+    const body = objectBody(ctx);
+    const name = stringField(body, "name");
+    if (name === undefined) throw badField("name", "is required");
+    if (stringField(body, "skill_md_content") === undefined) throw badField("skill_md_content", "is required");
+    const res = await content.createSkill({
+      ...bundleFields(body),
+      visibility: stringField(body, "visibility"),
+      serviceId: stringField(body, "service_id"),
+    });
+    ctx.body = skillJson(res.skill);
+  });
+
+  router.get("/skills/my", jwt, async (ctx) => {
+    ctx.body = (await content.listMySkills({ visibility: queryString(ctx, "visibility") })).skills.map(skillSummaryJson);
+  });
+
+  router.get("/skills/public", none, async (ctx) => {
+    const res = await content.listPublicSkills({
+      search: queryString(ctx, "search"),
+      limit: intQuery(ctx.query.limit, "limit"),
+      offset: intQuery(ctx.query.offset, "offset"),
+    });
+    ctx.body = res.skills.map(skillSummaryJson);
+  });
+
+  router.get("/skills/:skill_id", optional, async (ctx) => {
+    ctx.body = skillJson((await content.getSkill({ skillId: ctx.params.skill_id! })).skill);
+  });
+
+  router.get("/skills/:skill_id/archive", optional, async (ctx) => {
+    const res = await content.getSkillArchive({ skillId: ctx.params.skill_id! });
+    ctx.set("content-type", "application/zip");
+    ctx.set("content-disposition", `attachment; filename="${res.filename.replace(/[^a-z0-9.-]/g, "")}"`);
+    ctx.body = Buffer.from(res.zip);
+  });
+
+  router.delete("/skills/:skill_id", either, async (ctx) => {
+    ctx.body = { deleted: (await content.deleteSkill({ skillId: ctx.params.skill_id! })).deleted };
+  });
+
+  // ---- submissions ----
+
+  router.post("/skill-submissions", jwt, async (ctx) => {
+    const body = objectBody(ctx);
+    const skillId = stringField(body, "skill_id");
+    const res = await content.createSkillSubmission(skillId ? { skillId } : bundleFields(body));
+    ctx.body = submissionJson(res.submission);
+  });
+
+  router.post("/skills/:skill_id/submissions", jwt, async (ctx) => {
+    ctx.body = submissionJson((await content.createSkillSubmission({ skillId: ctx.params.skill_id! })).submission);
+  });
+
+  router.get("/skill-submissions/my", jwt, async (ctx) => {
+    ctx.body = (await content.listMySkillSubmissions({})).submissions.map(submissionJson);
+  });
+
+  router.get("/skill-submissions", jwt, async (ctx) => {
+    ctx.body = (await content.listSkillSubmissions({ status: queryString(ctx, "status") })).submissions.map(submissionJson);
+  });
+
+  router.get("/skill-submissions/:submission_id", jwt, async (ctx) => {
+    ctx.body = submissionJson((await content.getSkillSubmission({ submissionId: ctx.params.submission_id! })).submission);
+  });
+
+  router.post("/skill-submissions/:submission_id/review", jwt, async (ctx) => {
+    const body = objectBody(ctx);
+    const res = await content.reviewSkillSubmission({
+      submissionId: ctx.params.submission_id!,
+      decision: stringField(body, "decision") ?? "",
+      reviewerNotes: stringField(body, "notes") ?? stringField(body, "reviewer_notes"),
+    });
+    ctx.body = submissionJson(res.submission);
+  });
+
+  // ---- site records ----
+
+  router.get("/agent-sites/domain/:domain", none, async (ctx) => {
+    ctx.body = siteJson((await content.getSiteByDomain({ domain: ctx.params.domain! })).site, false);
+  });
+
+  router.post("/agent-sites", either, async (ctx) => {
+    const body = objectBody(ctx);
+    const url = stringField(body, "url");
+    if (url === undefined) throw badField("url", "is required");
+    const res = await content.createSite({ url, visibility: stringField(body, "visibility") });
+    ctx.body = siteJson(res.site, true);
+  });
+
+  router.get("/agent-sites/my", either, async (ctx) => {
+    ctx.body = (await content.listMySites({})).sites.map((s) => siteJson(s, true));
+  });
+
+  router.get("/agent-sites/:site_id", either, async (ctx) => {
+    ctx.body = siteJson((await content.getSite({ siteId: ctx.params.site_id! })).site, true);
+  });
+
+  router.post("/agent-sites/:site_id/recrawl", either, async (ctx) => {
+    ctx.body = siteJson((await content.recrawlSite({ siteId: ctx.params.site_id! })).site, true);
+  });
+
+  router.delete("/agent-sites/:site_id", either, async (ctx) => {
+    ctx.body = { deleted: (await content.deleteSite({ siteId: ctx.params.site_id! })).deleted };
+  });
+
+  mountRpcRoutes(router, deps, ContentService, content, contentRouteTable);
 }

@@ -1,11 +1,69 @@
 /**
- * The content service's gRPC routes. Every RPC of ContentService is registered; those without a handler
- * yet answer UNIMPLEMENTED (the gateway maps that to 501) until their issue fills them in.
+ * The content service's gRPC routes and what they stand on: skills and site stores, the catalog client
+ * (a skill's service, the services on a crawled domain), the outbound address policy and the crawl queue.
+ * Workflow RPCs answer UNIMPLEMENTED until their issue.
  */
-import type { ConnectRouter } from "@connectrpc/connect";
+import { Code, ConnectError, type ConnectRouter } from "@connectrpc/connect";
+import { unavailable } from "@toolport/kit/errors";
+import { AddressPolicy, Outbound } from "@toolport/kit/outbound";
+import { createServiceClient } from "@toolport/kit/rpc";
 import type { ServiceContext } from "@toolport/kit/service";
+import { CatalogService } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
 import { ContentService } from "@toolport/proto/toolport/content/v1/content_service_pb";
+import type { ContentConfig } from "./config.js";
+import { CrawlQueue } from "./crawl-queue.js";
+import { siteHandlers } from "./handlers/sites.js";
+import { skillHandlers } from "./handlers/skills.js";
+import { SiteStore } from "./store/sites.js";
+import { SkillStore } from "./store/skills.js";
 
-export function routes(router: ConnectRouter, _ctx: ServiceContext<unknown>): void {
-  router.service(ContentService, {});
+export interface ContentDeps {
+  skills: SkillStore;
+  sites: SiteStore;
+  outbound: Outbound;
+  policy: AddressPolicy;
+  crawls: CrawlQueue;
+  catalog: ReturnType<typeof createServiceClient<typeof CatalogService>>;
+}
+
+export function createDeps(ctx: ServiceContext<ContentConfig>): ContentDeps {
+  const { config, log, pool } = ctx;
+  const policy = new AddressPolicy(config.CONTENT_OUTBOUND_ALLOW, "CONTENT_OUTBOUND_ALLOW");
+  const outbound = new Outbound({ policy, connectionsPerOrigin: 4 });
+  const catalog = createServiceClient(CatalogService, config.CATALOG_URL);
+  const sites = new SiteStore(pool);
+  const crawls = new CrawlQueue({
+    pool,
+    sites,
+    outbound,
+    log,
+    concurrency: config.CONTENT_CRAWL_CONCURRENCY,
+    leaseMs: config.CONTENT_CRAWL_LEASE_MS,
+    pollMs: config.CONTENT_CRAWL_POLL_MS,
+    limits: {
+      maxPages: config.CONTENT_CRAWL_MAX_PAGES,
+      maxBytes: config.CONTENT_CRAWL_MAX_BYTES,
+      pageTimeoutMs: config.CONTENT_CRAWL_PAGE_TIMEOUT_MS,
+    },
+    catalogServices: async (domain) => (await catalog.findServicesOnDomain({ domain })).services,
+  });
+  return { skills: new SkillStore(pool), sites, outbound, policy, crawls, catalog };
+}
+
+export function routes(router: ConnectRouter, deps: ContentDeps): void {
+  router.service(ContentService, {
+    ...skillHandlers({
+      skills: deps.skills,
+      async serviceVisible(serviceId) {
+        try {
+          await deps.catalog.getService({ serviceId });
+          return true;
+        } catch (err) {
+          if (err instanceof ConnectError && (err.code === Code.NotFound || err.code === Code.InvalidArgument)) return false;
+          throw unavailable("catalog_unavailable", "the catalog could not be asked about service_id; try again");
+        }
+      },
+    }),
+    ...siteHandlers({ sites: deps.sites, policy: deps.policy, wake: () => deps.crawls.wake() }),
+  });
 }

@@ -1,0 +1,159 @@
+/**
+ * Runs site crawls off the request path. Jobs live in Postgres (store/sites.ts): claimed with FOR UPDATE
+ * SKIP LOCKED and a lease of CONTENT_CRAWL_LEASE_MS that a running crawl renews every third of it, so a
+ * process that stops or dies leaves its jobs to be claimed again once their lease runs out (nothing is
+ * lost, a crawl may run again from the start). At most CONTENT_CRAWL_CONCURRENCY crawls run per process.
+ * Woken by NOTIFY toolport_crawl (a job added on any replica), by this process, and by a poll.
+ */
+import type { Logger } from "@toolport/kit/logger";
+import type { Outbound } from "@toolport/kit/outbound";
+import type { Pool, PoolClient } from "@toolport/kit/pg";
+import { CrawlError, type CrawlLimits, crawlSite } from "./sites/crawl.js";
+import type { ClaimedJob, SiteStore } from "./store/sites.js";
+
+export interface CrawlQueueOptions {
+  pool: Pool;
+  sites: SiteStore;
+  outbound: Outbound;
+  log: Logger;
+  concurrency: number;
+  leaseMs: number;
+  pollMs: number;
+  limits?: Partial<CrawlLimits>;
+  /** Catalog services on a registrable domain (discovered_tools). */
+  catalogServices(domain: string): Promise<{ id: string; name: string }[]>;
+}
+
+export class CrawlQueue {
+  private readonly running = new Map<string, AbortController>();
+  private readonly done = new Set<Promise<void>>();
+  private claiming = false;
+  private again = false;
+  private stopped = false;
+  private poll?: NodeJS.Timeout;
+  private listener?: PoolClient;
+
+  constructor(private readonly o: CrawlQueueOptions) {}
+
+  async start(): Promise<void> {
+    try {
+      const client = await this.o.pool.connect();
+      client.on("notification", () => this.wake());
+      client.on("error", () => {
+        if (this.listener === client) this.listener = undefined;
+      });
+      await client.query("LISTEN toolport_crawl");
+      this.listener = client;
+    } catch (err) {
+      this.o.log.warn({ err: (err as Error).message }, "crawl queue LISTEN failed; polling only");
+    }
+    this.poll = setInterval(() => this.wake(), this.o.pollMs);
+    this.poll.unref();
+    this.wake();
+  }
+
+  /** Stops claiming and abandons running crawls: their leases run out and another process takes them up. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.poll);
+    for (const controller of this.running.values()) controller.abort();
+    await Promise.allSettled([...this.done]);
+    if (this.listener) {
+      await this.listener.query("UNLISTEN toolport_crawl").catch(() => {});
+      this.listener.release();
+    }
+  }
+
+  wake(): void {
+    if (this.stopped) return;
+    if (this.claiming) {
+      this.again = true;
+      return;
+    }
+    this.claiming = true;
+    void this.claim().finally(() => {
+      this.claiming = false;
+      if (this.again && !this.stopped) {
+        this.again = false;
+        this.wake();
+      }
+    });
+  }
+
+  private async claim(): Promise<void> {
+    const room = this.o.concurrency - this.running.size;
+    if (room <= 0) return;
+    let jobs: ClaimedJob[];
+    try {
+      jobs = await this.o.sites.claim(room, this.o.leaseMs);
+    } catch (err) {
+      this.o.log.warn({ err: (err as Error).message }, "claiming crawl jobs failed; retrying on the next poll");
+      return;
+    }
+    for (const job of jobs) {
+      const run = this.run(job).finally(() => {
+        this.done.delete(run);
+        this.running.delete(job.job_id);
+        this.wake();
+      });
+      this.done.add(run);
+    }
+  }
+
+  private async run(job: ClaimedJob): Promise<void> {
+    const controller = new AbortController();
+    this.running.set(job.job_id, controller);
+    const log = this.o.log.child({ site_id: job.site_id, job_id: job.job_id });
+    // Renews the lease while the crawl runs; a lease lost to another claim stops this crawl.
+    const heartbeat = setInterval(
+      () => {
+        this.o.sites.renew(job.job_id, this.o.leaseMs).then(
+          (held) => {
+            if (!held) controller.abort();
+          },
+          (err) => log.warn({ err: (err as Error).message }, "renewing a crawl lease failed"),
+        );
+      },
+      Math.max(50, Math.floor(this.o.leaseMs / 3)),
+    );
+    heartbeat.unref();
+    try {
+      log.info({ url: job.url, attempt: job.attempts }, "crawl started");
+      const facts = await crawlSite(job.url, {
+        outbound: this.o.outbound,
+        limits: this.o.limits,
+        signal: controller.signal,
+        catalogServices: (domain) =>
+          this.o.catalogServices(domain).catch((err) => {
+            log.warn({ err: (err as Error).message }, "catalog services on the domain could not be listed");
+            return [];
+          }),
+      });
+      if (controller.signal.aborted) return;
+      await this.o.sites.finish(job.job_id, job.site_id, {
+        result: {
+          url: facts.url,
+          domain: facts.domain,
+          pageTitle: facts.pageTitle,
+          pageDescription: facts.pageDescription,
+          components: facts.components,
+          discoveredTools: facts.discoveredTools,
+          category: facts.category,
+          tags: facts.tags,
+        },
+      });
+      log.info({ pages: facts.pagesCrawled.length, truncated: facts.truncated }, "crawl finished");
+    } catch (err) {
+      // Stopping (or a lost lease): the job stays queued for whoever claims it next.
+      if (controller.signal.aborted) return;
+      const error =
+        err instanceof CrawlError ? `${err.code}: ${err.message}` : "the crawl failed inside Toolport; it can be recrawled";
+      if (!(err instanceof CrawlError)) log.error({ err }, "crawl failed");
+      await this.o.sites
+        .finish(job.job_id, job.site_id, { error })
+        .catch((e) => log.error({ err: e }, "recording a failed crawl failed; the job will be claimed again"));
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+}
