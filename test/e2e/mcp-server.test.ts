@@ -577,17 +577,38 @@ describe("wallet tools", () => {
   });
 });
 
+describe("content tools", () => {
+  it("create_skill saves a private skill, the same one the REST route shows", async () => {
+    const name = `mcp-skill-${randomBytes(3).toString("hex")}`;
+    const md = `---\ndescription: a test skill\n---\n# Skill`;
+    const made = await callOk(mcp, "create_skill", {
+      name,
+      skill_md_content: md,
+      scripts: [{ name: "run.sh", content: "echo hi" }],
+    });
+    expect(made).toMatchObject({ name, description: "a test skill", visibility: "private", skill_md: md });
+    const rest = await s.call("GET", `/skills/${made.id}`, { key: agent.key });
+    expect(rest.status).toBe(200);
+    expect(rest.body).toEqual(made);
+    // The same name again: the gateway's 409 as an error result.
+    const again = await s.call("POST", "/skills", { key: agent.key, body: { name, skill_md_content: md } });
+    expect(again.status).toBe(409);
+    const text = await callError(mcp, "create_skill", { name, skill_md_content: md });
+    expect(text.startsWith(`${gatewayErrorLine(again)}\n`), text).toBe(true);
+  });
+
+  it("get_site_info: a domain without a live public record is the gateway's 404 as an error result", async () => {
+    const rest = await s.call("GET", "/agent-sites/domain/example.com");
+    expect(rest.status).toBe(404);
+    const text = await callError(mcp, "get_site_info", { domain: "example.com" });
+    expect(text.startsWith(`${gatewayErrorLine(rest)}\n`), text).toBe(true);
+  });
+});
+
 describe("tools whose gateway route is not built yet", () => {
-  // Skills, workflows and site records answer 501 from the content service today; when they are built
-  // these cases become success cases.
+  // Workflows answer 501 from the content service today; when they are built these cases become
+  // success cases.
   const cases: Array<[string, Record<string, unknown>, string, string, unknown?]> = [
-    [
-      "create_skill",
-      { name: "mcp-skill", skill_md_content: "---\ndescription: a test skill\n---\n# Skill" },
-      "POST",
-      "/skills",
-      { name: "mcp-skill", skill_md_content: "---\ndescription: a test skill\n---\n# Skill" },
-    ],
     ["list_workflows", { search: "x", limit: 5 }, "GET", "/workflows/public?search=x&limit=5"],
     [
       "delete_workflow",
@@ -595,7 +616,6 @@ describe("tools whose gateway route is not built yet", () => {
       "DELETE",
       "/workflows/9b3c1f6e-0f43-4c39-9d0e-6d2f0f1f2a55",
     ],
-    ["get_site_info", { domain: "example.com" }, "GET", "/agent-sites/domain/example.com"],
   ];
   for (const [tool, args, method, path, body] of cases) {
     it(`${tool}: an error result with the gateway's 501 that says it is not built`, async () => {
