@@ -7,7 +7,8 @@
  */
 import type { Logger } from "@toolport/kit/logger";
 import type { Outbound } from "@toolport/kit/outbound";
-import type { Pool, PoolClient } from "@toolport/kit/pg";
+import type { Pool } from "@toolport/kit/pg";
+import { Wakeup } from "@toolport/kit/wakeup";
 import { CrawlError, type CrawlLimits, crawlSite } from "./sites/crawl.js";
 import type { ClaimedJob, SiteStore } from "./store/sites.js";
 
@@ -27,57 +28,27 @@ export interface CrawlQueueOptions {
 export class CrawlQueue {
   private readonly running = new Map<string, AbortController>();
   private readonly done = new Set<Promise<void>>();
-  private claiming = false;
-  private again = false;
   private stopped = false;
-  private poll?: NodeJS.Timeout;
-  private listener?: PoolClient;
+  private readonly wakeup: Wakeup;
 
-  constructor(private readonly o: CrawlQueueOptions) {}
+  constructor(private readonly o: CrawlQueueOptions) {
+    this.wakeup = new Wakeup({ pool: o.pool, channel: "toolport_crawl", pollMs: o.pollMs, log: o.log, look: () => this.claim() });
+  }
 
-  async start(): Promise<void> {
-    try {
-      const client = await this.o.pool.connect();
-      client.on("notification", () => this.wake());
-      client.on("error", () => {
-        if (this.listener === client) this.listener = undefined;
-      });
-      await client.query("LISTEN toolport_crawl");
-      this.listener = client;
-    } catch (err) {
-      this.o.log.warn({ err: (err as Error).message }, "crawl queue LISTEN failed; polling only");
-    }
-    this.poll = setInterval(() => this.wake(), this.o.pollMs);
-    this.poll.unref();
-    this.wake();
+  start(): Promise<void> {
+    return this.wakeup.start();
   }
 
   /** Stops claiming and abandons running crawls: their leases run out and another process takes them up. */
   async stop(): Promise<void> {
     this.stopped = true;
-    clearInterval(this.poll);
+    await this.wakeup.stop();
     for (const controller of this.running.values()) controller.abort();
     await Promise.allSettled([...this.done]);
-    if (this.listener) {
-      await this.listener.query("UNLISTEN toolport_crawl").catch(() => {});
-      this.listener.release();
-    }
   }
 
   wake(): void {
-    if (this.stopped) return;
-    if (this.claiming) {
-      this.again = true;
-      return;
-    }
-    this.claiming = true;
-    void this.claim().finally(() => {
-      this.claiming = false;
-      if (this.again && !this.stopped) {
-        this.again = false;
-        this.wake();
-      }
-    });
+    if (!this.stopped) this.wakeup.wake();
   }
 
   private async claim(): Promise<void> {

@@ -20,8 +20,9 @@
  */
 import type { Logger } from "@toolport/kit/logger";
 import { findRefusal, type Outbound } from "@toolport/kit/outbound";
-import type { Pool, PoolClient } from "@toolport/kit/pg";
+import type { Pool } from "@toolport/kit/pg";
 import type { Sealer } from "@toolport/kit/sealing";
+import { Wakeup } from "@toolport/kit/wakeup";
 import { signatureHeader } from "@toolport/webhooks-verify";
 import { request } from "undici";
 
@@ -69,71 +70,40 @@ export interface AttemptOutcome {
 export class Sender {
   private readonly inFlight = new Map<string, number>();
   private total = 0;
-  private running = false;
-  private again = false;
   private stopped = false;
-  private poll?: NodeJS.Timeout;
   private dueTimer?: { at: number; timer: NodeJS.Timeout };
-  private listener?: PoolClient;
   private readonly attempts = new Set<Promise<void>>();
+  private readonly wakeup: Wakeup;
 
-  constructor(private readonly o: SenderOptions) {}
+  constructor(private readonly o: SenderOptions) {
+    this.wakeup = new Wakeup({
+      pool: o.pool,
+      channel: "toolport_webhooks",
+      pollMs: o.pollMs,
+      log: o.log,
+      look: () => this.claimLoop(),
+    });
+  }
 
-  async start(): Promise<void> {
-    await this.listen();
-    this.poll = setInterval(() => this.wake(), this.o.pollMs);
-    this.poll.unref();
-    this.wake();
+  start(): Promise<void> {
+    return this.wakeup.start();
   }
 
   /** Stops claiming, and waits for the attempts in flight to be recorded. */
   async stop(): Promise<void> {
     this.stopped = true;
-    clearInterval(this.poll);
     if (this.dueTimer) clearTimeout(this.dueTimer.timer);
+    await this.wakeup.stop();
     await Promise.allSettled([...this.attempts]);
-    if (this.listener) {
-      this.listener.removeAllListeners("notification");
-      await this.listener.query("UNLISTEN toolport_webhooks").catch(() => {});
-      this.listener.release();
-    }
   }
 
   /** Looks for due deliveries now (coalesced with a look already under way). */
   wake(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = true;
-    void this.claimLoop().finally(() => {
-      this.running = false;
-      if (this.again && !this.stopped) {
-        this.again = false;
-        this.wake();
-      }
-    });
-  }
-
-  private async listen(): Promise<void> {
-    try {
-      const client = await this.o.pool.connect();
-      client.on("notification", () => this.wake());
-      client.on("error", (err) => {
-        this.o.log.warn({ err: err.message }, "webhooks LISTEN connection failed; polling until it is back");
-        if (this.listener === client) this.listener = undefined;
-      });
-      await client.query("LISTEN toolport_webhooks");
-      this.listener = client;
-    } catch (err) {
-      this.o.log.warn({ err: (err as Error).message }, "webhooks LISTEN failed; polling only");
-    }
+    if (!this.stopped) this.wakeup.wake();
   }
 
   private async claimLoop(): Promise<void> {
     try {
-      if (!this.listener) await this.listen();
       for (;;) {
         const room = PROCESS_CONCURRENCY - this.total;
         if (room <= 0 || this.stopped) return;

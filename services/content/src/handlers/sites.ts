@@ -7,7 +7,7 @@ import { fromJson, type JsonObject, type JsonValue, type MessageInitShape } from
 import { ListValueSchema, type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { invalidArgument, notFound } from "@toolport/kit/errors";
-import { type AddressPolicy, findRefusal } from "@toolport/kit/outbound";
+import { type AddressPolicy, checkOutboundUrl } from "@toolport/kit/outbound";
 import { Visibility } from "@toolport/proto/toolport/common/v1/types_pb";
 import type { ContentService } from "@toolport/proto/toolport/content/v1/content_service_pb";
 import type { SiteSchema } from "@toolport/proto/toolport/content/v1/sites_pb";
@@ -65,26 +65,8 @@ export function siteMessage(s: SiteRow): MessageInitShape<typeof SiteSchema> {
 }
 
 async function checkSiteUrl(raw: string, policy: AddressPolicy): Promise<URL> {
-  const text = raw.trim();
-  if (!text) throw bad("url", "invalid_url", "is required");
-  if (text.length > 2048) throw bad("url", "invalid_url", "must be at most 2048 characters");
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw bad("url", "invalid_url", "is not a URL");
-  }
-  if (url.protocol !== "https:" && url.protocol !== "http:")
-    throw bad("url", "invalid_url", "must begin with https:// or http://");
-  if (url.username || url.password) throw bad("url", "invalid_url", "must not carry a user name or password");
+  const url = await checkOutboundUrl(raw, { policy, protocols: ["https:", "http:"], whyPublic: "only public sites are crawled" });
   url.hash = "";
-  try {
-    await policy.resolve(url.hostname, Number(url.port) || (url.protocol === "https:" ? 443 : 80));
-  } catch (err) {
-    const refused = findRefusal(err);
-    if (refused) throw bad("url", "url_not_allowed", `${refused.message}; only public sites are crawled`);
-    throw bad("url", "url_unresolvable", `the host ${url.hostname} does not resolve`);
-  }
   return url;
 }
 

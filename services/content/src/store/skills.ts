@@ -50,6 +50,21 @@ const SUBMISSION_COLUMNS = `id, submitter_id, source_skill_id, skill_name, skill
 const UNIQUE_VIOLATION = "23505";
 const json = (v: unknown) => JSON.stringify(v);
 
+/** A bundle's nine columns, in the order both tables list them (name ... assets). */
+function bundleValues(b: SkillBundle): unknown[] {
+  return [
+    b.name,
+    b.description,
+    b.license,
+    b.compatibility,
+    b.metadata === null ? null : json(b.metadata),
+    b.skillMd,
+    json(b.scripts),
+    json(b.references),
+    json(b.assets),
+  ];
+}
+
 export type ReviewOutcome =
   | { kind: "decided"; submission: SubmissionRow }
   | { kind: "reviewed"; submission: SubmissionRow }
@@ -65,20 +80,7 @@ export class SkillStore {
         `INSERT INTO skills (id, owner_id, name, description, license, compatibility, metadata, skill_md, scripts,
                              reference_files, assets, visibility, service_id)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'private', $12) RETURNING ${SKILL_COLUMNS}`,
-        [
-          randomUUID(),
-          ownerId,
-          b.name,
-          b.description,
-          b.license,
-          b.compatibility,
-          b.metadata === null ? null : json(b.metadata),
-          b.skillMd,
-          json(b.scripts),
-          json(b.references),
-          json(b.assets),
-          serviceId,
-        ],
+        [randomUUID(), ownerId, ...bundleValues(b), serviceId],
       );
       return rows[0]!;
     } catch (err) {
@@ -128,21 +130,7 @@ export class SkillStore {
       `INSERT INTO skill_submissions (id, submitter_id, source_skill_id, skill_name, skill_description, license, compatibility,
                                       metadata, skill_md_content, scripts, reference_files, assets, service_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING ${SUBMISSION_COLUMNS}`,
-      [
-        randomUUID(),
-        submitterId,
-        sourceSkillId,
-        b.name,
-        b.description,
-        b.license,
-        b.compatibility,
-        b.metadata === null ? null : json(b.metadata),
-        b.skillMd,
-        json(b.scripts),
-        json(b.references),
-        json(b.assets),
-        serviceId,
-      ],
+      [randomUUID(), submitterId, sourceSkillId, ...bundleValues(b), serviceId],
     );
     return rows[0]!;
   }

@@ -5,33 +5,18 @@
  * a short description. Each refusal is INVALID_ARGUMENT naming the field.
  */
 import { invalidArgument } from "@toolport/kit/errors";
-import { type AddressPolicy, findRefusal } from "@toolport/kit/outbound";
+import { type AddressPolicy, checkOutboundUrl } from "@toolport/kit/outbound";
 import { EVENT_NAMES } from "./events.js";
 
 const bad = (field: string, reason: string, message: string) =>
   invalidArgument(reason, `${field}: ${message}`, { details: { field } });
 
 export async function checkUrl(raw: string, options: { allowHttp: boolean; policy: AddressPolicy }): Promise<string> {
-  const text = raw.trim();
-  if (text.length === 0) throw bad("url", "invalid_url", "is required");
-  if (text.length > 2048) throw bad("url", "invalid_url", "must be at most 2048 characters");
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw bad("url", "invalid_url", "is not a URL");
-  }
-  if (url.protocol !== "https:" && !(options.allowHttp && url.protocol === "http:"))
-    throw bad("url", "invalid_url", "must begin with https://");
-  if (url.username || url.password) throw bad("url", "invalid_url", "must not carry a user name or password");
-  const port = Number(url.port) || (url.protocol === "https:" ? 443 : 80);
-  try {
-    await options.policy.resolve(url.hostname, port);
-  } catch (err) {
-    const refused = findRefusal(err);
-    if (refused) throw bad("url", "url_not_allowed", `${refused.message}; webhooks are delivered to public addresses only`);
-    throw bad("url", "url_unresolvable", `the host ${url.hostname} does not resolve`);
-  }
+  const url = await checkOutboundUrl(raw, {
+    policy: options.policy,
+    protocols: options.allowHttp ? ["https:", "http:"] : ["https:"],
+    whyPublic: "webhooks are delivered to public addresses only",
+  });
   return url.toString();
 }
 
