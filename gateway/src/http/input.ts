@@ -11,3 +11,36 @@ export function objectBody(ctx: { request: { body?: unknown } }): JsonObject {
   }
   return body as JsonObject;
 }
+
+export function badField(field: string, message: string): HttpError {
+  return new HttpError(400, "invalid_request", `${field}: ${message}`, { field });
+}
+
+/** A string field; absent or null gives undefined; another type is a 400 naming it. */
+export function stringField(body: Record<string, unknown>, field: string, prefix = ""): string | undefined {
+  const value = body[field];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "string") throw badField(prefix + field, "must be a string");
+  return value;
+}
+
+/** An integer query parameter; absent gives undefined, anything not an integer is a 400. */
+export function intQuery(value: string | string[] | undefined, field: string): number | undefined {
+  if (value === undefined || value === "") return undefined;
+  const raw = Array.isArray(value) ? value[0]! : value;
+  if (!/^-?\d{1,9}$/.test(raw.trim())) throw badField(field, "must be an integer");
+  return Number(raw);
+}
+
+export function boolQuery(value: string | string[] | undefined, field: string): boolean {
+  const raw = Array.isArray(value) ? value[0] : value;
+  if (raw === undefined || raw === "" || raw === "false" || raw === "0") return false;
+  if (raw === "true" || raw === "1") return true;
+  throw badField(field, "must be true or false");
+}
+
+/** A query parameter's first value; absent or empty gives undefined. */
+export function queryString(ctx: { query: Record<string, string | string[] | undefined> }, name: string): string | undefined {
+  const value = ctx.query[name];
+  return (Array.isArray(value) ? value[0] : value) || undefined;
+}

@@ -6,7 +6,6 @@
 import { type JsonObject, type JsonValue, toJson } from "@bufbuild/protobuf";
 import { ListValueSchema } from "@bufbuild/protobuf/wkt";
 import type Router from "@koa/router";
-import type { RouterContext } from "@koa/router";
 import { enumName, isoTime } from "@toolport/kit/proto-json";
 import { VisibilitySchema } from "@toolport/proto/toolport/common/v1/types_pb";
 import { ContentService } from "@toolport/proto/toolport/content/v1/content_service_pb";
@@ -19,9 +18,9 @@ import {
   SubmissionStatusSchema,
 } from "@toolport/proto/toolport/content/v1/skills_pb";
 import type { AppDeps } from "../app.js";
-import { objectBody } from "../http/input.js";
+import { badField, intQuery, objectBody, queryString, stringField } from "../http/input.js";
 import { auth } from "../middleware/auth.js";
-import { badField, intQuery, stringField } from "./identity-json.js";
+
 import { mountRpcRoutes, type RpcRoute } from "./rpc-route.js";
 
 export const contentRouteTable: RpcRoute[] = [
@@ -134,11 +133,6 @@ function bundleFields(body: Record<string, unknown>) {
     assets: fileList(body, "assets"),
   };
 }
-
-const queryString = (ctx: RouterContext, name: string): string | undefined => {
-  const v = ctx.query[name];
-  return (Array.isArray(v) ? v[0] : v) || undefined;
-};
 
 export function contentRoutes(router: Router, deps: AppDeps): void {
   const content = deps.clients.content;

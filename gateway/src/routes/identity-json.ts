@@ -18,21 +18,11 @@ import {
   type OrganizationContext,
 } from "@toolport/proto/toolport/identity/v1/identity_resources_pb";
 import type { CreateApiKeyResponse } from "@toolport/proto/toolport/identity/v1/identity_service_pb";
-import { HttpError } from "../http/errors.js";
+import { badField } from "../http/input.js";
 
 // ---- request bodies ----
 
-export function badField(field: string, message: string): HttpError {
-  return new HttpError(400, "invalid_request", `${field}: ${message}`, { field });
-}
-
-/** A string field; absent or null gives undefined; another type is a 400 naming it. */
-export function stringField(body: Record<string, unknown>, field: string, prefix = ""): string | undefined {
-  const value = body[field];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== "string") throw badField(prefix + field, "must be a string");
-  return value;
-}
+export { badField, boolQuery, intQuery, stringField } from "../http/input.js";
 
 function idList(p: Record<string, unknown>, field: string): { values: string[] } | undefined {
   const value = p[field];
@@ -87,21 +77,6 @@ export function permissionsField(body: Record<string, unknown>) {
     dailySpendLimitCents: centsField(obj, "daily_spend_limit_cents"),
     requireConfirmation: confirm === true,
   };
-}
-
-/** An integer query parameter; absent gives undefined, anything not an integer is a 400. */
-export function intQuery(value: string | string[] | undefined, field: string): number | undefined {
-  if (value === undefined || value === "") return undefined;
-  const raw = Array.isArray(value) ? value[0]! : value;
-  if (!/^-?\d{1,9}$/.test(raw.trim())) throw badField(field, "must be an integer");
-  return Number(raw);
-}
-
-export function boolQuery(value: string | string[] | undefined, field: string): boolean {
-  const raw = Array.isArray(value) ? value[0] : value;
-  if (raw === undefined || raw === "" || raw === "false" || raw === "0") return false;
-  if (raw === "true" || raw === "1") return true;
-  throw badField(field, "must be true or false");
 }
 
 // ---- responses ----

@@ -5,9 +5,8 @@
  */
 import type { JsonObject } from "@bufbuild/protobuf";
 import type Router from "@koa/router";
-import type { RouterContext } from "@koa/router";
 import type { AppDeps } from "../app.js";
-import { objectBody } from "../http/input.js";
+import { objectBody, queryString } from "../http/input.js";
 import { auth } from "../middleware/auth.js";
 import { clientIp, rateLimit } from "../middleware/rate-limit.js";
 import {
@@ -34,11 +33,6 @@ import {
 export const REGISTRATION_LIMIT = { bucket: "registration" } as const;
 /** Not in the spec: password guessing is slowed to 20 attempts per minute per client IP. */
 export const LOGIN_LIMIT = { bucket: "login", limit: 20, windowSeconds: 60 } as const;
-
-const queryString = (ctx: RouterContext, name: string): string | undefined => {
-  const value = ctx.query[name];
-  return (Array.isArray(value) ? value[0] : value) || undefined;
-};
 
 export function identityRoutes(router: Router, deps: AppDeps): void {
   const identity = deps.clients.identity;

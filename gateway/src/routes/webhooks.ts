@@ -8,9 +8,8 @@ import type Router from "@koa/router";
 import { enumName, isoTime } from "@toolport/kit/proto-json";
 import { type Delivery, DeliveryStatusSchema, type Webhook } from "@toolport/proto/toolport/webhooks/v1/webhooks_resources_pb";
 import type { AppDeps } from "../app.js";
-import { objectBody } from "../http/input.js";
+import { badField, intQuery, objectBody, queryString, stringField } from "../http/input.js";
 import { auth } from "../middleware/auth.js";
-import { badField, intQuery, stringField } from "./identity-json.js";
 
 export function webhookJson(w: Webhook | undefined): JsonObject {
   if (!w) return {};
@@ -112,15 +111,11 @@ export function webhooksRoutes(router: Router, deps: AppDeps): void {
   });
 
   router.get("/webhooks/:webhook_id/deliveries", jwt, async (ctx) => {
-    const one = (name: string) => {
-      const v = ctx.query[name];
-      return (Array.isArray(v) ? v[0] : v) || undefined;
-    };
     const res = await webhooks.listDeliveries({
       webhookId: ctx.params.webhook_id!,
-      status: one("status"),
+      status: queryString(ctx, "status"),
       limit: intQuery(ctx.query.limit, "limit"),
-      cursor: one("cursor"),
+      cursor: queryString(ctx, "cursor"),
     });
     ctx.body = { deliveries: res.deliveries.map(deliveryJson), next_cursor: res.nextCursor ?? null };
   });

@@ -19,9 +19,9 @@ import {
 } from "@connectrpc/connect";
 import { connectNodeAdapter, createGrpcTransport } from "@connectrpc/connect-node";
 import { Health } from "@toolport/proto/grpc/health/v1/health_pb";
-import { type Principal, PrincipalSchema } from "@toolport/proto/toolport/common/v1/principal_pb";
+import { AuthMethod, type Principal, PrincipalSchema } from "@toolport/proto/toolport/common/v1/principal_pb";
 import { acceptRequestId, currentScope, PRINCIPAL_HEADER, REQUEST_ID_HEADER, runInScope } from "./context.js";
-import { toConnectError } from "./errors.js";
+import { toConnectError, unauthenticated } from "./errors.js";
 import { HealthState } from "./health.js";
 import { hostLocally, switchingTransport } from "./local-rpc.js";
 import type { Logger } from "./logger.js";
@@ -29,6 +29,21 @@ import type { Logger } from "./logger.js";
 /** Handlers read the caller with `context.values.get(principalKey)`. */
 export const principalKey = createContextKey<Principal | undefined>(undefined, { description: "caller" });
 export const requestIdKey = createContextKey<string>("", { description: "request id" });
+
+/**
+ * The caller of an RPC that needs one: UNAUTHENTICATED without a principal, and with `jwt`, also when the
+ * caller used an API key (routes the spec keeps for JWTs: webhooks, GET /skills/my, submissions).
+ */
+export function requirePrincipal(
+  context: { values: { get(key: typeof principalKey): Principal | undefined } },
+  options: { jwt?: boolean } = {},
+): Principal {
+  const principal = context.values.get(principalKey);
+  if (!principal?.accountId) throw unauthenticated("unauthenticated", "this call needs an authenticated caller");
+  if (options.jwt && principal.authMethod !== AuthMethod.JWT)
+    throw unauthenticated("jwt_required", "this endpoint needs a JWT (Authorization: Bearer); an API key is not accepted");
+  return principal;
+}
 
 function serverInterceptor(log: Logger): Interceptor {
   return (next) => async (req) => {

@@ -7,12 +7,12 @@ import { randomBytes } from "node:crypto";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import { conflict, invalidArgument, notFound, unauthenticated } from "@toolport/kit/errors";
+import { conflict, invalidArgument, notFound } from "@toolport/kit/errors";
 import type { Logger } from "@toolport/kit/logger";
 import type { AddressPolicy } from "@toolport/kit/outbound";
-import { principalKey } from "@toolport/kit/rpc";
+import { requirePrincipal } from "@toolport/kit/rpc";
 import type { Sealer } from "@toolport/kit/sealing";
-import { AuthMethod, type Principal } from "@toolport/proto/toolport/common/v1/principal_pb";
+import type { Principal } from "@toolport/proto/toolport/common/v1/principal_pb";
 import {
   type Delivery,
   type DeliveryAttempt,
@@ -39,13 +39,8 @@ export interface WebhookDeps {
   config: { WEBHOOKS_ALLOW_HTTP: boolean; WEBHOOKS_MAX_PER_USER: number };
 }
 
-function owner(context: HandlerContext): Principal {
-  const principal = context.values.get(principalKey);
-  if (!principal?.accountId) throw unauthenticated("unauthenticated", "this call needs an authenticated caller");
-  if (principal.authMethod !== AuthMethod.JWT)
-    throw unauthenticated("jwt_required", "webhook endpoints need a JWT (Authorization: Bearer); an API key is not accepted");
-  return principal;
-}
+/** Webhook endpoints are JWT only (spec "Authentication"). */
+const owner = (context: HandlerContext): Principal => requirePrincipal(context, { jwt: true });
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ts = (d: Date | null | undefined): Timestamp | undefined => (d ? timestampFromDate(d) : undefined);

@@ -19,7 +19,7 @@
  *   process (redeliveries, retries falling due) and by a poll every WEBHOOKS_POLL_MS.
  */
 import type { Logger } from "@toolport/kit/logger";
-import { findRefusal, type Outbound } from "@toolport/kit/outbound";
+import { type Outbound, outboundFailureKind } from "@toolport/kit/outbound";
 import type { Pool } from "@toolport/kit/pg";
 import type { Sealer } from "@toolport/kit/sealing";
 import { Wakeup } from "@toolport/kit/wakeup";
@@ -299,14 +299,9 @@ export async function post(outbound: Outbound, row: Claimed, secrets: string[], 
   }
 }
 
-/** What kind of failure an attempt without a response was. */
+/** What kind of failure an attempt without a response was (the history's `error`). */
 export function errorClass(err: unknown): string {
-  if (findRefusal(err)) return "address_not_allowed";
-  const chain: unknown[] = [];
-  for (let e: unknown = err; e && chain.length < 5; e = (e as { cause?: unknown }).cause) chain.push(e);
-  const codes = chain.map((e) => `${(e as { name?: string }).name ?? ""} ${(e as { code?: string }).code ?? ""}`).join(" ");
-  if (/TimeoutError|AbortError|UND_ERR_HEADERS_TIMEOUT|UND_ERR_BODY_TIMEOUT|UND_ERR_CONNECT_TIMEOUT/.test(codes))
-    return "timeout";
-  if (/CERT|TLS|SSL|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_SSL/.test(codes)) return "tls_error";
-  return "connection_error";
+  const { kind } = outboundFailureKind(err);
+  if (kind === "address_not_allowed" || kind === "timeout") return kind;
+  return kind === "tls_error" ? "tls_error" : "connection_error";
 }

@@ -4,9 +4,9 @@
  * the account in the request, as proto/README.md says.
  */
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import { invalidArgument, permissionDenied, unauthenticated, unavailable } from "@toolport/kit/errors";
+import { invalidArgument, permissionDenied, unavailable } from "@toolport/kit/errors";
 import type { Logger } from "@toolport/kit/logger";
-import { principalKey } from "@toolport/kit/rpc";
+import { requirePrincipal } from "@toolport/kit/rpc";
 import { FundingMethod } from "@toolport/proto/toolport/billing/v1/billing_resources_pb";
 import type { BillingService } from "@toolport/proto/toolport/billing/v1/billing_service_pb";
 import type { Principal } from "@toolport/proto/toolport/common/v1/principal_pb";
@@ -20,11 +20,7 @@ import { formatUsdc } from "../domain/money.js";
 import { validateSettingsChange } from "../domain/settings.js";
 import { entryMessage, holdMessage, settingsMessage, walletMessage } from "./to-proto.js";
 
-function caller(context: HandlerContext): Principal {
-  const principal = context.values.get(principalKey);
-  if (!principal?.accountId) throw unauthenticated("unauthenticated", "this call needs an authenticated caller");
-  return principal;
-}
+const caller = (context: HandlerContext): Principal => requirePrincipal(context);
 
 function requireAccountId(accountId: string): string {
   if (!accountId) throw invalidArgument("invalid_request", "account_id is required", { details: { field: "account_id" } });

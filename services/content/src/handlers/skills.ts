@@ -6,10 +6,10 @@
 import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
 import { type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import { conflict, invalidArgument, notFound, permissionDenied, unauthenticated } from "@toolport/kit/errors";
-import { principalKey } from "@toolport/kit/rpc";
+import { conflict, invalidArgument, notFound, permissionDenied } from "@toolport/kit/errors";
+import { principalKey, requirePrincipal } from "@toolport/kit/rpc";
 import { findSecrets } from "@toolport/kit/secrets";
-import { AuthMethod, type Principal } from "@toolport/proto/toolport/common/v1/principal_pb";
+import type { Principal } from "@toolport/proto/toolport/common/v1/principal_pb";
 import { Visibility } from "@toolport/proto/toolport/common/v1/types_pb";
 import type { ContentService } from "@toolport/proto/toolport/content/v1/content_service_pb";
 import {
@@ -46,18 +46,8 @@ type Impl = Pick<
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ts = (d: Date | null): Timestamp | undefined => (d ? timestampFromDate(d) : undefined);
 
-export function caller(context: HandlerContext): Principal {
-  const principal = context.values.get(principalKey);
-  if (!principal?.accountId) throw unauthenticated("unauthenticated", "this call needs an authenticated caller");
-  return principal;
-}
-
-export function jwtCaller(context: HandlerContext): Principal {
-  const principal = caller(context);
-  if (principal.authMethod !== AuthMethod.JWT)
-    throw unauthenticated("jwt_required", "this endpoint needs a JWT (Authorization: Bearer); an API key is not accepted");
-  return principal;
-}
+export const caller = (context: HandlerContext): Principal => requirePrincipal(context);
+export const jwtCaller = (context: HandlerContext): Principal => requirePrincipal(context, { jwt: true });
 
 const skillNotFound = (id: string) => notFound("skill_not_found", `skill ${id} not found`, { details: { skill_id: id } });
 const submissionNotFound = (id: string) =>

@@ -15,7 +15,7 @@
  *   the schema forbids them).
  */
 
-import { findRefusal, type Outbound, type OutboundRequest, ResponseTooLarge, TooManyRedirects } from "@toolport/kit/outbound";
+import { findRefusal, type Outbound, type OutboundRequest, outboundFailureKind } from "@toolport/kit/outbound";
 import { classifyHttpStatus, ExecutionFailure } from "../domain/failure.js";
 import type { Json, JsonObject } from "../domain/json.js";
 import { isObject } from "../domain/json.js";
@@ -218,33 +218,22 @@ export async function callRest(outbound: Outbound, built: BuiltRequest, limits: 
 
 /** Maps a failure to reach or read the upstream onto a classified failure (one branch per cause). */
 export function transportFailure(err: unknown, limits: { timeoutMs: number; maxBytes: number }): ExecutionFailure {
-  const refusal = findRefusal(err);
-  // The address policy refused the host: the upstream is unreachable by policy.
-  if (refusal) return new ExecutionFailure("upstream", "address_not_allowed", refusal.message, { cause: err });
-  // The body was over the size limit.
-  if (err instanceof ResponseTooLarge) return new ExecutionFailure("upstream", "response_too_large", err.message, { cause: err });
-  if (err instanceof TooManyRedirects) return new ExecutionFailure("upstream", "too_many_redirects", err.message, { cause: err });
-  const name = (err as Error)?.name ?? "";
-  const code = String((err as { code?: unknown })?.code ?? "");
-  // Our overall deadline (AbortSignal.timeout) or undici's headers/body/connect timeouts.
-  if (name === "TimeoutError" || name === "AbortError" || /TIMEOUT/.test(code)) {
-    return new ExecutionFailure("upstream", "timeout", `the upstream did not answer within ${limits.timeoutMs} ms`, {
-      cause: err,
-    });
-  }
-  // DNS failures, refused or reset connections, TLS errors.
-  if (code === "ENOTFOUND" || code === "EAI_AGAIN")
-    return new ExecutionFailure("upstream", "dns_failure", "the upstream host name does not resolve", { cause: err });
-  if (
-    code === "ECONNREFUSED" ||
-    code === "ECONNRESET" ||
-    code === "UND_ERR_SOCKET" ||
-    code === "EHOSTUNREACH" ||
-    code.startsWith("ERR_TLS") ||
-    code.includes("CERT")
-  ) {
-    return new ExecutionFailure("upstream", "connection_failed", `could not connect to the upstream (${code})`, { cause: err });
-  }
   if (err instanceof ExecutionFailure) return err;
-  return new ExecutionFailure("upstream", "connection_failed", "the upstream request failed", { cause: err });
+  const { kind, code } = outboundFailureKind(err);
+  const fail = (type: string, message: string) => new ExecutionFailure("upstream", type, message, { cause: err });
+  switch (kind) {
+    // The address policy refused the host: the upstream is unreachable by policy.
+    case "address_not_allowed":
+      return fail("address_not_allowed", (findRefusal(err) as Error).message);
+    case "response_too_large":
+    case "too_many_redirects":
+      return fail(kind, (err as Error).message);
+    case "timeout":
+      return fail("timeout", `the upstream did not answer within ${limits.timeoutMs} ms`);
+    case "dns_failure":
+      return fail("dns_failure", "the upstream host name does not resolve");
+    default:
+      // Refused or reset connections, TLS errors.
+      return fail("connection_failed", code ? `could not connect to the upstream (${code})` : "the upstream request failed");
+  }
 }

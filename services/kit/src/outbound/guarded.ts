@@ -146,3 +146,33 @@ export function findRefusal(err: unknown): OutboundRefused | undefined {
   }
   return undefined;
 }
+
+export type OutboundFailureKind =
+  | "address_not_allowed"
+  | "response_too_large"
+  | "too_many_redirects"
+  | "timeout"
+  | "dns_failure"
+  | "tls_error"
+  | "connection_failed";
+
+/**
+ * What kind of failure a request through this client was when no usable answer came: the address
+ * policy's refusal, our own limits, or the network. The network's codes are looked for along the error's
+ * cause chain (undici and fetch wrap them); `code` is the first one found ("" when none).
+ */
+export function outboundFailureKind(err: unknown): { kind: OutboundFailureKind; code: string } {
+  if (findRefusal(err)) return { kind: "address_not_allowed", code: "" };
+  if (err instanceof ResponseTooLarge) return { kind: "response_too_large", code: "" };
+  if (err instanceof TooManyRedirects) return { kind: "too_many_redirects", code: "" };
+  const chain: { name: string; code: string }[] = [];
+  for (let e: unknown = err; e && chain.length < 5; e = (e as { cause?: unknown }).cause)
+    chain.push({ name: String((e as Error).name ?? ""), code: String((e as { code?: unknown }).code ?? "") });
+  const code = chain.find((c) => c.code)?.code ?? "";
+  // Our overall deadline (AbortSignal.timeout) or undici's headers/body/connect timeouts.
+  if (chain.some((c) => c.name === "TimeoutError" || c.name === "AbortError" || /TIMEOUT/.test(c.code)))
+    return { kind: "timeout", code };
+  if (chain.some((c) => c.code === "ENOTFOUND" || c.code === "EAI_AGAIN")) return { kind: "dns_failure", code };
+  if (chain.some((c) => /^ERR_TLS|^ERR_SSL|CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(c.code))) return { kind: "tls_error", code };
+  return { kind: "connection_failed", code };
+}

@@ -4,9 +4,11 @@ export { checkOutboundUrl } from "./check-url.js";
 export {
   findRefusal,
   Outbound,
+  type OutboundFailureKind,
   type OutboundOptions,
   type OutboundRequest,
   type OutboundResponse,
+  outboundFailureKind,
   ResponseTooLarge,
   TooManyRedirects,
 } from "./guarded.js";
