@@ -3,6 +3,8 @@
  * scheme, failure classes, redirects, size limit, keep-alive), the SSRF guard on real connections, the MCP
  * adapter (Streamable HTTP sessions reused, SSE fallback, reconnect) and secret references (env, Vault).
  */
+
+import type { Json } from "@toolport/kit/json-values";
 import { createLogger } from "@toolport/kit/logger";
 import { AddressPolicy, Outbound } from "@toolport/kit/outbound";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -10,7 +12,6 @@ import { McpSessions } from "../src/adapters/mcp.js";
 import { buildRequest, callRest } from "../src/adapters/rest.js";
 import { SecretRefs } from "../src/adapters/secret-refs.js";
 import { ExecutionFailure } from "../src/domain/failure.js";
-import type { Json } from "../src/domain/json.js";
 import type { Credential, ToolForCall, ToolParameter } from "../src/domain/model.js";
 import { type McpUpstream, startEchoApi, startMcpUpstream, startSseMcpUpstream, startVault, type Upstream } from "./upstreams.js";
 

@@ -3,8 +3,8 @@
  * handler name. A BuiltinInputError is the caller's mistake; anything else thrown is our bug.
  */
 import { BuiltinInputError, findBuiltin } from "@toolport/builtins/index";
+import type { Json, JsonObject } from "@toolport/kit/json-values";
 import { ExecutionFailure } from "../domain/failure.js";
-import type { Json, JsonObject } from "../domain/json.js";
 
 export async function callInternal(handler: string, input: JsonObject, now: () => Date = () => new Date()): Promise<Json> {
   const tool = findBuiltin(handler);

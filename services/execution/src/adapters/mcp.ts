@@ -11,10 +11,10 @@ import { createHash } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Json, JsonObject } from "@toolport/kit/json-values";
 import type { Logger } from "@toolport/kit/logger";
 import type { Outbound } from "@toolport/kit/outbound";
 import { ExecutionFailure } from "../domain/failure.js";
-import type { Json, JsonObject } from "../domain/json.js";
 import { transportFailure } from "./rest.js";
 
 export interface McpCall {

@@ -15,10 +15,10 @@
  *   the schema forbids them).
  */
 
+import type { Json, JsonObject } from "@toolport/kit/json-values";
+import { isObject } from "@toolport/kit/json-values";
 import { findRefusal, type Outbound, type OutboundRequest, outboundFailureKind } from "@toolport/kit/outbound";
 import { classifyHttpStatus, ExecutionFailure } from "../domain/failure.js";
-import type { Json, JsonObject } from "../domain/json.js";
-import { isObject } from "../domain/json.js";
 import type { Credential, SecurityScheme, ToolForCall, ToolParameter } from "../domain/model.js";
 import type { InjectedCredential } from "../domain/redaction/redact.js";
 

@@ -1,9 +1,9 @@
 /** Runs a tool on its upstream by service type: REST (`api`), MCP (`mcp_server`) or built-in (`internal`). */
 import { findJsonViolation } from "@toolport/kit/json-guard";
+import type { JsonObject } from "@toolport/kit/json-values";
 import type { Logger } from "@toolport/kit/logger";
 import type { Outbound } from "@toolport/kit/outbound";
 import { ExecutionFailure } from "../domain/failure.js";
-import type { JsonObject } from "../domain/json.js";
 import type { Credential, SecurityScheme, ToolForCall } from "../domain/model.js";
 import type { Runner, RunOutput } from "../domain/ports.js";
 import type { InjectedCredential } from "../domain/redaction/redact.js";

@@ -2,12 +2,12 @@ import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
 import { Code, ConnectError, DomainError, readError, unavailable } from "@toolport/kit/errors";
 import { fromJsonBytes, objectFromJsonBytes } from "@toolport/kit/json-bytes";
+import type { Json } from "@toolport/kit/json-values";
 import type { BillingService } from "@toolport/proto/toolport/billing/v1/billing_service_pb";
 import type { ResolvedTool } from "@toolport/proto/toolport/catalog/v1/catalog_publishing_pb";
 import { ParameterLocation, ServiceType, ToolStatus } from "@toolport/proto/toolport/catalog/v1/catalog_resources_pb";
 import type { CatalogService } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
 import type { IdentityService } from "@toolport/proto/toolport/identity/v1/identity_service_pb";
-import type { Json } from "../domain/json.js";
 import type {
   Caller,
   Credential,

@@ -1,8 +1,8 @@
+import { formatLocation } from "@toolport/kit/json-path";
+import { isContainer, isObject, type Json, type JsonObject } from "@toolport/kit/json-values";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type CapOutcome, capJson, capResponse, cutText, type DroppedItems, findCursor, storageForm } from "./cap.js";
-import { isContainer, isObject, type Json, type JsonObject } from "./json.js";
-import { formatLocation } from "./path.js";
 
 const len = (v: unknown) => JSON.stringify(v).length;
 

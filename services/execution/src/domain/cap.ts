@@ -18,8 +18,17 @@
  * on the shape of the result, so capping is linear in its size and a result nested thousands of levels
  * deep cannot overflow the stack.
  */
-import { escapedCharLength, isContainer, isObject, type Json, type JsonObject, serializedStringLength, setOwn } from "./json.js";
-import { formatLocation } from "./path.js";
+
+import { formatLocation } from "@toolport/kit/json-path";
+import {
+  escapedCharLength,
+  isContainer,
+  isObject,
+  type Json,
+  type JsonObject,
+  serializedStringLength,
+  setOwn,
+} from "@toolport/kit/json-values";
 
 export interface DroppedItems {
   kept: number;

@@ -8,7 +8,7 @@
  * Token: `ct1.<base64url payload>.<base64url HMAC-SHA256(secret, "ct1." + payload)>`.
  */
 import { createHash, createHmac, randomUUID, timingSafeEqual } from "node:crypto";
-import { canonicalJson } from "./json.js";
+import { canonicalJson } from "@toolport/kit/json-values";
 
 export const CONSENT_TTL_SECONDS = 600;
 const PREFIX = "ct1";

@@ -3,8 +3,9 @@
  * isError?}); what a caller gets back is the payload: the JSON inside the first text block, else the
  * structured content, else the text, else the envelope as it is.
  */
-import { getOwn, isObject, type Json } from "./json.js";
-import { mcpTextJson } from "./path.js";
+
+import { mcpTextJson } from "@toolport/kit/json-path";
+import { getOwn, isObject, type Json } from "@toolport/kit/json-values";
 
 export function unwrapMcpEnvelope(envelope: Json): Json {
   const inner = mcpTextJson(envelope);

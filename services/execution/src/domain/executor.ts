@@ -17,15 +17,15 @@ import {
   permissionDenied,
   resourceExhausted,
 } from "@toolport/kit/errors";
+import type { Step } from "@toolport/kit/json-path";
+import { canonicalJson, type Json, type JsonObject } from "@toolport/kit/json-values";
 import type { Logger } from "@toolport/kit/logger";
 import type { AllowanceLeases } from "./allowance.js";
 import { capResponse, DEFAULT_STORE_MAX_CHARS, type ResponseMeta, storageForm } from "./cap.js";
 import { type ConsentProblem, type ConsentTokens, consentProblemMessage, needsConsent } from "./consent.js";
 import { envelopeText, isMcpError, unwrapMcpEnvelope } from "./envelope.js";
 import { type ErrorClassName, ExecutionFailure } from "./failure.js";
-import { canonicalJson, type Json, type JsonObject } from "./json.js";
 import type { Caller, ToolForCall } from "./model.js";
-import type { Step } from "./path.js";
 import type { BillingPort, CatalogPort, ExecutionStore, Runner, Settlement } from "./ports.js";
 import { type ProjectionReport, parseFields, project } from "./projection.js";
 import { type InjectedCredential, type RedactionReport, redact } from "./redaction/redact.js";

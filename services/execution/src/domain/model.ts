@@ -1,5 +1,5 @@
 /** The execution service's view of a tool, a caller and a credential (mapped from proto in handlers/). */
-import type { Json } from "./json.js";
+import type { Json } from "@toolport/kit/json-values";
 
 export type ParameterLocation = "path" | "query" | "header" | "cookie" | "body";
 export type ServiceType = "api" | "mcp_server" | "internal";

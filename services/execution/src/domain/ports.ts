@@ -1,7 +1,8 @@
 /** What the execution domain needs from the outside world; implemented in store/ and clients/ and adapters/. */
+
+import type { Json, JsonObject } from "@toolport/kit/json-values";
 import type { StoredMeta } from "./cap.js";
 import type { ErrorClassName } from "./failure.js";
-import type { Json, JsonObject } from "./json.js";
 import type { Caller, Credential, ServiceType, ToolForCall } from "./model.js";
 import type { InjectedCredential, RedactionReport } from "./redaction/redact.js";
 

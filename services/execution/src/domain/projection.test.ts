@@ -1,5 +1,5 @@
+import type { Json } from "@toolport/kit/json-values";
 import { describe, expect, it } from "vitest";
-import type { Json } from "./json.js";
 import { project } from "./projection.js";
 
 const result = {

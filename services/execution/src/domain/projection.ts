@@ -4,8 +4,9 @@
  * into a string holding JSON keeps the selected part of that document, as a document (no longer a
  * string). The report names the paths kept and those that matched nothing.
  */
-import { isObject, type Json, type JsonObject, setOwn } from "./json.js";
-import { type Location, locate, parsePath, type Step } from "./path.js";
+
+import { type Location, locate, parsePath, type Step } from "@toolport/kit/json-path";
+import { isObject, type Json, type JsonObject, setOwn } from "@toolport/kit/json-values";
 
 export interface ProjectionReport {
   kept: string[];

@@ -3,10 +3,11 @@
  * `path` (for MCP tools tried against the JSON inside the envelope's text block first), capped to
  * `max_chars` (default 50,000, clamped to 100..2,000,000) with the same JSON-valid cap as calls.
  */
+
+import { parsePath, selectInMcpEnvelope, selectPath } from "@toolport/kit/json-path";
+import type { Json } from "@toolport/kit/json-values";
 import { capResponse, findCursor, type ResponseMeta, type StoredMeta } from "./cap.js";
 import { unwrapMcpEnvelope } from "./envelope.js";
-import type { Json } from "./json.js";
-import { parsePath, selectInMcpEnvelope, selectPath } from "./path.js";
 import type { StoredExecution } from "./ports.js";
 import type { RedactionReport } from "./redaction/redact.js";
 

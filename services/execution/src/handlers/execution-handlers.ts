@@ -3,10 +3,10 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import { invalidArgument, notFound } from "@toolport/kit/errors";
 import { fromJsonBytes } from "@toolport/kit/json-bytes";
+import type { JsonObject } from "@toolport/kit/json-values";
 import { principalKey } from "@toolport/kit/rpc";
 import type { ExecutionService } from "@toolport/proto/toolport/execution/v1/execution_service_pb";
 import type { CallRequest, Executor } from "../domain/executor.js";
-import type { JsonObject } from "../domain/json.js";
 import { readStoredResult } from "../domain/results.js";
 import type { PgExecutionStore } from "../store/executions-store.js";
 import { callerFromPrincipal, outcomeToProto, resultViewToProto } from "./convert.js";

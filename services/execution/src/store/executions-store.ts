@@ -1,9 +1,9 @@
 /** SQL of the execution service: executions, used confirm tokens, idempotency keys. */
 import { GroupCommit } from "@toolport/kit/group-commit";
+import type { Json } from "@toolport/kit/json-values";
 import type { Pool } from "@toolport/kit/pg";
 import type { StoredMeta } from "../domain/cap.js";
 import type { ErrorClassName } from "../domain/failure.js";
-import type { Json } from "../domain/json.js";
 import type { ServiceType } from "../domain/model.js";
 import type { ExecutionRecord, ExecutionStore, IdempotencyClaim, Settlement, StoredExecution } from "../domain/ports.js";
 import type { RedactionReport } from "../domain/redaction/redact.js";

@@ -1,6 +1,6 @@
+import { parsePath, selectPath } from "@toolport/kit/json-path";
+import type { Json } from "@toolport/kit/json-values";
 import { describe, expect, it } from "vitest";
-import type { Json } from "../json.js";
-import { parsePath, selectPath } from "../path.js";
 import { redact } from "./redact.js";
 
 const GITHUB = `ghp_${"A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"}`;

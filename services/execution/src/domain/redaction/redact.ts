@@ -11,9 +11,9 @@
  * A tool whose purpose is to return a new credential (passthrough_reason) skips 2 and 3.
  */
 
+import { formatLocation, type Location } from "@toolport/kit/json-path";
+import { isObject, type Json, parseEmbeddedJson } from "@toolport/kit/json-values";
 import { fieldLabel, findPatternSecrets, isSensitiveKey, secretlintFindings, type TextFinding } from "@toolport/kit/secrets";
-import { isObject, type Json, parseEmbeddedJson } from "../json.js";
-import { formatLocation, type Location } from "../path.js";
 
 export interface InjectedCredential {
   /** The secret as sent upstream. */

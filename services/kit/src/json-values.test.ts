@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { canonicalJson, type Json, parseEmbeddedJson } from "./json.js";
+import { canonicalJson, type Json, parseEmbeddedJson } from "./json-values.js";
 
 /** {"a":{"a":...leaf}} `depth` levels deep, built without recursion. */
 function deepObject(depth: number, leaf: Json = "x"): Json {

@@ -10,8 +10,8 @@
  *   $              the root, optionally leading ($.a.b); an empty path is the root too
  * A path with `[]`, `[*]` or `*` fans out: its result is the list of every match (nested fan-outs flatten).
  */
-import { invalidArgument } from "@toolport/kit/errors";
-import { getOwn, isObject, type Json, parseEmbeddedJson } from "./json.js";
+import { invalidArgument } from "./errors.js";
+import { getOwn, isObject, type Json, parseEmbeddedJson } from "./json-values.js";
 
 export type Step =
   | { kind: "key"; name: string }

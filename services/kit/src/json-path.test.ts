@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { Json } from "./json.js";
-import { formatLocation, parsePath, selectInMcpEnvelope, selectPath } from "./path.js";
+import { formatLocation, parsePath, selectInMcpEnvelope, selectPath } from "./json-path.js";
+import type { Json } from "./json-values.js";
 
 const doc = {
   a: { b: { c: 42 } },
