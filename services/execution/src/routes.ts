@@ -5,6 +5,7 @@
 import { randomBytes } from "node:crypto";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { currentScope } from "@toolport/kit/context";
+import { InputValidator } from "@toolport/kit/input-validator";
 import { AddressPolicy, Outbound } from "@toolport/kit/outbound";
 import { createServiceClient } from "@toolport/kit/rpc";
 import type { ServiceContext } from "@toolport/kit/service";
@@ -20,7 +21,6 @@ import type { ExecutionConfig } from "./config.js";
 import { AllowanceLeases } from "./domain/allowance.js";
 import { ConsentTokens } from "./domain/consent.js";
 import { Executor } from "./domain/executor.js";
-import { InputValidator } from "./domain/validation.js";
 import { createExecutionHandlers } from "./handlers/execution-handlers.js";
 import { PgExecutionStore } from "./store/executions-store.js";
 

@@ -17,6 +17,7 @@ import {
   permissionDenied,
   resourceExhausted,
 } from "@toolport/kit/errors";
+import type { InputValidator } from "@toolport/kit/input-validator";
 import type { Step } from "@toolport/kit/json-path";
 import { canonicalJson, type Json, type JsonObject } from "@toolport/kit/json-values";
 import type { Logger } from "@toolport/kit/logger";
@@ -29,7 +30,6 @@ import type { Caller, ToolForCall } from "./model.js";
 import type { BillingPort, CatalogPort, ExecutionStore, Runner, Settlement } from "./ports.js";
 import { type ProjectionReport, parseFields, project } from "./projection.js";
 import { type InjectedCredential, type RedactionReport, redact } from "./redaction/redact.js";
-import type { InputValidator } from "./validation.js";
 
 export const DEFAULT_RESPONSE_CHARS = 32_000;
 export const MAX_RESPONSE_CHARS = 500_000;

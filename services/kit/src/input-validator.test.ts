@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { InputValidator } from "./validation.js";
+import { InputValidator } from "./input-validator.js";
 
 const schema = {
   type: "object",

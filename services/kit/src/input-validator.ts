@@ -4,11 +4,11 @@
  * validators are cached per tool revision.
  */
 
-import { invalidArgument } from "@toolport/kit/errors";
-import type { Logger } from "@toolport/kit/logger";
-import { TOOL_INPUT_AJV_OPTIONS } from "@toolport/kit/tool-schema";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import formatsModule from "ajv-formats";
+import { invalidArgument } from "./errors.js";
+import type { Logger } from "./logger.js";
+import { TOOL_INPUT_AJV_OPTIONS } from "./tool-schema.js";
 
 // ajv-formats is CommonJS with a default export; under NodeNext its default import is the module object.
 const addFormats = ((formatsModule as unknown as { default?: unknown }).default ?? formatsModule) as (ajv: Ajv) => Ajv;
