@@ -1,14 +1,13 @@
 /**
- * /v1 routes served by the content service. Skills, submissions and site records render their JSON
- * here (spec "Skill", "Skill submission", "Site record": snake_case, null where absent, statuses and
- * visibilities as words); workflow rows still map one-to-one onto an RPC until their issue.
+ * /v1 routes served by the content service. Skills, submissions, workflows, workflow runs and site
+ * records render their JSON here (spec "Skill", "Skill submission", "Workflow", "Site record":
+ * snake_case, null where absent, statuses and visibilities as words).
  */
 import { type JsonObject, type JsonValue, toJson } from "@bufbuild/protobuf";
 import { ListValueSchema } from "@bufbuild/protobuf/wkt";
 import type Router from "@koa/router";
 import { enumName, isoTime } from "@toolport/kit/proto-json";
 import { VisibilitySchema } from "@toolport/proto/toolport/common/v1/types_pb";
-import { ContentService } from "@toolport/proto/toolport/content/v1/content_service_pb";
 import type { Site } from "@toolport/proto/toolport/content/v1/sites_pb";
 import {
   type Skill,
@@ -20,18 +19,7 @@ import {
 import type { AppDeps } from "../app.js";
 import { badField, intQuery, objectBody, queryString, stringField } from "../http/input.js";
 import { auth } from "../middleware/auth.js";
-
-import { mountRpcRoutes, type RpcRoute } from "./rpc-route.js";
-
-export const contentRouteTable: RpcRoute[] = [
-  ["get", "/workflows/public", "none", "listPublicWorkflows"],
-  ["post", "/workflows", "api_key_or_jwt", "createWorkflow"],
-  ["get", "/workflows/:workflow_id", "optional", "getWorkflow"],
-  ["patch", "/workflows/:workflow_id", "api_key_or_jwt", "updateWorkflow"],
-  ["delete", "/workflows/:workflow_id", "api_key_or_jwt", "deleteWorkflow"],
-  ["post", "/workflows/:workflow_id/execute", "api_key_or_jwt", "executeWorkflow"],
-  ["get", "/workflow-runs/:run_id", "api_key_or_jwt", "getWorkflowRun"],
-];
+import { workflowRoutes } from "./workflows.js";
 
 const filesJson = (files: SkillFile[]) => files.map((f) => ({ name: f.name, content: f.content }));
 const structJson = (s: Skill["metadata"]): JsonValue => s ?? null;
@@ -250,5 +238,5 @@ export function contentRoutes(router: Router, deps: AppDeps): void {
     ctx.body = { deleted: (await content.deleteSite({ siteId: ctx.params.site_id! })).deleted };
   });
 
-  mountRpcRoutes(router, deps, ContentService, content, contentRouteTable);
+  workflowRoutes(router, deps);
 }

@@ -22,6 +22,7 @@ import { isoTime } from "@toolport/kit/proto-json";
 import { ExecutionStatus } from "@toolport/proto/toolport/common/v1/types_pb";
 import type {
   CallResult,
+  Consent,
   ExecutionResult,
   Redaction,
   ResponseMeta,
@@ -155,7 +156,7 @@ function callOptions(body: JsonObject, prefix: string): { fields: string[]; maxR
 const iso = isoTime;
 const valueJson = (bytes: Uint8Array) => fromJsonBytes(bytes) ?? null;
 
-function responseMetaJson(meta: ResponseMeta | undefined): JsonValue {
+export function responseMetaJson(meta: ResponseMeta | undefined): JsonValue {
   if (!meta) return null;
   const out: JsonObject = {
     truncated: meta.truncated,
@@ -183,6 +184,17 @@ function metaJson(
   return meta;
 }
 
+/** The consent object (DESIGN.md): the call was not run; repeat it with confirm_token. */
+export function consentJson(c: Consent): JsonObject {
+  return {
+    tool_id: c.toolId,
+    tool_name: c.toolName,
+    parameters: fromJsonBytes(c.parametersJson) ?? {},
+    confirm_token: c.confirmToken,
+    expires_at: iso(c.expiresAt),
+  };
+}
+
 /** A batch element (spec "Batch result element"); `inBatch` adds the element's own truncation facts. */
 function elementJson(r: CallResult, inBatch: boolean): JsonObject {
   const out: JsonObject = {
@@ -193,15 +205,7 @@ function elementJson(r: CallResult, inBatch: boolean): JsonObject {
     execution_id: r.executionId ?? null,
   };
   if (r.errorDetail) out.error_code = r.errorDetail.reason;
-  if (r.consent) {
-    out.consent = {
-      tool_id: r.consent.toolId,
-      tool_name: r.consent.toolName,
-      parameters: fromJsonBytes(r.consent.parametersJson) ?? {},
-      confirm_token: r.consent.confirmToken,
-      expires_at: iso(r.consent.expiresAt),
-    };
-  }
+  if (r.consent) out.consent = consentJson(r.consent);
   if (r.projection) out.projection = { kept: r.projection.kept, unmatched: r.projection.unmatched };
   if (inBatch) {
     out.truncated = r.truncated;

@@ -5,6 +5,7 @@ import { z } from "zod";
 
 export const contentEnv = {
   CATALOG_URL: serviceUrls.CATALOG_URL,
+  EXECUTION_URL: serviceUrls.EXECUTION_URL,
   CONTENT_OUTBOUND_ALLOW: z
     .string()
     .default("")
@@ -39,6 +40,50 @@ export const contentEnv = {
     .max(60_000)
     .default(1000)
     .describe("how often queued crawls are looked for when nothing wakes the crawler"),
+  CONTENT_WORKFLOW_LEASE_MS: z.coerce
+    .number()
+    .int()
+    .min(300)
+    .max(3_600_000)
+    .default(30_000)
+    .describe(
+      "how long a workflow run stays with the process driving it without renewal; a dead process's runs resume after this",
+    ),
+  CONTENT_WORKFLOW_POLL_MS: z.coerce
+    .number()
+    .int()
+    .min(50)
+    .max(60_000)
+    .default(1000)
+    .describe("how often runs whose lease ran out are looked for"),
+  CONTENT_WORKFLOW_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1000)
+    .default(16)
+    .describe("runs a process drives at once for async starts and resumed runs (synchronous runs come on top)"),
+  CONTENT_WORKFLOW_MAX_ATTEMPTS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .default(8)
+    .describe("attempts at one step while the execution service cannot be reached, before the run fails"),
+  CONTENT_WORKFLOW_SYNC_WAIT_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(600_000)
+    .default(60_000)
+    .describe("how long POST /workflows/{id}/run waits for the run to end before answering 202 with it still running"),
+  CONTENT_WORKFLOW_STEP_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .max(3_600_000)
+    .default(120_000)
+    .describe("deadline of one step's call to the execution service (above its upstream timeout plus an idempotent wait)"),
 };
 
 export type ContentConfig = z.infer<z.ZodObject<typeof contentEnv>> & BaseConfig;

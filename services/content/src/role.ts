@@ -20,9 +20,11 @@ export const contentRole = serviceRole((): ServiceDefinition<typeof contentEnv> 
     async background() {
       const d = deps!;
       await d.crawls.start();
+      await d.runner.start();
       return [
         {
           async stop() {
+            await d.runner.stop();
             await d.crawls.stop();
             await d.outbound.close();
           },

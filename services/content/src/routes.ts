@@ -1,21 +1,26 @@
 /**
  * The content service's gRPC routes and what they stand on: skills and site stores, the catalog client
  * (a skill's service, the services on a crawled domain), the outbound address policy and the crawl queue.
- * Workflow RPCs answer UNIMPLEMENTED until their issue.
+ * Workflows run through the execution service, driven by the workflow runner (workflows/runner.ts).
  */
 import { Code, ConnectError, type ConnectRouter } from "@connectrpc/connect";
 import { unavailable } from "@toolport/kit/errors";
+import { InputValidator } from "@toolport/kit/input-validator";
 import { AddressPolicy, Outbound } from "@toolport/kit/outbound";
 import { createServiceClient } from "@toolport/kit/rpc";
 import type { ServiceContext } from "@toolport/kit/service";
 import { CatalogService } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
 import { ContentService } from "@toolport/proto/toolport/content/v1/content_service_pb";
+import { ExecutionService } from "@toolport/proto/toolport/execution/v1/execution_service_pb";
 import type { ContentConfig } from "./config.js";
 import { CrawlQueue } from "./crawl-queue.js";
 import { siteHandlers } from "./handlers/sites.js";
 import { skillHandlers } from "./handlers/skills.js";
+import { toolLookupFailed, workflowHandlers } from "./handlers/workflows.js";
 import { SiteStore } from "./store/sites.js";
 import { SkillStore } from "./store/skills.js";
+import { WorkflowStore } from "./store/workflows.js";
+import { WorkflowRunner } from "./workflows/runner.js";
 
 export interface ContentDeps {
   skills: SkillStore;
@@ -24,6 +29,10 @@ export interface ContentDeps {
   policy: AddressPolicy;
   crawls: CrawlQueue;
   catalog: ReturnType<typeof createServiceClient<typeof CatalogService>>;
+  workflows: WorkflowStore;
+  runner: WorkflowRunner;
+  validator: InputValidator;
+  syncWaitMs: number;
 }
 
 export function createDeps(ctx: ServiceContext<ContentConfig>): ContentDeps {
@@ -47,7 +56,32 @@ export function createDeps(ctx: ServiceContext<ContentConfig>): ContentDeps {
     },
     catalogServices: async (domain) => (await catalog.findServicesOnDomain({ domain })).services,
   });
-  return { skills: new SkillStore(pool), sites, outbound, policy, crawls, catalog };
+  const workflows = new WorkflowStore(pool);
+  const runner = new WorkflowRunner({
+    pool,
+    store: workflows,
+    execution: createServiceClient(ExecutionService, config.EXECUTION_URL, {
+      timeoutMs: config.CONTENT_WORKFLOW_STEP_TIMEOUT_MS,
+    }),
+    log,
+    nudge: () => ctx.outbox.nudge(),
+    leaseMs: config.CONTENT_WORKFLOW_LEASE_MS,
+    pollMs: config.CONTENT_WORKFLOW_POLL_MS,
+    concurrency: config.CONTENT_WORKFLOW_CONCURRENCY,
+    maxAttempts: config.CONTENT_WORKFLOW_MAX_ATTEMPTS,
+  });
+  return {
+    skills: new SkillStore(pool),
+    sites,
+    outbound,
+    policy,
+    crawls,
+    catalog,
+    workflows,
+    runner,
+    validator: new InputValidator(log),
+    syncWaitMs: config.CONTENT_WORKFLOW_SYNC_WAIT_MS,
+  };
 }
 
 export function routes(router: ConnectRouter, deps: ContentDeps): void {
@@ -65,5 +99,19 @@ export function routes(router: ConnectRouter, deps: ContentDeps): void {
       },
     }),
     ...siteHandlers({ sites: deps.sites, policy: deps.policy, wake: () => deps.crawls.wake() }),
+    ...workflowHandlers({
+      workflows: deps.workflows,
+      runner: deps.runner,
+      validator: deps.validator,
+      syncWaitMs: deps.syncWaitMs,
+      async visibleTool(toolId) {
+        try {
+          const { tool } = await deps.catalog.getTool({ toolId });
+          return tool ? { id: tool.id, name: tool.name } : null;
+        } catch (err) {
+          return toolLookupFailed(err);
+        }
+      },
+    }),
   });
 }

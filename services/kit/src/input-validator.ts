@@ -47,6 +47,16 @@ export class InputValidator {
     });
   }
 
+  /** Why `schema` cannot validate anything (ajv cannot compile it), or undefined when it can. */
+  schemaProblem(schema: Record<string, unknown>): string | undefined {
+    try {
+      this.ajv.compile(schema);
+      return undefined;
+    } catch (err) {
+      return (err as Error).message;
+    }
+  }
+
   private compile(cacheKey: string, schema: Record<string, unknown>): ValidateFunction | null {
     const cached = this.cache.get(cacheKey);
     if (cached !== undefined) return cached;

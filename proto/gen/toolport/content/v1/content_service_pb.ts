@@ -4,7 +4,6 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
 import type { StringList } from "../../common/v1/types_pb.js";
 import { file_toolport_common_v1_types } from "../../common/v1/types_pb.js";
 import type { Site } from "./sites_pb.js";
@@ -13,13 +12,13 @@ import type { Skill, SkillFile, SkillSubmission, SkillSummary } from "./skills_p
 import { file_toolport_content_v1_skills } from "./skills_pb.js";
 import type { Workflow, WorkflowRun, WorkflowStepInput, WorkflowStepInputs, WorkflowSummary } from "./workflows_pb.js";
 import { file_toolport_content_v1_workflows } from "./workflows_pb.js";
-import type { JsonObject, Message } from "@bufbuild/protobuf";
+import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file toolport/content/v1/content_service.proto.
  */
 export const file_toolport_content_v1_content_service: GenFile = /*@__PURE__*/
-  fileDesc("Cil0b29scG9ydC9jb250ZW50L3YxL2NvbnRlbnRfc2VydmljZS5wcm90bxITdG9vbHBvcnQuY29udGVudC52MSKmAgoSQ3JlYXRlU2tpbGxSZXF1ZXN0EgwKBG5hbWUYASABKAkSGAoQc2tpbGxfbWRfY29udGVudBgCIAEoCRIvCgdzY3JpcHRzGAMgAygLMh4udG9vbHBvcnQuY29udGVudC52MS5Ta2lsbEZpbGUSNwoPcmVmZXJlbmNlX2ZpbGVzGAQgAygLMh4udG9vbHBvcnQuY29udGVudC52MS5Ta2lsbEZpbGUSLgoGYXNzZXRzGAUgAygLMh4udG9vbHBvcnQuY29udGVudC52MS5Ta2lsbEZpbGUSFwoKdmlzaWJpbGl0eRgGIAEoCUgAiAEBEhcKCnNlcnZpY2VfaWQYByABKAlIAYgBAUINCgtfdmlzaWJpbGl0eUINCgtfc2VydmljZV9pZCJAChNDcmVhdGVTa2lsbFJlc3BvbnNlEikKBXNraWxsGAEgASgLMhoudG9vbHBvcnQuY29udGVudC52MS5Ta2lsbCIjCg9HZXRTa2lsbFJlcXVlc3QSEAoIc2tpbGxfaWQYASABKAkiPQoQR2V0U2tpbGxSZXNwb25zZRIpCgVza2lsbBgBIAEoCzIaLnRvb2xwb3J0LmNvbnRlbnQudjEuU2tpbGwiPQoTTGlzdE15U2tpbGxzUmVxdWVzdBIXCgp2aXNpYmlsaXR5GAEgASgJSACIAQFCDQoLX3Zpc2liaWxpdHkiSQoUTGlzdE15U2tpbGxzUmVzcG9uc2USMQoGc2tpbGxzGAEgAygLMiEudG9vbHBvcnQuY29udGVudC52MS5Ta2lsbFN1bW1hcnkidwoXTGlzdFB1YmxpY1NraWxsc1JlcXVlc3QSEwoGc2VhcmNoGAEgASgJSACIAQESEgoFbGltaXQYAiABKAVIAYgBARITCgZvZmZzZXQYAyABKAVIAogBAUIJCgdfc2VhcmNoQggKBl9saW1pdEIJCgdfb2Zmc2V0Ik0KGExpc3RQdWJsaWNTa2lsbHNSZXNwb25zZRIxCgZza2lsbHMYASADKAsyIS50b29scG9ydC5jb250ZW50LnYxLlNraWxsU3VtbWFyeSIqChZHZXRTa2lsbEFyY2hpdmVSZXF1ZXN0EhAKCHNraWxsX2lkGAEgASgJIjgKF0dldFNraWxsQXJjaGl2ZVJlc3BvbnNlEhAKCGZpbGVuYW1lGAEgASgJEgsKA3ppcBgCIAEoDCImChJEZWxldGVTa2lsbFJlcXVlc3QSEAoIc2tpbGxfaWQYASABKAkiJgoTRGVsZXRlU2tpbGxSZXNwb25zZRIPCgdkZWxldGVkGAEgASgIIoQCChxDcmVhdGVTa2lsbFN1Ym1pc3Npb25SZXF1ZXN0EhUKCHNraWxsX2lkGAEgASgJSACIAQESDAoEbmFtZRgCIAEoCRIYChBza2lsbF9tZF9jb250ZW50GAMgASgJEi8KB3NjcmlwdHMYBCADKAsyHi50b29scG9ydC5jb250ZW50LnYxLlNraWxsRmlsZRI3Cg9yZWZlcmVuY2VfZmlsZXMYBSADKAsyHi50b29scG9ydC5jb250ZW50LnYxLlNraWxsRmlsZRIuCgZhc3NldHMYBiADKAsyHi50b29scG9ydC5jb250ZW50LnYxLlNraWxsRmlsZUILCglfc2tpbGxfaWQiWQodQ3JlYXRlU2tpbGxTdWJtaXNzaW9uUmVzcG9uc2USOAoKc3VibWlzc2lvbhgBIAEoCzIkLnRvb2xwb3J0LmNvbnRlbnQudjEuU2tpbGxTdWJtaXNzaW9uIjIKGUdldFNraWxsU3VibWlzc2lvblJlcXVlc3QSFQoNc3VibWlzc2lvbl9pZBgBIAEoCSJWChpHZXRTa2lsbFN1Ym1pc3Npb25SZXNwb25zZRI4CgpzdWJtaXNzaW9uGAEgASgLMiQudG9vbHBvcnQuY29udGVudC52MS5Ta2lsbFN1Ym1pc3Npb24iHwodTGlzdE15U2tpbGxTdWJtaXNzaW9uc1JlcXVlc3QiWwoeTGlzdE15U2tpbGxTdWJtaXNzaW9uc1Jlc3BvbnNlEjkKC3N1Ym1pc3Npb25zGAEgAygLMiQudG9vbHBvcnQuY29udGVudC52MS5Ta2lsbFN1Ym1pc3Npb24iPQobTGlzdFNraWxsU3VibWlzc2lvbnNSZXF1ZXN0EhMKBnN0YXR1cxgBIAEoCUgAiAEBQgkKB19zdGF0dXMiWQocTGlzdFNraWxsU3VibWlzc2lvbnNSZXNwb25zZRI5CgtzdWJtaXNzaW9ucxgBIAMoCzIkLnRvb2xwb3J0LmNvbnRlbnQudjEuU2tpbGxTdWJtaXNzaW9uIncKHFJldmlld1NraWxsU3VibWlzc2lvblJlcXVlc3QSFQoNc3VibWlzc2lvbl9pZBgBIAEoCRIQCghkZWNpc2lvbhgCIAEoCRIbCg5yZXZpZXdlcl9ub3RlcxgDIAEoCUgAiAEBQhEKD19yZXZpZXdlcl9ub3RlcyJZCh1SZXZpZXdTa2lsbFN1Ym1pc3Npb25SZXNwb25zZRI4CgpzdWJtaXNzaW9uGAEgASgLMiQudG9vbHBvcnQuY29udGVudC52MS5Ta2lsbFN1Ym1pc3Npb24ipwEKFUNyZWF0ZVdvcmtmbG93UmVxdWVzdBIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEjUKBXN0ZXBzGAMgAygLMiYudG9vbHBvcnQuY29udGVudC52MS5Xb3JrZmxvd1N0ZXBJbnB1dBIXCgp2aXNpYmlsaXR5GAQgASgJSACIAQESDAoEdGFncxgFIAMoCUINCgtfdmlzaWJpbGl0eSJJChZDcmVhdGVXb3JrZmxvd1Jlc3BvbnNlEi8KCHdvcmtmbG93GAEgASgLMh0udG9vbHBvcnQuY29udGVudC52MS5Xb3JrZmxvdyKAAgoVVXBkYXRlV29ya2Zsb3dSZXF1ZXN0EhMKC3dvcmtmbG93X2lkGAEgASgJEhEKBG5hbWUYAiABKAlIAIgBARIYCgtkZXNjcmlwdGlvbhgDIAEoCUgBiAEBEjYKBXN0ZXBzGAQgASgLMicudG9vbHBvcnQuY29udGVudC52MS5Xb3JrZmxvd1N0ZXBJbnB1dHMSFwoKdmlzaWJpbGl0eRgFIAEoCUgCiAEBEiwKBHRhZ3MYBiABKAsyHi50b29scG9ydC5jb21tb24udjEuU3RyaW5nTGlzdEIHCgVfbmFtZUIOCgxfZGVzY3JpcHRpb25CDQoLX3Zpc2liaWxpdHkiSQoWVXBkYXRlV29ya2Zsb3dSZXNwb25zZRIvCgh3b3JrZmxvdxgBIAEoCzIdLnRvb2xwb3J0LmNvbnRlbnQudjEuV29ya2Zsb3ciKQoSR2V0V29ya2Zsb3dSZXF1ZXN0EhMKC3dvcmtmbG93X2lkGAEgASgJIkYKE0dldFdvcmtmbG93UmVzcG9uc2USLwoId29ya2Zsb3cYASABKAsyHS50b29scG9ydC5jb250ZW50LnYxLldvcmtmbG93IpYBChpMaXN0UHVibGljV29ya2Zsb3dzUmVxdWVzdBITCgZzZWFyY2gYASABKAlIAIgBARIRCgRzb3J0GAIgASgJSAGIAQESEgoFbGltaXQYAyABKAVIAogBARITCgZvZmZzZXQYBCABKAVIA4gBAUIJCgdfc2VhcmNoQgcKBV9zb3J0QggKBl9saW1pdEIJCgdfb2Zmc2V0IlYKG0xpc3RQdWJsaWNXb3JrZmxvd3NSZXNwb25zZRI3Cgl3b3JrZmxvd3MYASADKAsyJC50b29scG9ydC5jb250ZW50LnYxLldvcmtmbG93U3VtbWFyeSJ+ChZMaXN0TXlXb3JrZmxvd3NSZXF1ZXN0EhcKCnZpc2liaWxpdHkYASABKAlIAIgBARISCgVsaW1pdBgCIAEoBUgBiAEBEhMKBm9mZnNldBgDIAEoBUgCiAEBQg0KC192aXNpYmlsaXR5QggKBl9saW1pdEIJCgdfb2Zmc2V0IlIKF0xpc3RNeVdvcmtmbG93c1Jlc3BvbnNlEjcKCXdvcmtmbG93cxgBIAMoCzIkLnRvb2xwb3J0LmNvbnRlbnQudjEuV29ya2Zsb3dTdW1tYXJ5IiwKFURlbGV0ZVdvcmtmbG93UmVxdWVzdBITCgt3b3JrZmxvd19pZBgBIAEoCSIpChZEZWxldGVXb3JrZmxvd1Jlc3BvbnNlEg8KB2RlbGV0ZWQYASABKAgiVgoWRXhlY3V0ZVdvcmtmbG93UmVxdWVzdBITCgt3b3JrZmxvd19pZBgBIAEoCRInCgZpbnB1dHMYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IkgKF0V4ZWN1dGVXb3JrZmxvd1Jlc3BvbnNlEi0KA3J1bhgBIAEoCzIgLnRvb2xwb3J0LmNvbnRlbnQudjEuV29ya2Zsb3dSdW4iJwoVR2V0V29ya2Zsb3dSdW5SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCSJHChZHZXRXb3JrZmxvd1J1blJlc3BvbnNlEi0KA3J1bhgBIAEoCzIgLnRvb2xwb3J0LmNvbnRlbnQudjEuV29ya2Zsb3dSdW4ibAoXTGlzdFdvcmtmbG93UnVuc1JlcXVlc3QSEwoLd29ya2Zsb3dfaWQYASABKAkSEgoFbGltaXQYAiABKAVIAIgBARITCgZvZmZzZXQYAyABKAVIAYgBAUIICgZfbGltaXRCCQoHX29mZnNldCJKChhMaXN0V29ya2Zsb3dSdW5zUmVzcG9uc2USLgoEcnVucxgBIAMoCzIgLnRvb2xwb3J0LmNvbnRlbnQudjEuV29ya2Zsb3dSdW4iKAoWR2V0U2l0ZUJ5RG9tYWluUmVxdWVzdBIOCgZkb21haW4YASABKAkiQgoXR2V0U2l0ZUJ5RG9tYWluUmVzcG9uc2USJwoEc2l0ZRgBIAEoCzIZLnRvb2xwb3J0LmNvbnRlbnQudjEuU2l0ZSJIChFDcmVhdGVTaXRlUmVxdWVzdBILCgN1cmwYASABKAkSFwoKdmlzaWJpbGl0eRgCIAEoCUgAiAEBQg0KC192aXNpYmlsaXR5Ij0KEkNyZWF0ZVNpdGVSZXNwb25zZRInCgRzaXRlGAEgASgLMhkudG9vbHBvcnQuY29udGVudC52MS5TaXRlIiEKDkdldFNpdGVSZXF1ZXN0Eg8KB3NpdGVfaWQYASABKAkiOgoPR2V0U2l0ZVJlc3BvbnNlEicKBHNpdGUYASABKAsyGS50b29scG9ydC5jb250ZW50LnYxLlNpdGUiFAoSTGlzdE15U2l0ZXNSZXF1ZXN0Ij8KE0xpc3RNeVNpdGVzUmVzcG9uc2USKAoFc2l0ZXMYASADKAsyGS50b29scG9ydC5jb250ZW50LnYxLlNpdGUiJQoSUmVjcmF3bFNpdGVSZXF1ZXN0Eg8KB3NpdGVfaWQYASABKAkiPgoTUmVjcmF3bFNpdGVSZXNwb25zZRInCgRzaXRlGAEgASgLMhkudG9vbHBvcnQuY29udGVudC52MS5TaXRlIiQKEURlbGV0ZVNpdGVSZXF1ZXN0Eg8KB3NpdGVfaWQYASABKAkiJQoSRGVsZXRlU2l0ZVJlc3BvbnNlEg8KB2RlbGV0ZWQYASABKAgyhBYKDkNvbnRlbnRTZXJ2aWNlEmAKC0NyZWF0ZVNraWxsEicudG9vbHBvcnQuY29udGVudC52MS5DcmVhdGVTa2lsbFJlcXVlc3QaKC50b29scG9ydC5jb250ZW50LnYxLkNyZWF0ZVNraWxsUmVzcG9uc2USVwoIR2V0U2tpbGwSJC50b29scG9ydC5jb250ZW50LnYxLkdldFNraWxsUmVxdWVzdBolLnRvb2xwb3J0LmNvbnRlbnQudjEuR2V0U2tpbGxSZXNwb25zZRJjCgxMaXN0TXlTa2lsbHMSKC50b29scG9ydC5jb250ZW50LnYxLkxpc3RNeVNraWxsc1JlcXVlc3QaKS50b29scG9ydC5jb250ZW50LnYxLkxpc3RNeVNraWxsc1Jlc3BvbnNlEm8KEExpc3RQdWJsaWNTa2lsbHMSLC50b29scG9ydC5jb250ZW50LnYxLkxpc3RQdWJsaWNTa2lsbHNSZXF1ZXN0Gi0udG9vbHBvcnQuY29udGVudC52MS5MaXN0UHVibGljU2tpbGxzUmVzcG9uc2USbAoPR2V0U2tpbGxBcmNoaXZlEisudG9vbHBvcnQuY29udGVudC52MS5HZXRTa2lsbEFyY2hpdmVSZXF1ZXN0GiwudG9vbHBvcnQuY29udGVudC52MS5HZXRTa2lsbEFyY2hpdmVSZXNwb25zZRJgCgtEZWxldGVTa2lsbBInLnRvb2xwb3J0LmNvbnRlbnQudjEuRGVsZXRlU2tpbGxSZXF1ZXN0GigudG9vbHBvcnQuY29udGVudC52MS5EZWxldGVTa2lsbFJlc3BvbnNlEn4KFUNyZWF0ZVNraWxsU3VibWlzc2lvbhIxLnRvb2xwb3J0LmNvbnRlbnQudjEuQ3JlYXRlU2tpbGxTdWJtaXNzaW9uUmVxdWVzdBoyLnRvb2xwb3J0LmNvbnRlbnQudjEuQ3JlYXRlU2tpbGxTdWJtaXNzaW9uUmVzcG9uc2USdQoSR2V0U2tpbGxTdWJtaXNzaW9uEi4udG9vbHBvcnQuY29udGVudC52MS5HZXRTa2lsbFN1Ym1pc3Npb25SZXF1ZXN0Gi8udG9vbHBvcnQuY29udGVudC52MS5HZXRTa2lsbFN1Ym1pc3Npb25SZXNwb25zZRKBAQoWTGlzdE15U2tpbGxTdWJtaXNzaW9ucxIyLnRvb2xwb3J0LmNvbnRlbnQudjEuTGlzdE15U2tpbGxTdWJtaXNzaW9uc1JlcXVlc3QaMy50b29scG9ydC5jb250ZW50LnYxLkxpc3RNeVNraWxsU3VibWlzc2lvbnNSZXNwb25zZRJ7ChRMaXN0U2tpbGxTdWJtaXNzaW9ucxIwLnRvb2xwb3J0LmNvbnRlbnQudjEuTGlzdFNraWxsU3VibWlzc2lvbnNSZXF1ZXN0GjEudG9vbHBvcnQuY29udGVudC52MS5MaXN0U2tpbGxTdWJtaXNzaW9uc1Jlc3BvbnNlEn4KFVJldmlld1NraWxsU3VibWlzc2lvbhIxLnRvb2xwb3J0LmNvbnRlbnQudjEuUmV2aWV3U2tpbGxTdWJtaXNzaW9uUmVxdWVzdBoyLnRvb2xwb3J0LmNvbnRlbnQudjEuUmV2aWV3U2tpbGxTdWJtaXNzaW9uUmVzcG9uc2USaQoOQ3JlYXRlV29ya2Zsb3cSKi50b29scG9ydC5jb250ZW50LnYxLkNyZWF0ZVdvcmtmbG93UmVxdWVzdBorLnRvb2xwb3J0LmNvbnRlbnQudjEuQ3JlYXRlV29ya2Zsb3dSZXNwb25zZRJpCg5VcGRhdGVXb3JrZmxvdxIqLnRvb2xwb3J0LmNvbnRlbnQudjEuVXBkYXRlV29ya2Zsb3dSZXF1ZXN0GisudG9vbHBvcnQuY29udGVudC52MS5VcGRhdGVXb3JrZmxvd1Jlc3BvbnNlEmAKC0dldFdvcmtmbG93EicudG9vbHBvcnQuY29udGVudC52MS5HZXRXb3JrZmxvd1JlcXVlc3QaKC50b29scG9ydC5jb250ZW50LnYxLkdldFdvcmtmbG93UmVzcG9uc2USeAoTTGlzdFB1YmxpY1dvcmtmbG93cxIvLnRvb2xwb3J0LmNvbnRlbnQudjEuTGlzdFB1YmxpY1dvcmtmbG93c1JlcXVlc3QaMC50b29scG9ydC5jb250ZW50LnYxLkxpc3RQdWJsaWNXb3JrZmxvd3NSZXNwb25zZRJsCg9MaXN0TXlXb3JrZmxvd3MSKy50b29scG9ydC5jb250ZW50LnYxLkxpc3RNeVdvcmtmbG93c1JlcXVlc3QaLC50b29scG9ydC5jb250ZW50LnYxLkxpc3RNeVdvcmtmbG93c1Jlc3BvbnNlEmkKDkRlbGV0ZVdvcmtmbG93EioudG9vbHBvcnQuY29udGVudC52MS5EZWxldGVXb3JrZmxvd1JlcXVlc3QaKy50b29scG9ydC5jb250ZW50LnYxLkRlbGV0ZVdvcmtmbG93UmVzcG9uc2USbAoPRXhlY3V0ZVdvcmtmbG93EisudG9vbHBvcnQuY29udGVudC52MS5FeGVjdXRlV29ya2Zsb3dSZXF1ZXN0GiwudG9vbHBvcnQuY29udGVudC52MS5FeGVjdXRlV29ya2Zsb3dSZXNwb25zZRJpCg5HZXRXb3JrZmxvd1J1bhIqLnRvb2xwb3J0LmNvbnRlbnQudjEuR2V0V29ya2Zsb3dSdW5SZXF1ZXN0GisudG9vbHBvcnQuY29udGVudC52MS5HZXRXb3JrZmxvd1J1blJlc3BvbnNlEm8KEExpc3RXb3JrZmxvd1J1bnMSLC50b29scG9ydC5jb250ZW50LnYxLkxpc3RXb3JrZmxvd1J1bnNSZXF1ZXN0Gi0udG9vbHBvcnQuY29udGVudC52MS5MaXN0V29ya2Zsb3dSdW5zUmVzcG9uc2USbAoPR2V0U2l0ZUJ5RG9tYWluEisudG9vbHBvcnQuY29udGVudC52MS5HZXRTaXRlQnlEb21haW5SZXF1ZXN0GiwudG9vbHBvcnQuY29udGVudC52MS5HZXRTaXRlQnlEb21haW5SZXNwb25zZRJdCgpDcmVhdGVTaXRlEiYudG9vbHBvcnQuY29udGVudC52MS5DcmVhdGVTaXRlUmVxdWVzdBonLnRvb2xwb3J0LmNvbnRlbnQudjEuQ3JlYXRlU2l0ZVJlc3BvbnNlElQKB0dldFNpdGUSIy50b29scG9ydC5jb250ZW50LnYxLkdldFNpdGVSZXF1ZXN0GiQudG9vbHBvcnQuY29udGVudC52MS5HZXRTaXRlUmVzcG9uc2USYAoLTGlzdE15U2l0ZXMSJy50b29scG9ydC5jb250ZW50LnYxLkxpc3RNeVNpdGVzUmVxdWVzdBooLnRvb2xwb3J0LmNvbnRlbnQudjEuTGlzdE15U2l0ZXNSZXNwb25zZRJgCgtSZWNyYXdsU2l0ZRInLnRvb2xwb3J0LmNvbnRlbnQudjEuUmVjcmF3bFNpdGVSZXF1ZXN0GigudG9vbHBvcnQuY29udGVudC52MS5SZWNyYXdsU2l0ZVJlc3BvbnNlEl0KCkRlbGV0ZVNpdGUSJi50b29scG9ydC5jb250ZW50LnYxLkRlbGV0ZVNpdGVSZXF1ZXN0GicudG9vbHBvcnQuY29udGVudC52MS5EZWxldGVTaXRlUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_toolport_common_v1_types, file_toolport_content_v1_sites, file_toolport_content_v1_skills, file_toolport_content_v1_workflows]);
+  fileDesc("Cil0b29scG9ydC9jb250ZW50L3YxL2NvbnRlbnRfc2VydmljZS5wcm90bxITdG9vbHBvcnQuY29udGVudC52MSKmAgoSQ3JlYXRlU2tpbGxSZXF1ZXN0EgwKBG5hbWUYASABKAkSGAoQc2tpbGxfbWRfY29udGVudBgCIAEoCRIvCgdzY3JpcHRzGAMgAygLMh4udG9vbHBvcnQuY29udGVudC52MS5Ta2lsbEZpbGUSNwoPcmVmZXJlbmNlX2ZpbGVzGAQgAygLMh4udG9vbHBvcnQuY29udGVudC52MS5Ta2lsbEZpbGUSLgoGYXNzZXRzGAUgAygLMh4udG9vbHBvcnQuY29udGVudC52MS5Ta2lsbEZpbGUSFwoKdmlzaWJpbGl0eRgGIAEoCUgAiAEBEhcKCnNlcnZpY2VfaWQYByABKAlIAYgBAUINCgtfdmlzaWJpbGl0eUINCgtfc2VydmljZV9pZCJAChNDcmVhdGVTa2lsbFJlc3BvbnNlEikKBXNraWxsGAEgASgLMhoudG9vbHBvcnQuY29udGVudC52MS5Ta2lsbCIjCg9HZXRTa2lsbFJlcXVlc3QSEAoIc2tpbGxfaWQYASABKAkiPQoQR2V0U2tpbGxSZXNwb25zZRIpCgVza2lsbBgBIAEoCzIaLnRvb2xwb3J0LmNvbnRlbnQudjEuU2tpbGwiPQoTTGlzdE15U2tpbGxzUmVxdWVzdBIXCgp2aXNpYmlsaXR5GAEgASgJSACIAQFCDQoLX3Zpc2liaWxpdHkiSQoUTGlzdE15U2tpbGxzUmVzcG9uc2USMQoGc2tpbGxzGAEgAygLMiEudG9vbHBvcnQuY29udGVudC52MS5Ta2lsbFN1bW1hcnkidwoXTGlzdFB1YmxpY1NraWxsc1JlcXVlc3QSEwoGc2VhcmNoGAEgASgJSACIAQESEgoFbGltaXQYAiABKAVIAYgBARITCgZvZmZzZXQYAyABKAVIAogBAUIJCgdfc2VhcmNoQggKBl9saW1pdEIJCgdfb2Zmc2V0Ik0KGExpc3RQdWJsaWNTa2lsbHNSZXNwb25zZRIxCgZza2lsbHMYASADKAsyIS50b29scG9ydC5jb250ZW50LnYxLlNraWxsU3VtbWFyeSIqChZHZXRTa2lsbEFyY2hpdmVSZXF1ZXN0EhAKCHNraWxsX2lkGAEgASgJIjgKF0dldFNraWxsQXJjaGl2ZVJlc3BvbnNlEhAKCGZpbGVuYW1lGAEgASgJEgsKA3ppcBgCIAEoDCImChJEZWxldGVTa2lsbFJlcXVlc3QSEAoIc2tpbGxfaWQYASABKAkiJgoTRGVsZXRlU2tpbGxSZXNwb25zZRIPCgdkZWxldGVkGAEgASgIIoQCChxDcmVhdGVTa2lsbFN1Ym1pc3Npb25SZXF1ZXN0EhUKCHNraWxsX2lkGAEgASgJSACIAQESDAoEbmFtZRgCIAEoCRIYChBza2lsbF9tZF9jb250ZW50GAMgASgJEi8KB3NjcmlwdHMYBCADKAsyHi50b29scG9ydC5jb250ZW50LnYxLlNraWxsRmlsZRI3Cg9yZWZlcmVuY2VfZmlsZXMYBSADKAsyHi50b29scG9ydC5jb250ZW50LnYxLlNraWxsRmlsZRIuCgZhc3NldHMYBiADKAsyHi50b29scG9ydC5jb250ZW50LnYxLlNraWxsRmlsZUILCglfc2tpbGxfaWQiWQodQ3JlYXRlU2tpbGxTdWJtaXNzaW9uUmVzcG9uc2USOAoKc3VibWlzc2lvbhgBIAEoCzIkLnRvb2xwb3J0LmNvbnRlbnQudjEuU2tpbGxTdWJtaXNzaW9uIjIKGUdldFNraWxsU3VibWlzc2lvblJlcXVlc3QSFQoNc3VibWlzc2lvbl9pZBgBIAEoCSJWChpHZXRTa2lsbFN1Ym1pc3Npb25SZXNwb25zZRI4CgpzdWJtaXNzaW9uGAEgASgLMiQudG9vbHBvcnQuY29udGVudC52MS5Ta2lsbFN1Ym1pc3Npb24iHwodTGlzdE15U2tpbGxTdWJtaXNzaW9uc1JlcXVlc3QiWwoeTGlzdE15U2tpbGxTdWJtaXNzaW9uc1Jlc3BvbnNlEjkKC3N1Ym1pc3Npb25zGAEgAygLMiQudG9vbHBvcnQuY29udGVudC52MS5Ta2lsbFN1Ym1pc3Npb24iPQobTGlzdFNraWxsU3VibWlzc2lvbnNSZXF1ZXN0EhMKBnN0YXR1cxgBIAEoCUgAiAEBQgkKB19zdGF0dXMiWQocTGlzdFNraWxsU3VibWlzc2lvbnNSZXNwb25zZRI5CgtzdWJtaXNzaW9ucxgBIAMoCzIkLnRvb2xwb3J0LmNvbnRlbnQudjEuU2tpbGxTdWJtaXNzaW9uIncKHFJldmlld1NraWxsU3VibWlzc2lvblJlcXVlc3QSFQoNc3VibWlzc2lvbl9pZBgBIAEoCRIQCghkZWNpc2lvbhgCIAEoCRIbCg5yZXZpZXdlcl9ub3RlcxgDIAEoCUgAiAEBQhEKD19yZXZpZXdlcl9ub3RlcyJZCh1SZXZpZXdTa2lsbFN1Ym1pc3Npb25SZXNwb25zZRI4CgpzdWJtaXNzaW9uGAEgASgLMiQudG9vbHBvcnQuY29udGVudC52MS5Ta2lsbFN1Ym1pc3Npb24iwgEKFUNyZWF0ZVdvcmtmbG93UmVxdWVzdBIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEjUKBXN0ZXBzGAMgAygLMiYudG9vbHBvcnQuY29udGVudC52MS5Xb3JrZmxvd1N0ZXBJbnB1dBIXCgp2aXNpYmlsaXR5GAQgASgJSACIAQESDAoEdGFncxgFIAMoCRIZChFpbnB1dF9zY2hlbWFfanNvbhgGIAEoDEINCgtfdmlzaWJpbGl0eSJJChZDcmVhdGVXb3JrZmxvd1Jlc3BvbnNlEi8KCHdvcmtmbG93GAEgASgLMh0udG9vbHBvcnQuY29udGVudC52MS5Xb3JrZmxvdyK2AgoVVXBkYXRlV29ya2Zsb3dSZXF1ZXN0EhMKC3dvcmtmbG93X2lkGAEgASgJEhEKBG5hbWUYAiABKAlIAIgBARIYCgtkZXNjcmlwdGlvbhgDIAEoCUgBiAEBEjYKBXN0ZXBzGAQgASgLMicudG9vbHBvcnQuY29udGVudC52MS5Xb3JrZmxvd1N0ZXBJbnB1dHMSFwoKdmlzaWJpbGl0eRgFIAEoCUgCiAEBEiwKBHRhZ3MYBiABKAsyHi50b29scG9ydC5jb21tb24udjEuU3RyaW5nTGlzdBIeChFpbnB1dF9zY2hlbWFfanNvbhgHIAEoDEgDiAEBQgcKBV9uYW1lQg4KDF9kZXNjcmlwdGlvbkINCgtfdmlzaWJpbGl0eUIUChJfaW5wdXRfc2NoZW1hX2pzb24iSQoWVXBkYXRlV29ya2Zsb3dSZXNwb25zZRIvCgh3b3JrZmxvdxgBIAEoCzIdLnRvb2xwb3J0LmNvbnRlbnQudjEuV29ya2Zsb3ciKQoSR2V0V29ya2Zsb3dSZXF1ZXN0EhMKC3dvcmtmbG93X2lkGAEgASgJIkYKE0dldFdvcmtmbG93UmVzcG9uc2USLwoId29ya2Zsb3cYASABKAsyHS50b29scG9ydC5jb250ZW50LnYxLldvcmtmbG93IpYBChpMaXN0UHVibGljV29ya2Zsb3dzUmVxdWVzdBITCgZzZWFyY2gYASABKAlIAIgBARIRCgRzb3J0GAIgASgJSAGIAQESEgoFbGltaXQYAyABKAVIAogBARITCgZvZmZzZXQYBCABKAVIA4gBAUIJCgdfc2VhcmNoQgcKBV9zb3J0QggKBl9saW1pdEIJCgdfb2Zmc2V0IlYKG0xpc3RQdWJsaWNXb3JrZmxvd3NSZXNwb25zZRI3Cgl3b3JrZmxvd3MYASADKAsyJC50b29scG9ydC5jb250ZW50LnYxLldvcmtmbG93U3VtbWFyeSJ+ChZMaXN0TXlXb3JrZmxvd3NSZXF1ZXN0EhcKCnZpc2liaWxpdHkYASABKAlIAIgBARISCgVsaW1pdBgCIAEoBUgBiAEBEhMKBm9mZnNldBgDIAEoBUgCiAEBQg0KC192aXNpYmlsaXR5QggKBl9saW1pdEIJCgdfb2Zmc2V0IlIKF0xpc3RNeVdvcmtmbG93c1Jlc3BvbnNlEjcKCXdvcmtmbG93cxgBIAMoCzIkLnRvb2xwb3J0LmNvbnRlbnQudjEuV29ya2Zsb3dTdW1tYXJ5IiwKFURlbGV0ZVdvcmtmbG93UmVxdWVzdBITCgt3b3JrZmxvd19pZBgBIAEoCSIpChZEZWxldGVXb3JrZmxvd1Jlc3BvbnNlEg8KB2RlbGV0ZWQYASABKAgilwEKFkV4ZWN1dGVXb3JrZmxvd1JlcXVlc3QSEwoLd29ya2Zsb3dfaWQYASABKAkSEwoLaW5wdXRzX2pzb24YAyABKAwSDQoFYXN5bmMYBCABKAgSHwoSbWF4X3Jlc3BvbnNlX2NoYXJzGAUgASgFSACIAQFCFQoTX21heF9yZXNwb25zZV9jaGFyc0oECAIQA1IGaW5wdXRzIlkKF0V4ZWN1dGVXb3JrZmxvd1Jlc3BvbnNlEi0KA3J1bhgBIAEoCzIgLnRvb2xwb3J0LmNvbnRlbnQudjEuV29ya2Zsb3dSdW4SDwoHcGVuZGluZxgCIAEoCCJRChlDb25maXJtV29ya2Zsb3dSdW5SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIVCg1jb25maXJtX3Rva2VuGAIgASgJEg0KBWFzeW5jGAMgASgIIlwKGkNvbmZpcm1Xb3JrZmxvd1J1blJlc3BvbnNlEi0KA3J1bhgBIAEoCzIgLnRvb2xwb3J0LmNvbnRlbnQudjEuV29ya2Zsb3dSdW4SDwoHcGVuZGluZxgCIAEoCCInChVHZXRXb3JrZmxvd1J1blJlcXVlc3QSDgoGcnVuX2lkGAEgASgJIkcKFkdldFdvcmtmbG93UnVuUmVzcG9uc2USLQoDcnVuGAEgASgLMiAudG9vbHBvcnQuY29udGVudC52MS5Xb3JrZmxvd1J1biJsChdMaXN0V29ya2Zsb3dSdW5zUmVxdWVzdBITCgt3b3JrZmxvd19pZBgBIAEoCRISCgVsaW1pdBgCIAEoBUgAiAEBEhMKBm9mZnNldBgDIAEoBUgBiAEBQggKBl9saW1pdEIJCgdfb2Zmc2V0IkoKGExpc3RXb3JrZmxvd1J1bnNSZXNwb25zZRIuCgRydW5zGAEgAygLMiAudG9vbHBvcnQuY29udGVudC52MS5Xb3JrZmxvd1J1biIoChZHZXRTaXRlQnlEb21haW5SZXF1ZXN0Eg4KBmRvbWFpbhgBIAEoCSJCChdHZXRTaXRlQnlEb21haW5SZXNwb25zZRInCgRzaXRlGAEgASgLMhkudG9vbHBvcnQuY29udGVudC52MS5TaXRlIkgKEUNyZWF0ZVNpdGVSZXF1ZXN0EgsKA3VybBgBIAEoCRIXCgp2aXNpYmlsaXR5GAIgASgJSACIAQFCDQoLX3Zpc2liaWxpdHkiPQoSQ3JlYXRlU2l0ZVJlc3BvbnNlEicKBHNpdGUYASABKAsyGS50b29scG9ydC5jb250ZW50LnYxLlNpdGUiIQoOR2V0U2l0ZVJlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCSI6Cg9HZXRTaXRlUmVzcG9uc2USJwoEc2l0ZRgBIAEoCzIZLnRvb2xwb3J0LmNvbnRlbnQudjEuU2l0ZSIUChJMaXN0TXlTaXRlc1JlcXVlc3QiPwoTTGlzdE15U2l0ZXNSZXNwb25zZRIoCgVzaXRlcxgBIAMoCzIZLnRvb2xwb3J0LmNvbnRlbnQudjEuU2l0ZSIlChJSZWNyYXdsU2l0ZVJlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCSI+ChNSZWNyYXdsU2l0ZVJlc3BvbnNlEicKBHNpdGUYASABKAsyGS50b29scG9ydC5jb250ZW50LnYxLlNpdGUiJAoRRGVsZXRlU2l0ZVJlcXVlc3QSDwoHc2l0ZV9pZBgBIAEoCSIlChJEZWxldGVTaXRlUmVzcG9uc2USDwoHZGVsZXRlZBgBIAEoCDL7FgoOQ29udGVudFNlcnZpY2USYAoLQ3JlYXRlU2tpbGwSJy50b29scG9ydC5jb250ZW50LnYxLkNyZWF0ZVNraWxsUmVxdWVzdBooLnRvb2xwb3J0LmNvbnRlbnQudjEuQ3JlYXRlU2tpbGxSZXNwb25zZRJXCghHZXRTa2lsbBIkLnRvb2xwb3J0LmNvbnRlbnQudjEuR2V0U2tpbGxSZXF1ZXN0GiUudG9vbHBvcnQuY29udGVudC52MS5HZXRTa2lsbFJlc3BvbnNlEmMKDExpc3RNeVNraWxscxIoLnRvb2xwb3J0LmNvbnRlbnQudjEuTGlzdE15U2tpbGxzUmVxdWVzdBopLnRvb2xwb3J0LmNvbnRlbnQudjEuTGlzdE15U2tpbGxzUmVzcG9uc2USbwoQTGlzdFB1YmxpY1NraWxscxIsLnRvb2xwb3J0LmNvbnRlbnQudjEuTGlzdFB1YmxpY1NraWxsc1JlcXVlc3QaLS50b29scG9ydC5jb250ZW50LnYxLkxpc3RQdWJsaWNTa2lsbHNSZXNwb25zZRJsCg9HZXRTa2lsbEFyY2hpdmUSKy50b29scG9ydC5jb250ZW50LnYxLkdldFNraWxsQXJjaGl2ZVJlcXVlc3QaLC50b29scG9ydC5jb250ZW50LnYxLkdldFNraWxsQXJjaGl2ZVJlc3BvbnNlEmAKC0RlbGV0ZVNraWxsEicudG9vbHBvcnQuY29udGVudC52MS5EZWxldGVTa2lsbFJlcXVlc3QaKC50b29scG9ydC5jb250ZW50LnYxLkRlbGV0ZVNraWxsUmVzcG9uc2USfgoVQ3JlYXRlU2tpbGxTdWJtaXNzaW9uEjEudG9vbHBvcnQuY29udGVudC52MS5DcmVhdGVTa2lsbFN1Ym1pc3Npb25SZXF1ZXN0GjIudG9vbHBvcnQuY29udGVudC52MS5DcmVhdGVTa2lsbFN1Ym1pc3Npb25SZXNwb25zZRJ1ChJHZXRTa2lsbFN1Ym1pc3Npb24SLi50b29scG9ydC5jb250ZW50LnYxLkdldFNraWxsU3VibWlzc2lvblJlcXVlc3QaLy50b29scG9ydC5jb250ZW50LnYxLkdldFNraWxsU3VibWlzc2lvblJlc3BvbnNlEoEBChZMaXN0TXlTa2lsbFN1Ym1pc3Npb25zEjIudG9vbHBvcnQuY29udGVudC52MS5MaXN0TXlTa2lsbFN1Ym1pc3Npb25zUmVxdWVzdBozLnRvb2xwb3J0LmNvbnRlbnQudjEuTGlzdE15U2tpbGxTdWJtaXNzaW9uc1Jlc3BvbnNlEnsKFExpc3RTa2lsbFN1Ym1pc3Npb25zEjAudG9vbHBvcnQuY29udGVudC52MS5MaXN0U2tpbGxTdWJtaXNzaW9uc1JlcXVlc3QaMS50b29scG9ydC5jb250ZW50LnYxLkxpc3RTa2lsbFN1Ym1pc3Npb25zUmVzcG9uc2USfgoVUmV2aWV3U2tpbGxTdWJtaXNzaW9uEjEudG9vbHBvcnQuY29udGVudC52MS5SZXZpZXdTa2lsbFN1Ym1pc3Npb25SZXF1ZXN0GjIudG9vbHBvcnQuY29udGVudC52MS5SZXZpZXdTa2lsbFN1Ym1pc3Npb25SZXNwb25zZRJpCg5DcmVhdGVXb3JrZmxvdxIqLnRvb2xwb3J0LmNvbnRlbnQudjEuQ3JlYXRlV29ya2Zsb3dSZXF1ZXN0GisudG9vbHBvcnQuY29udGVudC52MS5DcmVhdGVXb3JrZmxvd1Jlc3BvbnNlEmkKDlVwZGF0ZVdvcmtmbG93EioudG9vbHBvcnQuY29udGVudC52MS5VcGRhdGVXb3JrZmxvd1JlcXVlc3QaKy50b29scG9ydC5jb250ZW50LnYxLlVwZGF0ZVdvcmtmbG93UmVzcG9uc2USYAoLR2V0V29ya2Zsb3cSJy50b29scG9ydC5jb250ZW50LnYxLkdldFdvcmtmbG93UmVxdWVzdBooLnRvb2xwb3J0LmNvbnRlbnQudjEuR2V0V29ya2Zsb3dSZXNwb25zZRJ4ChNMaXN0UHVibGljV29ya2Zsb3dzEi8udG9vbHBvcnQuY29udGVudC52MS5MaXN0UHVibGljV29ya2Zsb3dzUmVxdWVzdBowLnRvb2xwb3J0LmNvbnRlbnQudjEuTGlzdFB1YmxpY1dvcmtmbG93c1Jlc3BvbnNlEmwKD0xpc3RNeVdvcmtmbG93cxIrLnRvb2xwb3J0LmNvbnRlbnQudjEuTGlzdE15V29ya2Zsb3dzUmVxdWVzdBosLnRvb2xwb3J0LmNvbnRlbnQudjEuTGlzdE15V29ya2Zsb3dzUmVzcG9uc2USaQoORGVsZXRlV29ya2Zsb3cSKi50b29scG9ydC5jb250ZW50LnYxLkRlbGV0ZVdvcmtmbG93UmVxdWVzdBorLnRvb2xwb3J0LmNvbnRlbnQudjEuRGVsZXRlV29ya2Zsb3dSZXNwb25zZRJsCg9FeGVjdXRlV29ya2Zsb3cSKy50b29scG9ydC5jb250ZW50LnYxLkV4ZWN1dGVXb3JrZmxvd1JlcXVlc3QaLC50b29scG9ydC5jb250ZW50LnYxLkV4ZWN1dGVXb3JrZmxvd1Jlc3BvbnNlEnUKEkNvbmZpcm1Xb3JrZmxvd1J1bhIuLnRvb2xwb3J0LmNvbnRlbnQudjEuQ29uZmlybVdvcmtmbG93UnVuUmVxdWVzdBovLnRvb2xwb3J0LmNvbnRlbnQudjEuQ29uZmlybVdvcmtmbG93UnVuUmVzcG9uc2USaQoOR2V0V29ya2Zsb3dSdW4SKi50b29scG9ydC5jb250ZW50LnYxLkdldFdvcmtmbG93UnVuUmVxdWVzdBorLnRvb2xwb3J0LmNvbnRlbnQudjEuR2V0V29ya2Zsb3dSdW5SZXNwb25zZRJvChBMaXN0V29ya2Zsb3dSdW5zEiwudG9vbHBvcnQuY29udGVudC52MS5MaXN0V29ya2Zsb3dSdW5zUmVxdWVzdBotLnRvb2xwb3J0LmNvbnRlbnQudjEuTGlzdFdvcmtmbG93UnVuc1Jlc3BvbnNlEmwKD0dldFNpdGVCeURvbWFpbhIrLnRvb2xwb3J0LmNvbnRlbnQudjEuR2V0U2l0ZUJ5RG9tYWluUmVxdWVzdBosLnRvb2xwb3J0LmNvbnRlbnQudjEuR2V0U2l0ZUJ5RG9tYWluUmVzcG9uc2USXQoKQ3JlYXRlU2l0ZRImLnRvb2xwb3J0LmNvbnRlbnQudjEuQ3JlYXRlU2l0ZVJlcXVlc3QaJy50b29scG9ydC5jb250ZW50LnYxLkNyZWF0ZVNpdGVSZXNwb25zZRJUCgdHZXRTaXRlEiMudG9vbHBvcnQuY29udGVudC52MS5HZXRTaXRlUmVxdWVzdBokLnRvb2xwb3J0LmNvbnRlbnQudjEuR2V0U2l0ZVJlc3BvbnNlEmAKC0xpc3RNeVNpdGVzEicudG9vbHBvcnQuY29udGVudC52MS5MaXN0TXlTaXRlc1JlcXVlc3QaKC50b29scG9ydC5jb250ZW50LnYxLkxpc3RNeVNpdGVzUmVzcG9uc2USYAoLUmVjcmF3bFNpdGUSJy50b29scG9ydC5jb250ZW50LnYxLlJlY3Jhd2xTaXRlUmVxdWVzdBooLnRvb2xwb3J0LmNvbnRlbnQudjEuUmVjcmF3bFNpdGVSZXNwb25zZRJdCgpEZWxldGVTaXRlEiYudG9vbHBvcnQuY29udGVudC52MS5EZWxldGVTaXRlUmVxdWVzdBonLnRvb2xwb3J0LmNvbnRlbnQudjEuRGVsZXRlU2l0ZVJlc3BvbnNlYgZwcm90bzM", [file_toolport_common_v1_types, file_toolport_content_v1_sites, file_toolport_content_v1_skills, file_toolport_content_v1_workflows]);
 
 /**
  * Request of CreateSkill (spec item 27).
@@ -569,6 +568,13 @@ export type CreateWorkflowRequest = Message<"toolport.content.v1.CreateWorkflowR
    * @generated from field: repeated string tags = 5;
    */
   tags: string[];
+
+  /**
+   * JSON Schema of the run's inputs (UTF-8 JSON text); empty = none.
+   *
+   * @generated from field: bytes input_schema_json = 6;
+   */
+  inputSchemaJson: Uint8Array;
 };
 
 /**
@@ -638,6 +644,13 @@ export type UpdateWorkflowRequest = Message<"toolport.content.v1.UpdateWorkflowR
    * @generated from field: toolport.common.v1.StringList tags = 6;
    */
   tags?: StringList | undefined;
+
+  /**
+   * Replaces the inputs' JSON Schema when present; the JSON text `null` removes it.
+   *
+   * @generated from field: optional bytes input_schema_json = 7;
+   */
+  inputSchemaJson?: Uint8Array | undefined;
 };
 
 /**
@@ -865,11 +878,25 @@ export type ExecuteWorkflowRequest = Message<"toolport.content.v1.ExecuteWorkflo
   workflowId: string;
 
   /**
-   * Values for `{{inputs.<field>}}` templates.
+   * Values for `{{inputs.<path>}}` templates: a JSON object as UTF-8 text; empty = {}.
    *
-   * @generated from field: google.protobuf.Struct inputs = 2;
+   * @generated from field: bytes inputs_json = 3;
    */
-  inputs?: JsonObject | undefined;
+  inputsJson: Uint8Array;
+
+  /**
+   * Answer at once with the run (status running) instead of when it ended or paused.
+   *
+   * @generated from field: bool async = 4;
+   */
+  async: boolean;
+
+  /**
+   * Cap of the last step's result, like a call's: default 32000, 100..500000.
+   *
+   * @generated from field: optional int32 max_response_chars = 5;
+   */
+  maxResponseChars?: number | undefined;
 };
 
 /**
@@ -880,7 +907,7 @@ export const ExecuteWorkflowRequestSchema: GenMessage<ExecuteWorkflowRequest> = 
   messageDesc(file_toolport_content_v1_content_service, 34);
 
 /**
- * Response of ExecuteWorkflow: the finished run (completed or failed).
+ * Response of ExecuteWorkflow: the run as it stands when answered.
  *
  * @generated from message toolport.content.v1.ExecuteWorkflowResponse
  */
@@ -889,6 +916,13 @@ export type ExecuteWorkflowResponse = Message<"toolport.content.v1.ExecuteWorkfl
    * @generated from field: toolport.content.v1.WorkflowRun run = 1;
    */
   run?: WorkflowRun | undefined;
+
+  /**
+   * The run had not ended or paused when answered (async, or still running after the wait).
+   *
+   * @generated from field: bool pending = 2;
+   */
+  pending: boolean;
 };
 
 /**
@@ -897,6 +931,61 @@ export type ExecuteWorkflowResponse = Message<"toolport.content.v1.ExecuteWorkfl
  */
 export const ExecuteWorkflowResponseSchema: GenMessage<ExecuteWorkflowResponse> = /*@__PURE__*/
   messageDesc(file_toolport_content_v1_content_service, 35);
+
+/**
+ * Request of ConfirmWorkflowRun.
+ *
+ * @generated from message toolport.content.v1.ConfirmWorkflowRunRequest
+ */
+export type ConfirmWorkflowRunRequest = Message<"toolport.content.v1.ConfirmWorkflowRunRequest"> & {
+  /**
+   * @generated from field: string run_id = 1;
+   */
+  runId: string;
+
+  /**
+   * The confirm_token of the run's consent object.
+   *
+   * @generated from field: string confirm_token = 2;
+   */
+  confirmToken: string;
+
+  /**
+   * @generated from field: bool async = 3;
+   */
+  async: boolean;
+};
+
+/**
+ * Describes the message toolport.content.v1.ConfirmWorkflowRunRequest.
+ * Use `create(ConfirmWorkflowRunRequestSchema)` to create a new message.
+ */
+export const ConfirmWorkflowRunRequestSchema: GenMessage<ConfirmWorkflowRunRequest> = /*@__PURE__*/
+  messageDesc(file_toolport_content_v1_content_service, 36);
+
+/**
+ * Response of ConfirmWorkflowRun.
+ *
+ * @generated from message toolport.content.v1.ConfirmWorkflowRunResponse
+ */
+export type ConfirmWorkflowRunResponse = Message<"toolport.content.v1.ConfirmWorkflowRunResponse"> & {
+  /**
+   * @generated from field: toolport.content.v1.WorkflowRun run = 1;
+   */
+  run?: WorkflowRun | undefined;
+
+  /**
+   * @generated from field: bool pending = 2;
+   */
+  pending: boolean;
+};
+
+/**
+ * Describes the message toolport.content.v1.ConfirmWorkflowRunResponse.
+ * Use `create(ConfirmWorkflowRunResponseSchema)` to create a new message.
+ */
+export const ConfirmWorkflowRunResponseSchema: GenMessage<ConfirmWorkflowRunResponse> = /*@__PURE__*/
+  messageDesc(file_toolport_content_v1_content_service, 37);
 
 /**
  * Request of GetWorkflowRun.
@@ -915,7 +1004,7 @@ export type GetWorkflowRunRequest = Message<"toolport.content.v1.GetWorkflowRunR
  * Use `create(GetWorkflowRunRequestSchema)` to create a new message.
  */
 export const GetWorkflowRunRequestSchema: GenMessage<GetWorkflowRunRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 36);
+  messageDesc(file_toolport_content_v1_content_service, 38);
 
 /**
  * Response of GetWorkflowRun.
@@ -934,7 +1023,7 @@ export type GetWorkflowRunResponse = Message<"toolport.content.v1.GetWorkflowRun
  * Use `create(GetWorkflowRunResponseSchema)` to create a new message.
  */
 export const GetWorkflowRunResponseSchema: GenMessage<GetWorkflowRunResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 37);
+  messageDesc(file_toolport_content_v1_content_service, 39);
 
 /**
  * Request of ListWorkflowRuns.
@@ -965,7 +1054,7 @@ export type ListWorkflowRunsRequest = Message<"toolport.content.v1.ListWorkflowR
  * Use `create(ListWorkflowRunsRequestSchema)` to create a new message.
  */
 export const ListWorkflowRunsRequestSchema: GenMessage<ListWorkflowRunsRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 38);
+  messageDesc(file_toolport_content_v1_content_service, 40);
 
 /**
  * Response of ListWorkflowRuns.
@@ -984,7 +1073,7 @@ export type ListWorkflowRunsResponse = Message<"toolport.content.v1.ListWorkflow
  * Use `create(ListWorkflowRunsResponseSchema)` to create a new message.
  */
 export const ListWorkflowRunsResponseSchema: GenMessage<ListWorkflowRunsResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 39);
+  messageDesc(file_toolport_content_v1_content_service, 41);
 
 /**
  * Request of GetSiteByDomain.
@@ -1003,7 +1092,7 @@ export type GetSiteByDomainRequest = Message<"toolport.content.v1.GetSiteByDomai
  * Use `create(GetSiteByDomainRequestSchema)` to create a new message.
  */
 export const GetSiteByDomainRequestSchema: GenMessage<GetSiteByDomainRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 40);
+  messageDesc(file_toolport_content_v1_content_service, 42);
 
 /**
  * Response of GetSiteByDomain.
@@ -1022,7 +1111,7 @@ export type GetSiteByDomainResponse = Message<"toolport.content.v1.GetSiteByDoma
  * Use `create(GetSiteByDomainResponseSchema)` to create a new message.
  */
 export const GetSiteByDomainResponseSchema: GenMessage<GetSiteByDomainResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 41);
+  messageDesc(file_toolport_content_v1_content_service, 43);
 
 /**
  * Request of CreateSite.
@@ -1050,7 +1139,7 @@ export type CreateSiteRequest = Message<"toolport.content.v1.CreateSiteRequest">
  * Use `create(CreateSiteRequestSchema)` to create a new message.
  */
 export const CreateSiteRequestSchema: GenMessage<CreateSiteRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 42);
+  messageDesc(file_toolport_content_v1_content_service, 44);
 
 /**
  * Response of CreateSite.
@@ -1069,7 +1158,7 @@ export type CreateSiteResponse = Message<"toolport.content.v1.CreateSiteResponse
  * Use `create(CreateSiteResponseSchema)` to create a new message.
  */
 export const CreateSiteResponseSchema: GenMessage<CreateSiteResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 43);
+  messageDesc(file_toolport_content_v1_content_service, 45);
 
 /**
  * Request of GetSite.
@@ -1088,7 +1177,7 @@ export type GetSiteRequest = Message<"toolport.content.v1.GetSiteRequest"> & {
  * Use `create(GetSiteRequestSchema)` to create a new message.
  */
 export const GetSiteRequestSchema: GenMessage<GetSiteRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 44);
+  messageDesc(file_toolport_content_v1_content_service, 46);
 
 /**
  * Response of GetSite.
@@ -1107,7 +1196,7 @@ export type GetSiteResponse = Message<"toolport.content.v1.GetSiteResponse"> & {
  * Use `create(GetSiteResponseSchema)` to create a new message.
  */
 export const GetSiteResponseSchema: GenMessage<GetSiteResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 45);
+  messageDesc(file_toolport_content_v1_content_service, 47);
 
 /**
  * Request of ListMySites.
@@ -1122,7 +1211,7 @@ export type ListMySitesRequest = Message<"toolport.content.v1.ListMySitesRequest
  * Use `create(ListMySitesRequestSchema)` to create a new message.
  */
 export const ListMySitesRequestSchema: GenMessage<ListMySitesRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 46);
+  messageDesc(file_toolport_content_v1_content_service, 48);
 
 /**
  * Response of ListMySites.
@@ -1141,7 +1230,7 @@ export type ListMySitesResponse = Message<"toolport.content.v1.ListMySitesRespon
  * Use `create(ListMySitesResponseSchema)` to create a new message.
  */
 export const ListMySitesResponseSchema: GenMessage<ListMySitesResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 47);
+  messageDesc(file_toolport_content_v1_content_service, 49);
 
 /**
  * Request of RecrawlSite.
@@ -1160,7 +1249,7 @@ export type RecrawlSiteRequest = Message<"toolport.content.v1.RecrawlSiteRequest
  * Use `create(RecrawlSiteRequestSchema)` to create a new message.
  */
 export const RecrawlSiteRequestSchema: GenMessage<RecrawlSiteRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 48);
+  messageDesc(file_toolport_content_v1_content_service, 50);
 
 /**
  * Response of RecrawlSite.
@@ -1179,7 +1268,7 @@ export type RecrawlSiteResponse = Message<"toolport.content.v1.RecrawlSiteRespon
  * Use `create(RecrawlSiteResponseSchema)` to create a new message.
  */
 export const RecrawlSiteResponseSchema: GenMessage<RecrawlSiteResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 49);
+  messageDesc(file_toolport_content_v1_content_service, 51);
 
 /**
  * Request of DeleteSite.
@@ -1198,7 +1287,7 @@ export type DeleteSiteRequest = Message<"toolport.content.v1.DeleteSiteRequest">
  * Use `create(DeleteSiteRequestSchema)` to create a new message.
  */
 export const DeleteSiteRequestSchema: GenMessage<DeleteSiteRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 50);
+  messageDesc(file_toolport_content_v1_content_service, 52);
 
 /**
  * Response of DeleteSite.
@@ -1217,7 +1306,7 @@ export type DeleteSiteResponse = Message<"toolport.content.v1.DeleteSiteResponse
  * Use `create(DeleteSiteResponseSchema)` to create a new message.
  */
 export const DeleteSiteResponseSchema: GenMessage<DeleteSiteResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_content_v1_content_service, 51);
+  messageDesc(file_toolport_content_v1_content_service, 53);
 
 /**
  * ContentService owns skills and their submissions, workflows and their runs, and site records.
@@ -1398,7 +1487,8 @@ export const ContentService: GenService<{
     output: typeof DeleteWorkflowResponseSchema;
   },
   /**
-   * POST /workflows/{workflow_id}/execute: run the steps in order and return the run record.
+   * POST /workflows/{workflow_id}/run (and /execute): start a run and advance it step by step; answers
+   * once it ended or paused for consent, or at once with `async`. API-key callers only.
    *
    * @generated from rpc toolport.content.v1.ContentService.ExecuteWorkflow
    */
@@ -1406,6 +1496,16 @@ export const ContentService: GenService<{
     methodKind: "unary";
     input: typeof ExecuteWorkflowRequestSchema;
     output: typeof ExecuteWorkflowResponseSchema;
+  },
+  /**
+   * POST /workflows/runs/{run_id}/confirm: the consent token of the step a run waits on; the run goes on.
+   *
+   * @generated from rpc toolport.content.v1.ContentService.ConfirmWorkflowRun
+   */
+  confirmWorkflowRun: {
+    methodKind: "unary";
+    input: typeof ConfirmWorkflowRunRequestSchema;
+    output: typeof ConfirmWorkflowRunResponseSchema;
   },
   /**
    * GET /workflows/runs/{run_id}: a run record (the caller's runs only).

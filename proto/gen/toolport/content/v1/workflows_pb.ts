@@ -4,17 +4,19 @@
 
 import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Timestamp, Value } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Visibility, WorkflowRunStatus } from "../../common/v1/types_pb.js";
 import { file_toolport_common_v1_types } from "../../common/v1/types_pb.js";
-import type { JsonObject, Message } from "@bufbuild/protobuf";
+import type { Consent, ResponseMeta } from "../../execution/v1/execution_results_pb.js";
+import { file_toolport_execution_v1_execution_results } from "../../execution/v1/execution_results_pb.js";
+import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file toolport/content/v1/workflows.proto.
  */
 export const file_toolport_content_v1_workflows: GenFile = /*@__PURE__*/
-  fileDesc("CiN0b29scG9ydC9jb250ZW50L3YxL3dvcmtmbG93cy5wcm90bxITdG9vbHBvcnQuY29udGVudC52MSKMAQoMV29ya2Zsb3dTdGVwEhMKC3N0ZXBfbnVtYmVyGAEgASgFEg8KB3Rvb2xfaWQYAiABKAkSEQoJdG9vbF9uYW1lGAMgASgJEhMKC2Rlc2NyaXB0aW9uGAQgASgJEi4KDWlucHV0X21hcHBpbmcYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0ImkKEVdvcmtmbG93U3RlcElucHV0Eg8KB3Rvb2xfaWQYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSLgoNaW5wdXRfbWFwcGluZxgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiSwoSV29ya2Zsb3dTdGVwSW5wdXRzEjUKBXN0ZXBzGAEgAygLMiYudG9vbHBvcnQuY29udGVudC52MS5Xb3JrZmxvd1N0ZXBJbnB1dCLPAgoIV29ya2Zsb3cSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRIwCgVzdGVwcxgEIAMoCzIhLnRvb2xwb3J0LmNvbnRlbnQudjEuV29ya2Zsb3dTdGVwEhAKCG93bmVyX2lkGAUgASgJEjIKCnZpc2liaWxpdHkYBiABKA4yHi50b29scG9ydC5jb21tb24udjEuVmlzaWJpbGl0eRIMCgR0YWdzGAcgAygJEi4KCmNyZWF0ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhgKEHRvdGFsX2V4ZWN1dGlvbnMYCiABKAMSFAoMc3VjY2Vzc19yYXRlGAsgASgBIogCCg9Xb3JrZmxvd1N1bW1hcnkSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRISCgpzdGVwX2NvdW50GAQgASgFEhAKCG93bmVyX2lkGAUgASgJEjIKCnZpc2liaWxpdHkYBiABKA4yHi50b29scG9ydC5jb21tb24udjEuVmlzaWJpbGl0eRIMCgR0YWdzGAcgAygJEhgKEHRvdGFsX2V4ZWN1dGlvbnMYCCABKAMSFAoMc3VjY2Vzc19yYXRlGAkgASgBEi4KCmNyZWF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIqADCgtXb3JrZmxvd1J1bhIKCgJpZBgBIAEoCRITCgt3b3JrZmxvd19pZBgCIAEoCRIQCghvd25lcl9pZBgDIAEoCRI1CgZzdGF0dXMYBCABKA4yJS50b29scG9ydC5jb21tb24udjEuV29ya2Zsb3dSdW5TdGF0dXMSJwoGaW5wdXRzGAUgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBI2CgVzdGVwcxgGIAMoCzInLnRvb2xwb3J0LmNvbnRlbnQudjEuV29ya2Zsb3dTdGVwUmVzdWx0EhcKD3N0ZXBzX2NvbXBsZXRlZBgHIAEoBRITCgtzdGVwc190b3RhbBgIIAEoBRIZChFleGVjdXRpb25fdGltZV9tcxgJIAEoAxISCgVlcnJvchgKIAEoCUgAiAEBEi4KCnN0YXJ0ZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIICgZfZXJyb3IimAIKEldvcmtmbG93U3RlcFJlc3VsdBITCgtzdGVwX251bWJlchgBIAEoBRIPCgd0b29sX2lkGAIgASgJEhEKCXRvb2xfbmFtZRgDIAEoCRIPCgdzdWNjZXNzGAQgASgIEisKCnRvb2xfaW5wdXQYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiYKBnJlc3VsdBgGIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRISCgVlcnJvchgHIAEoCUgAiAEBEhkKDGV4ZWN1dGlvbl9pZBgIIAEoCUgBiAEBEhkKEWV4ZWN1dGlvbl90aW1lX21zGAkgASgDQggKBl9lcnJvckIPCg1fZXhlY3V0aW9uX2lkYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_toolport_common_v1_types]);
+  fileDesc("CiN0b29scG9ydC9jb250ZW50L3YxL3dvcmtmbG93cy5wcm90bxITdG9vbHBvcnQuY29udGVudC52MSKNAQoMV29ya2Zsb3dTdGVwEhMKC3N0ZXBfbnVtYmVyGAEgASgFEg8KB3Rvb2xfaWQYAiABKAkSEQoJdG9vbF9uYW1lGAMgASgJEhMKC2Rlc2NyaXB0aW9uGAQgASgJEhoKEmlucHV0X21hcHBpbmdfanNvbhgGIAEoDEoECAUQBlINaW5wdXRfbWFwcGluZyKUAQoRV29ya2Zsb3dTdGVwSW5wdXQSDwoHdG9vbF9pZBgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIaChJpbnB1dF9tYXBwaW5nX2pzb24YBCABKAwSGAoLc3RlcF9udW1iZXIYBSABKAVIAIgBAUIOCgxfc3RlcF9udW1iZXJKBAgDEARSDWlucHV0X21hcHBpbmciSwoSV29ya2Zsb3dTdGVwSW5wdXRzEjUKBXN0ZXBzGAEgAygLMiYudG9vbHBvcnQuY29udGVudC52MS5Xb3JrZmxvd1N0ZXBJbnB1dCLqAgoIV29ya2Zsb3cSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRIwCgVzdGVwcxgEIAMoCzIhLnRvb2xwb3J0LmNvbnRlbnQudjEuV29ya2Zsb3dTdGVwEhAKCG93bmVyX2lkGAUgASgJEjIKCnZpc2liaWxpdHkYBiABKA4yHi50b29scG9ydC5jb21tb24udjEuVmlzaWJpbGl0eRIMCgR0YWdzGAcgAygJEi4KCmNyZWF0ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhgKEHRvdGFsX2V4ZWN1dGlvbnMYCiABKAMSFAoMc3VjY2Vzc19yYXRlGAsgASgBEhkKEWlucHV0X3NjaGVtYV9qc29uGAwgASgMIogCCg9Xb3JrZmxvd1N1bW1hcnkSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRISCgpzdGVwX2NvdW50GAQgASgFEhAKCG93bmVyX2lkGAUgASgJEjIKCnZpc2liaWxpdHkYBiABKA4yHi50b29scG9ydC5jb21tb24udjEuVmlzaWJpbGl0eRIMCgR0YWdzGAcgAygJEhgKEHRvdGFsX2V4ZWN1dGlvbnMYCCABKAMSFAoMc3VjY2Vzc19yYXRlGAkgASgBEi4KCmNyZWF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIsYECgtXb3JrZmxvd1J1bhIKCgJpZBgBIAEoCRITCgt3b3JrZmxvd19pZBgCIAEoCRIQCghvd25lcl9pZBgDIAEoCRI1CgZzdGF0dXMYBCABKA4yJS50b29scG9ydC5jb21tb24udjEuV29ya2Zsb3dSdW5TdGF0dXMSEwoLaW5wdXRzX2pzb24YDSABKAwSNgoFc3RlcHMYBiADKAsyJy50b29scG9ydC5jb250ZW50LnYxLldvcmtmbG93U3RlcFJlc3VsdBIXCg9zdGVwc19jb21wbGV0ZWQYByABKAUSEwoLc3RlcHNfdG90YWwYCCABKAUSGQoRZXhlY3V0aW9uX3RpbWVfbXMYCSABKAMSEgoFZXJyb3IYCiABKAlIAIgBARIuCgpzdGFydGVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtmaW5pc2hlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNd29ya2Zsb3dfbmFtZRgOIAEoCRITCgtyZXN1bHRfanNvbhgPIAEoDBIRCgl0cnVuY2F0ZWQYECABKAgSOgoNcmVzcG9uc2VfbWV0YRgRIAEoCzIjLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5SZXNwb25zZU1ldGESLwoHY29uc2VudBgSIAEoCzIeLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5Db25zZW50QggKBl9lcnJvckoECAUQBlIGaW5wdXRzIqYCChJXb3JrZmxvd1N0ZXBSZXN1bHQSEwoLc3RlcF9udW1iZXIYASABKAUSDwoHdG9vbF9pZBgCIAEoCRIRCgl0b29sX25hbWUYAyABKAkSDgoGc3RhdHVzGAQgASgJEhcKD3Rvb2xfaW5wdXRfanNvbhgKIAEoDBISCgVlcnJvchgHIAEoCUgAiAEBEhcKCmVycm9yX2NvZGUYCyABKAlIAYgBARIZCgxleGVjdXRpb25faWQYCCABKAlIAogBARITCgtkdXJhdGlvbl9tcxgJIAEoA0IICgZfZXJyb3JCDQoLX2Vycm9yX2NvZGVCDwoNX2V4ZWN1dGlvbl9pZEoECAUQBkoECAYQB1IKdG9vbF9pbnB1dFIGcmVzdWx0UgdzdWNjZXNzYgZwcm90bzM", [file_google_protobuf_timestamp, file_toolport_common_v1_types, file_toolport_execution_v1_execution_results]);
 
 /**
  * One step of a workflow.
@@ -45,11 +47,12 @@ export type WorkflowStep = Message<"toolport.content.v1.WorkflowStep"> & {
   description: string;
 
   /**
-   * Tool parameter -> value; strings may hold `{{inputs.<field>}}` or `{{steps.<N>.result.<field>}}`.
+   * Tool parameter -> value (a JSON object); strings may hold `{{inputs.<path>}}` or
+   * `{{steps.<N>.result.<path>}}` templates.
    *
-   * @generated from field: google.protobuf.Struct input_mapping = 5;
+   * @generated from field: bytes input_mapping_json = 6;
    */
-  inputMapping?: JsonObject | undefined;
+  inputMappingJson: Uint8Array;
 };
 
 /**
@@ -60,7 +63,7 @@ export const WorkflowStepSchema: GenMessage<WorkflowStep> = /*@__PURE__*/
   messageDesc(file_toolport_content_v1_workflows, 0);
 
 /**
- * A step as given on create or update (step_number and tool_name are assigned by the service).
+ * A step as given on create or update (tool_name is assigned by the service).
  *
  * @generated from message toolport.content.v1.WorkflowStepInput
  */
@@ -78,9 +81,18 @@ export type WorkflowStepInput = Message<"toolport.content.v1.WorkflowStepInput">
   description: string;
 
   /**
-   * @generated from field: google.protobuf.Struct input_mapping = 3;
+   * A JSON object; empty = {}.
+   *
+   * @generated from field: bytes input_mapping_json = 4;
    */
-  inputMapping?: JsonObject | undefined;
+  inputMappingJson: Uint8Array;
+
+  /**
+   * When given, it must be the step's position from 1.
+   *
+   * @generated from field: optional int32 step_number = 5;
+   */
+  stepNumber?: number | undefined;
 };
 
 /**
@@ -175,6 +187,13 @@ export type Workflow = Message<"toolport.content.v1.Workflow"> & {
    * @generated from field: double success_rate = 11;
    */
   successRate: number;
+
+  /**
+   * Ours: JSON Schema the run's inputs are checked against; empty = none.
+   *
+   * @generated from field: bytes input_schema_json = 12;
+   */
+  inputSchemaJson: Uint8Array;
 };
 
 /**
@@ -281,12 +300,15 @@ export type WorkflowRun = Message<"toolport.content.v1.WorkflowRun"> & {
   status: WorkflowRunStatus;
 
   /**
-   * @generated from field: google.protobuf.Struct inputs = 5;
+   * The run's inputs (a JSON object).
+   *
+   * @generated from field: bytes inputs_json = 13;
    */
-  inputs?: JsonObject | undefined;
+  inputsJson: Uint8Array;
 
   /**
-   * One per step that started, in order.
+   * Every step of the workflow, in order (those not reached have status pending, or skipped once the
+   * run has ended).
    *
    * @generated from field: repeated toolport.content.v1.WorkflowStepResult steps = 6;
    */
@@ -320,9 +342,42 @@ export type WorkflowRun = Message<"toolport.content.v1.WorkflowRun"> & {
   startedAt?: Timestamp | undefined;
 
   /**
+   * Absent until the run ended.
+   *
    * @generated from field: google.protobuf.Timestamp finished_at = 12;
    */
   finishedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: string workflow_name = 14;
+   */
+  workflowName: string;
+
+  /**
+   * The last step's result once the run completed, capped like a call (max_response_chars); empty = null.
+   *
+   * @generated from field: bytes result_json = 15;
+   */
+  resultJson: Uint8Array;
+
+  /**
+   * @generated from field: bool truncated = 16;
+   */
+  truncated: boolean;
+
+  /**
+   * Present only when truncated.
+   *
+   * @generated from field: toolport.execution.v1.ResponseMeta response_meta = 17;
+   */
+  responseMeta?: ResponseMeta | undefined;
+
+  /**
+   * Present while awaiting_confirmation: the waiting step's consent object.
+   *
+   * @generated from field: toolport.execution.v1.Consent consent = 18;
+   */
+  consent?: Consent | undefined;
 };
 
 /**
@@ -354,26 +409,30 @@ export type WorkflowStepResult = Message<"toolport.content.v1.WorkflowStepResult
   toolName: string;
 
   /**
-   * @generated from field: bool success = 4;
-   */
-  success: boolean;
-
-  /**
-   * The tool_input after template substitution.
+   * pending, running, completed, failed, awaiting_confirmation or skipped.
    *
-   * @generated from field: google.protobuf.Struct tool_input = 5;
+   * @generated from field: string status = 4;
    */
-  toolInput?: JsonObject | undefined;
+  status: string;
 
   /**
-   * @generated from field: google.protobuf.Value result = 6;
+   * The tool_input after template substitution (a JSON object); empty until the step started.
+   *
+   * @generated from field: bytes tool_input_json = 10;
    */
-  result?: Value | undefined;
+  toolInputJson: Uint8Array;
 
   /**
    * @generated from field: optional string error = 7;
    */
   error?: string | undefined;
+
+  /**
+   * Why the step failed (execution's reason, e.g. tool_not_permitted, upstream_error); absent otherwise.
+   *
+   * @generated from field: optional string error_code = 11;
+   */
+  errorCode?: string | undefined;
 
   /**
    * Handle of the tool execution (readable with GetExecutionResult).
@@ -383,9 +442,11 @@ export type WorkflowStepResult = Message<"toolport.content.v1.WorkflowStepResult
   executionId?: string | undefined;
 
   /**
-   * @generated from field: int64 execution_time_ms = 9;
+   * Milliseconds the step took (its tool call), 0 until it ended.
+   *
+   * @generated from field: int64 duration_ms = 9;
    */
-  executionTimeMs: bigint;
+  durationMs: bigint;
 };
 
 /**

@@ -1,0 +1,420 @@
+/**
+ * Workflows and their runs in content's database. A run row is changed only by the process holding its
+ * lease (`lease_owner`), and each step's outcome is one statement: the run's next step, the step row,
+ * and, when the run ends, the workflow's counters and the run's event in the outbox, all or nothing.
+ */
+import { randomUUID } from "node:crypto";
+import type { Json, JsonObject } from "@toolport/kit/json-values";
+import type { Pool } from "@toolport/kit/pg";
+
+export type Visibility = "private" | "public";
+
+/** One step as stored (the spec's Step shape). */
+export interface StepDef {
+  step_number: number;
+  tool_id: string;
+  tool_name: string;
+  description: string;
+  input_mapping: JsonObject;
+}
+
+export interface WorkflowRow {
+  id: string;
+  owner_id: string;
+  organization_id: string | null;
+  name: string;
+  description: string;
+  steps: StepDef[];
+  input_schema: JsonObject | null;
+  visibility: Visibility;
+  tags: string[];
+  total_executions: string;
+  successful_executions: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export type RunStatus = "running" | "completed" | "failed" | "awaiting_confirmation";
+export type StepStatus = "completed" | "failed" | "awaiting_confirmation";
+
+export interface RunRow {
+  id: string;
+  workflow_id: string;
+  workflow_name: string;
+  runner_id: string;
+  organization_id: string;
+  principal: Buffer;
+  request_id: string | null;
+  status: RunStatus;
+  steps: StepDef[];
+  inputs: JsonObject;
+  max_response_chars: number;
+  next_step: number;
+  confirm_token: string | null;
+  consent: JsonObject | null;
+  result: Json | null;
+  truncated: boolean;
+  response_meta: JsonObject | null;
+  error: string | null;
+  attempts: number;
+  started_at: Date;
+  active_ms: string;
+  resumed_at: Date;
+  finished_at: Date | null;
+  execution_time_ms: string | null;
+}
+
+export interface StepRow {
+  step_number: number;
+  status: StepStatus;
+  tool_id: string;
+  tool_name: string;
+  tool_input: JsonObject | null;
+  execution_id: string | null;
+  error: string | null;
+  error_code: string | null;
+  duration_ms: string;
+  result: Json | null;
+  result_truncated: boolean;
+}
+
+const WORKFLOW_COLUMNS = `id, owner_id, organization_id, name, description, steps, input_schema, visibility, tags,
+  total_executions, successful_executions, created_at, updated_at`;
+const RUN_COLUMNS = `id, workflow_id, workflow_name, runner_id, organization_id, principal, request_id, status, steps, inputs,
+  max_response_chars, next_step, confirm_token, consent, result, truncated, response_meta, error, attempts, started_at,
+  active_ms, resumed_at, finished_at, execution_time_ms`;
+const STEP_COLUMNS =
+  "step_number, status, tool_id, tool_name, tool_input, execution_id, error, error_code, duration_ms, result, result_truncated";
+
+const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
+const SORTS = {
+  newest: "created_at DESC, id DESC",
+  popular: "total_executions DESC, created_at DESC, id DESC",
+  name: "lower(name) ASC, created_at DESC, id DESC",
+} as const;
+export type WorkflowSort = keyof typeof SORTS;
+export const isWorkflowSort = (s: string): s is WorkflowSort => Object.hasOwn(SORTS, s);
+
+export interface NewWorkflow {
+  ownerId: string;
+  organizationId: string | null;
+  name: string;
+  description: string;
+  steps: StepDef[];
+  inputSchema: JsonObject | null;
+  visibility: Visibility;
+  tags: string[];
+}
+
+export interface WorkflowPatch {
+  name?: string;
+  description?: string;
+  steps?: StepDef[];
+  /** null removes the schema. */
+  inputSchema?: JsonObject | null;
+  visibility?: Visibility;
+  tags?: string[];
+}
+
+export interface NewRun {
+  id: string;
+  workflow: WorkflowRow;
+  runnerId: string;
+  organizationId: string;
+  principal: Uint8Array;
+  requestId: string | null;
+  inputs: JsonObject;
+  maxResponseChars: number;
+  startedAt: Date;
+}
+
+/** The outcome of one step, written by commitStep. */
+export interface StepCommit {
+  runId: string;
+  leaseOwner: string;
+  leaseMs: number;
+  step: {
+    step_number: number;
+    status: StepStatus;
+    tool_id: string;
+    tool_name: string;
+    tool_input: JsonObject | null;
+    execution_id: string | null;
+    error: string | null;
+    error_code: string | null;
+    duration_ms: number;
+    /** Kept for later steps' templates (see StepRow.result). */
+    result: Json | undefined;
+    result_truncated: boolean;
+  };
+  /** The run's status after this step. */
+  runStatus: RunStatus;
+  consent?: JsonObject | null;
+  result?: { value: Json; truncated: boolean; responseMeta: JsonObject | null };
+  error?: string | null;
+  /** Time spent running so far (written when the run pauses or ends). */
+  activeMs: number;
+  /** When the run ended (the process's clock, as the run's answer shows it). */
+  finishedAt?: Date;
+  /** The run's event, when it ended. */
+  event?: { id: string; subject: string; payload: Uint8Array; requestId: string | null };
+}
+
+export class WorkflowStore {
+  constructor(private readonly pool: Pool) {}
+
+  async create(w: NewWorkflow): Promise<WorkflowRow> {
+    const { rows } = await this.pool.query<WorkflowRow>(
+      `INSERT INTO workflows (id, owner_id, organization_id, name, description, steps, input_schema, visibility, tags)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${WORKFLOW_COLUMNS}`,
+      [
+        randomUUID(),
+        w.ownerId,
+        w.organizationId,
+        w.name,
+        w.description,
+        json(w.steps),
+        json(w.inputSchema),
+        w.visibility,
+        w.tags,
+      ],
+    );
+    return rows[0]!;
+  }
+
+  async get(id: string): Promise<WorkflowRow | null> {
+    const { rows } = await this.pool.query<WorkflowRow>(`SELECT ${WORKFLOW_COLUMNS} FROM workflows WHERE id = $1`, [id]);
+    return rows[0] ?? null;
+  }
+
+  /** Applies the fields given; null when the workflow is not the owner's. */
+  async update(id: string, ownerId: string, p: WorkflowPatch): Promise<WorkflowRow | null> {
+    const { rows } = await this.pool.query<WorkflowRow>(
+      `UPDATE workflows SET
+         name = COALESCE($3, name),
+         description = COALESCE($4, description),
+         steps = COALESCE($5::jsonb, steps),
+         input_schema = CASE WHEN $6::boolean THEN $7::jsonb ELSE input_schema END,
+         visibility = COALESCE($8, visibility),
+         tags = COALESCE($9::text[], tags),
+         updated_at = now()
+       WHERE id = $1 AND owner_id = $2 RETURNING ${WORKFLOW_COLUMNS}`,
+      [
+        id,
+        ownerId,
+        p.name ?? null,
+        p.description ?? null,
+        p.steps ? json(p.steps) : null,
+        p.inputSchema !== undefined,
+        json(p.inputSchema),
+        p.visibility ?? null,
+        p.tags ?? null,
+      ],
+    );
+    return rows[0] ?? null;
+  }
+
+  async delete(id: string, ownerId: string): Promise<boolean> {
+    const { rowCount } = await this.pool.query("DELETE FROM workflows WHERE id = $1 AND owner_id = $2", [id, ownerId]);
+    return rowCount === 1;
+  }
+
+  async listPublic(search: string | undefined, sort: WorkflowSort, limit: number, offset: number): Promise<WorkflowRow[]> {
+    const pattern = search ? `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
+    const { rows } = await this.pool.query<WorkflowRow>(
+      `SELECT ${WORKFLOW_COLUMNS} FROM workflows
+        WHERE visibility = 'public' AND ($1::text IS NULL OR name ILIKE $1 OR description ILIKE $1)
+        ORDER BY ${SORTS[sort]} LIMIT $2 OFFSET $3`,
+      [pattern, limit, offset],
+    );
+    return rows;
+  }
+
+  async listMine(ownerId: string, visibility: Visibility | undefined, limit: number, offset: number): Promise<WorkflowRow[]> {
+    const { rows } = await this.pool.query<WorkflowRow>(
+      `SELECT ${WORKFLOW_COLUMNS} FROM workflows WHERE owner_id = $1 AND ($2::text IS NULL OR visibility = $2)
+        ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`,
+      [ownerId, visibility ?? null, limit, offset],
+    );
+    return rows;
+  }
+
+  // ---- runs ----
+
+  /** A new run, leased to `leaseOwner` (null: left for a sweeper, due at once). */
+  async insertRun(r: NewRun, leaseOwner: string | null, leaseMs: number): Promise<RunRow> {
+    const { rows } = await this.pool.query<RunRow>(
+      `INSERT INTO workflow_runs (id, workflow_id, workflow_name, runner_id, organization_id, principal, request_id, status, steps,
+                                  inputs, max_response_chars, lease_owner, lease_until, started_at, resumed_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, 'running', $8, $9, $10, $11, now() + make_interval(secs => $12::double precision / 1000),
+               $13, $13)
+       RETURNING ${RUN_COLUMNS}`,
+      [
+        r.id,
+        r.workflow.id,
+        r.workflow.name,
+        r.runnerId,
+        r.organizationId,
+        Buffer.from(r.principal),
+        r.requestId,
+        json(r.workflow.steps),
+        json(r.inputs),
+        r.maxResponseChars,
+        leaseOwner,
+        leaseMs,
+        r.startedAt,
+      ],
+    );
+    return rows[0]!;
+  }
+
+  async getRun(id: string): Promise<RunRow | null> {
+    const { rows } = await this.pool.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM workflow_runs WHERE id = $1`, [id]);
+    return rows[0] ?? null;
+  }
+
+  async stepsOf(runIds: string[]): Promise<Map<string, StepRow[]>> {
+    const out = new Map<string, StepRow[]>(runIds.map((id) => [id, []]));
+    if (runIds.length === 0) return out;
+    const { rows } = await this.pool.query<StepRow & { run_id: string }>(
+      `SELECT run_id, ${STEP_COLUMNS} FROM workflow_run_steps WHERE run_id = ANY($1::uuid[]) ORDER BY run_id, step_number`,
+      [runIds],
+    );
+    for (const row of rows) out.get(row.run_id)?.push(row);
+    return out;
+  }
+
+  /** A runner's runs of a workflow, newest first. */
+  async listRuns(runnerId: string, workflowId: string, limit: number, offset: number): Promise<RunRow[]> {
+    const { rows } = await this.pool.query<RunRow>(
+      `SELECT ${RUN_COLUMNS} FROM workflow_runs WHERE runner_id = $1 AND workflow_id = $2
+        ORDER BY started_at DESC, id DESC LIMIT $3 OFFSET $4`,
+      [runnerId, workflowId, limit, offset],
+    );
+    return rows;
+  }
+
+  /**
+   * Records one step's outcome and moves the run on, in one statement. False when this process no longer
+   * holds the run's lease, or the step was already recorded (another process took the run over).
+   */
+  async commitStep(c: StepCommit): Promise<boolean> {
+    const ended = c.runStatus === "completed" || c.runStatus === "failed";
+    const s = c.step;
+    const { rows } = await this.pool.query<{ n: number }>({
+      name: "workflow_commit_step",
+      text: `WITH run AS (
+           UPDATE workflow_runs SET
+             next_step = CASE WHEN $4 = 'completed' THEN $3 + 1 ELSE next_step END,
+             status = $5, attempts = 0, confirm_token = NULL, consent = $6::jsonb,
+             result = $7::jsonb, truncated = $8, response_meta = $9::jsonb, error = $10,
+             lease_owner = CASE WHEN $5 = 'running' THEN lease_owner END,
+             lease_until = CASE WHEN $5 = 'running' THEN now() + make_interval(secs => $11::double precision / 1000) END,
+             active_ms = CASE WHEN $5 = 'running' THEN active_ms ELSE $12 END,
+             finished_at = CASE WHEN $13 THEN $27::timestamptz END,
+             execution_time_ms = CASE WHEN $13 THEN $12 END
+           WHERE id = $1 AND lease_owner = $2 AND next_step = $3 AND status = 'running'
+           RETURNING id, workflow_id
+         ), step AS (
+           INSERT INTO workflow_run_steps (run_id, step_number, status, tool_id, tool_name, tool_input, execution_id, error,
+                                           error_code, duration_ms, result, result_truncated)
+           SELECT id, $3, $4, $14, $15, $16::jsonb, $17::uuid, $18, $19, $20, $25::jsonb, $26 FROM run
+           ON CONFLICT (run_id, step_number) DO UPDATE SET
+             status = EXCLUDED.status, tool_input = EXCLUDED.tool_input, execution_id = EXCLUDED.execution_id,
+             error = EXCLUDED.error, error_code = EXCLUDED.error_code, duration_ms = EXCLUDED.duration_ms,
+             result = EXCLUDED.result, result_truncated = EXCLUDED.result_truncated
+         ), stats AS (
+           UPDATE workflows w SET total_executions = total_executions + 1,
+             successful_executions = successful_executions + CASE WHEN $5 = 'completed' THEN 1 ELSE 0 END
+             FROM run WHERE $13 AND w.id = run.workflow_id
+         ), event AS (
+           INSERT INTO outbox (id, subject, payload, request_id) SELECT $21::uuid, $22, $23, $24 FROM run WHERE $21::uuid IS NOT NULL
+         )
+         SELECT count(*)::int AS n FROM run`,
+      values: [
+        c.runId,
+        c.leaseOwner,
+        s.step_number,
+        s.status,
+        c.runStatus,
+        json(c.consent),
+        c.result ? JSON.stringify(c.result.value) : null,
+        c.result?.truncated ?? false,
+        json(c.result?.responseMeta),
+        c.error ?? null,
+        c.leaseMs,
+        c.activeMs,
+        ended,
+        s.tool_id,
+        s.tool_name,
+        json(s.tool_input),
+        s.execution_id,
+        s.error,
+        s.error_code,
+        s.duration_ms,
+        c.event?.id ?? null,
+        c.event?.subject ?? null,
+        c.event ? Buffer.from(c.event.payload) : null,
+        c.event?.requestId ?? null,
+        s.result === undefined ? null : JSON.stringify(s.result),
+        s.result_truncated,
+        c.finishedAt ?? null,
+      ],
+    });
+    return rows[0]!.n === 1;
+  }
+
+  /** Keeps the run's lease while a step runs; false when another process has taken it. */
+  async renewLease(runId: string, owner: string, leaseMs: number): Promise<boolean> {
+    const { rowCount } = await this.pool.query(
+      `UPDATE workflow_runs SET lease_until = now() + make_interval(secs => $3::double precision / 1000)
+        WHERE id = $1 AND lease_owner = $2 AND status = 'running'`,
+      [runId, owner, leaseMs],
+    );
+    return rowCount === 1;
+  }
+
+  /** Gives the run back to the sweepers, to be taken again after `delayMs`. */
+  async releaseLease(runId: string, owner: string, delayMs: number): Promise<void> {
+    await this.pool.query(
+      `UPDATE workflow_runs SET lease_owner = NULL, lease_until = now() + make_interval(secs => $3::double precision / 1000)
+        WHERE id = $1 AND lease_owner = $2 AND status = 'running'`,
+      [runId, owner, delayMs],
+    );
+  }
+
+  /** Runs whose lease ran out (their process died, or gave them back), leased to `owner`. */
+  async claimDue(owner: string, leaseMs: number, limit: number): Promise<RunRow[]> {
+    const { rows } = await this.pool.query<RunRow>(
+      `UPDATE workflow_runs r SET lease_owner = $1, lease_until = now() + make_interval(secs => $2::double precision / 1000),
+              attempts = r.attempts + 1
+         FROM (SELECT id FROM workflow_runs WHERE status = 'running' AND lease_until < now()
+                ORDER BY lease_until LIMIT $3 FOR UPDATE SKIP LOCKED) due
+        WHERE r.id = due.id
+        RETURNING ${RUN_COLUMNS.split(",")
+          .map((c) => `r.${c.trim()}`)
+          .join(", ")}`,
+      [owner, leaseMs, limit],
+    );
+    return rows;
+  }
+
+  /** Continues a run awaiting confirmation with the token for its waiting step; null when not the runner's or not waiting. */
+  async confirm(
+    runId: string,
+    runnerId: string,
+    token: string,
+    owner: string,
+    leaseMs: number,
+    now: Date,
+  ): Promise<RunRow | null> {
+    const { rows } = await this.pool.query<RunRow>(
+      `UPDATE workflow_runs SET status = 'running', confirm_token = $3, consent = NULL, attempts = 0, lease_owner = $4,
+              lease_until = now() + make_interval(secs => $5::double precision / 1000), resumed_at = $6
+        WHERE id = $1 AND runner_id = $2 AND status = 'awaiting_confirmation'
+        RETURNING ${RUN_COLUMNS}`,
+      [runId, runnerId, token, owner, leaseMs, now],
+    );
+    return rows[0] ?? null;
+  }
+}

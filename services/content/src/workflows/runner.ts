@@ -1,0 +1,499 @@
+/**
+ * Runs workflows durably. A run is a row leased to one process at a time; that process advances it one
+ * step per transaction (WorkflowStore.commitStep). Each step is a tool call through the execution
+ * service, as the runner (its principal is stored with the run) and with the idempotency key
+ * `<run_id>:<step_number>`: a process that dies mid-step leaves its lease to run out, the sweeper of any
+ * process takes the run over, and calling the step again gets the stored outcome (or waits for the call
+ * still under way) instead of a second upstream call or charge.
+ *
+ * A step ends the run when its tool fails or is refused (not permitted, over a limit, invalid input, a
+ * template that matches nothing), pauses it when it needs consent (awaiting_confirmation, continued by
+ * confirm()), and is tried again later when execution cannot be reached, until `maxAttempts`.
+ */
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import { create, fromBinary, toBinary, toJson } from "@bufbuild/protobuf";
+import { timestampNow } from "@bufbuild/protobuf/wkt";
+import { type Client, Code, ConnectError } from "@connectrpc/connect";
+import { runInScope } from "@toolport/kit/context";
+import { Subjects } from "@toolport/kit/events";
+import { fromJsonBytes, jsonBytes } from "@toolport/kit/json-bytes";
+import { mcpTextJson, selectPath } from "@toolport/kit/json-path";
+import type { Json, JsonObject } from "@toolport/kit/json-values";
+import type { Logger } from "@toolport/kit/logger";
+import type { Pool } from "@toolport/kit/pg";
+import { Wakeup } from "@toolport/kit/wakeup";
+import { type Principal, PrincipalSchema } from "@toolport/proto/toolport/common/v1/principal_pb";
+import { WorkflowRunStatus } from "@toolport/proto/toolport/common/v1/types_pb";
+import { WorkflowEventSchema } from "@toolport/proto/toolport/events/v1/events_pb";
+import { type CallResult, ResponseMetaSchema } from "@toolport/proto/toolport/execution/v1/execution_results_pb";
+import type { ExecutionService } from "@toolport/proto/toolport/execution/v1/execution_service_pb";
+import type { RunRow, RunStatus, StepCommit, StepRow, WorkflowRow, WorkflowStore } from "../store/workflows.js";
+import { checkMapping, type Lookup, resolveMapping, TemplateError } from "./templates.js";
+
+/** Intermediate steps are called with the largest cap, so later templates see their whole result. */
+const INTERMEDIATE_MAX_CHARS = 500_000;
+/** What a template reads back from execution's stored result at most. */
+const STORED_READ_MAX_CHARS = 2_000_000;
+/** How long stop() waits for steps under way before leaving their runs to the lease. */
+const STOP_WAIT_MS = 10_000;
+
+export interface RunnerOptions {
+  pool: Pool;
+  store: WorkflowStore;
+  execution: Client<typeof ExecutionService>;
+  log: Logger;
+  /** The outbox relay: told when a run's event was committed. */
+  nudge: () => void;
+  leaseMs: number;
+  pollMs: number;
+  /** Runs this process drives at once for the sweeper and async starts (synchronous runs come on top). */
+  concurrency: number;
+  /** Attempts at one step when execution cannot be reached, before the run fails. */
+  maxAttempts: number;
+}
+
+/** A run as this process knows it: its row and its recorded steps, kept equal to what is committed. */
+export interface LiveRun {
+  row: RunRow;
+  steps: Map<number, StepRow>;
+}
+
+type StepOutcome =
+  | { kind: "retry"; why: string }
+  | {
+      kind: "done";
+      step: StepCommit["step"];
+      consent?: JsonObject;
+      final?: { value: Json; truncated: boolean; responseMeta: JsonObject | null };
+    };
+
+export class WorkflowRunner {
+  readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  private readonly active = new Map<string, Promise<void>>();
+  private readonly wakeup: Wakeup;
+  private stopping = false;
+
+  constructor(private readonly o: RunnerOptions) {
+    this.wakeup = new Wakeup({
+      pool: o.pool,
+      channel: "toolport_workflow_runs",
+      pollMs: o.pollMs,
+      log: o.log,
+      look: () => this.sweep(),
+    });
+  }
+
+  async start(): Promise<void> {
+    await this.wakeup.start();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await this.wakeup.stop();
+    await Promise.race([Promise.allSettled([...this.active.values()]), new Promise((r) => setTimeout(r, STOP_WAIT_MS).unref())]);
+  }
+
+  /**
+   * Starts a run of `workflow` as `principal` and drives it here. Resolves with the run once it ended or
+   * paused, at once with `async`, or after `waitMs` (pending: the run goes on and can be read by id).
+   */
+  async begin(
+    workflow: WorkflowRow,
+    principal: Principal,
+    inputs: JsonObject,
+    options: { maxResponseChars: number; async: boolean; waitMs: number; requestId: string | null },
+  ): Promise<{ run: LiveRun; pending: boolean }> {
+    // Async starts beyond this process's share wait in the table for a sweeper with room.
+    const queue = options.async && this.active.size >= this.o.concurrency;
+    const row = await this.o.store.insertRun(
+      {
+        id: randomUUID(),
+        workflow,
+        runnerId: principal.accountId,
+        organizationId: principal.organizationId || principal.personalOrganizationId,
+        principal: toBinary(PrincipalSchema, principal),
+        requestId: options.requestId,
+        inputs,
+        maxResponseChars: options.maxResponseChars,
+        startedAt: new Date(),
+      },
+      queue ? null : this.owner,
+      queue ? 0 : this.o.leaseMs,
+    );
+    const run: LiveRun = { row, steps: new Map() };
+    if (queue) {
+      this.wakeup.wake();
+      return { run, pending: true };
+    }
+    return this.follow(run, options.async ? 0 : options.waitMs);
+  }
+
+  /** Continues a run awaiting confirmation; null when it is not the caller's run or not waiting. */
+  async confirm(
+    runId: string,
+    runnerId: string,
+    confirmToken: string,
+    options: { async: boolean; waitMs: number },
+  ): Promise<{ run: LiveRun; pending: boolean } | null> {
+    const row = await this.o.store.confirm(runId, runnerId, confirmToken, this.owner, this.o.leaseMs, new Date());
+    if (!row) return null;
+    const steps = (await this.o.store.stepsOf([row.id])).get(row.id) ?? [];
+    return this.follow({ row, steps: new Map(steps.map((s) => [s.step_number, s])) }, options.async ? 0 : options.waitMs);
+  }
+
+  private async follow(run: LiveRun, waitMs: number): Promise<{ run: LiveRun; pending: boolean }> {
+    const driving = this.track(run);
+    if (waitMs <= 0) return { run, pending: true };
+    let timer: NodeJS.Timeout | undefined;
+    const ended = await Promise.race([
+      driving.then(() => true),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), waitMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    return { run, pending: !ended || run.row.status === "running" };
+  }
+
+  private track(run: LiveRun): Promise<void> {
+    const driving = this.drive(run)
+      .catch((err) => this.o.log.error({ err, run_id: run.row.id }, "workflow run: driving failed; the sweeper takes it over"))
+      .finally(() => this.active.delete(run.row.id));
+    this.active.set(run.row.id, driving);
+    return driving;
+  }
+
+  /** Takes over runs whose lease ran out, as many as this process has room for. */
+  private async sweep(): Promise<void> {
+    if (this.stopping) return;
+    const room = this.o.concurrency - this.active.size;
+    if (room <= 0) return;
+    const rows = await this.o.store.claimDue(this.owner, this.o.leaseMs, room);
+    if (rows.length === 0) return;
+    const steps = await this.o.store.stepsOf(rows.map((r) => r.id));
+    for (const row of rows) {
+      this.o.log.info({ run_id: row.id, step: row.next_step, attempt: row.attempts }, "workflow run: resuming");
+      this.track({ row, steps: new Map((steps.get(row.id) ?? []).map((s) => [s.step_number, s])) });
+    }
+  }
+
+  private async drive(run: LiveRun): Promise<void> {
+    const { row } = run;
+    const principal = fromBinary(PrincipalSchema, row.principal);
+    const referenced = referencedSteps(row);
+    let lost = false;
+    const heartbeat = setInterval(
+      () => {
+        this.o.store
+          .renewLease(row.id, this.owner, this.o.leaseMs)
+          .then((held) => {
+            if (!held) lost = true;
+          })
+          .catch((err) => this.o.log.warn({ err: (err as Error).message, run_id: row.id }, "workflow run: lease renewal failed"));
+      },
+      Math.max(100, Math.floor(this.o.leaseMs / 3)),
+    );
+    heartbeat.unref();
+    try {
+      await runInScope({ requestId: row.request_id ?? randomUUID(), principal }, async () => {
+        while (row.status === "running" && !lost) {
+          if (this.stopping) {
+            await this.o.store.releaseLease(row.id, this.owner, 0);
+            return;
+          }
+          const n = row.next_step;
+          const outcome =
+            row.attempts > this.o.maxAttempts
+              ? gaveUp(row, n, this.o.maxAttempts)
+              : await this.runStep(run, n, referenced.has(n));
+          if (outcome.kind === "retry") {
+            const delay = Math.min(30_000, 250 * 2 ** Math.min(row.attempts, 7));
+            this.o.log.warn(
+              { run_id: row.id, step: n, why: outcome.why, retry_in_ms: delay },
+              "workflow run: step will be tried again",
+            );
+            await this.o.store.releaseLease(row.id, this.owner, delay);
+            return;
+          }
+          if (!(await this.commit(run, outcome))) {
+            this.o.log.warn({ run_id: row.id, step: n }, "workflow run: another process holds the run now");
+            return;
+          }
+        }
+      });
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  /** Runs step n: its input from the templates, then the tool call as the runner. */
+  private async runStep(run: LiveRun, n: number, keepResult: boolean): Promise<StepOutcome> {
+    const { row } = run;
+    const def = row.steps[n - 1]!;
+    const started = Date.now();
+    const base = {
+      step_number: n,
+      tool_id: def.tool_id,
+      tool_name: def.tool_name,
+      execution_id: null,
+      error_code: null,
+      result: undefined,
+      result_truncated: false,
+    };
+    let input: JsonObject;
+    try {
+      input = await resolveMapping(def.input_mapping, this.lookup(run));
+    } catch (err) {
+      if (err instanceof TemplateError) {
+        return {
+          kind: "done",
+          step: {
+            ...base,
+            status: "failed",
+            tool_input: null,
+            error: `step ${n}: ${err.message}`,
+            error_code: "template_unmatched",
+            duration_ms: 0,
+          },
+        };
+      }
+      return { kind: "retry", why: (err as Error).message };
+    }
+    const last = n === row.steps.length;
+    let result: CallResult;
+    try {
+      const res = await this.o.execution.callBatch({
+        calls: [
+          {
+            toolId: def.tool_id,
+            toolInputJson: jsonBytes(input),
+            maxResponseChars: last ? row.max_response_chars : INTERMEDIATE_MAX_CHARS,
+            confirmToken: row.confirm_token ?? undefined,
+            idempotencyKey: `${row.id}:${n}`,
+          },
+        ],
+      });
+      result = res.results[0]!;
+    } catch (err) {
+      const e = ConnectError.from(err);
+      if (e.code === Code.Unauthenticated) {
+        return {
+          kind: "done",
+          step: {
+            ...base,
+            status: "failed",
+            tool_input: input,
+            error: `the API key that started this run was refused: ${e.rawMessage}`,
+            error_code: "unauthenticated",
+            duration_ms: Date.now() - started,
+          },
+        };
+      }
+      return { kind: "retry", why: e.rawMessage };
+    }
+    const duration_ms = Date.now() - started;
+    const step = { ...base, tool_id: result.toolId || def.tool_id, tool_input: input, duration_ms };
+    if (result.consent) {
+      const c = result.consent;
+      const consent: JsonObject = {
+        tool_id: c.toolId,
+        tool_name: c.toolName,
+        parameters: fromJsonBytes(c.parametersJson) ?? {},
+        confirm_token: c.confirmToken,
+        expires_at: c.expiresAt ? new Date(Number(c.expiresAt.seconds) * 1000).toISOString() : null,
+      };
+      return {
+        kind: "done",
+        step: { ...step, status: "awaiting_confirmation", error: null, error_code: null },
+        consent,
+      };
+    }
+    const reason = result.errorDetail?.reason;
+    if (!result.success && !result.executionId) {
+      // Refused before it ran: nothing was called or charged. A call with this key still under way
+      // elsewhere, or an internal error, is tried again; any other refusal ends the run.
+      if (reason === "idempotency_key_in_flight" || reason === "internal_error" || reason === "catalog_unavailable")
+        return { kind: "retry", why: result.error ?? reason };
+      return {
+        kind: "done",
+        step: { ...step, status: "failed", error: result.error ?? "refused", error_code: reason ?? "refused" },
+      };
+    }
+    if (!result.success) {
+      return {
+        kind: "done",
+        step: {
+          ...step,
+          status: "failed",
+          execution_id: result.executionId ?? null,
+          error: result.error ?? "the tool failed",
+          error_code: reason ?? "execution_failed",
+        },
+      };
+    }
+    const value = fromJsonBytes<Json>(result.resultJson) ?? null;
+    const done: StepOutcome = {
+      kind: "done",
+      step: {
+        ...step,
+        status: "completed",
+        execution_id: result.executionId ?? null,
+        error: null,
+        result: keepResult && !result.truncated ? value : undefined,
+        result_truncated: keepResult && result.truncated,
+      },
+    };
+    if (last)
+      done.final = {
+        value,
+        truncated: result.truncated,
+        responseMeta: result.responseMeta ? (toJson(ResponseMetaSchema, result.responseMeta) as JsonObject) : null,
+      };
+    return done;
+  }
+
+  /** Values for templates: the run's inputs, and earlier steps' results (kept with them, or read back from execution). */
+  private lookup(run: LiveRun): Lookup {
+    return async (ref) => {
+      if (ref.kind === "inputs") return selectPath(run.row.inputs, ref.path);
+      const step = run.steps.get(ref.step);
+      if (step?.status !== "completed") throw new TemplateError(`${ref.text}: step ${ref.step} has no result`);
+      if (!step.result_truncated) return selectPath(step.result ?? null, ref.path);
+      // Larger than a call returns: read the path from the stored result.
+      const res = await this.o.execution.getExecutionResult({
+        executionId: step.execution_id!,
+        path: ref.pathText || undefined,
+        maxChars: STORED_READ_MAX_CHARS,
+      });
+      const stored = res.result!;
+      if (stored.pathMatched === false) return { matched: false, value: null };
+      if (stored.truncated)
+        throw new TemplateError(`${ref.text}: step ${ref.step}'s result there is over ${STORED_READ_MAX_CHARS} characters`);
+      const value = fromJsonBytes<Json>(stored.resultJson) ?? null;
+      return { matched: true, value: ref.pathText ? value : (mcpTextJson(value) ?? value) };
+    };
+  }
+
+  /** Writes a step's outcome and applies it to the run in memory; false when the run is no longer ours. */
+  private async commit(run: LiveRun, outcome: Extract<StepOutcome, { kind: "done" }>): Promise<boolean> {
+    const { row } = run;
+    const { step } = outcome;
+    const total = row.steps.length;
+    let runStatus: RunStatus = "running";
+    if (step.status === "failed") runStatus = "failed";
+    else if (step.status === "awaiting_confirmation") runStatus = "awaiting_confirmation";
+    else if (step.step_number === total) runStatus = "completed";
+    const ended = runStatus === "completed" || runStatus === "failed";
+    const now = new Date();
+    const activeMs = Number(row.active_ms) + Math.max(0, now.getTime() - row.resumed_at.getTime());
+    const error = runStatus === "failed" ? step.error : null;
+    const stepsCompleted = step.status === "completed" ? step.step_number : step.step_number - 1;
+    const eventId = randomUUID();
+    const event = ended
+      ? {
+          id: eventId,
+          subject: runStatus === "completed" ? Subjects.workflowCompleted : Subjects.workflowFailed,
+          requestId: row.request_id,
+          payload: toBinary(
+            WorkflowEventSchema,
+            create(WorkflowEventSchema, {
+              eventId,
+              occurredAt: timestampNow(),
+              requestId: row.request_id ?? "",
+              workflowId: row.workflow_id,
+              executionId: row.id,
+              ownerId: row.runner_id,
+              organizationId: row.organization_id,
+              status: runStatus === "completed" ? WorkflowRunStatus.COMPLETED : WorkflowRunStatus.FAILED,
+              executionTimeMs: BigInt(activeMs),
+              stepsCompleted,
+              stepsTotal: total,
+              error: error ?? undefined,
+            }),
+          ),
+        }
+      : undefined;
+    const committed = await this.o.store.commitStep({
+      runId: row.id,
+      leaseOwner: this.owner,
+      leaseMs: this.o.leaseMs,
+      step,
+      runStatus,
+      consent: outcome.consent ?? null,
+      result: outcome.final,
+      error,
+      activeMs,
+      finishedAt: ended ? now : undefined,
+      event,
+    });
+    if (!committed) return false;
+    if (event) this.o.nudge();
+    // The same change in memory, so the answer needs no read back.
+    run.steps.set(step.step_number, {
+      ...step,
+      duration_ms: String(step.duration_ms),
+      result: step.result ?? null,
+    });
+    if (step.status === "completed") row.next_step = step.step_number + 1;
+    row.status = runStatus;
+    row.attempts = 0;
+    row.confirm_token = null;
+    row.consent = outcome.consent ?? null;
+    row.error = error;
+    if (outcome.final) {
+      row.result = outcome.final.value;
+      row.truncated = outcome.final.truncated;
+      row.response_meta = outcome.final.responseMeta;
+    }
+    if (runStatus !== "running") row.active_ms = String(activeMs);
+    if (ended) {
+      row.finished_at = now;
+      row.execution_time_ms = String(activeMs);
+    }
+    return true;
+  }
+}
+
+/** The step numbers some template refers to: their results are kept for the steps after them. */
+function referencedSteps(row: RunRow): Set<number> {
+  const out = new Set<number>();
+  for (const def of row.steps)
+    for (const t of checkMapping(def.input_mapping, def.step_number)) if (t.ref.kind === "step") out.add(t.ref.step);
+  return out;
+}
+
+/** Step n's outcome once execution could not be reached `max` times in a row. */
+function gaveUp(row: RunRow, n: number, max: number): StepOutcome {
+  const def = row.steps[n - 1]!;
+  return {
+    kind: "done",
+    step: {
+      step_number: n,
+      status: "failed",
+      tool_id: def.tool_id,
+      tool_name: def.tool_name,
+      tool_input: null,
+      execution_id: null,
+      error: `step ${n} could not be run: the execution service did not answer after ${max} attempts`,
+      error_code: "execution_unavailable",
+      duration_ms: 0,
+      result: undefined,
+      result_truncated: false,
+    },
+  };
+}
+
+/** The run's status as the proto enum. */
+export function runStatusEnum(status: RunStatus): WorkflowRunStatus {
+  switch (status) {
+    case "running":
+      return WorkflowRunStatus.RUNNING;
+    case "completed":
+      return WorkflowRunStatus.COMPLETED;
+    case "failed":
+      return WorkflowRunStatus.FAILED;
+    case "awaiting_confirmation":
+      return WorkflowRunStatus.AWAITING_CONFIRMATION;
+  }
+}
