@@ -65,14 +65,14 @@ describe("gateway", () => {
     expectErrorShape(await json(res), "not_found");
   });
 
-  it("maps a service's UNIMPLEMENTED to 501 in the error shape, carrying the request id to the service", async () => {
-    // The content service has no handlers yet (no issue has built it): its RPCs answer UNIMPLEMENTED.
-    const res = await fetch(url("/workflows/public"), { headers: { "x-request-id": "req-e2e-501" } });
-    expect(res.status).toBe(501);
-    expect(res.headers.get("x-request-id")).toBe("req-e2e-501");
-    expectErrorShape(await json(res), "not_implemented");
+  it("maps a service's error to its status in the error shape, carrying the request id to the service", async () => {
+    const missing = "6f1c2b9e-8d4a-4f3e-9c1b-2a7d5e8f0b13";
+    const res = await fetch(url(`/workflows/${missing}`), { headers: { "x-request-id": "req-e2e-404" } });
+    expect(res.status).toBe(404);
+    expect(res.headers.get("x-request-id")).toBe("req-e2e-404");
+    expectErrorShape(await json(res), "workflow_not_found");
     // The id the caller sent is in the content service's own log line for that call.
-    await expect.poll(() => stack.log("content"), { timeout: 5000 }).toContain('"request_id":"req-e2e-501"');
+    await expect.poll(() => stack.log("content"), { timeout: 5000 }).toContain('"request_id":"req-e2e-404"');
   });
 
   it("reports every service's health, then 503 naming the one that is down", async () => {

@@ -605,27 +605,40 @@ describe("content tools", () => {
   });
 });
 
-describe("tools whose gateway route is not built yet", () => {
-  // Workflows answer 501 from the content service today; when they are built these cases become
-  // success cases.
-  const cases: Array<[string, Record<string, unknown>, string, string, unknown?]> = [
-    ["list_workflows", { search: "x", limit: 5 }, "GET", "/workflows/public?search=x&limit=5"],
-    [
-      "delete_workflow",
-      { workflow_id: "9b3c1f6e-0f43-4c39-9d0e-6d2f0f1f2a55" },
-      "DELETE",
-      "/workflows/9b3c1f6e-0f43-4c39-9d0e-6d2f0f1f2a55",
-    ],
-  ];
-  for (const [tool, args, method, path, body] of cases) {
-    it(`${tool}: an error result with the gateway's 501 that says it is not built`, async () => {
-      const rest = await s.call(method, path, { key: agent.key, body });
-      expect(rest.status, JSON.stringify(rest.body)).toBe(501);
-      const text = await callError(mcp, tool, args);
-      expect(text.startsWith(`${gatewayErrorLine(rest)}\n`), text).toBe(true);
-      expect(text).toMatch(/not built/);
+describe("workflow tools", () => {
+  it("list_workflows: public workflows, as the REST route lists them", async () => {
+    const word = `mcpflow${randomBytes(3).toString("hex")}`;
+    const made = await s.call("POST", "/workflows", {
+      key: agent.key,
+      body: {
+        name: `Count ${word}`,
+        visibility: "public",
+        steps: [{ tool_id: wordCount.id, input_mapping: { text: "{{inputs.text}}" } }],
+      },
     });
-  }
+    expect(made.status, JSON.stringify(made.body)).toBe(200);
+    const rest = await s.call("GET", `/workflows/public?search=${word}&limit=5`);
+    expect(rest.body.map((w: { id: string }) => w.id)).toEqual([made.body.id]);
+    const listed = await callOk(mcp, "list_workflows", { search: word, limit: 5 });
+    expect(listed).toEqual({ workflows: rest.body });
+    expect(listed.workflows[0]).toMatchObject({ step_count: 1, total_executions: 0, success_rate: 0 });
+  });
+
+  it("delete_workflow: deletes the caller's workflow; another's is the gateway's 404", async () => {
+    const made = await s.call("POST", "/workflows", {
+      key: agent.key,
+      body: { name: "to delete", steps: [{ tool_id: wordCount.id, input_mapping: { text: "a b" } }] },
+    });
+    expect(made.status, JSON.stringify(made.body)).toBe(200);
+    const stranger = await registerAgent(s);
+    const other = await connect({ key: stranger.key });
+    const rest = await s.call("DELETE", `/workflows/${made.body.id}`, { key: stranger.key });
+    expect(rest.status).toBe(404);
+    const text = await callError(other, "delete_workflow", { workflow_id: made.body.id });
+    expect(text.startsWith(`${gatewayErrorLine(rest)}\n`), text).toBe(true);
+    expect(await callOk(mcp, "delete_workflow", { workflow_id: made.body.id })).toEqual({ deleted: true });
+    expect((await s.call("GET", `/workflows/${made.body.id}`, { key: agent.key })).status).toBe(404);
+  });
 });
 
 describe("errors are tool results, never protocol errors", () => {

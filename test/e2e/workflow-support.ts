@@ -143,6 +143,19 @@ export function shopDocument(title: string) {
   };
 }
 
+/** A run's step as the gateway answers it (a workflow's step has step_number, tool_id and tool_name too). */
+export interface StepJson {
+  step_number: number;
+  tool_id: string;
+  tool_name: string;
+  status: string;
+  execution_id: string | null;
+  error: string | null;
+  error_code: string | null;
+  duration_ms: number;
+  tool_input: unknown;
+}
+
 export interface SeenWorkflowEvent {
   subject: string;
   runId: string;

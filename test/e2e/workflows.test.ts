@@ -8,7 +8,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { signupHuman } from "../../services/identity/test/http.js";
-import type { Call } from "../harness/http.js";
+import type { Call, Reply } from "../harness/http.js";
 import {
   type AgentKey,
   createKey,
@@ -18,7 +18,7 @@ import {
   registerAgent,
   startExecStack,
 } from "./execution-support.js";
-import { type ShopApi, shopDocument, startShopApi, workflowEvents } from "./workflow-support.js";
+import { type ShopApi, type StepJson, shopDocument, startShopApi, workflowEvents } from "./workflow-support.js";
 
 describe("workflows", () => {
   let s: ExecStack;
@@ -33,7 +33,7 @@ describe("workflows", () => {
   const run = (who: { key: string }, id: string, body: Record<string, unknown> = {}) =>
     call("POST", `/workflows/${id}/run`, { key: who.key, body });
 
-  async function created(who: AgentKey, body: Record<string, unknown>): Promise<any> {
+  async function created(who: AgentKey, body: Record<string, unknown>): Promise<Reply["body"]> {
     const res = await create(who, body);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     return res.body;
@@ -96,7 +96,7 @@ describe("workflows", () => {
       success_rate: 0,
       input_schema: null,
     });
-    expect(wf.steps.map((x: any) => [x.step_number, x.tool_id, x.tool_name])).toEqual([
+    expect(wf.steps.map((x: StepJson) => [x.step_number, x.tool_id, x.tool_name])).toEqual([
       [1, tools.get_profile, "get_profile"],
       [2, tools.compose, "compose"],
       [3, tools.compose, "compose"],
@@ -117,7 +117,7 @@ describe("workflows", () => {
     });
     expect(typeof r.run_id).toBe("string");
     expect(Number.isInteger(r.execution_time_ms)).toBe(true);
-    expect(r.steps.map((x: any) => [x.step_number, x.status, x.error])).toEqual([
+    expect(r.steps.map((x: StepJson) => [x.step_number, x.status, x.error])).toEqual([
       [1, "completed", null],
       [2, "completed", null],
       [3, "completed", null],
@@ -157,7 +157,7 @@ describe("workflows", () => {
     expect(again.body).toEqual(r);
     const history = await call("GET", `/workflows/${wf.id}/runs`, { key: alice.key });
     expect(history.status).toBe(200);
-    expect(history.body.map((x: any) => x.run_id)).toEqual([r.run_id]);
+    expect(history.body.map((x: { run_id: string }) => x.run_id)).toEqual([r.run_id]);
     const after = await call("GET", `/workflows/${wf.id}`, { key: alice.key });
     expect(after.body).toMatchObject({ total_executions: 1, success_rate: 100 });
 
@@ -255,7 +255,9 @@ describe("workflows", () => {
     );
     // Nothing was stored by any refused request.
     const mine = await call("GET", "/workflows/my", { key: alice.key });
-    expect(mine.body.filter((w: any) => w.name === "bad" || w.name.startsWith("n".repeat(129)))).toEqual([]);
+    expect(mine.body.filter((w: { id: string; name: string }) => w.name === "bad" || w.name.startsWith("n".repeat(129)))).toEqual(
+      [],
+    );
 
     // PATCH checks the same way, and keeps the workflow as it was when it refuses.
     const wf = await created(alice, { name: "patchable", steps: [step({ note: "{{inputs.note}}" })] });
@@ -309,7 +311,7 @@ describe("workflows", () => {
     const r = res.body;
     expect(r).toMatchObject({ status: "failed", steps_completed: 1, steps_total: 3, result: null });
     expect(r.error).toMatch(/500/);
-    expect(r.steps.map((x: any) => x.status)).toEqual(["completed", "failed", "skipped"]);
+    expect(r.steps.map((x: StepJson) => x.status)).toEqual(["completed", "failed", "skipped"]);
     expect(r.steps[1].execution_id).toMatch(/^[0-9a-f-]{36}$/);
     expect(r.steps[1].error).toBe(r.error);
     expect(r.steps[2]).toMatchObject({ execution_id: null, tool_input: null });
@@ -356,7 +358,7 @@ describe("workflows", () => {
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     const paused = res.body;
     expect(paused).toMatchObject({ status: "awaiting_confirmation", steps_completed: 1, error: null, result: null });
-    expect(paused.steps.map((x: any) => x.status)).toEqual(["completed", "awaiting_confirmation", "pending"]);
+    expect(paused.steps.map((x: StepJson) => x.status)).toEqual(["completed", "awaiting_confirmation", "pending"]);
     expect(paused.consent).toMatchObject({
       tool_id: tools.charge,
       tool_name: "charge",
@@ -378,7 +380,7 @@ describe("workflows", () => {
     const done = await confirm(careful, { confirm_token: paused.consent.confirm_token });
     expect(done.status, JSON.stringify(done.body)).toBe(200);
     expect(done.body).toMatchObject({ status: "completed", steps_completed: 3, consent: null, error: null });
-    expect(done.body.steps.map((x: any) => x.status)).toEqual(["completed", "completed", "completed"]);
+    expect(done.body.steps.map((x: StepJson) => x.status)).toEqual(["completed", "completed", "completed"]);
     expect(done.body.result.user.id).toBe(32);
     expect(api.calls.get(`${tag}:2`)).toBe(1);
     // Confirmed once: again is a conflict, and nothing runs twice.
@@ -413,9 +415,9 @@ describe("workflows", () => {
     expect(bobs.body.status).toBe("completed");
     expectError(await call("GET", `/workflows/runs/${bobs.body.run_id}`, { key: alice.key }), 404, "workflow_run_not_found");
     const bobsHistory = await call("GET", `/workflows/${wf.id}/runs`, asBob);
-    expect(bobsHistory.body.map((x: any) => x.run_id)).toEqual([bobs.body.run_id]);
+    expect(bobsHistory.body.map((x: { run_id: string }) => x.run_id)).toEqual([bobs.body.run_id]);
     const alicesHistory = await call("GET", `/workflows/${wf.id}/runs`, { key: alice.key });
-    expect(alicesHistory.body.map((x: any) => x.run_id)).toEqual([mine.body.run_id]);
+    expect(alicesHistory.body.map((x: { run_id: string }) => x.run_id)).toEqual([mine.body.run_id]);
     // Still Alice's to delete; deleted, it is gone for everyone, and its runs stay readable by their runner.
     expectError(await call("DELETE", `/workflows/${wf.id}`, asBob), 404, "workflow_not_found");
     const deleted = await call("DELETE", `/workflows/${wf.id}`, { key: alice.key });
@@ -439,7 +441,7 @@ describe("workflows", () => {
     const list = async (query: string) => {
       const res = await call("GET", `/workflows/public?search=${word}${query}`);
       expect(res.status, JSON.stringify(res.body)).toBe(200);
-      return res.body as any[];
+      return res.body as Reply["body"][];
     };
     expect((await list("")).map((w) => w.id)).toEqual([c.id, a.id, b.id]);
     expect((await list("&sort=newest")).map((w) => w.id)).toEqual([c.id, a.id, b.id]);
@@ -479,7 +481,7 @@ describe("workflows", () => {
     expect(mineByJwt.status).toBe(200);
     expect(mineByJwt.body).toEqual([]);
     const bobs = await call("GET", "/workflows/my?visibility=public", { key: bob.key });
-    expect(bobs.body.map((w: any) => w.id)).toContain(a.id);
+    expect(bobs.body.map((w: { id: string; name: string }) => w.id)).toContain(a.id);
     expectError(await call("GET", "/workflows/my?visibility=all", { key: bob.key }), 400, "invalid_request");
   });
 
@@ -499,7 +501,7 @@ describe("workflows", () => {
       expect(res.status, JSON.stringify(res.body)).toBe(202);
       expect(Date.now() - started).toBeLessThan(400);
       expect(res.body).toMatchObject({ status: "running", steps_completed: 0, result: null, finished_at: null });
-      let last: any;
+      let last: Reply["body"];
       await expect
         .poll(
           async () => {

@@ -1,7 +1,6 @@
 /**
  * Content tools: skills (`create_skill`), workflows (`list_workflows`, `delete_workflow`) and site
- * records (`get_site_info`). Until the workflow routes are built they answer 501, which reaches the model
- * as an error result saying so; those tools start working with no change here once they answer.
+ * records (`get_site_info`), each one gateway route.
  */
 import { z } from "zod";
 import { segment } from "../gateway-client.js";
