@@ -19,7 +19,7 @@ export interface ShopApi {
   received: Array<{ route: string; body: Record<string, unknown> }>;
   /** Calls seen per `<tag>:<step>` (routes that carry a tag and a step). */
   calls: Map<string, number>;
-  /** Milliseconds /slow waits before it answers. */
+  /** Milliseconds /slow and /charge wait before they answer. */
   slowMs: number;
   close(): Promise<void>;
 }
@@ -57,6 +57,7 @@ export async function startShopApi(): Promise<ShopApi> {
       case "fail":
         return json(500, { error: "the shop is closed" });
       case "charge":
+        await new Promise((r) => setTimeout(r, api.slowMs));
         return json(200, { charged: true, tag: body.tag, step: body.step });
       case "slow":
         await new Promise((r) => setTimeout(r, api.slowMs));
