@@ -163,6 +163,37 @@ function expectRejected(shape: ShapeName, value: unknown, pointer: string, expec
   return found;
 }
 
+const WORKFLOW_ID = "3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7";
+const workflow = () => ({
+  id: WORKFLOW_ID,
+  name: "Digest",
+  description: "three steps",
+  steps: [
+    { step_number: 1, tool_id: TOOL_ID, tool_name: "get_profile", description: "", input_mapping: { id: "{{inputs.id}}" } },
+    { step_number: 2, tool_id: TOOL_ID, tool_name: "compose", description: "d", input_mapping: { u: "{{steps.1.result.user}}" } },
+  ],
+  owner_id: SERVICE_ID,
+  visibility: "private",
+  tags: ["demo"],
+  created_at: T,
+  updated_at: T,
+  input_schema: null,
+  total_executions: 3,
+  success_rate: 66.67,
+});
+const workflowSummary = () => ({
+  id: WORKFLOW_ID,
+  name: "Digest",
+  description: "",
+  step_count: 2,
+  owner_id: SERVICE_ID,
+  visibility: "public",
+  tags: [],
+  total_executions: 0,
+  success_rate: 0,
+  created_at: T,
+});
+
 const without = (o: Record<string, unknown>, key: string) => Object.fromEntries(Object.entries(o).filter(([k]) => k !== key));
 
 describe("valid samples pass", () => {
@@ -211,6 +242,9 @@ describe("valid samples pass", () => {
     ["BatchElement", { ...element(), success: false, result: null, error: "upstream answered 500" }],
     ["SingleCallResult", singleCall()],
     ["SingleCallResult", { ...singleCall(), truncated: true, response_meta: responseMeta(), passthrough_reason: "new key" }],
+    ["Workflow", workflow()],
+    ["Workflow", { ...workflow(), visibility: "public", input_schema: { type: "object" } }],
+    ["WorkflowSummary", workflowSummary()],
   ] as [ShapeName, unknown][])("%s sample %#", (shape, value) => {
     expect(shapeMismatches(shape, value)).toEqual([]);
   });
@@ -441,6 +475,30 @@ describe("single-call result", () => {
   });
 });
 
+describe("Workflow", () => {
+  it("rejects a name over 128 characters, a success rate over 100 and a fractional count", () => {
+    expectRejected("Workflow", { ...workflow(), name: "n".repeat(129) }, "/name", /128/);
+    expectRejected("Workflow", { ...workflow(), success_rate: 101 }, "/success_rate", /100/);
+    expectRejected("WorkflowSummary", { ...workflowSummary(), step_count: 1.5 }, "/step_count", /integer/);
+  });
+
+  it("rejects a step numbered from 0, a step without input_mapping, and no steps", () => {
+    const steps = workflow().steps;
+    expectRejected("Workflow", { ...workflow(), steps: [{ ...steps[0], step_number: 0 }] }, "/steps/0/step_number", /1/);
+    expectRejected(
+      "Workflow",
+      { ...workflow(), steps: [without(steps[0]!, "input_mapping")] },
+      "/steps/0/input_mapping",
+      /object/,
+    );
+    expectRejected("Workflow", { ...workflow(), steps: [] }, "/steps", /1/);
+  });
+
+  it("rejects a summary with full-shape fields: it is closed", () => {
+    expectRejected("WorkflowSummary", { ...workflowSummary(), steps: [] }, "/steps", /no such field/);
+  });
+});
+
 describe("the route table", () => {
   it.each([
     ["GET", "/tools", "Tool[]"],
@@ -462,6 +520,12 @@ describe("the route table", () => {
     ["POST", `/tools/call/${TOOL_ID}`, "single-call result"],
     ["POST", "/tools/call/batch", "{results: Batch element[]}"],
     ["GET", `/tools/executions/${EXECUTION_ID}/result?path=a.b`, "Execution result"],
+    ["GET", "/workflows/public?sort=name", "Workflow summary[] (public)"],
+    ["GET", "/workflows/my", "Workflow summary[]"],
+    ["POST", "/workflows", "Workflow"],
+    ["GET", `/workflows/${WORKFLOW_ID}`, "Workflow"],
+    ["PATCH", `/workflows/${WORKFLOW_ID}`, "Workflow"],
+    ["DELETE", `/workflows/${WORKFLOW_ID}`, "{deleted: true}"],
   ])("%s %s -> %s", (method, path, label) => {
     expect(routeBody(method, path)?.label).toBe(label);
   });
@@ -471,6 +535,8 @@ describe("the route table", () => {
     ["POST", "/agents"],
     ["DELETE", `/tools/${TOOL_ID}`],
     ["GET", `/services/${SERVICE_ID}/credentials`],
+    ["GET", `/workflows/runs/${EXECUTION_ID}`],
+    ["POST", `/workflows/${WORKFLOW_ID}/run`],
   ])("%s %s carries none of the shapes", (method, path) => {
     expect(routeBody(method, path)).toBeUndefined();
   });

@@ -209,6 +209,48 @@ const service = closed({
   updated_at: timestamp,
 });
 
+// ---- workflow shapes --------------------------------------------------------------------------
+
+/** "Step: step_number (integer, from 1), tool_id, tool_name, description, input_mapping (object ...)". */
+const workflowStep = closed({
+  step_number: { type: "integer", minimum: 1 },
+  tool_id: string,
+  tool_name: string,
+  description: string,
+  input_mapping: { type: "object" },
+});
+
+/** "Full": the spec's fields, and ours (DESIGN "Workflows"): the inputs' schema and the run statistics. */
+const workflow = closed({
+  id: string,
+  name: { type: "string", maxLength: 128 },
+  description: string,
+  steps: { type: "array", items: workflowStep, minItems: 1 },
+  owner_id: string,
+  visibility: oneOf("private", "public"),
+  tags: stringArray,
+  created_at: timestamp,
+  updated_at: timestamp,
+  input_schema: { type: ["object", "null"] },
+  total_executions: { type: "integer", minimum: 0 },
+  success_rate: { type: "number", minimum: 0, maximum: 100 },
+});
+
+/** "Summary (public list)"; `visibility` is "always public" in the public list only. */
+const workflowSummary = (visibility: Schema) =>
+  closed({
+    id: string,
+    name: { type: "string", maxLength: 128 },
+    description: string,
+    step_count: { type: "integer", minimum: 1 },
+    owner_id: string,
+    visibility,
+    tags: stringArray,
+    total_executions: { type: "integer", minimum: 0 },
+    success_rate: { type: "number", minimum: 0, maximum: 100 },
+    created_at: timestamp,
+  });
+
 // ---- execution shapes -------------------------------------------------------------------------
 
 /** "dropped_items (per array path: kept and total)". */
@@ -396,6 +438,8 @@ export const shapes = {
   ExecutionResult: { spec: 'SERVICE-SPEC "Execution result (stored handle)"', schema: executionResult },
   BatchElement: { spec: 'SERVICE-SPEC "Batch result element" + DESIGN "Batch element extras"', schema: batchElement },
   SingleCallResult: { spec: 'DESIGN "Single call" (a batch element + truncated, response_meta)', schema: singleCallResult },
+  Workflow: { spec: 'SERVICE-SPEC "Workflow" (Full) + DESIGN "Workflows"', schema: workflow },
+  WorkflowSummary: { spec: 'SERVICE-SPEC "Workflow" (Summary)', schema: workflowSummary(oneOf("private", "public")) },
 } as const;
 
 export type ShapeName = keyof typeof shapes;
@@ -429,6 +473,18 @@ const bodies = {
     spec: `DESIGN "Publishing" carrying ${shapes.Service.spec} and ${shapes.Tool.spec}`,
     schema: { type: "object", required: ["service", "tools"], properties: { service, tools: arrayOf(tool) } },
   },
+  Workflow: { label: "Workflow", spec: shapes.Workflow.spec, schema: workflow },
+  "PublicWorkflowSummary[]": {
+    label: "Workflow summary[] (public)",
+    spec: `endpoint 31 + ${shapes.WorkflowSummary.spec}`,
+    schema: arrayOf(workflowSummary({ const: "public" })),
+  },
+  "WorkflowSummary[]": {
+    label: "Workflow summary[]",
+    spec: shapes.WorkflowSummary.spec,
+    schema: arrayOf(workflowSummary(oneOf("private", "public"))),
+  },
+  Deleted: { label: "{deleted: true}", spec: "endpoint 33", schema: closed({ deleted: { const: true } }) },
   Describe: {
     label: "{tool: Tool}",
     spec: `endpoint 5 (describe) carrying ${shapes.Tool.spec}`,
@@ -467,6 +523,13 @@ const routes: [method: string, pattern: string, body: BodyName | null][] = [
   ["PATCH", "/services/:service_id", "ServiceEnvelope"],
   ["POST", "/services/:service_id/reimport", "ServiceWithTools"],
   ["PATCH", "/tools/:tool_id", "Tool"],
+  // Workflows (spec items 31-34).
+  ["GET", "/workflows/public", "PublicWorkflowSummary[]"],
+  ["GET", "/workflows/my", "WorkflowSummary[]"],
+  ["POST", "/workflows", "Workflow"],
+  ["GET", "/workflows/:workflow_id", "Workflow"],
+  ["PATCH", "/workflows/:workflow_id", "Workflow"],
+  ["DELETE", "/workflows/:workflow_id", "Deleted"],
 ];
 
 const routeTable = routes.map(([method, pattern, body]) => ({
