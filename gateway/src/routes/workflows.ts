@@ -145,6 +145,11 @@ function stepInputs(body: JsonObject): MessageInitShape<typeof WorkflowStepInput
   });
 }
 
+function checkAsync(body: JsonObject): void {
+  if (body.async !== undefined && body.async !== null && typeof body.async !== "boolean")
+    throw badField("async", "must be true or false");
+}
+
 function pagingQuery(ctx: Context) {
   return { limit: intQuery(ctx.query.limit, "limit"), offset: intQuery(ctx.query.offset, "offset") };
 }
@@ -204,6 +209,7 @@ export function workflowRoutes(router: Router, deps: AppDeps): void {
     const body = objectBody(ctx);
     const confirmToken = stringField(body, "confirm_token");
     if (confirmToken === undefined) throw badField("confirm_token", "is required");
+    checkAsync(body);
     const res = await content.confirmWorkflowRun(
       { runId: ctx.params.run_id!, confirmToken, async: body.async === true },
       runOptions,
@@ -241,8 +247,7 @@ export function workflowRoutes(router: Router, deps: AppDeps): void {
   const run = async (ctx: Context & { params: Record<string, string> }) => {
     const body = objectBody(ctx);
     const inputs = objectField(body, "inputs") ?? {};
-    if (body.async !== undefined && body.async !== null && typeof body.async !== "boolean")
-      throw badField("async", "must be true or false");
+    checkAsync(body);
     const max = body.max_response_chars;
     if (max !== undefined && max !== null && (typeof max !== "number" || !Number.isFinite(max)))
       throw badField("max_response_chars", "must be an integer (clamped to 100..500000)");

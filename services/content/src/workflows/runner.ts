@@ -35,6 +35,8 @@ import { checkMapping, type Lookup, resolveMapping, TemplateError } from "./temp
 const INTERMEDIATE_MAX_CHARS = 500_000;
 /** What a template reads back from execution's stored result at most. */
 const STORED_READ_MAX_CHARS = 2_000_000;
+/** Failures of the call itself (not the step's outcome) that a later attempt may not meet. */
+const TRANSIENT = new Set([Code.Unavailable, Code.DeadlineExceeded, Code.Internal, Code.Unknown, Code.Aborted, Code.Canceled]);
 /** How long stop() waits for steps under way before leaving their runs to the lease. */
 const STOP_WAIT_MS = 10_000;
 
@@ -277,20 +279,19 @@ export class WorkflowRunner {
       result = res.results[0]!;
     } catch (err) {
       const e = ConnectError.from(err);
-      if (e.code === Code.Unauthenticated) {
-        return {
-          kind: "done",
-          step: {
-            ...base,
-            status: "failed",
-            tool_input: input,
-            error: `the API key that started this run was refused: ${e.rawMessage}`,
-            error_code: "unauthenticated",
-            duration_ms: Date.now() - started,
-          },
-        };
-      }
-      return { kind: "retry", why: e.rawMessage };
+      if (TRANSIENT.has(e.code)) return { kind: "retry", why: e.rawMessage };
+      const refusedKey = e.code === Code.Unauthenticated;
+      return {
+        kind: "done",
+        step: {
+          ...base,
+          status: "failed",
+          tool_input: input,
+          error: refusedKey ? `the API key that started this run was refused: ${e.rawMessage}` : e.rawMessage,
+          error_code: refusedKey ? "unauthenticated" : "refused",
+          duration_ms: Date.now() - started,
+        },
+      };
     }
     const duration_ms = Date.now() - started;
     const step = { ...base, tool_id: result.toolId || def.tool_id, tool_input: input, duration_ms };
