@@ -56,7 +56,7 @@ export function createDeps(ctx: ServiceContext<ExecutionConfig>): ExecutionDeps 
     timeoutMs: config.EXECUTION_UPSTREAM_TIMEOUT_MS,
     maxResponseBytes: config.EXECUTION_MAX_RESPONSE_BYTES,
   });
-  const store = new PgExecutionStore(pool, () => ctx.outbox.nudge());
+  const store = new PgExecutionStore(pool, () => ctx.outbox.nudge(), ctx.relaxedPool(4));
   const tools = new CachingCatalog(
     new GrpcCatalog(createServiceClient(CatalogService, config.CATALOG_URL)),
     { ttlMs: config.EXECUTION_TOOL_CACHE_MS, maxEntries: 10_000 },

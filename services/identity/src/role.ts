@@ -37,7 +37,7 @@ export const identityRole = serviceRole((): ServiceDefinition<typeof identityEnv
         housekeeping().catch((err) => ctx.log.warn({ err }, "counter housekeeping failed"));
       }, PRUNE_EVERY_MS);
       prune.unref();
-      return [consumer, { stop: async () => clearInterval(prune) }, { stop: () => deps!.counterPool.end() }];
+      return [consumer, { stop: async () => clearInterval(prune) }];
     },
   };
 });

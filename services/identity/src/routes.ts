@@ -4,7 +4,6 @@
  * token service (its signing key loads from the database at start).
  */
 import type { ConnectRouter } from "@connectrpc/connect";
-import { createPool, type Pool, serviceDatabaseUrl } from "@toolport/kit/pg";
 import type { ServiceContext } from "@toolport/kit/service";
 import { IdentityService } from "@toolport/proto/toolport/identity/v1/identity_service_pb";
 import { loadSigningKey } from "./auth/signing-keys.js";
@@ -55,9 +54,10 @@ export function createDeps(ctx: ServiceContext<IdentityConfig>): IdentityDeps {
     config,
     log,
     pool,
-    counterPool: createCounterPool(
-      serviceDatabaseUrl("identity", config.DATABASE_URL, (config as { IDENTITY_DATABASE_URL?: string }).IDENTITY_DATABASE_URL),
-    ),
+    // The per-call counters commit without waiting for the WAL flush: a Postgres crash may forget the last
+    // few hundred milliseconds of counted calls, never corrupt them, and every limit stays enforced by
+    // the same atomic statements. Everything else (keys, accounts) keeps the durable pool.
+    counterPool: ctx.relaxedPool(10),
     accounts: accountStore(pool),
     organizations: organizationStore(pool),
     keys: keyStore(pool),
@@ -72,16 +72,6 @@ export function createDeps(ctx: ServiceContext<IdentityConfig>): IdentityDeps {
       tool_calls: { limit: config.TOOL_CALLS_PER_MINUTE, windowSeconds: 60 },
     },
   };
-}
-
-/**
- * Connections for the per-call counters whose commits do not wait for the WAL flush
- * (synchronous_commit = off for these sessions only): a Postgres crash may forget the last few
- * hundred milliseconds of counted calls, never corrupt them, and every limit stays enforced by the
- * same atomic statements. Everything else (keys, accounts) keeps the pool with durable commits.
- */
-export function createCounterPool(databaseUrl: string): Pool {
-  return createPool(databaseUrl, 10, { synchronousCommit: false });
 }
 
 export function routes(router: ConnectRouter, deps: IdentityDeps): void {

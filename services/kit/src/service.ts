@@ -57,6 +57,12 @@ export interface ServiceContext<C> {
    * `nudge()` says rows were committed, without waiting (OutboxRelay.nudge).
    */
   outbox: Pick<OutboxRelay, "flush" | "nudge">;
+  /**
+   * A pool on this service's database whose commits do not wait for the WAL flush (kit/pg createPool,
+   * `synchronousCommit: false`), for writes whose loss in a Postgres crash is safe by design; closed
+   * with the service, after its background work.
+   */
+  relaxedPool(max: number): Pool;
 }
 
 export interface BackgroundWork {
@@ -122,7 +128,20 @@ export async function startService<S extends z.ZodRawShape>(
   const relay = new OutboxRelay({ pool, nc, log, nudgeDelayMs: config.OUTBOX_BATCH_DELAY_MS });
   await relay.start();
 
-  const ctx: ServiceContext<typeof config> = { name: def.name, config, log, pool, nc, outbox: relay };
+  const relaxedPools: Pool[] = [];
+  const ctx: ServiceContext<typeof config> = {
+    name: def.name,
+    config,
+    log,
+    pool,
+    nc,
+    outbox: relay,
+    relaxedPool(max) {
+      const extra = createPool(databaseUrl, max, { synchronousCommit: false });
+      relaxedPools.push(extra);
+      return extra;
+    },
+  };
   const server = await startRpcServer({
     name: def.name,
     host: config.HOST,
@@ -144,6 +163,7 @@ export async function startService<S extends z.ZodRawShape>(
       for (const w of work) await w.stop();
       await relay.stop();
       await nc.drain().catch(() => {});
+      await Promise.all(relaxedPools.map((p) => p.end()));
       await pool.end();
     },
   };

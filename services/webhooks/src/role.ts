@@ -36,7 +36,7 @@ export const webhooksRole = serviceRole((): ServiceDefinition<typeof webhooksEnv
         {
           async stop() {
             await d.sender.stop();
-            await Promise.all([d.outbound.close(), d.senderPool.end()]);
+            await d.outbound.close();
           },
         },
         { stop: async () => clearInterval(prune) },

@@ -4,7 +4,7 @@
  */
 import type { ConnectRouter } from "@connectrpc/connect";
 import { AddressPolicy, Outbound } from "@toolport/kit/outbound";
-import { createPool, type Pool, serviceDatabaseUrl } from "@toolport/kit/pg";
+import type { Pool } from "@toolport/kit/pg";
 import { Sealer } from "@toolport/kit/sealing";
 import type { ServiceContext } from "@toolport/kit/service";
 import { WebhooksService } from "@toolport/proto/toolport/webhooks/v1/webhooks_service_pb";
@@ -33,11 +33,7 @@ export function createDeps(ctx: ServiceContext<WebhooksConfig>): WebhooksDeps & 
   // The sender's claims and attempt records commit without waiting for the WAL flush: a Postgres crash
   // can only forget a claim (its delivery is claimed again) or an attempt's record (the delivery is sent
   // again), both within at least once; receivers dedupe on X-Svc-Delivery.
-  const senderPool = createPool(
-    serviceDatabaseUrl("webhooks", config.DATABASE_URL, (config as { WEBHOOKS_DATABASE_URL?: string }).WEBHOOKS_DATABASE_URL),
-    10,
-    { synchronousCommit: false },
-  );
+  const senderPool = ctx.relaxedPool(10);
   const sender = new Sender({
     pool: senderPool,
     outbound,

@@ -29,10 +29,17 @@ export class PgExecutionStore implements ExecutionStore {
     this.committed();
   });
 
-  /** `committed`: called after each write that put events in the outbox (the relay's nudge). */
+  /**
+   * `committed`: called after each write that put events in the outbox (the relay's nudge).
+   * `claims`: a pool whose commits do not wait for the WAL flush, for idempotency claims. Forgetting a
+   * claim in a Postgres crash promises no less than the claim's own lease does: the execution's record,
+   * a flushed commit, flushes every claim written before it, so only a claim whose call was never
+   * recorded can be lost, and such a claim is taken over once its lease runs out anyway.
+   */
   constructor(
     private readonly pool: Pool,
     private readonly committed: () => void = () => {},
+    private readonly claims: Pool = pool,
   ) {}
 
   async useConsent(jti: string, expiresAt: Date): Promise<boolean> {
@@ -51,7 +58,7 @@ export class PgExecutionStore implements ExecutionStore {
     leaseMs: number,
   ): Promise<IdempotencyClaim> {
     // Insert, or take over a key older than 24 hours or an in-flight claim whose lease ran out.
-    const claimed = await this.pool.query(
+    const claimed = await this.claims.query(
       `INSERT INTO idempotency_keys (account_id, idempotency_key, input_hash, execution_id, state)
        VALUES ($1, $2, $3, $4, 'running')
        ON CONFLICT (account_id, idempotency_key) DO UPDATE
@@ -64,7 +71,7 @@ export class PgExecutionStore implements ExecutionStore {
       [accountId, key, inputHash, executionId, leaseMs],
     );
     if (claimed.rowCount === 1) return { kind: "claimed" };
-    const existing = await this.pool.query<{ input_hash: string; execution_id: string; state: string }>(
+    const existing = await this.claims.query<{ input_hash: string; execution_id: string; state: string }>(
       "SELECT input_hash, execution_id, state FROM idempotency_keys WHERE account_id = $1 AND idempotency_key = $2",
       [accountId, key],
     );
@@ -78,7 +85,7 @@ export class PgExecutionStore implements ExecutionStore {
   }
 
   async releaseIdempotency(accountId: string, key: string, executionId: string): Promise<void> {
-    await this.pool.query(
+    await this.claims.query(
       "DELETE FROM idempotency_keys WHERE account_id = $1 AND idempotency_key = $2 AND execution_id = $3 AND state = 'running'",
       [accountId, key, executionId],
     );
