@@ -56,7 +56,7 @@ export function createDeps(ctx: ServiceContext<ContentConfig>): ContentDeps {
     },
     catalogServices: async (domain) => (await catalog.findServicesOnDomain({ domain })).services,
   });
-  const workflows = new WorkflowStore(pool);
+  const workflows = new WorkflowStore(pool, ctx.relaxedPool(4));
   const runner = new WorkflowRunner({
     pool,
     store: workflows,

@@ -132,7 +132,6 @@ export interface NewRun {
 export interface StepCommit {
   runId: string;
   leaseOwner: string;
-  leaseMs: number;
   step: {
     step_number: number;
     status: StepStatus;
@@ -161,7 +160,18 @@ export interface StepCommit {
 }
 
 export class WorkflowStore {
-  constructor(private readonly pool: Pool) {}
+  /**
+   * `relaxed`: a pool whose commits do not wait for the WAL flush, for the writes of a run that a
+   * Postgres crash may forget because the run redoes them: a step's outcome while the run goes on (the
+   * resumed step gets execution's stored outcome for its idempotency key again), lease renewals and
+   * claims (commits are fenced by lease_owner), and a synchronous run's first row (flushed by its end's
+   * commit; its caller is still waiting). What a caller is told about is flushed: an async run's row, a
+   * run's end with its event, a pause for consent, a confirmation.
+   */
+  constructor(
+    private readonly pool: Pool,
+    private readonly relaxed: Pool = pool,
+  ) {}
 
   async create(w: NewWorkflow): Promise<WorkflowRow> {
     const { rows } = await this.pool.query<WorkflowRow>(
@@ -241,9 +251,9 @@ export class WorkflowStore {
 
   // ---- runs ----
 
-  /** A new run, leased to `leaseOwner` (null: left for a sweeper, due at once). */
-  async insertRun(r: NewRun, leaseOwner: string | null, leaseMs: number): Promise<RunRow> {
-    const { rows } = await this.pool.query<RunRow>(
+  /** A new run, leased to `leaseOwner` (null: left for a sweeper, due at once); `flushed` for an async start. */
+  async insertRun(r: NewRun, leaseOwner: string | null, leaseMs: number, flushed: boolean): Promise<RunRow> {
+    const { rows } = await (flushed ? this.pool : this.relaxed).query<RunRow>(
       `INSERT INTO workflow_runs (id, workflow_id, workflow_name, runner_id, organization_id, principal, request_id, status, steps,
                                   inputs, max_response_chars, lease_owner, lease_until, started_at, resumed_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, 'running', $8, $9, $10, $11, now() + make_interval(secs => $12::double precision / 1000),
@@ -301,7 +311,7 @@ export class WorkflowStore {
   async commitStep(c: StepCommit): Promise<boolean> {
     const ended = c.runStatus === "completed" || c.runStatus === "failed";
     const s = c.step;
-    const { rows } = await this.pool.query<{ n: number }>({
+    const { rows } = await (c.runStatus === "running" ? this.relaxed : this.pool).query<{ n: number }>({
       name: "workflow_commit_step",
       text: `WITH run AS (
            UPDATE workflow_runs SET
@@ -309,16 +319,16 @@ export class WorkflowStore {
              status = $5, attempts = 0, confirm_token = NULL, consent = $6::jsonb,
              result = $7::jsonb, truncated = $8, response_meta = $9::jsonb, error = $10,
              lease_owner = CASE WHEN $5 = 'running' THEN lease_owner END,
-             lease_until = CASE WHEN $5 = 'running' THEN now() + make_interval(secs => $11::double precision / 1000) END,
-             active_ms = CASE WHEN $5 = 'running' THEN active_ms ELSE $12 END,
-             finished_at = CASE WHEN $13 THEN $27::timestamptz END,
-             execution_time_ms = CASE WHEN $13 THEN $12 END
+             lease_until = CASE WHEN $5 = 'running' THEN lease_until END,
+             active_ms = CASE WHEN $5 = 'running' THEN active_ms ELSE $11 END,
+             finished_at = CASE WHEN $12 THEN $26::timestamptz END,
+             execution_time_ms = CASE WHEN $12 THEN $11 END
            WHERE id = $1 AND lease_owner = $2 AND next_step = $3 AND status = 'running'
            RETURNING id, workflow_id
          ), step AS (
            INSERT INTO workflow_run_steps (run_id, step_number, status, tool_id, tool_name, tool_input, execution_id, error,
                                            error_code, duration_ms, result, result_truncated)
-           SELECT id, $3, $4, $14, $15, $16::jsonb, $17::uuid, $18, $19, $20, $25::jsonb, $26 FROM run
+           SELECT id, $3, $4, $13, $14, $15::jsonb, $16::uuid, $17, $18, $19, $24::jsonb, $25 FROM run
            ON CONFLICT (run_id, step_number) DO UPDATE SET
              status = EXCLUDED.status, tool_input = EXCLUDED.tool_input, execution_id = EXCLUDED.execution_id,
              error = EXCLUDED.error, error_code = EXCLUDED.error_code, duration_ms = EXCLUDED.duration_ms,
@@ -326,9 +336,9 @@ export class WorkflowStore {
          ), stats AS (
            UPDATE workflows w SET total_executions = total_executions + 1,
              successful_executions = successful_executions + CASE WHEN $5 = 'completed' THEN 1 ELSE 0 END
-             FROM run WHERE $13 AND w.id = run.workflow_id
+             FROM run WHERE $12 AND w.id = run.workflow_id
          ), event AS (
-           INSERT INTO outbox (id, subject, payload, request_id) SELECT $21::uuid, $22, $23, $24 FROM run WHERE $21::uuid IS NOT NULL
+           INSERT INTO outbox (id, subject, payload, request_id) SELECT $20::uuid, $21, $22, $23 FROM run WHERE $20::uuid IS NOT NULL
          )
          SELECT count(*)::int AS n FROM run`,
       values: [
@@ -342,7 +352,6 @@ export class WorkflowStore {
         c.result?.truncated ?? false,
         json(c.result?.responseMeta),
         c.error ?? null,
-        c.leaseMs,
         c.activeMs,
         ended,
         s.tool_id,
@@ -366,7 +375,7 @@ export class WorkflowStore {
 
   /** Keeps the run's lease while a step runs; false when another process has taken it. */
   async renewLease(runId: string, owner: string, leaseMs: number): Promise<boolean> {
-    const { rowCount } = await this.pool.query(
+    const { rowCount } = await this.relaxed.query(
       `UPDATE workflow_runs SET lease_until = now() + make_interval(secs => $3::double precision / 1000)
         WHERE id = $1 AND lease_owner = $2 AND status = 'running'`,
       [runId, owner, leaseMs],
@@ -376,7 +385,7 @@ export class WorkflowStore {
 
   /** Gives the run back to the sweepers, to be taken again after `delayMs`. */
   async releaseLease(runId: string, owner: string, delayMs: number): Promise<void> {
-    await this.pool.query(
+    await this.relaxed.query(
       `UPDATE workflow_runs SET lease_owner = NULL, lease_until = now() + make_interval(secs => $3::double precision / 1000)
         WHERE id = $1 AND lease_owner = $2 AND status = 'running'`,
       [runId, owner, delayMs],
@@ -385,7 +394,7 @@ export class WorkflowStore {
 
   /** Runs whose lease ran out (their process died, or gave them back), leased to `owner`. */
   async claimDue(owner: string, leaseMs: number, limit: number): Promise<RunRow[]> {
-    const { rows } = await this.pool.query<RunRow>(
+    const { rows } = await this.relaxed.query<RunRow>(
       `UPDATE workflow_runs r SET lease_owner = $1, lease_until = now() + make_interval(secs => $2::double precision / 1000),
               attempts = r.attempts + 1
          FROM (SELECT id FROM workflow_runs WHERE status = 'running' AND lease_until < now()

@@ -122,6 +122,7 @@ export class WorkflowRunner {
       },
       queue ? null : this.owner,
       queue ? 0 : this.o.leaseMs,
+      options.async,
     );
     const run: LiveRun = { row, steps: new Map() };
     if (queue) {
@@ -418,7 +419,6 @@ export class WorkflowRunner {
     const committed = await this.o.store.commitStep({
       runId: row.id,
       leaseOwner: this.owner,
-      leaseMs: this.o.leaseMs,
       step,
       runStatus,
       consent: outcome.consent ?? null,
