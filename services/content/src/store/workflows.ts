@@ -116,18 +116,6 @@ export interface WorkflowPatch {
   tags?: string[];
 }
 
-export interface NewRun {
-  id: string;
-  workflow: WorkflowRow;
-  runnerId: string;
-  organizationId: string;
-  principal: Uint8Array;
-  requestId: string | null;
-  inputs: JsonObject;
-  maxResponseChars: number;
-  startedAt: Date;
-}
-
 /** The outcome of one step, written by commitStep. */
 export interface StepCommit {
   runId: string;
@@ -252,30 +240,28 @@ export class WorkflowStore {
   // ---- runs ----
 
   /** A new run, leased to `leaseOwner` (null: left for a sweeper, due at once); `flushed` for an async start. */
-  async insertRun(r: NewRun, leaseOwner: string | null, leaseMs: number, flushed: boolean): Promise<RunRow> {
-    const { rows } = await (flushed ? this.pool : this.relaxed).query<RunRow>(
+  async insertRun(r: RunRow, leaseOwner: string | null, leaseMs: number, flushed: boolean): Promise<void> {
+    await (flushed ? this.pool : this.relaxed).query(
       `INSERT INTO workflow_runs (id, workflow_id, workflow_name, runner_id, organization_id, principal, request_id, status, steps,
                                   inputs, max_response_chars, lease_owner, lease_until, started_at, resumed_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, 'running', $8, $9, $10, $11, now() + make_interval(secs => $12::double precision / 1000),
-               $13, $13)
-       RETURNING ${RUN_COLUMNS}`,
+               $13, $13)`,
       [
         r.id,
-        r.workflow.id,
-        r.workflow.name,
-        r.runnerId,
-        r.organizationId,
-        Buffer.from(r.principal),
-        r.requestId,
-        json(r.workflow.steps),
+        r.workflow_id,
+        r.workflow_name,
+        r.runner_id,
+        r.organization_id,
+        r.principal,
+        r.request_id,
+        json(r.steps),
         json(r.inputs),
-        r.maxResponseChars,
+        r.max_response_chars,
         leaseOwner,
         leaseMs,
-        r.startedAt,
+        r.started_at,
       ],
     );
-    return rows[0]!;
   }
 
   async getRun(id: string): Promise<RunRow | null> {

@@ -55,11 +55,19 @@ export interface RunnerOptions {
   maxAttempts: number;
 }
 
-/** A run as this process knows it: its row and its recorded steps, kept equal to what is committed. */
+/**
+ * A run as this process knows it: its row and its recorded steps. `written` is the write still on its way
+ * to Postgres (a synchronous run's first row, or the outcome of a step the run went on from), which the
+ * next write waits for; the next step does not.
+ */
 export interface LiveRun {
   row: RunRow;
   steps: Map<number, StepRow>;
+  written?: Promise<void>;
 }
+
+/** A write found the run leased to another process (or already past the step). */
+class LostLease extends Error {}
 
 type StepOutcome =
   | { kind: "retry"; why: string }
@@ -108,28 +116,51 @@ export class WorkflowRunner {
   ): Promise<{ run: LiveRun; pending: boolean }> {
     // Async starts beyond this process's share wait in the table for a sweeper with room.
     const queue = options.async && this.active.size >= this.o.concurrency;
-    const row = await this.o.store.insertRun(
-      {
-        id: randomUUID(),
-        workflow,
-        runnerId: principal.accountId,
-        organizationId: principal.organizationId || principal.personalOrganizationId,
-        principal: toBinary(PrincipalSchema, principal),
-        requestId: options.requestId,
-        inputs,
-        maxResponseChars: options.maxResponseChars,
-        startedAt: new Date(),
-      },
-      queue ? null : this.owner,
-      queue ? 0 : this.o.leaseMs,
-      options.async,
-    );
+    const now = new Date();
+    const row: RunRow = {
+      id: randomUUID(),
+      workflow_id: workflow.id,
+      workflow_name: workflow.name,
+      runner_id: principal.accountId,
+      organization_id: principal.organizationId || principal.personalOrganizationId,
+      principal: Buffer.from(toBinary(PrincipalSchema, principal)),
+      request_id: options.requestId,
+      status: "running",
+      steps: workflow.steps,
+      inputs,
+      max_response_chars: options.maxResponseChars,
+      next_step: 1,
+      confirm_token: null,
+      consent: null,
+      result: null,
+      truncated: false,
+      response_meta: null,
+      error: null,
+      attempts: 0,
+      started_at: now,
+      active_ms: "0",
+      resumed_at: now,
+      finished_at: null,
+      execution_time_ms: null,
+    };
     const run: LiveRun = { row, steps: new Map() };
-    if (queue) {
-      this.wakeup.wake();
-      return { run, pending: true };
+    const inserted = this.o.store.insertRun(row, queue ? null : this.owner, queue ? 0 : this.o.leaseMs, options.async);
+    if (options.async) {
+      // The caller is told the run id: its row is flushed first.
+      await inserted;
+      if (queue) {
+        this.wakeup.wake();
+        return { run, pending: true };
+      }
+      return this.follow(run, 0);
     }
-    return this.follow(run, options.async ? 0 : options.waitMs);
+    // A synchronous caller waits for the end: step 1 starts while the row is written, and the row's
+    // write is awaited before step 1's outcome is.
+    run.written = inserted;
+    inserted.catch(() => {});
+    const answer = await this.follow(run, options.waitMs);
+    await inserted;
+    return answer;
   }
 
   /** Continues a run awaiting confirmation; null when it is not the caller's run or not waiting. */
@@ -188,8 +219,10 @@ export class WorkflowRunner {
     let lost = false;
     const heartbeat = setInterval(
       () => {
-        this.o.store
-          .renewLease(row.id, this.owner, this.o.leaseMs)
+        // After the write under way: a synchronous run's first row may still be on its way.
+        (run.written ?? Promise.resolve())
+          .catch(() => {})
+          .then(() => this.o.store.renewLease(row.id, this.owner, this.o.leaseMs))
           .then((held) => {
             if (!held) lost = true;
           })
@@ -202,6 +235,7 @@ export class WorkflowRunner {
       await runInScope({ requestId: row.request_id ?? randomUUID(), principal }, async () => {
         while (row.status === "running" && !lost) {
           if (this.stopping) {
+            await run.written;
             await this.o.store.releaseLease(row.id, this.owner, 0);
             return;
           }
@@ -216,15 +250,18 @@ export class WorkflowRunner {
               { run_id: row.id, step: n, why: outcome.why, retry_in_ms: delay },
               "workflow run: step will be tried again",
             );
+            await run.written;
             await this.o.store.releaseLease(row.id, this.owner, delay);
             return;
           }
-          if (!(await this.commit(run, outcome))) {
-            this.o.log.warn({ run_id: row.id, step: n }, "workflow run: another process holds the run now");
-            return;
-          }
+          await this.commit(run, outcome);
         }
+        // The last write of a run that goes on elsewhere (stopping, lost lease) still lands or fails here.
+        await run.written;
       });
+    } catch (err) {
+      if (!(err instanceof LostLease)) throw err;
+      this.o.log.warn({ run_id: row.id, step: row.next_step }, "workflow run: another process holds the run now");
     } finally {
       clearInterval(heartbeat);
     }
@@ -377,8 +414,12 @@ export class WorkflowRunner {
     };
   }
 
-  /** Writes a step's outcome and applies it to the run in memory; false when the run is no longer ours. */
-  private async commit(run: LiveRun, outcome: Extract<StepOutcome, { kind: "done" }>): Promise<boolean> {
+  /**
+   * Writes a step's outcome and applies it to the run in memory. Throws LostLease when the run is no
+   * longer this process's (when the write is awaited: at once if the run ended or paused, else by the
+   * next write).
+   */
+  private async commit(run: LiveRun, outcome: Extract<StepOutcome, { kind: "done" }>): Promise<void> {
     const { row } = run;
     const { step } = outcome;
     const total = row.steps.length;
@@ -416,7 +457,7 @@ export class WorkflowRunner {
           ),
         }
       : undefined;
-    const committed = await this.o.store.commitStep({
+    const write: StepCommit = {
       runId: row.id,
       leaseOwner: this.owner,
       step,
@@ -427,32 +468,49 @@ export class WorkflowRunner {
       activeMs,
       finishedAt: ended ? now : undefined,
       event,
-    });
-    if (!committed) return false;
+    };
+    const previous = run.written;
+    const commit = async () => {
+      await previous;
+      if (!(await this.o.store.commitStep(write))) throw new LostLease();
+    };
+    if (runStatus === "running") {
+      // The run goes on: its next step starts now, while this outcome is written (it waits for the one
+      // before it). A process that dies meanwhile loses at most this write, and the resumed step gets
+      // execution's stored outcome again.
+      run.written = commit();
+      run.written.catch(() => {});
+      this.apply(run, write, now);
+      return;
+    }
+    // The run ended or paused: the caller is told once it is written.
+    await commit();
+    run.written = undefined;
     if (event) this.o.nudge();
-    // The same change in memory, so the answer needs no read back.
-    run.steps.set(step.step_number, {
-      ...step,
-      duration_ms: String(step.duration_ms),
-      result: step.result ?? null,
-    });
+    this.apply(run, write, now);
+  }
+
+  /** A step's outcome applied to the run in memory, as commitStep writes it, so answers need no read back. */
+  private apply(run: LiveRun, c: StepCommit, now: Date): void {
+    const { row } = run;
+    const { step, runStatus } = c;
+    run.steps.set(step.step_number, { ...step, duration_ms: String(step.duration_ms), result: step.result ?? null });
     if (step.status === "completed") row.next_step = step.step_number + 1;
     row.status = runStatus;
     row.attempts = 0;
     row.confirm_token = null;
-    row.consent = outcome.consent ?? null;
-    row.error = error;
-    if (outcome.final) {
-      row.result = outcome.final.value;
-      row.truncated = outcome.final.truncated;
-      row.response_meta = outcome.final.responseMeta;
+    row.consent = c.consent ?? null;
+    row.error = c.error ?? null;
+    if (c.result) {
+      row.result = c.result.value;
+      row.truncated = c.result.truncated;
+      row.response_meta = c.result.responseMeta;
     }
-    if (runStatus !== "running") row.active_ms = String(activeMs);
-    if (ended) {
+    if (runStatus !== "running") row.active_ms = String(c.activeMs);
+    if (runStatus === "completed" || runStatus === "failed") {
       row.finished_at = now;
-      row.execution_time_ms = String(activeMs);
+      row.execution_time_ms = String(c.activeMs);
     }
-    return true;
   }
 }
 
