@@ -48,4 +48,17 @@ describe("GroupCommit", () => {
     await group.submit("d");
     expect(batches.at(-1)).toEqual(["d"]);
   });
+
+  it("answers each caller with its own item's result, in a batch and when retried alone", async () => {
+    const batches: string[][] = [];
+    const group = new GroupCommit<string, string>(async (items) => {
+      batches.push([...items]);
+      await new Promise((r) => setTimeout(r, 10));
+      if (items.length > 1 && items.includes("bad")) throw new Error("bad batch");
+      return items.map((i) => i.toUpperCase());
+    });
+    const answers = await Promise.all(["a", "b", "bad", "c"].map((item) => group.submit(item)));
+    expect(answers).toEqual(["A", "B", "BAD", "C"]);
+    expect(batches).toEqual([["a"], ["b", "bad", "c"], ["b"], ["bad"], ["c"]]);
+  });
 });

@@ -5,18 +5,19 @@
  * Idle, an item is written at once: no timer, no added latency.
  *
  * If a write of several items fails, each is retried alone, so one bad item fails only its own caller.
+ * A write may answer each item (`R`, in the items' order): its caller's promise resolves with it.
  */
-export class GroupCommit<T> {
-  private queue: { item: T; resolve: () => void; reject: (err: unknown) => void }[] = [];
+export class GroupCommit<T, R = void> {
+  private queue: { item: T; resolve: (result: R) => void; reject: (err: unknown) => void }[] = [];
   private writing = false;
 
   constructor(
-    private readonly write: (items: T[]) => Promise<void>,
+    private readonly write: (items: T[]) => Promise<R[] | void>,
     private readonly maxBatch = 64,
   ) {}
 
-  submit(item: T): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
+  submit(item: T): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
       if (!this.writing) void this.drain();
     });
@@ -28,8 +29,8 @@ export class GroupCommit<T> {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, this.maxBatch);
         try {
-          await this.write(batch.map((b) => b.item));
-          for (const b of batch) b.resolve();
+          const results = await this.write(batch.map((b) => b.item));
+          batch.forEach((b, i) => b.resolve(results ? results[i]! : (undefined as R)));
         } catch (err) {
           if (batch.length === 1) {
             batch[0]?.reject(err);
@@ -37,8 +38,8 @@ export class GroupCommit<T> {
           }
           for (const b of batch) {
             try {
-              await this.write([b.item]);
-              b.resolve();
+              const results = await this.write([b.item]);
+              b.resolve(results ? results[0]! : (undefined as R));
             } catch (alone) {
               b.reject(alone);
             }

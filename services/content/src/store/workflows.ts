@@ -4,6 +4,7 @@
  * and, when the run ends, the workflow's counters and the run's event in the outbox, all or nothing.
  */
 import { randomUUID } from "node:crypto";
+import { GroupCommit } from "@toolport/kit/group-commit";
 import type { Json, JsonObject } from "@toolport/kit/json-values";
 import type { Pool } from "@toolport/kit/pg";
 
@@ -156,10 +157,17 @@ export class WorkflowStore {
    * commit; its caller is still waiting). What a caller is told about is flushed: an async run's row, a
    * run's end with its event, a pause for consent, a confirmation.
    */
+  /** Step outcomes written together with those of other runs (kit group-commit), one group per pool. */
+  private readonly relaxedSteps: GroupCommit<StepCommit, boolean>;
+  private readonly flushedSteps: GroupCommit<StepCommit, boolean>;
+
   constructor(
     private readonly pool: Pool,
     private readonly relaxed: Pool = pool,
-  ) {}
+  ) {
+    this.relaxedSteps = new GroupCommit((items) => this.commitSteps(relaxed, items));
+    this.flushedSteps = new GroupCommit((items) => this.commitSteps(pool, items));
+  }
 
   async create(w: NewWorkflow): Promise<WorkflowRow> {
     const { rows } = await this.pool.query<WorkflowRow>(
@@ -294,69 +302,90 @@ export class WorkflowStore {
    * Records one step's outcome and moves the run on, in one statement. False when this process no longer
    * holds the run's lease, or the step was already recorded (another process took the run over).
    */
-  async commitStep(c: StepCommit): Promise<boolean> {
-    const ended = c.runStatus === "completed" || c.runStatus === "failed";
-    const s = c.step;
-    const { rows } = await (c.runStatus === "running" ? this.relaxed : this.pool).query<{ n: number }>({
-      name: "workflow_commit_step",
-      text: `WITH run AS (
-           UPDATE workflow_runs SET
-             next_step = CASE WHEN $4 = 'completed' THEN $3 + 1 ELSE next_step END,
-             status = $5, attempts = 0, confirm_token = NULL, consent = $6::jsonb,
-             result = $7::jsonb, truncated = $8, response_meta = $9::jsonb, error = $10,
-             lease_owner = CASE WHEN $5 = 'running' THEN lease_owner END,
-             lease_until = CASE WHEN $5 = 'running' THEN lease_until END,
-             active_ms = CASE WHEN $5 = 'running' THEN active_ms ELSE $11 END,
-             finished_at = CASE WHEN $12 THEN $26::timestamptz END,
-             execution_time_ms = CASE WHEN $12 THEN $11 END
-           WHERE id = $1 AND lease_owner = $2 AND next_step = $3 AND status = 'running'
-           RETURNING id, workflow_id
+  commitStep(c: StepCommit): Promise<boolean> {
+    return (c.runStatus === "running" ? this.relaxedSteps : this.flushedSteps).submit(c);
+  }
+
+  /**
+   * Step outcomes of several runs in one statement (what concurrent runs wrote while the last write was
+   * under way): each item's run moves on only where its lease and next step still hold; true for those.
+   */
+  private async commitSteps(pool: Pool, items: StepCommit[]): Promise<boolean[]> {
+    const input = items.map((c) => ({
+      run_id: c.runId,
+      lease_owner: c.leaseOwner,
+      step_number: c.step.step_number,
+      step_status: c.step.status,
+      run_status: c.runStatus,
+      consent: c.consent ?? null,
+      result: c.result ? c.result.value : null,
+      truncated: c.result?.truncated ?? false,
+      response_meta: c.result?.responseMeta ?? null,
+      error: c.error ?? null,
+      active_ms: c.activeMs,
+      ended: c.runStatus === "completed" || c.runStatus === "failed",
+      finished_at: c.finishedAt?.toISOString() ?? null,
+      tool_id: c.step.tool_id,
+      tool_name: c.step.tool_name,
+      tool_input: c.step.tool_input,
+      execution_id: c.step.execution_id,
+      step_error: c.step.error,
+      error_code: c.step.error_code,
+      duration_ms: c.step.duration_ms,
+      step_result: c.step.result === undefined ? null : c.step.result,
+      result_truncated: c.step.result_truncated,
+      event_id: c.event?.id ?? null,
+      event_subject: c.event?.subject ?? null,
+      event_payload: c.event ? Buffer.from(c.event.payload).toString("base64") : null,
+      request_id: c.event?.requestId ?? null,
+    }));
+    const { rows } = await pool.query<{ id: string }>({
+      name: "workflow_commit_steps",
+      text: `WITH input AS (
+           SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(
+             run_id uuid, lease_owner text, step_number int, step_status text, run_status text, consent jsonb, result jsonb,
+             truncated boolean, response_meta jsonb, error text, active_ms bigint, ended boolean, finished_at timestamptz,
+             tool_id text, tool_name text, tool_input jsonb, execution_id uuid, step_error text, error_code text,
+             duration_ms bigint, step_result jsonb, result_truncated boolean, event_id uuid, event_subject text,
+             event_payload text, request_id text)
+         ), run AS (
+           UPDATE workflow_runs r SET
+             next_step = CASE WHEN i.step_status = 'completed' THEN i.step_number + 1 ELSE r.next_step END,
+             status = i.run_status, attempts = 0, confirm_token = NULL, consent = i.consent,
+             result = i.result, truncated = i.truncated, response_meta = i.response_meta, error = i.error,
+             lease_owner = CASE WHEN i.run_status = 'running' THEN r.lease_owner END,
+             lease_until = CASE WHEN i.run_status = 'running' THEN r.lease_until END,
+             active_ms = CASE WHEN i.run_status = 'running' THEN r.active_ms ELSE i.active_ms END,
+             finished_at = CASE WHEN i.ended THEN i.finished_at END,
+             execution_time_ms = CASE WHEN i.ended THEN i.active_ms END
+           FROM input i
+           WHERE r.id = i.run_id AND r.lease_owner = i.lease_owner AND r.next_step = i.step_number AND r.status = 'running'
+           RETURNING r.id, r.workflow_id
          ), step AS (
            INSERT INTO workflow_run_steps (run_id, step_number, status, tool_id, tool_name, tool_input, execution_id, error,
                                            error_code, duration_ms, result, result_truncated)
-           SELECT id, $3, $4, $13, $14, $15::jsonb, $16::uuid, $17, $18, $19, $24::jsonb, $25 FROM run
+           SELECT i.run_id, i.step_number, i.step_status, i.tool_id, i.tool_name, i.tool_input, i.execution_id, i.step_error,
+                  i.error_code, i.duration_ms, i.step_result, i.result_truncated
+             FROM input i JOIN run ON run.id = i.run_id
            ON CONFLICT (run_id, step_number) DO UPDATE SET
              status = EXCLUDED.status, tool_input = EXCLUDED.tool_input, execution_id = EXCLUDED.execution_id,
              error = EXCLUDED.error, error_code = EXCLUDED.error_code, duration_ms = EXCLUDED.duration_ms,
              result = EXCLUDED.result, result_truncated = EXCLUDED.result_truncated
          ), stats AS (
-           UPDATE workflows w SET total_executions = total_executions + 1,
-             successful_executions = successful_executions + CASE WHEN $5 = 'completed' THEN 1 ELSE 0 END
-             FROM run WHERE $12 AND w.id = run.workflow_id
+           UPDATE workflows w SET total_executions = w.total_executions + e.runs, successful_executions = w.successful_executions + e.completed
+             FROM (SELECT run.workflow_id, count(*) AS runs, count(*) FILTER (WHERE i.run_status = 'completed') AS completed
+                     FROM input i JOIN run ON run.id = i.run_id WHERE i.ended GROUP BY run.workflow_id) e
+            WHERE w.id = e.workflow_id
          ), event AS (
-           INSERT INTO outbox (id, subject, payload, request_id) SELECT $20::uuid, $21, $22, $23 FROM run WHERE $20::uuid IS NOT NULL
+           INSERT INTO outbox (id, subject, payload, request_id)
+           SELECT i.event_id, i.event_subject, decode(i.event_payload, 'base64'), i.request_id
+             FROM input i JOIN run ON run.id = i.run_id WHERE i.event_id IS NOT NULL
          )
-         SELECT count(*)::int AS n FROM run`,
-      values: [
-        c.runId,
-        c.leaseOwner,
-        s.step_number,
-        s.status,
-        c.runStatus,
-        json(c.consent),
-        c.result ? JSON.stringify(c.result.value) : null,
-        c.result?.truncated ?? false,
-        json(c.result?.responseMeta),
-        c.error ?? null,
-        c.activeMs,
-        ended,
-        s.tool_id,
-        s.tool_name,
-        json(s.tool_input),
-        s.execution_id,
-        s.error,
-        s.error_code,
-        s.duration_ms,
-        c.event?.id ?? null,
-        c.event?.subject ?? null,
-        c.event ? Buffer.from(c.event.payload) : null,
-        c.event?.requestId ?? null,
-        s.result === undefined ? null : JSON.stringify(s.result),
-        s.result_truncated,
-        c.finishedAt ?? null,
-      ],
+         SELECT id FROM run`,
+      values: [JSON.stringify(input)],
     });
-    return rows[0]!.n === 1;
+    const moved = new Set(rows.map((r) => r.id));
+    return items.map((c) => moved.has(c.runId));
   }
 
   /** Keeps the run's lease while a step runs; false when another process has taken it. */
