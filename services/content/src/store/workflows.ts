@@ -117,6 +117,12 @@ export interface WorkflowPatch {
   tags?: string[];
 }
 
+interface PendingRun {
+  r: RunRow;
+  leaseOwner: string | null;
+  leaseMs: number;
+}
+
 /** The outcome of one step, written by commitStep. */
 export interface StepCommit {
   runId: string;
@@ -160,6 +166,8 @@ export class WorkflowStore {
   /** Step outcomes written together with those of other runs (kit group-commit), one group per pool. */
   private readonly relaxedSteps: GroupCommit<StepCommit, boolean>;
   private readonly flushedSteps: GroupCommit<StepCommit, boolean>;
+  private readonly relaxedInserts: GroupCommit<PendingRun>;
+  private readonly reader: GroupCommit<string, WorkflowRow | null>;
 
   constructor(
     private readonly pool: Pool,
@@ -167,6 +175,8 @@ export class WorkflowStore {
   ) {
     this.relaxedSteps = new GroupCommit((items) => this.commitSteps(relaxed, items));
     this.flushedSteps = new GroupCommit((items) => this.commitSteps(pool, items));
+    this.relaxedInserts = new GroupCommit((items) => this.insertRuns(relaxed, items));
+    this.reader = new GroupCommit((ids) => this.getMany(ids));
   }
 
   async create(w: NewWorkflow): Promise<WorkflowRow> {
@@ -188,9 +198,19 @@ export class WorkflowStore {
     return rows[0]!;
   }
 
-  async get(id: string): Promise<WorkflowRow | null> {
-    const { rows } = await this.pool.query<WorkflowRow>(`SELECT ${WORKFLOW_COLUMNS} FROM workflows WHERE id = $1`, [id]);
-    return rows[0] ?? null;
+  /** One workflow; reads made while one is under way go together in one statement. */
+  get(id: string): Promise<WorkflowRow | null> {
+    return this.reader.submit(id);
+  }
+
+  private async getMany(ids: string[]): Promise<(WorkflowRow | null)[]> {
+    const { rows } = await this.pool.query<WorkflowRow>({
+      name: "workflow_get_many",
+      text: `SELECT ${WORKFLOW_COLUMNS} FROM workflows WHERE id = ANY($1::uuid[])`,
+      values: [[...new Set(ids)]],
+    });
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return ids.map((id) => byId.get(id) ?? null);
   }
 
   /** Applies the fields given; null when the workflow is not the owner's. */
@@ -247,29 +267,43 @@ export class WorkflowStore {
 
   // ---- runs ----
 
-  /** A new run, leased to `leaseOwner` (null: left for a sweeper, due at once); `flushed` for an async start. */
-  async insertRun(r: RunRow, leaseOwner: string | null, leaseMs: number, flushed: boolean): Promise<void> {
-    await (flushed ? this.pool : this.relaxed).query(
-      `INSERT INTO workflow_runs (id, workflow_id, workflow_name, runner_id, organization_id, principal, request_id, status, steps,
+  /**
+   * A new run, leased to `leaseOwner` (null: left for a sweeper, due at once). `flushed` for an async start;
+   * the others are written together with those of concurrent runs.
+   */
+  insertRun(r: RunRow, leaseOwner: string | null, leaseMs: number, flushed: boolean): Promise<void> {
+    const item = { r, leaseOwner, leaseMs };
+    return flushed ? this.insertRuns(this.pool, [item]) : this.relaxedInserts.submit(item);
+  }
+
+  private async insertRuns(pool: Pool, items: PendingRun[]): Promise<void> {
+    const input = items.map(({ r, leaseOwner, leaseMs }) => ({
+      id: r.id,
+      workflow_id: r.workflow_id,
+      workflow_name: r.workflow_name,
+      runner_id: r.runner_id,
+      organization_id: r.organization_id,
+      principal: r.principal.toString("base64"),
+      request_id: r.request_id,
+      steps: r.steps,
+      inputs: r.inputs,
+      max_response_chars: r.max_response_chars,
+      lease_owner: leaseOwner,
+      lease_ms: leaseMs,
+      started_at: r.started_at.toISOString(),
+    }));
+    await pool.query({
+      name: "workflow_insert_runs",
+      text: `INSERT INTO workflow_runs (id, workflow_id, workflow_name, runner_id, organization_id, principal, request_id, status, steps,
                                   inputs, max_response_chars, lease_owner, lease_until, started_at, resumed_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, 'running', $8, $9, $10, $11, now() + make_interval(secs => $12::double precision / 1000),
-               $13, $13)`,
-      [
-        r.id,
-        r.workflow_id,
-        r.workflow_name,
-        r.runner_id,
-        r.organization_id,
-        r.principal,
-        r.request_id,
-        json(r.steps),
-        json(r.inputs),
-        r.max_response_chars,
-        leaseOwner,
-        leaseMs,
-        r.started_at,
-      ],
-    );
+       SELECT x.id, x.workflow_id, x.workflow_name, x.runner_id, x.organization_id, decode(x.principal, 'base64'), x.request_id,
+              'running', x.steps, x.inputs, x.max_response_chars, x.lease_owner,
+              now() + make_interval(secs => x.lease_ms::double precision / 1000), x.started_at, x.started_at
+         FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, workflow_id uuid, workflow_name text, runner_id uuid, organization_id uuid,
+              principal text, request_id text, steps jsonb, inputs jsonb, max_response_chars int, lease_owner text, lease_ms int,
+              started_at timestamptz)`,
+      values: [JSON.stringify(input)],
+    });
   }
 
   async getRun(id: string): Promise<RunRow | null> {

@@ -22,12 +22,22 @@ interface PendingRecord {
   event: ReturnType<typeof executionEventRow>;
 }
 
+interface PendingClaim {
+  accountId: string;
+  key: string;
+  inputHash: string;
+  executionId: string;
+  leaseMs: number;
+}
+
 export class PgExecutionStore implements ExecutionStore {
   /** Concurrent calls' records go to Postgres together (kit/group-commit.ts). */
   private readonly recorder = new GroupCommit<PendingRecord>(async (items) => {
     await (items.length === 1 ? this.recordOne(items[0] as PendingRecord) : this.recordMany(items));
     this.committed();
   });
+
+  private readonly claimer = new GroupCommit<PendingClaim, boolean>((items) => this.claimMany(items));
 
   /**
    * `committed`: called after each write that put events in the outbox (the relay's nudge).
@@ -50,6 +60,39 @@ export class PgExecutionStore implements ExecutionStore {
     return res.rowCount === 1;
   }
 
+  /**
+   * Inserts claims, or takes over keys older than 24 hours or in-flight claims whose lease ran out; claims
+   * made while one is being written go together in one statement. True for the claims taken.
+   */
+  private async claimMany(items: PendingClaim[]): Promise<boolean[]> {
+    const { rows } = await this.claims.query<{ account_id: string; idempotency_key: string }>({
+      name: "execution_claim_keys",
+      text: `INSERT INTO idempotency_keys (account_id, idempotency_key, input_hash, execution_id, state)
+       SELECT c.account_id, c.idempotency_key, c.input_hash, c.execution_id, 'running'
+         FROM jsonb_to_recordset($1::jsonb) AS c(account_id text, idempotency_key text, input_hash text, execution_id uuid)
+       ON CONFLICT (account_id, idempotency_key) DO UPDATE
+         SET input_hash = EXCLUDED.input_hash, execution_id = EXCLUDED.execution_id, state = 'running',
+             created_at = now(), updated_at = now()
+         WHERE idempotency_keys.created_at < now() - interval '24 hours'
+            OR (idempotency_keys.state = 'running' AND idempotency_keys.input_hash = EXCLUDED.input_hash
+                AND idempotency_keys.updated_at < now() - make_interval(secs => $2::double precision / 1000))
+       RETURNING account_id, idempotency_key`,
+      values: [
+        JSON.stringify(
+          items.map((c) => ({
+            account_id: c.accountId,
+            idempotency_key: c.key,
+            input_hash: c.inputHash,
+            execution_id: c.executionId,
+          })),
+        ),
+        Math.min(...items.map((c) => c.leaseMs)),
+      ],
+    });
+    const taken = new Set(rows.map((r) => `${r.account_id}\u0000${r.idempotency_key}`));
+    return items.map((c) => taken.has(`${c.accountId}\u0000${c.key}`));
+  }
+
   async claimIdempotency(
     accountId: string,
     key: string,
@@ -57,20 +100,7 @@ export class PgExecutionStore implements ExecutionStore {
     executionId: string,
     leaseMs: number,
   ): Promise<IdempotencyClaim> {
-    // Insert, or take over a key older than 24 hours or an in-flight claim whose lease ran out.
-    const claimed = await this.claims.query(
-      `INSERT INTO idempotency_keys (account_id, idempotency_key, input_hash, execution_id, state)
-       VALUES ($1, $2, $3, $4, 'running')
-       ON CONFLICT (account_id, idempotency_key) DO UPDATE
-         SET input_hash = EXCLUDED.input_hash, execution_id = EXCLUDED.execution_id, state = 'running',
-             created_at = now(), updated_at = now()
-         WHERE idempotency_keys.created_at < now() - interval '24 hours'
-            OR (idempotency_keys.state = 'running' AND idempotency_keys.input_hash = EXCLUDED.input_hash
-                AND idempotency_keys.updated_at < now() - make_interval(secs => $5::double precision / 1000))
-       RETURNING execution_id`,
-      [accountId, key, inputHash, executionId, leaseMs],
-    );
-    if (claimed.rowCount === 1) return { kind: "claimed" };
+    if (await this.claimer.submit({ accountId, key, inputHash, executionId, leaseMs })) return { kind: "claimed" };
     const existing = await this.claims.query<{ input_hash: string; execution_id: string; state: string }>(
       "SELECT input_hash, execution_id, state FROM idempotency_keys WHERE account_id = $1 AND idempotency_key = $2",
       [accountId, key],
