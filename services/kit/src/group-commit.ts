@@ -12,6 +12,7 @@ export class GroupCommit<T, R = void> {
   private writing = false;
 
   constructor(
+    // biome-ignore lint/suspicious/noConfusingVoidType: a write with nothing to answer returns nothing
     private readonly write: (items: T[]) => Promise<R[] | void>,
     private readonly maxBatch = 64,
   ) {}
@@ -30,7 +31,7 @@ export class GroupCommit<T, R = void> {
         const batch = this.queue.splice(0, this.maxBatch);
         try {
           const results = await this.write(batch.map((b) => b.item));
-          batch.forEach((b, i) => b.resolve(results ? results[i]! : (undefined as R)));
+          for (let i = 0; i < batch.length; i++) batch[i]!.resolve(results ? results[i]! : (undefined as R));
         } catch (err) {
           if (batch.length === 1) {
             batch[0]?.reject(err);
