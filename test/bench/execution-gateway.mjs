@@ -45,11 +45,11 @@
 //   (toolport, toolport-relaxed, catalog, execution, billing, identity, gateway, floor-service,
 //   floor-gateway) writes a CPU profile of each named process to /tmp/toolport-prof/<process>.
 import { execFileSync, spawn } from "node:child_process";
-import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { freePort, startNats, startPostgres } from "../../deploy/local/infra.mjs";
+import { freePort } from "../../deploy/local/infra.mjs";
 import {
   adopt,
   agent,
@@ -65,6 +65,7 @@ import {
   summary,
   track,
 } from "./lib.mjs";
+import { benchNats, benchPostgres, expectJson, stopServers } from "./servers.mjs";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const [requests = 3000, concurrency = 16] = process.argv.slice(2).map(Number);
@@ -76,8 +77,6 @@ const WARMUP = 300;
 const GOALS = { c1Rps: 1600, c1RpsAt: 16, c1AddedP50Ms: 2, c1CpuMs: 1, c2OverD: 0.8 };
 const SERVICES = ["catalog", "execution", "billing", "identity"];
 const dir = mkdtempSync(path.join(os.tmpdir(), "toolport-bench-exec-"));
-const quiet = { info() {}, warn() {}, error: console.error };
-const servers = []; // Postgres and NATS servers, stopped last
 
 // The upstream, in its own process: /small (a small JSON object), /slow (100 ms), /big (2 MB JSON).
 const upstreamSource = `
@@ -104,44 +103,13 @@ const doc = {
 const json = { "content-type": "application/json" };
 
 /**
- * A Postgres server named `name` (the CPU tables use the name) with max_connections raised: started
- * once to create the cluster, then again with the setting. `fast`: fsync, synchronous_commit and
- * full_page_writes off; otherwise production durability.
- */
-async function postgresServer(name, fast) {
-  const dataDir = path.join(dir, name);
-  const port = await freePort();
-  const first = await startPostgres({ dataDir, port, log: quiet, fast });
-  await first.stop();
-  appendFileSync(path.join(dataDir, "postgresql.conf"), "\nmax_connections = 300\n");
-  const pg = await startPostgres({ dataDir, port, log: quiet, fast });
-  servers.push(pg);
-  track(name, pg.pid, { tree: true });
-  return { ...pg, name };
-}
-
-async function natsServer(name) {
-  const nats = await startNats({ storeDir: path.join(dir, name), port: await freePort(), log: quiet });
-  servers.push(nats);
-  track(name, nats.pid);
-  return { ...nats, name };
-}
-
-/** POST/GET that must answer 200 (or 201); its body as JSON. */
-async function expectJson(what, url, options) {
-  const res = await request(url, options);
-  if (res.status !== 200 && res.status !== 201) throw new Error(`${what}: HTTP ${res.status} ${res.body.slice(0, 500)}`);
-  return JSON.parse(res.body);
-}
-
-/**
  * A Toolport stack `id` with the roles catalog, execution, billing, identity and gateway: `one` process
  * hosting them all, or a process per role; its own databases on `pg`, its own NATS server and consumer
  * prefix; the bench upstream published and an agent registered. Returns how to call it and the names of
  * its processes (for the CPU table).
  */
 async function startStack({ id, layout, pg, upstreamPort }) {
-  const nats = await natsServer(`nats-${id}`);
+  const nats = await benchNats(dir, `nats-${id}`);
   const ports = Object.fromEntries(await Promise.all([...SERVICES, "gateway"].map(async (n) => [n, await freePort()])));
   const database = (service) => {
     const url = new URL(pg.url);
@@ -275,8 +243,8 @@ try {
   // Sections 2 and 3 need only the upstream and the c1 stack.
   const all = sections.includes("1");
   const [pg, pgRelaxed] = await Promise.all([
-    postgresServer("postgres", false),
-    all && wanted("c1r") ? postgresServer("postgres-relaxed", true) : null,
+    benchPostgres(dir, "postgres", { fast: false }),
+    all && wanted("c1r") ? benchPostgres(dir, "postgres-relaxed", { fast: true }) : null,
   ]);
   const upstreamPort = await freePort();
   await start("upstream", ["-e", upstreamSource], { env: { PORT: String(upstreamPort) } });
@@ -464,7 +432,7 @@ try {
 } finally {
   await cleanup();
   // Whatever happened, leave no Postgres or NATS behind.
-  for (const server of servers.reverse()) await server.stop().catch(() => {});
+  await stopServers();
   rmSync(dir, { recursive: true, force: true });
   agent.destroy();
 }

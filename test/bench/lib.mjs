@@ -1,4 +1,4 @@
-// Helpers shared by the HTTP benchmarks (execution-gateway.mjs, mcp-server.mjs): starting processes and
+// Helpers shared by the HTTP benchmarks (execution-gateway.mjs, mcp-server.mjs, workflow-run.mjs): starting processes and
 // waiting until they say they listen, stopping them, a keep-alive request helper, CPU accounting per named
 // process (a Postgres server counted with all its backends) and the load loop with alternating rounds.
 // Node built-ins only.

@@ -31,12 +31,13 @@
 //   BENCH_WARMUP=100 operations per row before each level; BENCH_WORKFLOWS=1 identical workflows the
 //   workers spread their runs over (see the comment where they are created); BENCH_VERBOSE=1 forwards the processes' logs;
 //   BENCH_PROFILE=toolport writes a CPU profile of the Toolport process to /tmp/toolport-prof/toolport.
-import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { freePort, startNats, startPostgres } from "../../deploy/local/infra.mjs";
-import { agent, cleanup, cpuPerCall, fmt, profiled, request, row, runRounds, start, summary, track } from "./lib.mjs";
+import { freePort } from "../../deploy/local/infra.mjs";
+import { agent, cleanup, cpuPerCall, fmt, profiled, request, row, runRounds, start, summary } from "./lib.mjs";
+import { benchNats, benchPostgres, expectJson, stopServers } from "./servers.mjs";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const [runs = 2000, concurrency = 16] = process.argv.slice(2).map(Number);
@@ -49,41 +50,12 @@ const GOAL_OVERHEAD_MS = 2;
 const SERVICES = ["catalog", "execution", "billing", "identity", "content"];
 const ROLES = [...SERVICES, "gateway"];
 const dir = mkdtempSync(path.join(os.tmpdir(), "toolport-bench-workflow-"));
-const quiet = { info() {}, warn() {}, error: console.error };
-const servers = []; // Postgres and NATS, stopped last
 let stopping; // the clean-up, once begun
 const json = { "content-type": "application/json" };
 // Progress and results; silent once Ctrl-C started the clean-up (the rows still running then only fail).
 const log = (line) => {
   if (!stopping) console.log(line);
 };
-
-/** Postgres with production durability and max_connections raised (six roles' pools in one process). */
-async function postgresServer(name) {
-  const dataDir = path.join(dir, name);
-  const port = await freePort();
-  const first = await startPostgres({ dataDir, port, log: quiet });
-  await first.stop();
-  appendFileSync(path.join(dataDir, "postgresql.conf"), "\nmax_connections = 300\n");
-  const pg = await startPostgres({ dataDir, port, log: quiet });
-  servers.push(pg);
-  track(name, pg.pid, { tree: true });
-  return { ...pg, name };
-}
-
-async function natsServer(name) {
-  const nats = await startNats({ storeDir: path.join(dir, name), port: await freePort(), log: quiet });
-  servers.push(nats);
-  track(name, nats.pid);
-  return { ...nats, name };
-}
-
-/** POST that must answer 200 (or 201); its body as JSON. */
-async function expectJson(what, url, options) {
-  const res = await request(url, options);
-  if (res.status !== 200 && res.status !== 201) throw new Error(`${what}: HTTP ${res.status} ${res.body.slice(0, 500)}`);
-  return JSON.parse(res.body);
-}
 
 // Why operations failed: the first few distinct reasons per row (warm-up included), printed after each level.
 const failures = new Map();
@@ -99,7 +71,7 @@ async function shutdown() {
     await cleanup();
     // Whatever happened, leave no Postgres or NATS behind (they run in their own process groups, so a
     // terminal's Ctrl-C does not reach them).
-    for (const server of servers.reverse()) await server.stop().catch(() => {});
+    await stopServers();
     rmSync(dir, { recursive: true, force: true });
     agent.destroy();
   })();
@@ -138,7 +110,7 @@ const median = (xs) => {
 const verdicts = [];
 try {
   log(`starting postgres and nats in ${dir}`);
-  const [pg, nats] = await Promise.all([postgresServer("postgres"), natsServer("nats")]);
+  const [pg, nats] = await Promise.all([benchPostgres(dir, "postgres"), benchNats(dir, "nats")]);
 
   const ports = Object.fromEntries(await Promise.all(ROLES.map(async (n) => [n, await freePort()])));
   const env = {
