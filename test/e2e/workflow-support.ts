@@ -6,11 +6,11 @@
  */
 import { randomUUID } from "node:crypto";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { fromBinary } from "@bufbuild/protobuf";
 import { WorkflowRunStatus } from "@toolport/proto/toolport/common/v1/types_pb";
 import { WorkflowEventSchema } from "@toolport/proto/toolport/events/v1/events_pb";
 import { AckPolicy, connect, DeliverPolicy } from "nats";
+import { closer, listen } from "../../services/execution/test/upstreams.js";
 
 export interface ShopApi {
   url: string;
@@ -66,14 +66,9 @@ export async function startShopApi(): Promise<ShopApi> {
         return json(404, { error: "no such route" });
     }
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  api.port = (server.address() as AddressInfo).port;
+  api.port = await listen(server);
   api.url = `http://127.0.0.1:${api.port}`;
-  api.close = () =>
-    new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    });
+  api.close = closer(server);
   return api;
 }
 

@@ -20,12 +20,14 @@ export interface Upstream {
   close(): Promise<void>;
 }
 
-async function listen(server: http.Server): Promise<number> {
+/** Listens on a free loopback port; resolves with the port. */
+export async function listen(server: http.Server): Promise<number> {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return (server.address() as AddressInfo).port;
 }
 
-function closer(server: http.Server): () => Promise<void> {
+/** Closes the server, its open connections included. */
+export function closer(server: http.Server): () => Promise<void> {
   return () =>
     new Promise<void>((resolve) => {
       server.closeAllConnections();

@@ -127,20 +127,8 @@ interface PendingRun {
 export interface StepCommit {
   runId: string;
   leaseOwner: string;
-  step: {
-    step_number: number;
-    status: StepStatus;
-    tool_id: string;
-    tool_name: string;
-    tool_input: JsonObject | null;
-    execution_id: string | null;
-    error: string | null;
-    error_code: string | null;
-    duration_ms: number;
-    /** Kept for later steps' templates (see StepRow.result). */
-    result: Json | undefined;
-    result_truncated: boolean;
-  };
+  /** The step row to write; `result` undefined when no later step's template refers to it. */
+  step: Omit<StepRow, "duration_ms" | "result"> & { duration_ms: number; result: Json | undefined };
   /** The run's status after this step. */
   runStatus: RunStatus;
   consent?: JsonObject | null;
