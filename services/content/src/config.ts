@@ -62,7 +62,9 @@ export const contentEnv = {
     .min(1)
     .max(1000)
     .default(16)
-    .describe("runs a process drives at once for async starts and resumed runs (synchronous runs come on top)"),
+    .describe(
+      "async starts and resumed runs are taken on while a process drives fewer runs than this (synchronous runs count, and are never refused)",
+    ),
   CONTENT_WORKFLOW_MAX_ATTEMPTS: z.coerce
     .number()
     .int()

@@ -49,7 +49,7 @@ export interface RunnerOptions {
   nudge: () => void;
   leaseMs: number;
   pollMs: number;
-  /** Runs this process drives at once for the sweeper and async starts (synchronous runs come on top). */
+  /** The sweeper and async starts take on runs only while this process drives fewer (synchronous runs count, and are never refused). */
   concurrency: number;
   /** Attempts at one step when execution cannot be reached, before the run fails. */
   maxAttempts: number;
