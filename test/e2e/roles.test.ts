@@ -9,7 +9,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createWriteStream } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { createPool } from "@toolport/kit/pg";
+import { afterAll, describe, expect, inject, it } from "vitest";
 import { freePort } from "../../deploy/local/infra.mjs";
 import { gatewayClient } from "../harness/http.js";
 import { repoRoot, type Stack, startStack } from "../harness/stack.js";
@@ -142,5 +143,54 @@ describe("roles", () => {
     const res = await wordCount(call);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body.success).toBe(true);
+  });
+
+  it("--migrate creates and migrates the named services' databases, then exits 0 without serving", async () => {
+    const tag = Math.random().toString(36).slice(2, 8);
+    const pgUrl = inject("pgUrl");
+    const database = (service: string) => {
+      const url = new URL(pgUrl);
+      url.pathname = `/m${tag}_${service}`;
+      return url.toString();
+    };
+    const port = await freePort();
+    const child = spawn(
+      process.execPath,
+      [path.join(repoRoot, "services/host/dist/main.js"), "--roles=content,gateway", "--migrate"],
+      {
+        cwd: repoRoot,
+        env: {
+          ...process.env,
+          DATABASE_URL: pgUrl,
+          NATS_URL: "nats://127.0.0.1:1",
+          CONTENT_DATABASE_URL: database("content"),
+          CONTENT_PORT: String(port),
+          LOG_LEVEL: "info",
+        },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    let output = "";
+    child.stdout.on("data", (c: Buffer) => {
+      output += c.toString();
+    });
+    child.stderr.on("data", (c: Buffer) => {
+      output += c.toString();
+    });
+    const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+    // NATS is unreachable on purpose: migrating needs only Postgres.
+    expect(code, output).toBe(0);
+    expect(output).toContain('"migration":"content/0002_workflows.sql"');
+    expect(output).toContain("migrations applied");
+    expect(output).not.toContain("listening");
+    const pool = createPool(database("content"), 1);
+    try {
+      const { rows } = await pool.query<{ name: string }>("SELECT name FROM schema_migrations ORDER BY name");
+      expect(rows.map((r) => r.name)).toEqual(
+        expect.arrayContaining(["content/0001_content.sql", "content/0002_workflows.sql", "kit/0001_events.sql"]),
+      );
+    } finally {
+      await pool.end();
+    }
   });
 });

@@ -29,6 +29,23 @@ export interface Role {
   /** The variable that sets its port when it shares a process with other roles. */
   portVariable: string;
   start(env: NodeJS.ProcessEnv): Promise<RunningRole>;
+  /** Creates and migrates the role's database, then returns (roles that own one: the services). */
+  migrate?(env: NodeJS.ProcessEnv): Promise<void>;
+}
+
+/**
+ * Applies the migrations of the roles that own a database, one role after another, in the environment
+ * each would start with; roles without one (the gateway, the MCP server) have nothing to do.
+ */
+export async function migrateRoles(roles: Role[], env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  for (const role of roles) {
+    try {
+      await role.migrate?.(roleEnv(role, env, roles.length));
+    } catch (err) {
+      if (err instanceof Error && roles.length > 1) err.message = `${role.name}: ${err.message}`;
+      throw err;
+    }
+  }
 }
 
 /** The port a role takes in a process that hosts several: its own variable's, or its default. */

@@ -101,10 +101,8 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-export async function startService<S extends z.ZodRawShape>(
-  def: ServiceDefinition<S>,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<RunningService> {
+/** The service's config, logger and database (created if missing, migrated): what a start does first. */
+async function prepare<S extends z.ZodRawShape>(def: ServiceDefinition<S>, env: NodeJS.ProcessEnv) {
   const base = serviceEnv(def.name, def.defaultPort);
   const config = loadConfig({ ...base, ...(def.env ?? {}) } as typeof base & S, env) as unknown as z.infer<z.ZodObject<S>> &
     BaseConfig;
@@ -114,14 +112,41 @@ export async function startService<S extends z.ZodRawShape>(
 
   await ensureDatabase(databaseUrl, log);
   const pool = createPool(databaseUrl);
-  await migrate(
-    pool,
-    [
-      { dir: kitMigrationsDir, namespace: "kit" },
-      { dir: def.migrationsDir, namespace: def.name },
-    ],
-    log,
-  );
+  try {
+    await migrate(
+      pool,
+      [
+        { dir: kitMigrationsDir, namespace: "kit" },
+        { dir: def.migrationsDir, namespace: def.name },
+      ],
+      log,
+    );
+  } catch (err) {
+    await pool.end();
+    throw err;
+  }
+  return { config, log, databaseUrl, pool };
+}
+
+/**
+ * Creates the service's database if missing and applies its migrations, then returns: `toolport
+ * --roles=<service> --migrate`, a Kubernetes init container's job. A start does the same first (under the
+ * same advisory lock), so running both is safe.
+ */
+export async function migrateService<S extends z.ZodRawShape>(
+  def: ServiceDefinition<S>,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<void> {
+  const { pool, log } = await prepare(def, env);
+  await pool.end();
+  log.info("migrations applied");
+}
+
+export async function startService<S extends z.ZodRawShape>(
+  def: ServiceDefinition<S>,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<RunningService> {
+  const { config, log, databaseUrl, pool } = await prepare(def, env);
   const nc = await connectNats(config.NATS_URL, def.name, log);
   setConsumerPrefix(config.NATS_CONSUMER_PREFIX);
   await ensureStream(nc);
@@ -190,5 +215,6 @@ export function serviceRole<S extends z.ZodRawShape>(define: () => ServiceDefini
       const running = await startService(define(), env);
       return { name, kind: "service", port: running.server.port, log: running.log, stop: () => running.stop() };
     },
+    migrate: (env) => migrateService(define(), env),
   };
 }
