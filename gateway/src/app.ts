@@ -1,6 +1,7 @@
 /**
  * The gateway's Koa application. Middleware reads top-down in the order a request meets it:
- * request id and access log, error shaping, unmatched routes, NUL in the URL, JSON body, then the /v1 routes.
+ * request id and access log, metrics (and `GET /metrics`), error shaping, unmatched routes, NUL in the URL,
+ * JSON body, then the /v1 routes.
  */
 import Router from "@koa/router";
 import type { Logger } from "@toolport/kit/logger";
@@ -9,6 +10,7 @@ import type { ServiceClients } from "./clients.js";
 import type { GatewayConfig } from "./config.js";
 import { jsonBody } from "./middleware/body.js";
 import { errorMiddleware } from "./middleware/errors.js";
+import { metricsMiddleware } from "./middleware/metrics.js";
 import { unmatchedRoutes } from "./middleware/not-found.js";
 import { requestIdMiddleware } from "./middleware/request-id.js";
 import { urlGuard } from "./middleware/url-guard.js";
@@ -25,6 +27,7 @@ export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: deps.config.TRUST_PROXY });
   app.silent = true; // errors are logged by errorMiddleware, once, with the request id
   app.use(requestIdMiddleware(deps.log));
+  app.use(metricsMiddleware());
   app.use(errorMiddleware(deps.log));
   app.use(unmatchedRoutes());
   app.use(urlGuard());

@@ -10,6 +10,7 @@
  */
 import { onShutdown } from "./lifecycle.js";
 import { createLogger, type Logger } from "./logger.js";
+import { serveMetrics } from "./metrics.js";
 
 export interface RunningRole {
   name: string;
@@ -102,6 +103,18 @@ export async function runRoles(roles: Role[], env: NodeJS.ProcessEnv = process.e
     const roles = Object.fromEntries(running.map((r) => [r.name, r.port]));
     log.info({ roles, pid: process.pid }, `toolport listening: ${running.map((r) => r.name).join(", ")}`);
   }
-  onShutdown(log, () => stopRoles(running));
+  const metricsPort = env.METRICS_PORT ? Number(env.METRICS_PORT) : undefined;
+  if (metricsPort !== undefined && !(Number.isInteger(metricsPort) && metricsPort >= 0 && metricsPort <= 65535)) {
+    await stopRoles(running);
+    throw Object.assign(new Error(`METRICS_PORT must be a port number (0-65535), got "${env.METRICS_PORT}"`), {
+      name: "ConfigError",
+    });
+  }
+  const metricsServer = metricsPort === undefined ? undefined : await serveMetrics(metricsPort, env.HOST || "0.0.0.0");
+  if (metricsServer) log.info({ port: metricsServer.port }, "metrics served at /metrics");
+  onShutdown(log, async () => {
+    await stopRoles(running);
+    await metricsServer?.close();
+  });
   return running;
 }

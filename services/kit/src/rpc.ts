@@ -10,6 +10,7 @@ import type { AddressInfo } from "node:net";
 import { type DescService, fromBinary, toBinary } from "@bufbuild/protobuf";
 import {
   type Client,
+  Code,
   type ConnectRouter,
   createClient,
   createContextKey,
@@ -25,6 +26,7 @@ import { toConnectError, unauthenticated } from "./errors.js";
 import { HealthState } from "./health.js";
 import { hostLocally, switchingTransport } from "./local-rpc.js";
 import type { Logger } from "./logger.js";
+import { rpcServerSeconds } from "./metrics.js";
 
 /** Handlers read the caller with `context.values.get(principalKey)`. */
 export const principalKey = createContextKey<Principal | undefined>(undefined, { description: "caller" });
@@ -45,7 +47,7 @@ export function requirePrincipal(
   return principal;
 }
 
-function serverInterceptor(log: Logger): Interceptor {
+function serverInterceptor(role: string, log: Logger): Interceptor {
   return (next) => async (req) => {
     const requestId = acceptRequestId(req.header.get(REQUEST_ID_HEADER));
     const rawPrincipal = req.header.get(PRINCIPAL_HEADER);
@@ -63,10 +65,16 @@ function serverInterceptor(log: Logger): Interceptor {
     return runInScope({ requestId, principal }, async () => {
       try {
         const res = await next(req);
-        log.debug({ rpc: req.url, ms: Math.round(performance.now() - started) }, "rpc ok");
+        const ms = performance.now() - started;
+        rpcServerSeconds.observe({ role, method: req.method.name, code: "ok" }, ms / 1000);
+        log.debug({ rpc: req.url, ms: Math.round(ms) }, "rpc ok");
         return res;
       } catch (err) {
         const connectErr = toConnectError(err);
+        rpcServerSeconds.observe(
+          { role, method: req.method.name, code: Code[connectErr.code] ?? String(connectErr.code) },
+          (performance.now() - started) / 1000,
+        );
         const fields = {
           rpc: req.method.name,
           service: req.service.typeName,
@@ -110,7 +118,7 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
   const shutdown = new AbortController();
   // connect-node adds one abort listener per in-flight call (removed when it ends): not a leak, so no warning.
   setMaxListeners(0, shutdown.signal);
-  const interceptors = [serverInterceptor(options.log)];
+  const interceptors = [serverInterceptor(options.name, options.log)];
   // Every service registered here is also hosted for callers in this process (local-rpc.ts).
   const implementations: [DescService, object][] = [];
   const handler = connectNodeAdapter({

@@ -2,6 +2,7 @@
 import { findJsonViolation } from "@toolport/kit/json-guard";
 import type { JsonObject } from "@toolport/kit/json-values";
 import type { Logger } from "@toolport/kit/logger";
+import { upstreamCallSeconds } from "@toolport/kit/metrics";
 import type { Outbound } from "@toolport/kit/outbound";
 import { ExecutionFailure } from "../domain/failure.js";
 import type { Credential, SecurityScheme, ToolForCall } from "../domain/model.js";
@@ -55,9 +56,22 @@ export class UpstreamRunner implements Runner {
   }
 
   async run(tool: ToolForCall, input: JsonObject, credential: Credential | undefined): Promise<RunOutput> {
-    const output = await this.runOnUpstream(tool, input, credential);
-    if (tool.serviceType !== "internal") checkDepth(output.value);
-    return output;
+    const started = performance.now();
+    let outcome = "platform";
+    try {
+      const output = await this.runOnUpstream(tool, input, credential);
+      if (tool.serviceType !== "internal") checkDepth(output.value);
+      outcome = "success";
+      return output;
+    } catch (err) {
+      if (err instanceof ExecutionFailure) outcome = err.errorClass;
+      throw err;
+    } finally {
+      upstreamCallSeconds.observe(
+        { tool: tool.id, service_type: tool.serviceType, outcome },
+        (performance.now() - started) / 1000,
+      );
+    }
   }
 
   private async runOnUpstream(tool: ToolForCall, input: JsonObject, credential: Credential | undefined): Promise<RunOutput> {
