@@ -10,6 +10,7 @@
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "@toolport/kit/logger";
+import { httpRequestSeconds } from "@toolport/kit/metrics";
 import type { GatewayClient } from "./gateway-client.js";
 import { McpServerPool } from "./server.js";
 import { sendRpcError, servePost } from "./transport.js";
@@ -46,6 +47,14 @@ export function mcpHttpHandler(log: Logger, gateway: GatewayClient, options: Mcp
   const pool = new McpServerPool(gateway);
   return async (req: IncomingMessage, res: ServerResponse) => {
     const path = new URL(req.url ?? "/", "http://localhost").pathname;
+    const started = performance.now();
+    res.once("finish", () => {
+      const route = path === "/mcp" || path === "/mcp/health" ? path : "unmatched";
+      httpRequestSeconds.observe(
+        { role: "mcp-server", method: req.method ?? "", route, status: String(res.statusCode) },
+        (performance.now() - started) / 1000,
+      );
+    });
     if (path === "/mcp/health" && req.method === "GET") {
       sendJson(res, 200, { status: "ok" });
       return;

@@ -1,7 +1,8 @@
 /**
- * Metrics (kit/metrics, prom-client): after a tool call that succeeds and one that fails upstream, the
- * gateway's `GET /metrics` shows the request by route pattern and status, the RPCs the services answered,
- * the upstream calls by tool and outcome, and Node's runtime metrics; a process serving only gRPC serves
+ * Metrics (kit/metrics, prom-client): after a tool call that succeeds, one that fails upstream and a
+ * search, the gateway's `GET /metrics` shows the request by route pattern and status, the RPCs the
+ * services answered, the upstream calls by tool and outcome, the outbox's publish lag, the consumers'
+ * pending messages, search latency and Node's runtime metrics; a process serving only gRPC serves
  * the same registry on METRICS_PORT.
  */
 import { spawn } from "node:child_process";
@@ -43,6 +44,21 @@ describe("metrics", () => {
     const failed = await s.call("POST", `/tools/call/${tools.status}`, { key: agent.key, body: { code: 502 } });
     expect(failed.body.success).toBe(false);
 
+    const search = await s.call("GET", "/tools/search?query=echo", { key: agent.key });
+    expect(search.status).toBe(200);
+
+    // Events are published after the call answered: wait for the relay's lag to be observed.
+    await expect
+      .poll(
+        async () =>
+          sample(await (await fetch(`${s.stack.gatewayUrl}/metrics`)).text(), "toolport_outbox_publish_lag_seconds_count", {
+            role: "execution",
+          }),
+        {
+          timeout: 10_000,
+        },
+      )
+      .toBeGreaterThanOrEqual(2);
     const res = await fetch(`${s.stack.gatewayUrl}/metrics`);
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^text\/plain/);
@@ -56,6 +72,8 @@ describe("metrics", () => {
       1,
     );
     expect(sample(text, "toolport_upstream_call_duration_seconds_count", { tool: tools.status!, outcome: "upstream" })).toBe(1);
+    expect(sample(text, "toolport_search_duration_seconds_count", {})).toBeGreaterThanOrEqual(1);
+    expect(text).toMatch(/^toolport_consumer_pending_messages\{consumer="[^"]+"\} \d+/m);
     // Paths with ids are not labels: no series names the tool id in a route.
     expect(text).not.toContain(`route="/v1/tools/call/${tools.list_items}"`);
     expect(text).toMatch(/^process_cpu_user_seconds_total /m);

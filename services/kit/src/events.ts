@@ -23,6 +23,7 @@ import {
 } from "nats";
 import { acceptRequestId, currentRequestId, REQUEST_ID_HEADER, runInScope } from "./context.js";
 import type { Logger } from "./logger.js";
+import { consumerPending, deadLetters, outboxLagSeconds } from "./metrics.js";
 import type { Pool, PoolClient } from "./pg.js";
 
 export const STREAM = "TOOLPORT";
@@ -103,6 +104,8 @@ export interface RelayOptions {
   batchSize?: number;
   /** How long a nudged relay waits for more rows before it publishes (nudge); default 50 ms. */
   nudgeDelayMs?: number;
+  /** The role whose outbox this is, for metrics. */
+  role?: string;
 }
 
 /**
@@ -261,6 +264,7 @@ export class OutboxRelay {
       subject: string;
       payload: Buffer;
       request_id: string | null;
+      created_at: Date;
     }>({
       name: "outbox_claim",
       text: `UPDATE outbox o SET claimed_until = now() + make_interval(secs => $2::int)
@@ -268,7 +272,7 @@ export class OutboxRelay {
                       WHERE published_at IS NULL AND (claimed_until IS NULL OR claimed_until < now())
                       ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED) c
               WHERE o.seq = c.seq
-          RETURNING o.seq::text, o.id, o.subject, o.payload, o.request_id`,
+          RETURNING o.seq::text, o.id, o.subject, o.payload, o.request_id, o.created_at`,
       values: [this.options.batchSize ?? 100, CLAIM_LEASE_SECONDS],
     });
     // RETURNING keeps no order: publish in seq order.
@@ -314,6 +318,9 @@ export class OutboxRelay {
         }),
       ],
     });
+    const now = Date.now();
+    for (const row of rows.slice(0, publishedCount))
+      outboxLagSeconds.observe({ role: this.options.role ?? "unknown" }, Math.max(0, now - row.created_at.getTime()) / 1000);
     if (firstFailure >= 0) throw (acks[firstFailure] as PromiseRejectedResult).reason;
     return publishedCount;
   }
@@ -418,6 +425,7 @@ export async function startConsumer<Desc extends DescMessage>(options: ConsumerO
       try {
         messages = await consumer.consume({ max_messages: BATCH_MAX * 2 });
         for await (const msg of messages) {
+          consumerPending.set({ consumer: durable }, msg.info.pending);
           while (backlog.length >= BACKLOG_MAX) await new Promise<void>((resolve) => (wakeReader = resolve));
           backlog.push(msg);
           wakeApplier?.();
@@ -644,6 +652,7 @@ async function handleOne<Desc extends DescMessage>(options: ConsumerOptions<Desc
 }
 
 async function deadLetter<Desc extends DescMessage>(options: ConsumerOptions<Desc>, msg: JsMsg, eventId: string, error: string) {
+  deadLetters.inc({ consumer: options.durable });
   await options.pool
     .query("INSERT INTO dead_letters (consumer, event_id, subject, payload, error, deliveries) VALUES ($1, $2, $3, $4, $5, $6)", [
       options.durable,

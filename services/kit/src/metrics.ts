@@ -6,7 +6,7 @@
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { collectDefaultMetrics, Histogram, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
 export const metrics = new Registry();
 collectDefaultMetrics({ register: metrics });
@@ -36,6 +36,49 @@ export const upstreamCallSeconds = new Histogram({
   name: "toolport_upstream_call_duration_seconds",
   help: "Upstream tool calls, by tool id, service type and outcome (success, or the failure class: auth, caller, platform, upstream)",
   labelNames: ["tool", "service_type", "outcome"] as const,
+  buckets: latencyBuckets,
+  registers: [metrics],
+});
+
+/** How long events waited in an outbox before the relay published them (the outbox's lag). */
+export const outboxLagSeconds = new Histogram({
+  name: "toolport_outbox_publish_lag_seconds",
+  help: "Time from an event's commit to the outbox until JetStream acknowledged it, by role",
+  labelNames: ["role"] as const,
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+  registers: [metrics],
+});
+
+/** Messages a durable consumer has not been delivered yet, as of its last delivery (its lag). */
+export const consumerPending = new Gauge({
+  name: "toolport_consumer_pending_messages",
+  help: "Messages still to deliver to a durable consumer, as of its last delivery",
+  labelNames: ["consumer"] as const,
+  registers: [metrics],
+});
+
+/** Poison messages terminated and kept in dead_letters. */
+export const deadLetters = new Counter({
+  name: "toolport_dead_letters_total",
+  help: "Messages a consumer terminated as poison and kept in dead_letters",
+  labelNames: ["consumer"] as const,
+  registers: [metrics],
+});
+
+/** Webhook delivery attempts by result (succeeded, retrying, failed: the delivery's status after it). */
+export const webhookAttempts = new Histogram({
+  name: "toolport_webhook_attempt_duration_seconds",
+  help: "Webhook delivery attempts, by the delivery's status after the attempt (succeeded, pending = will retry, failed)",
+  labelNames: ["status"] as const,
+  buckets: latencyBuckets,
+  registers: [metrics],
+});
+
+/** Catalog searches, by engine (embedded or meilisearch). */
+export const searchSeconds = new Histogram({
+  name: "toolport_search_duration_seconds",
+  help: "Catalog searches, by engine",
+  labelNames: ["engine"] as const,
   buckets: latencyBuckets,
   registers: [metrics],
 });

@@ -150,7 +150,7 @@ export async function startService<S extends z.ZodRawShape>(
   const nc = await connectNats(config.NATS_URL, def.name, log);
   setConsumerPrefix(config.NATS_CONSUMER_PREFIX);
   await ensureStream(nc);
-  const relay = new OutboxRelay({ pool, nc, log, nudgeDelayMs: config.OUTBOX_BATCH_DELAY_MS });
+  const relay = new OutboxRelay({ pool, nc, log, nudgeDelayMs: config.OUTBOX_BATCH_DELAY_MS, role: def.name });
   await relay.start();
 
   const relaxedPools: Pool[] = [];

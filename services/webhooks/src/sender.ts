@@ -19,6 +19,7 @@
  *   process (redeliveries, retries falling due) and by a poll every WEBHOOKS_POLL_MS.
  */
 import type { Logger } from "@toolport/kit/logger";
+import { webhookAttempts } from "@toolport/kit/metrics";
 import { type Outbound, outboundFailureKind } from "@toolport/kit/outbound";
 import type { Pool } from "@toolport/kit/pg";
 import type { Sealer } from "@toolport/kit/sealing";
@@ -234,6 +235,7 @@ export class Sender {
         ],
       });
       const result = rows[0];
+      if (result) webhookAttempts.observe({ status: result.status }, outcome.durationMs / 1000);
       if (result?.paused) this.o.log.warn({ webhook_id: row.webhook_id }, "webhook paused: every attempt failed for too long");
       if (result?.next_attempt_at) this.wakeAt(result.next_attempt_at.getTime());
     } catch (err) {

@@ -6,6 +6,7 @@
  */
 import { unavailable } from "@toolport/kit/errors";
 import type { Logger } from "@toolport/kit/logger";
+import { searchSeconds } from "@toolport/kit/metrics";
 import { isSunset } from "../domain/deprecation.js";
 import type { ToolWithService } from "../domain/model.js";
 import type { SearchDocument, SearchEngine, SearchHit, SearchOptions } from "../search/types.js";
@@ -101,8 +102,11 @@ export class SearchIndex {
 
   async search(query: string, options: SearchOptions): Promise<SearchHit[]> {
     if (!this.ready) throw unavailable("search_unavailable", "search is starting; try again in a moment");
+    const started = performance.now();
     try {
-      return await this.engine.search(query, options);
+      const hits = await this.engine.search(query, options);
+      searchSeconds.observe({ engine: this.engine.name }, (performance.now() - started) / 1000);
+      return hits;
     } catch (err) {
       this.log.error({ err, engine: this.engine.name }, "search engine failed");
       throw unavailable("search_unavailable", "search could not run; try again in a moment", { cause: err });
