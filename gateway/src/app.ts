@@ -1,6 +1,6 @@
 /**
  * The gateway's Koa application. Middleware reads top-down in the order a request meets it:
- * request id and access log, metrics (and `GET /metrics`), error shaping, unmatched routes, NUL in the URL,
+ * request id and access log, the request's trace span, metrics (and `GET /metrics`), error shaping, unmatched routes, NUL in the URL,
  * JSON body, then the /v1 routes.
  */
 import Router from "@koa/router";
@@ -13,6 +13,7 @@ import { errorMiddleware } from "./middleware/errors.js";
 import { metricsMiddleware } from "./middleware/metrics.js";
 import { unmatchedRoutes } from "./middleware/not-found.js";
 import { requestIdMiddleware } from "./middleware/request-id.js";
+import { tracingMiddleware } from "./middleware/tracing.js";
 import { urlGuard } from "./middleware/url-guard.js";
 import { healthRoutes } from "./routes/health.js";
 import { apiRoutes } from "./routes/index.js";
@@ -27,6 +28,7 @@ export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: deps.config.TRUST_PROXY });
   app.silent = true; // errors are logged by errorMiddleware, once, with the request id
   app.use(requestIdMiddleware(deps.log));
+  app.use(tracingMiddleware());
   app.use(metricsMiddleware());
   app.use(errorMiddleware(deps.log));
   app.use(unmatchedRoutes());

@@ -11,6 +11,7 @@
 import { onShutdown } from "./lifecycle.js";
 import { createLogger, type Logger } from "./logger.js";
 import { serveMetrics } from "./metrics.js";
+import { startTracing, stopTracing } from "./tracing.js";
 
 export interface RunningRole {
   name: string;
@@ -97,6 +98,8 @@ export async function stopRoles(running: RunningRole[]): Promise<void> {
 
 /** A process's main: start the roles, stop them all on SIGTERM/SIGINT. */
 export async function runRoles(roles: Role[], env: NodeJS.ProcessEnv = process.env): Promise<RunningRole[]> {
+  // Before any role starts, so that every span of the process has the provider (when OTLP is configured).
+  const tracing = startTracing(roles.length === 1 ? `toolport-${roles[0]!.name}` : "toolport", env);
   const running = await startRoles(roles, env);
   const log = running.length === 1 ? (running[0] as RunningRole).log : createLogger("toolport", env.LOG_LEVEL);
   if (running.length > 1) {
@@ -112,9 +115,11 @@ export async function runRoles(roles: Role[], env: NodeJS.ProcessEnv = process.e
   }
   const metricsServer = metricsPort === undefined ? undefined : await serveMetrics(metricsPort, env.HOST || "0.0.0.0");
   if (metricsServer) log.info({ port: metricsServer.port }, "metrics served at /metrics");
+  if (tracing) log.info({ endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT }, "traces exported over OTLP");
   onShutdown(log, async () => {
     await stopRoles(running);
     await metricsServer?.close();
+    await stopTracing();
   });
   return running;
 }

@@ -27,6 +27,7 @@ import { HealthState } from "./health.js";
 import { hostLocally, switchingTransport } from "./local-rpc.js";
 import type { Logger } from "./logger.js";
 import { rpcServerSeconds } from "./metrics.js";
+import { contextFromHeaders, inSpan, SpanKind, traceHeaders } from "./tracing.js";
 
 /** Handlers read the caller with `context.values.get(principalKey)`. */
 export const principalKey = createContextKey<Principal | undefined>(undefined, { description: "caller" });
@@ -62,33 +63,43 @@ function serverInterceptor(role: string, log: Logger): Interceptor {
     req.contextValues.set(requestIdKey, requestId);
     req.contextValues.set(principalKey, principal);
     const started = performance.now();
-    return runInScope({ requestId, principal }, async () => {
-      try {
-        const res = await next(req);
-        const ms = performance.now() - started;
-        rpcServerSeconds.observe({ role, method: req.method.name, code: "ok" }, ms / 1000);
-        log.debug({ rpc: req.url, ms: Math.round(ms) }, "rpc ok");
-        return res;
-      } catch (err) {
-        const connectErr = toConnectError(err);
-        rpcServerSeconds.observe(
-          { role, method: req.method.name, code: Code[connectErr.code] ?? String(connectErr.code) },
-          (performance.now() - started) / 1000,
-        );
-        const fields = {
-          rpc: req.method.name,
-          service: req.service.typeName,
-          code: connectErr.code,
-          ms: Math.round(performance.now() - started),
-        };
-        if (connectErr.cause !== undefined && !(connectErr.cause instanceof Error && connectErr.cause.name === "DomainError")) {
-          log.error({ ...fields, err: connectErr.cause }, "rpc failed");
-        } else {
-          log.info({ ...fields, reason: connectErr.rawMessage }, "rpc refused");
-        }
-        throw connectErr;
-      }
-    });
+    const parent = contextFromHeaders((name) => req.header.get(name));
+    return inSpan(
+      `${req.service.typeName}/${req.method.name}`,
+      { kind: SpanKind.SERVER, parent, attributes: { "rpc.system": "grpc", "toolport.role": role } },
+      (span) =>
+        runInScope({ requestId, principal }, async () => {
+          try {
+            const res = await next(req);
+            const ms = performance.now() - started;
+            rpcServerSeconds.observe({ role, method: req.method.name, code: "ok" }, ms / 1000);
+            log.debug({ rpc: req.url, ms: Math.round(ms) }, "rpc ok");
+            return res;
+          } catch (err) {
+            const connectErr = toConnectError(err);
+            rpcServerSeconds.observe(
+              { role, method: req.method.name, code: Code[connectErr.code] ?? String(connectErr.code) },
+              (performance.now() - started) / 1000,
+            );
+            const fields = {
+              rpc: req.method.name,
+              service: req.service.typeName,
+              code: connectErr.code,
+              ms: Math.round(performance.now() - started),
+            };
+            if (
+              connectErr.cause !== undefined &&
+              !(connectErr.cause instanceof Error && connectErr.cause.name === "DomainError")
+            ) {
+              log.error({ ...fields, err: connectErr.cause }, "rpc failed");
+            } else {
+              log.info({ ...fields, reason: connectErr.rawMessage }, "rpc refused");
+            }
+            span.setAttribute("rpc.grpc.status_code", connectErr.code);
+            throw connectErr;
+          }
+        }),
+    );
   };
 }
 
@@ -195,6 +206,7 @@ function clientInterceptor(): Interceptor {
       if (scope.principal && !req.header.has(PRINCIPAL_HEADER))
         req.header.set(PRINCIPAL_HEADER, encodedPrincipal(scope.principal));
     }
+    for (const [name, value] of Object.entries(traceHeaders())) req.header.set(name, value);
     return next(req);
   };
 }

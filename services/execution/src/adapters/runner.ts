@@ -4,6 +4,7 @@ import type { JsonObject } from "@toolport/kit/json-values";
 import type { Logger } from "@toolport/kit/logger";
 import { upstreamCallSeconds } from "@toolport/kit/metrics";
 import type { Outbound } from "@toolport/kit/outbound";
+import { inSpan, SpanKind } from "@toolport/kit/tracing";
 import { ExecutionFailure } from "../domain/failure.js";
 import type { Credential, SecurityScheme, ToolForCall } from "../domain/model.js";
 import type { Runner, RunOutput } from "../domain/ports.js";
@@ -55,23 +56,32 @@ export class UpstreamRunner implements Runner {
     }
   }
 
-  async run(tool: ToolForCall, input: JsonObject, credential: Credential | undefined): Promise<RunOutput> {
-    const started = performance.now();
-    let outcome = "platform";
-    try {
-      const output = await this.runOnUpstream(tool, input, credential);
-      if (tool.serviceType !== "internal") checkDepth(output.value);
-      outcome = "success";
-      return output;
-    } catch (err) {
-      if (err instanceof ExecutionFailure) outcome = err.errorClass;
-      throw err;
-    } finally {
-      upstreamCallSeconds.observe(
-        { tool: tool.id, service_type: tool.serviceType, outcome },
-        (performance.now() - started) / 1000,
-      );
-    }
+  /** The upstream call, timed (kit/metrics) and traced as a client span (kit/tracing). */
+  run(tool: ToolForCall, input: JsonObject, credential: Credential | undefined): Promise<RunOutput> {
+    const attributes = {
+      "toolport.tool_id": tool.id,
+      "toolport.tool_name": tool.name,
+      "toolport.service_type": tool.serviceType,
+    };
+    return inSpan(`upstream ${tool.name}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+      const started = performance.now();
+      let outcome = "platform";
+      try {
+        const output = await this.runOnUpstream(tool, input, credential);
+        if (tool.serviceType !== "internal") checkDepth(output.value);
+        outcome = "success";
+        return output;
+      } catch (err) {
+        if (err instanceof ExecutionFailure) outcome = err.errorClass;
+        throw err;
+      } finally {
+        span.setAttribute("toolport.outcome", outcome);
+        upstreamCallSeconds.observe(
+          { tool: tool.id, service_type: tool.serviceType, outcome },
+          (performance.now() - started) / 1000,
+        );
+      }
+    });
   }
 
   private async runOnUpstream(tool: ToolForCall, input: JsonObject, credential: Credential | undefined): Promise<RunOutput> {
