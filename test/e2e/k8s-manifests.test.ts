@@ -1,0 +1,975 @@
+/**
+ * The Kubernetes manifests (deploy/k8s, kustomize), rendered and checked: the base and every overlay under
+ * deploy/k8s/overlays, as `kubectl apply -k` would send them.
+ *
+ * Rendering, offline (no cluster, no dependency added): `kubectl kustomize <dir>` prints YAML, and the test
+ * package has no YAML parser (`yaml` is not among its dependencies, so it does not resolve from here). The
+ * YAML therefore goes through `kubectl annotate --local -f - -o json toolport.test/unused-`: removing an
+ * annotation no object carries, which kubectl does locally (no server, no discovery, any kind) and prints
+ * each object as JSON, one after another; that stream is split at its top-level objects and JSON.parse'd,
+ * and the count is checked against the YAML documents. (`kubectl create --dry-run=client -o json` would be
+ * the obvious route, but it asks a server for discovery.) kubectl 1.27 or newer (kustomize v5) must be on
+ * PATH: without it every test here fails, saying so.
+ *
+ * What the code decides is read from the code, not copied: each role's port (`defaultPort`), whom it calls
+ * (its `createServiceClient(<X>Service, ...)` uses; GATEWAY_URL for the MCP server), its secret settings
+ * (config keys named like one), which services call out to the internet (a `*_OUTBOUND_ALLOW` setting), the
+ * drain time's default (SHUTDOWN_GRACE_MS) and the image's user (deploy/Dockerfile USER).
+ *
+ * Not checked here: the objects against the Kubernetes API's schemas (unknown or misspelt fields). That
+ * needs the schemas offline, e.g. kubeconform with a vendored copy of the JSON schemas of a Kubernetes
+ * version (and of any CRD used).
+ */
+import { spawnSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { beforeAll, describe, expect, it } from "vitest";
+
+const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+const k8sDir = path.join(repoRoot, "deploy/k8s");
+const IMAGE = "ghcr.io/toolport/toolport";
+
+// ---- what the code says ----------------------------------------------------------------------------
+
+/** Each role and the folder of its package (services/host/src/roles.ts imports them all; checked below). */
+const ROLE_DIRS: Record<string, string> = {
+  catalog: "services/catalog",
+  execution: "services/execution",
+  billing: "services/billing",
+  identity: "services/identity",
+  content: "services/content",
+  webhooks: "services/webhooks",
+  gateway: "gateway",
+  "mcp-server": "mcp-server",
+};
+const ROLE_NAMES = Object.keys(ROLE_DIRS);
+const EDGE = new Set(["gateway", "mcp-server"]);
+
+/** Names of settings that hold (or, like URLs with a password, may hold) a secret. */
+const SECRET_NAME = /SECRET|KEY|TOKEN|PASSWORD|XPUB|DATABASE_URL|NATS_URL|MEILI_URL/;
+/** Config keys named like a secret that are not one, or need no reference of their own. */
+const NOT_SECRET: Record<string, string> = {
+  EXECUTION_ENV_SECRET_PREFIX: "a prefix of variable names, not a secret",
+  MEILI_MASTER_KEY: "read only when MEILI_KEY is unset; the manifests give MEILI_KEY",
+};
+/**
+ * Secrets a production install must set (the process falls back to a development key, or a key per
+ * process, and only warns): their references are not optional, so a missing key stops the pod from starting.
+ */
+const MUST_BE_SET = ["CATALOG_SECRET_KEY", "EXECUTION_CONSENT_SECRET", "IDENTITY_SECRET_KEY", "WEBHOOKS_SECRET_KEY"];
+/** Secrets the operator creates before installing (deploy/k8s/README.md); the dev overlay generates them. */
+const OPERATOR_SECRETS = new Set(["toolport-infra", "toolport-secrets", "toolport-upstream-credentials"]);
+
+function sourceText(dir: string): string {
+  const root = path.join(repoRoot, dir, "src");
+  return readdirSync(root, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile() && e.name.endsWith(".ts") && !e.name.endsWith(".test.ts"))
+    .map((e) => readFileSync(path.join(e.parentPath, e.name), "utf8"))
+    .join("\n");
+}
+
+interface RoleFacts {
+  name: string;
+  kind: "service" | "edge";
+  port: number;
+  /** Roles it calls. */
+  calls: string[];
+  /** Settings it reads (its config keys; the kit's for services). */
+  settings: Set<string>;
+  secrets: string[];
+  /** Calls out to the internet (it has an *_OUTBOUND_ALLOW setting). */
+  outbound: boolean;
+  shutdownGraceMs: number;
+}
+
+function roleFacts(): Map<string, RoleFacts> {
+  const kit = readFileSync(path.join(repoRoot, "services/kit/src/service.ts"), "utf8");
+  const keys = (text: string) => new Set([...text.matchAll(/^\s+([A-Z][A-Z0-9_]*):/gm)].map((m) => m[1]!));
+  const facts = new Map<string, RoleFacts>();
+  for (const [name, dir] of Object.entries(ROLE_DIRS)) {
+    const source = sourceText(dir);
+    const config = readFileSync(path.join(repoRoot, dir, "src/config.ts"), "utf8");
+    const kind = EDGE.has(name) ? "edge" : "service";
+    const port = Number(/defaultPort: (\d+)/.exec(source)?.[1]);
+    const calls = [...source.matchAll(/createServiceClient\(\s*(\w+)Service\b/g)].map((m) => m[1]!.toLowerCase());
+    if (/\bGATEWAY_URL\b/.test(config)) calls.push("gateway");
+    const settings = keys(config);
+    if (kind === "service") {
+      for (const key of keys(kit)) settings.add(key);
+      if (/\$\{upper\}_DATABASE_URL/.test(kit)) settings.add(`${name.toUpperCase()}_DATABASE_URL`);
+    }
+    const graceSource = kind === "service" ? kit : config;
+    const grace = /SHUTDOWN_GRACE_MS:[\s\S]*?\.default\(([\d_]+)\)/.exec(graceSource)?.[1];
+    facts.set(name, {
+      name,
+      kind,
+      port,
+      calls: [...new Set(calls)].sort(),
+      settings,
+      secrets: [...settings].filter((k) => SECRET_NAME.test(k) && !(k in NOT_SECRET)).sort(),
+      outbound: [...settings].some((k) => k.endsWith("_OUTBOUND_ALLOW")),
+      shutdownGraceMs: Number(grace?.replace(/_/g, "")),
+    });
+  }
+  return facts;
+}
+
+// ---- the rendered objects ----------------------------------------------------------------------------
+
+type Labels = Record<string, string>;
+interface LabelSelector {
+  matchLabels?: Labels;
+  matchExpressions?: Array<{ key: string; operator: string; values?: string[] }>;
+}
+interface SecurityContext {
+  runAsNonRoot?: boolean;
+  runAsUser?: number;
+  allowPrivilegeEscalation?: boolean;
+  readOnlyRootFilesystem?: boolean;
+  privileged?: boolean;
+  capabilities?: { drop?: string[]; add?: string[] };
+  seccompProfile?: { type?: string };
+}
+interface Probe {
+  grpc?: { port: number; service?: string };
+  httpGet?: { path?: string; port: number | string };
+  tcpSocket?: { port: number | string };
+  exec?: { command: string[] };
+  timeoutSeconds?: number;
+}
+interface EnvVar {
+  name: string;
+  value?: string;
+  valueFrom?: {
+    secretKeyRef?: { name: string; key: string; optional?: boolean };
+    configMapKeyRef?: { name: string; key: string; optional?: boolean };
+  };
+}
+interface Container {
+  name: string;
+  image?: string;
+  args?: string[];
+  ports?: Array<{ name?: string; containerPort: number; protocol?: string; hostPort?: number }>;
+  env?: EnvVar[];
+  envFrom?: Array<{ configMapRef?: { name: string }; secretRef?: { name: string; optional?: boolean }; prefix?: string }>;
+  readinessProbe?: Probe;
+  livenessProbe?: Probe;
+  startupProbe?: Probe;
+  lifecycle?: { preStop?: { exec?: { command: string[] }; sleep?: { seconds: number } } };
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+  securityContext?: SecurityContext;
+  volumeMounts?: Array<{ name: string; mountPath: string }>;
+}
+interface PodSpec {
+  containers: Container[];
+  initContainers?: Container[];
+  securityContext?: SecurityContext;
+  serviceAccountName?: string;
+  automountServiceAccountToken?: boolean;
+  terminationGracePeriodSeconds?: number;
+  volumes?: Array<{ name: string; emptyDir?: object; hostPath?: object }>;
+  hostNetwork?: boolean;
+  hostPID?: boolean;
+  hostIPC?: boolean;
+  topologySpreadConstraints?: Array<{ topologyKey: string; labelSelector?: LabelSelector }>;
+}
+interface K8sObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Labels };
+  spec?: unknown;
+  data?: Record<string, string>;
+  stringData?: Record<string, string>;
+  automountServiceAccountToken?: boolean;
+}
+interface Workload {
+  object: K8sObject;
+  labels: Labels;
+  pod: PodSpec;
+}
+interface ServicePort {
+  name?: string;
+  port: number;
+  targetPort?: number | string;
+  protocol?: string;
+}
+interface NetworkPolicyPeer {
+  podSelector?: LabelSelector;
+  namespaceSelector?: LabelSelector;
+  ipBlock?: { cidr: string; except?: string[] };
+}
+interface NetworkPolicyPort {
+  port?: number | string;
+  endPort?: number;
+  protocol?: string;
+}
+interface NetworkPolicyRule {
+  from?: NetworkPolicyPeer[];
+  to?: NetworkPolicyPeer[];
+  ports?: NetworkPolicyPort[];
+}
+interface NetworkPolicySpec {
+  podSelector: LabelSelector;
+  policyTypes?: string[];
+  ingress?: NetworkPolicyRule[];
+  egress?: NetworkPolicyRule[];
+}
+
+/** Top-level JSON values of a stream of them (`kubectl ... -o json` prints one object after another). */
+function splitJsonStream(text: string): string[] {
+  const values: string[] = [];
+  let depth = 0;
+  let start = -1;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (inString) {
+      if (ch === "\\") i++;
+      else if (ch === '"') inString = false;
+    } else if (ch === '"') inString = true;
+    else if (ch === "{" || ch === "[") {
+      if (depth++ === 0) start = i;
+    } else if (ch === "}" || ch === "]") {
+      if (--depth === 0) values.push(text.slice(start, i + 1));
+    }
+  }
+  if (depth !== 0 || inString) throw new Error("kubectl printed an incomplete JSON stream");
+  return values;
+}
+
+function kubectl(args: string[], input?: string): string {
+  const res = spawnSync("kubectl", args, { input, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+  if (res.error) throw res.error;
+  if (res.status !== 0) throw new Error(`kubectl ${args.join(" ")} exited ${res.status}:\n${res.stderr}`);
+  return res.stdout;
+}
+
+class Render {
+  constructor(
+    readonly name: string,
+    readonly objects: K8sObject[],
+  ) {}
+
+  of(kind: string): K8sObject[] {
+    return this.objects.filter((o) => o.kind === kind);
+  }
+
+  find(kind: string, name: string): K8sObject | undefined {
+    return this.objects.find((o) => o.kind === kind && o.metadata.name === name);
+  }
+
+  workloads(): Workload[] {
+    const out: Workload[] = [];
+    for (const object of this.objects) {
+      const spec = object.spec as { template?: { metadata?: { labels?: Labels }; spec: PodSpec } } | undefined;
+      if (["Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job"].includes(object.kind) && spec?.template) {
+        out.push({ object, labels: spec.template.metadata?.labels ?? {}, pod: spec.template.spec });
+      }
+      if (object.kind === "CronJob") {
+        const job = (object.spec as { jobTemplate: { spec: { template: { metadata?: { labels?: Labels }; spec: PodSpec } } } })
+          .jobTemplate.spec.template;
+        out.push({ object, labels: job.metadata?.labels ?? {}, pod: job.spec });
+      }
+    }
+    return out;
+  }
+
+  /** The Toolport roles' workloads (their containers run the Toolport image), by role (`--roles=<role>`). */
+  roles(): Map<string, Workload> {
+    const out = new Map<string, Workload>();
+    for (const w of this.workloads()) {
+      const main = w.pod.containers.find((c) => imageName(c.image) === IMAGE);
+      const role = main?.args?.find((a) => a.startsWith("--roles="))?.slice("--roles=".length);
+      if (role) out.set(role, w);
+    }
+    return out;
+  }
+
+  /** The variables a container is given, with where each comes from (env over envFrom, as Kubernetes does). */
+  env(c: Container): Map<string, EnvSource> {
+    const out = new Map<string, EnvSource>();
+    for (const from of c.envFrom ?? []) {
+      if (from.configMapRef) {
+        const map = this.find("ConfigMap", from.configMapRef.name);
+        for (const [key, value] of Object.entries(map?.data ?? {})) {
+          out.set(`${from.prefix ?? ""}${key}`, { from: "configMap", name: from.configMapRef.name, value });
+        }
+      }
+    }
+    for (const e of c.env ?? []) {
+      const secret = e.valueFrom?.secretKeyRef;
+      const configMap = e.valueFrom?.configMapKeyRef;
+      if (e.value !== undefined) out.set(e.name, { from: "value", value: e.value });
+      else if (secret)
+        out.set(e.name, { from: "secret", name: secret.name, key: secret.key, optional: secret.optional === true });
+      else if (configMap) {
+        const value = this.find("ConfigMap", configMap.name)?.data?.[configMap.key];
+        out.set(e.name, { from: "configMap", name: configMap.name, value });
+      } else out.set(e.name, { from: "other" });
+    }
+    return out;
+  }
+
+  /** A variable's value when the render says it (a literal, a ConfigMap, a Secret of this render). */
+  value(source: EnvSource | undefined): string | undefined {
+    if (!source) return undefined;
+    if (source.from === "value" || source.from === "configMap") return source.value;
+    if (source.from === "secret") return secretValue(this.find("Secret", source.name), source.key);
+    return undefined;
+  }
+
+  /** The Service named by a URL's host (`name`, `name.namespace`, `name.namespace.svc...`) and its port. */
+  serviceAt(url: string): { service: K8sObject; port: ServicePort } | undefined {
+    const u = new URL(url);
+    const service = this.find("Service", u.hostname.split(".")[0]!);
+    const defaults: Record<string, number> = {
+      "http:": 80,
+      "https:": 443,
+      "postgres:": 5432,
+      "postgresql:": 5432,
+      "nats:": 4222,
+    };
+    const number = Number(u.port || defaults[u.protocol]);
+    const port = (service?.spec as { ports?: ServicePort[] } | undefined)?.ports?.find((p) => p.port === number);
+    return service && port ? { service, port } : undefined;
+  }
+
+  /** The workloads a Service sends to, and whether each one has the container port its targetPort names. */
+  backends(service: K8sObject, port: ServicePort): Array<{ workload: Workload; containerPort: number | undefined }> {
+    const selector = (service.spec as { selector?: Labels }).selector ?? {};
+    const target = port.targetPort ?? port.port;
+    return this.workloads()
+      .filter((w) => Object.keys(selector).length > 0 && matchesLabels({ matchLabels: selector }, w.labels))
+      .map((workload) => {
+        const ports = [...workload.pod.containers, ...(workload.pod.initContainers ?? [])].flatMap((c) => c.ports ?? []);
+        const found = ports.find((p) => (typeof target === "number" ? p.containerPort === target : p.name === target));
+        return { workload, containerPort: found?.containerPort };
+      });
+  }
+}
+
+type EnvSource =
+  | { from: "value"; value: string }
+  | { from: "configMap"; name: string; value: string | undefined }
+  | { from: "secret"; name: string; key: string; optional: boolean }
+  | { from: "other" };
+
+function secretValue(secret: K8sObject | undefined, key: string): string | undefined {
+  if (!secret) return undefined;
+  if (secret.stringData?.[key] !== undefined) return secret.stringData[key];
+  const data = secret.data?.[key];
+  return data === undefined ? undefined : Buffer.from(data, "base64").toString("utf8");
+}
+
+function imageName(image: string | undefined): string | undefined {
+  if (!image) return undefined;
+  const at = image.indexOf("@");
+  const withoutDigest = at >= 0 ? image.slice(0, at) : image;
+  const slash = withoutDigest.lastIndexOf("/");
+  const colon = withoutDigest.lastIndexOf(":");
+  return colon > slash ? withoutDigest.slice(0, colon) : withoutDigest;
+}
+
+/** The image's tag; undefined when it has none (a digest alone counts as pinned: "@digest"). */
+function imageTag(image: string): string | undefined {
+  const at = image.indexOf("@");
+  if (at >= 0) return image.slice(at);
+  const slash = image.lastIndexOf("/");
+  const colon = image.lastIndexOf(":");
+  return colon > slash ? image.slice(colon + 1) : undefined;
+}
+
+function matchesLabels(selector: LabelSelector, labels: Labels): boolean {
+  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (labels[k] !== v) return false;
+  for (const e of selector.matchExpressions ?? []) {
+    const has = e.key in labels;
+    const inValues = has && (e.values ?? []).includes(labels[e.key]!);
+    if (e.operator === "In" && !inValues) return false;
+    if (e.operator === "NotIn" && inValues) return false;
+    if (e.operator === "Exists" && !has) return false;
+    if (e.operator === "DoesNotExist" && has) return false;
+  }
+  return true;
+}
+
+function render(dir: string): Render {
+  const yaml = kubectl(["kustomize", dir]);
+  const documents = yaml.split("\n").filter((l) => l === "---").length + (yaml.trim() === "" ? 0 : 1);
+  const json = kubectl(["annotate", "--local", "-f", "-", "-o", "json", "toolport.test/unused-"], yaml);
+  const objects = splitJsonStream(json).map((text) => {
+    const object = JSON.parse(text) as K8sObject & { metadata: { annotations?: Record<string, string> } };
+    // kubectl leaves an empty annotations map where it removed nothing.
+    if (object.metadata.annotations && Object.keys(object.metadata.annotations).length === 0) delete object.metadata.annotations;
+    return object;
+  });
+  if (objects.length !== documents) {
+    throw new Error(`${dir}: kustomize printed ${documents} YAML documents, but ${objects.length} objects came back as JSON`);
+  }
+  return new Render(path.relative(k8sDir, dir), objects);
+}
+
+// ---- checks ------------------------------------------------------------------------------------------
+
+function allContainers(pod: PodSpec): Array<{ container: Container; init: boolean }> {
+  return [
+    ...(pod.initContainers ?? []).map((container) => ({ container, init: true })),
+    ...pod.containers.map((container) => ({ container, init: false })),
+  ];
+}
+
+function restrictedViolations(w: Workload): string[] {
+  const where = `${w.object.kind}/${w.object.metadata.name}`;
+  const out: string[] = [];
+  const pod = w.pod;
+  if (pod.hostNetwork || pod.hostPID || pod.hostIPC) out.push(`${where}: shares the host's namespaces`);
+  for (const v of pod.volumes ?? []) if (v.hostPath) out.push(`${where}: hostPath volume ${v.name}`);
+  for (const { container: c } of allContainers(pod)) {
+    const at = `${where} container ${c.name}`;
+    const sc = c.securityContext ?? {};
+    const podSc = pod.securityContext ?? {};
+    if ((sc.runAsNonRoot ?? podSc.runAsNonRoot) !== true) out.push(`${at}: runAsNonRoot is not true`);
+    if ((sc.runAsUser ?? podSc.runAsUser) === 0) out.push(`${at}: runs as uid 0`);
+    if (sc.allowPrivilegeEscalation !== false) out.push(`${at}: allowPrivilegeEscalation is not false`);
+    if (sc.privileged) out.push(`${at}: privileged`);
+    if (!sc.capabilities?.drop?.includes("ALL")) out.push(`${at}: capabilities do not drop ALL`);
+    if ((sc.capabilities?.add ?? []).length > 0) out.push(`${at}: adds capabilities`);
+    if ((sc.seccompProfile?.type ?? podSc.seccompProfile?.type) !== "RuntimeDefault")
+      out.push(`${at}: seccomp is not RuntimeDefault`);
+    if (sc.readOnlyRootFilesystem !== true) out.push(`${at}: root filesystem is writable`);
+    for (const kind of ["requests", "limits"] as const) {
+      for (const resource of ["cpu", "memory"]) {
+        if (!c.resources?.[kind]?.[resource]) out.push(`${at}: no ${resource} ${kind.slice(0, -1)}`);
+      }
+    }
+    for (const p of c.ports ?? []) if (p.hostPort) out.push(`${at}: hostPort ${p.hostPort}`);
+    const tag = c.image ? imageTag(c.image) : undefined;
+    if (!c.image || !tag) out.push(`${at}: image ${c.image ?? "(none)"} has no tag`);
+    else if (tag === "latest") out.push(`${at}: image ${c.image} is :latest`);
+  }
+  return out;
+}
+
+/** The port a probe checks, resolved to a number against the container's named ports. */
+function probePort(probe: Probe, c: Container): number | undefined {
+  const port = probe.grpc?.port ?? probe.httpGet?.port ?? probe.tcpSocket?.port;
+  if (typeof port === "number") return port;
+  return c.ports?.find((p) => p.name === port)?.containerPort;
+}
+
+function preStopSeconds(c: Container): number {
+  const stop = c.lifecycle?.preStop;
+  if (stop?.sleep) return stop.sleep.seconds;
+  const cmd = stop?.exec?.command ?? [];
+  return cmd[0] === "sleep" ? Number(cmd[1]) : 0;
+}
+
+function coversPort(ports: NetworkPolicyPort[] | undefined, port: number, protocol = "TCP", name?: string): boolean {
+  if (!ports || ports.length === 0) return true;
+  return ports.some((p) => {
+    if ((p.protocol ?? "TCP") !== protocol) return false;
+    if (p.port === undefined) return true;
+    if (typeof p.port === "string") return p.port === name;
+    return p.endPort ? port >= p.port && port <= p.endPort : p.port === port;
+  });
+}
+
+function policiesSelecting(r: Render, labels: Labels, type: "Ingress" | "Egress"): NetworkPolicySpec[] {
+  return r
+    .of("NetworkPolicy")
+    .map((o) => o.spec as NetworkPolicySpec)
+    .filter((spec) => matchesLabels(spec.podSelector, labels))
+    .filter((spec) => (spec.policyTypes ?? (spec.egress ? ["Ingress", "Egress"] : ["Ingress"])).includes(type));
+}
+
+/** Who may open connections to a workload's port: anyone, peers outside the namespace, and which roles. */
+function ingressSources(r: Render, labels: Labels, port: number, roles: Map<string, Workload>) {
+  const result = { isolated: false, anyone: false, outside: false, roles: new Set<string>() };
+  const policies = policiesSelecting(r, labels, "Ingress");
+  result.isolated = policies.length > 0;
+  for (const rule of policies.flatMap((p) => p.ingress ?? [])) {
+    if (!coversPort(rule.ports, port)) continue;
+    if (!rule.from || rule.from.length === 0) {
+      result.anyone = true;
+      continue;
+    }
+    for (const peer of rule.from) {
+      if (peer.ipBlock || peer.namespaceSelector) result.outside = true;
+      else if (peer.podSelector) {
+        for (const [role, w] of roles) if (matchesLabels(peer.podSelector, w.labels)) result.roles.add(role);
+      }
+    }
+  }
+  return result;
+}
+
+/** Whether a workload's egress policies let it reach `port` on the peer `accepts` approves of. */
+function egressAllows(
+  r: Render,
+  labels: Labels,
+  port: number,
+  protocol: string,
+  accepts: (peer: NetworkPolicyPeer) => boolean,
+): boolean {
+  const policies = policiesSelecting(r, labels, "Egress");
+  if (policies.length === 0) return true;
+  return policies
+    .flatMap((p) => p.egress ?? [])
+    .some((rule) => coversPort(rule.ports, port, protocol) && (!rule.to || rule.to.length === 0 || rule.to.some(accepts)));
+}
+
+const samePodsAs = (target: Labels) => (peer: NetworkPolicyPeer) =>
+  !peer.namespaceSelector && !peer.ipBlock && peer.podSelector !== undefined && matchesLabels(peer.podSelector, target);
+
+const theInternet = (peer: NetworkPolicyPeer) => peer.ipBlock?.cidr === "0.0.0.0/0";
+
+// ---- the tests ---------------------------------------------------------------------------------------
+
+const overlayNames = readdirSync(path.join(k8sDir, "overlays"), { withFileTypes: true })
+  .filter((e) => e.isDirectory())
+  .map((e) => e.name)
+  .sort();
+const renderNames = ["base", ...overlayNames.map((n) => `overlays/${n}`)];
+
+describe("the Kubernetes manifests (deploy/k8s), rendered with kubectl kustomize", () => {
+  const renders = new Map<string, Render>();
+  let facts: Map<string, RoleFacts>;
+  let imageUser: number;
+
+  beforeAll(() => {
+    const probe = spawnSync("kubectl", ["version", "--client", "-o", "json"], { encoding: "utf8" });
+    if (probe.error || probe.status !== 0) {
+      throw new Error(
+        "kubectl is needed on PATH to render deploy/k8s (kubectl 1.27 or newer, whose built-in kustomize v5 " +
+          `renders the overlays; no cluster is contacted): ${probe.error?.message ?? probe.stderr}`,
+      );
+    }
+    const version = JSON.parse(probe.stdout) as { kustomizeVersion?: string };
+    if (Number(/^v(\d+)/.exec(version.kustomizeVersion ?? "")?.[1] ?? 0) < 5) {
+      throw new Error(`kubectl's kustomize is ${version.kustomizeVersion ?? "missing"}; v5 is needed (kubectl 1.27 or newer)`);
+    }
+    for (const name of renderNames) renders.set(name, render(path.join(k8sDir, name)));
+    facts = roleFacts();
+    // The runtime stage's user: the last USER of the Dockerfile.
+    const users = [...readFileSync(path.join(repoRoot, "deploy/Dockerfile"), "utf8").matchAll(/^USER\s+(\d+)/gm)];
+    imageUser = Number(users.at(-1)?.[1]);
+  });
+
+  it("knows every role the image hosts, and reads their ports, calls and settings from the code", () => {
+    const host = readFileSync(path.join(repoRoot, "services/host/src/roles.ts"), "utf8");
+    const hosted = [...host.matchAll(/from "@toolport\/([\w-]+)\/role"/g)].map((m) => m[1]).sort();
+    expect(hosted).toEqual([...ROLE_NAMES].sort());
+    expect(overlayNames).toEqual(expect.arrayContaining(["dev", "production"]));
+    for (const f of facts.values()) expect(f.port, f.name).toBeGreaterThan(0);
+    expect(facts.get("gateway")!.calls).toEqual(["billing", "catalog", "content", "execution", "identity", "webhooks"]);
+    expect(facts.get("mcp-server")!.calls).toEqual(["gateway"]);
+    expect(facts.get("catalog")!.secrets).toContain("CATALOG_SECRET_KEY");
+    for (const key of MUST_BE_SET)
+      expect(
+        [...facts.values()].some((f) => f.secrets.includes(key)),
+        key,
+      ).toBe(true);
+    expect(imageUser).toBeGreaterThan(0);
+  });
+
+  describe.each(renderNames)("%s", (name) => {
+    const r = () => renders.get(name)!;
+    const isDev = name.startsWith("overlays/dev");
+    const isBase = name === "base";
+
+    it("runs every container under the restricted Pod Security Standard, with resources and a pinned image", () => {
+      const violations = r().workloads().flatMap(restrictedViolations);
+      expect(violations).toEqual([]);
+      expect(r().workloads().length).toBeGreaterThan(0);
+    });
+
+    it("runs each role in a Deployment of its own, from the Toolport image, as the image's user, with probes", () => {
+      const roles = r().roles();
+      expect([...roles.keys()].sort()).toEqual([...ROLE_NAMES].sort());
+      const tags = new Set<string>();
+      const problems: string[] = [];
+      for (const [role, w] of roles) {
+        const f = facts.get(role)!;
+        const at = `${role} (${w.object.kind}/${w.object.metadata.name})`;
+        const main = w.pod.containers.find((c) => imageName(c.image) === IMAGE)!;
+        if (w.object.kind !== "Deployment") problems.push(`${at}: not a Deployment`);
+        if (w.labels["app.kubernetes.io/component"] !== role) problems.push(`${at}: pod label component is not ${role}`);
+        if (JSON.stringify(main.args) !== JSON.stringify([`--roles=${role}`])) problems.push(`${at}: args ${main.args}`);
+        tags.add(imageTag(main.image!)!);
+        const ports = (main.ports ?? []).map((p) => p.containerPort);
+        if (JSON.stringify(ports) !== JSON.stringify([f.port])) problems.push(`${at}: container ports ${ports}, not [${f.port}]`);
+
+        // Probes: gRPC health on the services' own port; HTTP or TCP on the edge's.
+        for (const kind of ["readinessProbe", "livenessProbe", "startupProbe"] as const) {
+          const probe = main[kind];
+          if (!probe) {
+            if (kind !== "startupProbe") problems.push(`${at}: no ${kind}`);
+            continue;
+          }
+          if (probePort(probe, main) !== f.port) problems.push(`${at}: ${kind} is not on port ${f.port}`);
+          if (f.kind === "service" && !probe.grpc) problems.push(`${at}: ${kind} is not a grpc probe`);
+        }
+        if (role === "gateway") {
+          // /v1/health is 503 while any service is down: restarting the gateway would not help.
+          const live = main.livenessProbe;
+          if (live?.httpGet?.path?.startsWith("/v1/health")) problems.push(`${at}: liveness on /v1/health`);
+          if (main.readinessProbe?.httpGet?.path !== "/v1/health") problems.push(`${at}: readiness is not GET /v1/health`);
+          // The health check calls each service with HEALTH_TIMEOUT_MS (2 s) before answering.
+          if ((main.readinessProbe?.timeoutSeconds ?? 1) <= 2) problems.push(`${at}: readiness timeout not above 2 s`);
+        }
+        if (role === "mcp-server" && main.readinessProbe?.httpGet?.path !== "/mcp/health") {
+          problems.push(`${at}: readiness is not GET /mcp/health`);
+        }
+
+        // The services migrate in an init container, from the same image, before the new version starts.
+        if (f.kind === "service") {
+          const migrate = w.pod.initContainers?.find((c) => c.args?.includes("--migrate"));
+          if (!migrate) problems.push(`${at}: no init container with --migrate`);
+          else {
+            if (JSON.stringify(migrate.args) !== JSON.stringify([`--roles=${role}`, "--migrate"])) {
+              problems.push(`${at}: migrate args ${migrate.args}`);
+            }
+            if (migrate.image !== main.image) problems.push(`${at}: init image ${migrate.image} is not ${main.image}`);
+            const env = r().env(migrate);
+            if (env.get("DATABASE_URL")?.from !== "secret") problems.push(`${at}: the init container has no DATABASE_URL Secret`);
+          }
+        }
+
+        // The image's user, no API token, a writable /tmp on a read-only root.
+        const uid = main.securityContext?.runAsUser ?? w.pod.securityContext?.runAsUser;
+        if (uid !== imageUser) problems.push(`${at}: runs as ${uid}, not the image's user ${imageUser}`);
+        if (w.pod.automountServiceAccountToken !== false) problems.push(`${at}: mounts a service account token`);
+        const account = r().find("ServiceAccount", w.pod.serviceAccountName ?? "default");
+        if (!account) problems.push(`${at}: service account ${w.pod.serviceAccountName} is not in the render`);
+        else if (account.automountServiceAccountToken !== false) problems.push(`${at}: its ServiceAccount automounts a token`);
+        for (const { container: c } of allContainers(w.pod)) {
+          const tmp = c.volumeMounts?.find((m) => m.mountPath === "/tmp");
+          const volume = w.pod.volumes?.find((v) => v.name === tmp?.name);
+          if (!volume?.emptyDir) problems.push(`${at}: container ${c.name} has no emptyDir at /tmp`);
+        }
+        if (!(w.pod.topologySpreadConstraints ?? []).some((t) => t.labelSelector && matchesLabels(t.labelSelector, w.labels))) {
+          problems.push(`${at}: no topologySpreadConstraints over its own pods`);
+        }
+
+        // SIGTERM comes after preStop; the drain then takes up to SHUTDOWN_GRACE_MS.
+        const graceValue = r().value(r().env(main).get("SHUTDOWN_GRACE_MS"));
+        const drainMs = graceValue === undefined ? f.shutdownGraceMs : Number(graceValue);
+        const neededMs = drainMs + preStopSeconds(main) * 1000;
+        const periodMs = (w.pod.terminationGracePeriodSeconds ?? 30) * 1000;
+        if (!(periodMs > neededMs))
+          problems.push(`${at}: terminationGracePeriodSeconds ${periodMs / 1000} s <= ${neededMs / 1000} s`);
+      }
+      expect(problems).toEqual([]);
+      expect(tags.size, `one image tag for every role: ${[...tags]}`).toBe(1);
+    });
+
+    it("gives each role every variable it needs: HOST, PORT, Postgres and NATS, the address of each role it calls", () => {
+      const problems: string[] = [];
+      for (const [role, w] of r().roles()) {
+        const f = facts.get(role)!;
+        const main = w.pod.containers.find((c) => imageName(c.image) === IMAGE)!;
+        const env = r().env(main);
+        const value = (key: string) => r().value(env.get(key));
+        // One role per process: it listens on PORT (<ROLE>_PORT is read only by a process hosting several).
+        if (value("PORT") !== String(main.ports?.[0]?.containerPort)) problems.push(`${role}: PORT is ${value("PORT")}`);
+        if (!["0.0.0.0", "::"].includes(value("HOST") ?? "")) problems.push(`${role}: HOST is ${value("HOST")}, not 0.0.0.0`);
+        if (f.kind === "service") {
+          for (const key of ["DATABASE_URL", "NATS_URL"]) {
+            const source = env.get(key);
+            if (source?.from !== "secret" || source.optional) problems.push(`${role}: ${key} is not a required Secret reference`);
+          }
+        }
+        for (const callee of f.calls) {
+          const key = `${callee.toUpperCase()}_URL`;
+          const url = value(key);
+          if (!url) {
+            problems.push(`${role}: calls ${callee} but ${key} is not set`);
+            continue;
+          }
+          const at = r().serviceAt(url);
+          const backends = at ? r().backends(at.service, at.port) : [];
+          const callees = backends.filter((b) => b.workload.object === r().roles().get(callee)!.object);
+          if (!at || callees.length === 0) problems.push(`${role}: ${key}=${url} is not a Service of ${callee} in the render`);
+          else if (callees[0]!.containerPort !== facts.get(callee)!.port) {
+            problems.push(`${role}: ${key}=${url} does not reach ${callee}'s port ${facts.get(callee)!.port}`);
+          }
+        }
+        // Every secret setting the role reads comes from a Secret.
+        for (const key of f.secrets) {
+          const source = env.get(key);
+          if (source?.from !== "secret") problems.push(`${role}: secret setting ${key} is not a secretKeyRef`);
+          else if (MUST_BE_SET.includes(key) && source.optional) problems.push(`${role}: ${key} must not be optional`);
+        }
+        // Referenced Secrets: in the render (and holding every required key), or ones the operator creates.
+        for (const { container: c } of allContainers(w.pod)) {
+          for (const [key, source] of r().env(c)) {
+            if (source.from !== "secret") continue;
+            const secret = r().find("Secret", source.name);
+            if (!secret && !OPERATOR_SECRETS.has(source.name))
+              problems.push(`${role}: ${key} names Secret ${source.name}, unknown`);
+            if (secret && !source.optional && secretValue(secret, source.key) === undefined) {
+              problems.push(`${role}: ${key}: Secret ${source.name} has no key ${source.key}`);
+            }
+          }
+        }
+      }
+      expect(problems).toEqual([]);
+    });
+
+    it("holds no secret literal: secret settings come from Secrets, and Secrets are only generated in development", () => {
+      const problems: string[] = [];
+      for (const w of r().workloads()) {
+        for (const { container: c } of allContainers(w.pod)) {
+          for (const e of c.env ?? []) {
+            if (SECRET_NAME.test(e.name) && e.value !== undefined) {
+              problems.push(`${w.object.metadata.name}/${c.name}: ${e.name} has a literal value`);
+            }
+          }
+        }
+      }
+      for (const map of r().of("ConfigMap")) {
+        for (const key of Object.keys(map.data ?? {})) {
+          if (SECRET_NAME.test(key)) problems.push(`ConfigMap ${map.metadata.name}: ${key} belongs in a Secret`);
+        }
+      }
+      const secrets = r().of("Secret");
+      if (!isDev) {
+        for (const s of secrets) problems.push(`Secret ${s.metadata.name}: the operator creates Secrets outside ${name}`);
+      } else {
+        // Development placeholders only: each value says so, or is a URL without a password.
+        for (const s of secrets) {
+          for (const key of Object.keys({ ...s.data, ...s.stringData })) {
+            const v = secretValue(s, key)!;
+            const hex = /^[0-9a-f]+$/i.test(v) ? Buffer.from(v, "hex").toString("utf8") : "";
+            const plainUrl = /^[a-z]+:\/\//.test(v) && !new URL(v).password;
+            if (!v.includes("dev-only") && !hex.includes("dev-only") && !plainUrl) {
+              problems.push(`Secret ${s.metadata.name}: ${key} is not an obvious development placeholder`);
+            }
+          }
+        }
+      }
+      expect(problems).toEqual([]);
+    });
+
+    it("has Services that select pods of this render, on container ports they have", () => {
+      const problems: string[] = [];
+      for (const service of r().of("Service")) {
+        for (const port of (service.spec as { ports: ServicePort[] }).ports) {
+          const backends = r().backends(service, port);
+          if (backends.length === 0) problems.push(`Service ${service.metadata.name}: selects no pods`);
+          for (const b of backends) {
+            if (b.containerPort === undefined) {
+              problems.push(
+                `Service ${service.metadata.name}: targetPort ${port.targetPort} is not a port of ${b.workload.object.metadata.name}`,
+              );
+            }
+          }
+        }
+      }
+      expect(problems).toEqual([]);
+      expect(r().of("Service").length).toBeGreaterThanOrEqual(ROLE_NAMES.length);
+    });
+
+    it("has PodDisruptionBudgets and autoscalers for Deployments of this render", () => {
+      const problems: string[] = [];
+      const deployments = r()
+        .workloads()
+        .filter((w) => w.object.kind === "Deployment");
+      for (const pdb of r().of("PodDisruptionBudget")) {
+        const spec = pdb.spec as { selector: LabelSelector; minAvailable?: number | string };
+        const targets = deployments.filter((w) => matchesLabels(spec.selector, w.labels));
+        if (targets.length === 0) problems.push(`PodDisruptionBudget ${pdb.metadata.name}: selects no Deployment`);
+      }
+      for (const hpa of r().of("HorizontalPodAutoscaler")) {
+        const spec = hpa.spec as { scaleTargetRef: { kind: string; name: string }; minReplicas?: number; maxReplicas: number };
+        if (hpa.apiVersion !== "autoscaling/v2")
+          problems.push(`HorizontalPodAutoscaler ${hpa.metadata.name}: not autoscaling/v2`);
+        if (spec.scaleTargetRef.kind !== "Deployment" || !r().find("Deployment", spec.scaleTargetRef.name)) {
+          problems.push(`HorizontalPodAutoscaler ${hpa.metadata.name}: ${spec.scaleTargetRef.name} is not a Deployment here`);
+        }
+        if ((spec.minReplicas ?? 1) > spec.maxReplicas) problems.push(`HorizontalPodAutoscaler ${hpa.metadata.name}: min > max`);
+      }
+      for (const [role, w] of r().roles()) {
+        if (
+          !r()
+            .of("PodDisruptionBudget")
+            .some((p) => matchesLabels((p.spec as { selector: LabelSelector }).selector, w.labels))
+        ) {
+          problems.push(`${role}: no PodDisruptionBudget`);
+        }
+      }
+      if (!isDev) {
+        const scaled = r()
+          .of("HorizontalPodAutoscaler")
+          .map((h) => (h.spec as { scaleTargetRef: { name: string } }).scaleTargetRef.name);
+        for (const role of ["gateway", "mcp-server", "execution", "catalog"]) {
+          const deployment = r().roles().get(role)!.object.metadata.name;
+          if (!scaled.includes(deployment)) problems.push(`${role}: no HorizontalPodAutoscaler`);
+        }
+      }
+      expect(problems).toEqual([]);
+    });
+
+    it("isolates every role: the edge takes traffic from outside, each service only from its callers", () => {
+      const problems: string[] = [];
+      const roles = r().roles();
+      for (const [role, w] of roles) {
+        const f = facts.get(role)!;
+        const sources = ingressSources(r(), w.labels, f.port, roles);
+        if (!sources.isolated) problems.push(`${role}: no NetworkPolicy isolates its ingress`);
+        if (policiesSelecting(r(), w.labels, "Egress").length === 0)
+          problems.push(`${role}: no NetworkPolicy isolates its egress`);
+        const callers = ROLE_NAMES.filter((c) => facts.get(c)!.calls.includes(role)).sort();
+        if (f.kind === "edge") {
+          if (!sources.anyone) problems.push(`${role}: does not take traffic from outside the namespace`);
+        } else {
+          if (sources.anyone || sources.outside) problems.push(`${role}: takes traffic from outside its callers`);
+          const allowed = [...sources.roles].sort();
+          if (JSON.stringify(allowed) !== JSON.stringify(callers)) {
+            problems.push(`${role}: admits ${allowed.join(", ") || "nobody"}, its callers are ${callers.join(", ") || "nobody"}`);
+          }
+        }
+        // Egress: names, each role it calls, and for the services Postgres, NATS and, where they call out, the internet.
+        if (!egressAllows(r(), w.labels, 53, "UDP", () => true)) problems.push(`${role}: cannot resolve names (UDP 53)`);
+        for (const callee of f.calls) {
+          if (!egressAllows(r(), w.labels, facts.get(callee)!.port, "TCP", samePodsAs(roles.get(callee)!.labels))) {
+            problems.push(`${role}: cannot reach ${callee} (egress)`);
+          }
+        }
+        if (f.kind === "service") {
+          for (const [what, port] of [
+            ["Postgres", 5432],
+            ["NATS", 4222],
+          ] as const) {
+            if (!egressAllows(r(), w.labels, port, "TCP", () => true)) problems.push(`${role}: cannot reach ${what} (${port})`);
+          }
+        }
+        if (f.outbound && !egressAllows(r(), w.labels, 443, "TCP", theInternet)) {
+          problems.push(`${role}: cannot reach the internet (its upstreams)`);
+        }
+      }
+      // Postgres and NATS in the namespace (development) take the services' connections.
+      for (const service of r().of("Service")) {
+        for (const port of (service.spec as { ports: ServicePort[] }).ports) {
+          if (port.port !== 5432 && port.port !== 4222) continue;
+          for (const b of r().backends(service, port)) {
+            const sources = ingressSources(r(), b.workload.labels, b.containerPort ?? port.port, roles);
+            for (const role of ROLE_NAMES.filter((n) => facts.get(n)!.kind === "service")) {
+              if (sources.isolated && !sources.anyone && !sources.roles.has(role)) {
+                problems.push(`${service.metadata.name}: does not admit ${role}`);
+              }
+            }
+          }
+        }
+      }
+      expect(problems).toEqual([]);
+    });
+
+    if (name === "overlays/production") {
+      it("runs at least two replicas of every role, with external Postgres and NATS, behind an Ingress for /v1 and /mcp", () => {
+        const problems: string[] = [];
+        const hpas = r().of("HorizontalPodAutoscaler");
+        for (const [role, w] of r().roles()) {
+          const replicas = (w.object.spec as { replicas?: number }).replicas;
+          const hpa = hpas.find(
+            (h) => (h.spec as { scaleTargetRef: { name: string } }).scaleTargetRef.name === w.object.metadata.name,
+          );
+          const minimum = (hpa?.spec as { minReplicas?: number } | undefined)?.minReplicas;
+          if (replicas === undefined && minimum === undefined) problems.push(`${role}: replicas unset and no autoscaler`);
+          if (replicas !== undefined && replicas < 2) problems.push(`${role}: ${replicas} replica(s)`);
+          if (hpa && (minimum ?? 1) < 2) problems.push(`${role}: autoscaler minimum ${minimum ?? 1}`);
+        }
+        expect(r().of("StatefulSet"), "Postgres and NATS are external in production").toEqual([]);
+
+        const routes = new Map<string, { service: string; port: number | string }>();
+        for (const ingress of r().of("Ingress")) {
+          const spec = ingress.spec as {
+            rules?: Array<{
+              http?: {
+                paths: Array<{ path: string; backend: { service: { name: string; port: { number?: number; name?: string } } } }>;
+              };
+            }>;
+          };
+          for (const rule of spec.rules ?? []) {
+            for (const p of rule.http?.paths ?? []) {
+              const port = p.backend.service.port;
+              routes.set(p.path, { service: p.backend.service.name, port: port.number ?? port.name! });
+            }
+          }
+        }
+        for (const [prefix, role] of [
+          ["/v1", "gateway"],
+          ["/mcp", "mcp-server"],
+        ] as const) {
+          const route = routes.get(prefix);
+          const service = route && r().find("Service", route.service);
+          const port = (service?.spec as { ports?: ServicePort[] } | undefined)?.ports?.find(
+            (p) => p.port === route?.port || p.name === route?.port,
+          );
+          const backend = service && port ? r().backends(service, port) : [];
+          if (
+            !backend.some((b) => b.workload.object === r().roles().get(role)!.object && b.containerPort === facts.get(role)!.port)
+          ) {
+            problems.push(`Ingress: ${prefix} does not route to the ${role}`);
+          }
+        }
+        expect(problems).toEqual([]);
+      });
+    }
+
+    if (isDev) {
+      it("runs one replica of every role, no autoscaler, and Postgres and NATS (JetStream) in the namespace", () => {
+        const problems: string[] = [];
+        for (const [role, w] of r().roles()) {
+          const replicas = (w.object.spec as { replicas?: number }).replicas ?? 1;
+          if (replicas !== 1) problems.push(`${role}: ${replicas} replicas`);
+        }
+        for (const hpa of r().of("HorizontalPodAutoscaler")) {
+          if (((hpa.spec as { minReplicas?: number }).minReplicas ?? 1) > 1)
+            problems.push(`${hpa.metadata.name}: minimum above 1`);
+        }
+        const images = r()
+          .of("StatefulSet")
+          .flatMap((s) => (s.spec as { template: { spec: PodSpec } }).template.spec.containers);
+        const postgres = images.find((c) => imageName(c.image) === "postgres");
+        const nats = images.find((c) => imageName(c.image) === "nats");
+        if (!postgres || !/^15\.\d+/.test(imageTag(postgres.image!)!))
+          problems.push(`no Postgres 15.x StatefulSet: ${postgres?.image}`);
+        if (!nats || !/^2\.\d+/.test(imageTag(nats.image!)!)) problems.push(`no NATS 2.x StatefulSet: ${nats?.image}`);
+        if (nats && !(nats.args ?? []).some((a) => a === "-js" || a === "--jetstream"))
+          problems.push("NATS runs without JetStream");
+
+        // The services' DATABASE_URL and NATS_URL point at those, through their Services.
+        const catalog = r().roles().get("catalog")!;
+        const env = r().env(catalog.pod.containers[0]!);
+        for (const [key, image] of [
+          ["DATABASE_URL", "postgres"],
+          ["NATS_URL", "nats"],
+        ] as const) {
+          const url = r().value(env.get(key));
+          const at = url ? r().serviceAt(url) : undefined;
+          const backends = at ? r().backends(at.service, at.port) : [];
+          if (!backends.some((b) => b.workload.pod.containers.some((c) => imageName(c.image) === image) && b.containerPort)) {
+            problems.push(`${key}=${url} is not the ${image} StatefulSet's Service`);
+          }
+        }
+        expect(problems).toEqual([]);
+      });
+    }
+
+    if (isBase) {
+      it("leaves the namespace to the overlays", () => {
+        expect(r().objects.filter((o) => o.metadata.namespace !== undefined || o.kind === "Namespace")).toEqual([]);
+      });
+    } else {
+      it("puts everything in one namespace, which enforces the restricted Pod Security Standard", () => {
+        const namespaces = r().of("Namespace");
+        expect(namespaces).toHaveLength(1);
+        const ns = namespaces[0]!;
+        expect(ns.metadata.labels?.["pod-security.kubernetes.io/enforce"]).toBe("restricted");
+        const outside = r().objects.filter((o) => o.kind !== "Namespace" && o.metadata.namespace !== ns.metadata.name);
+        expect(outside.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual([]);
+      });
+    }
+  });
+});
