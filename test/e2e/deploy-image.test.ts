@@ -7,7 +7,7 @@
  * a tool call through its gateway, nothing written into the folder (the image runs on a read-only root
  * filesystem), and a SIGTERM that drains and exits 0.
  */
-import { execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
@@ -16,6 +16,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { freePort } from "../../deploy/local/infra.mjs";
+import { startProcess } from "../harness/process.js";
 import { repoRoot, serviceNames } from "../harness/stack.js";
 
 const run = promisify(execFile);
@@ -115,19 +116,11 @@ describe("the container image (deploy/Dockerfile), built and started without Doc
     const gateway = `http://127.0.0.1:${ports.gateway}`;
     env.GATEWAY_URL = gateway;
     env.PUBLIC_URL = gateway;
-    const child = spawn(entry[0]!, [...entry.slice(1).map((a) => a.replace(/^\/app\//, `${dir}/`)), ...cmd], {
-      cwd: dir,
-      env,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let output = "";
-    child.stdout.on("data", (d) => {
-      output += d;
-    });
-    child.stderr.on("data", (d) => {
-      output += d;
-    });
-    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    const { child, output, exited } = startProcess(
+      entry[0]!,
+      [...entry.slice(1).map((a) => a.replace(/^\/app\//, `${dir}/`)), ...cmd],
+      { cwd: dir, env },
+    );
     try {
       await expect
         .poll(async () => (await fetch(`${gateway}/v1/health`).catch(() => undefined))?.status, {
@@ -158,8 +151,8 @@ describe("the container image (deploy/Dockerfile), built and started without Doc
     } finally {
       child.kill("SIGTERM");
     }
-    expect(await exited, output.slice(-2000)).toBe(0);
-    expect(output).toContain('"msg":"stopped"');
+    expect(await exited, output().slice(-2000)).toBe(0);
+    expect(output()).toContain('"msg":"stopped"');
     // Nothing was written into the deployed folder while it ran.
     expect(await snapshot(dir)).toEqual(before);
   });

@@ -5,11 +5,11 @@
  * pending messages, search latency and Node's runtime metrics; a process serving only gRPC serves
  * the same registry on METRICS_PORT.
  */
-import { spawn } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { freePort } from "../../deploy/local/infra.mjs";
 import { startEchoApi, type Upstream } from "../../services/execution/test/upstreams.js";
+import { startProcess } from "../harness/process.js";
 import { repoRoot } from "../harness/stack.js";
 import { type ExecStack, echoApiDocument, publishOpenApi, registerAgent, startExecStack } from "./execution-support.js";
 
@@ -82,32 +82,28 @@ describe("metrics", () => {
 
   it("serves the registry on METRICS_PORT for a process that serves only gRPC", async () => {
     const metricsPort = await freePort();
-    const child = spawn(process.execPath, [path.join(repoRoot, "services/host/dist/main.js"), "--roles=billing"], {
-      cwd: repoRoot,
-      env: {
-        ...process.env,
-        DATABASE_URL: inject("pgUrl"),
-        BILLING_DATABASE_URL: (() => {
-          const u = new URL(inject("pgUrl"));
-          u.pathname = `/metrics_${Math.random().toString(36).slice(2, 8)}_billing`;
-          return u.toString();
-        })(),
-        NATS_URL: inject("natsUrl"),
-        NATS_CONSUMER_PREFIX: `m${Math.random().toString(36).slice(2, 8)}-`,
-        PORT: String(await freePort()),
-        METRICS_PORT: String(metricsPort),
-        STRIPE_WEBHOOK_SECRET: "whsec_metrics",
-        STRIPE_SECRET_KEY: "sk_test_metrics",
+    const { child, output, exited } = startProcess(
+      process.execPath,
+      [path.join(repoRoot, "services/host/dist/main.js"), "--roles=billing"],
+      {
+        cwd: repoRoot,
+        env: {
+          ...process.env,
+          DATABASE_URL: inject("pgUrl"),
+          BILLING_DATABASE_URL: (() => {
+            const u = new URL(inject("pgUrl"));
+            u.pathname = `/metrics_${Math.random().toString(36).slice(2, 8)}_billing`;
+            return u.toString();
+          })(),
+          NATS_URL: inject("natsUrl"),
+          NATS_CONSUMER_PREFIX: `m${Math.random().toString(36).slice(2, 8)}-`,
+          PORT: String(await freePort()),
+          METRICS_PORT: String(metricsPort),
+          STRIPE_WEBHOOK_SECRET: "whsec_metrics",
+          STRIPE_SECRET_KEY: "sk_test_metrics",
+        },
       },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let output = "";
-    child.stdout.on("data", (d) => {
-      output += d;
-    });
-    child.stderr.on("data", (d) => {
-      output += d;
-    });
+    );
     try {
       await expect
         .poll(async () => (await fetch(`http://127.0.0.1:${metricsPort}/metrics`).catch(() => undefined))?.status, {
@@ -120,8 +116,8 @@ describe("metrics", () => {
       expect((await fetch(`http://127.0.0.1:${metricsPort}/other`)).status).toBe(404);
     } finally {
       child.kill("SIGTERM");
-      await new Promise((r) => child.on("exit", r));
+      await exited;
     }
-    expect(output).toContain("metrics served at /metrics");
+    expect(output()).toContain("metrics served at /metrics");
   });
 });

@@ -13,6 +13,7 @@ import { createPool } from "@toolport/kit/pg";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { freePort } from "../../deploy/local/infra.mjs";
 import { gatewayClient } from "../harness/http.js";
+import { startProcess } from "../harness/process.js";
 import { repoRoot, type Stack, startStack } from "../harness/stack.js";
 
 const stacks: Stack[] = [];
@@ -154,7 +155,7 @@ describe("roles", () => {
       return url.toString();
     };
     const port = await freePort();
-    const child = spawn(
+    const { output, exited } = startProcess(
       process.execPath,
       [path.join(repoRoot, "services/host/dist/main.js"), "--roles=content,gateway", "--migrate"],
       {
@@ -167,22 +168,14 @@ describe("roles", () => {
           CONTENT_PORT: String(port),
           LOG_LEVEL: "info",
         },
-        stdio: ["ignore", "pipe", "pipe"],
       },
     );
-    let output = "";
-    child.stdout.on("data", (c: Buffer) => {
-      output += c.toString();
-    });
-    child.stderr.on("data", (c: Buffer) => {
-      output += c.toString();
-    });
-    const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+    const code = await exited;
     // NATS is unreachable on purpose: migrating needs only Postgres.
-    expect(code, output).toBe(0);
-    expect(output).toContain('"migration":"content/0002_workflows.sql"');
-    expect(output).toContain("migrations applied");
-    expect(output).not.toContain("listening");
+    expect(code, output()).toBe(0);
+    expect(output()).toContain('"migration":"content/0002_workflows.sql"');
+    expect(output()).toContain("migrations applied");
+    expect(output()).not.toContain("listening");
     const pool = createPool(database("content"), 1);
     try {
       const { rows } = await pool.query<{ name: string }>("SELECT name FROM schema_migrations ORDER BY name");
