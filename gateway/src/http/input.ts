@@ -44,3 +44,22 @@ export function queryString(ctx: { query: Record<string, string | string[] | und
   const value = ctx.query[name];
   return (Array.isArray(value) ? value[0] : value) || undefined;
 }
+
+/** An object field; absent or null gives undefined; anything else is a 400 naming it. */
+export function objectField(body: JsonObject, field: string): JsonObject | undefined {
+  const value = body[field];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "object" || Array.isArray(value)) throw badField(field, "must be an object");
+  return value;
+}
+
+/** An array of strings; absent or null gives undefined; anything else is a 400 naming the field or element. */
+export function stringList(body: JsonObject, field: string): string[] | undefined {
+  const value = body[field];
+  if (value === undefined || value === null) return undefined;
+  if (!Array.isArray(value)) throw badField(field, "must be an array of strings");
+  return value.map((v, i) => {
+    if (typeof v !== "string") throw badField(`${field}[${i}]`, "must be a string");
+    return v;
+  });
+}

@@ -137,18 +137,24 @@ function optionalString(body: JsonObject, key: string, prefix: string): string |
   return value;
 }
 
+/** `max_response_chars` of a call or a workflow run: a positive integer (the service clamps it), or absent. */
+export function maxResponseChars(body: JsonObject, prefix = ""): number | undefined {
+  const max = body.max_response_chars;
+  if (max === undefined || max === null) return undefined;
+  if (typeof max !== "number" || !Number.isInteger(max) || max < 1) {
+    throw fieldError(`${prefix}max_response_chars`, `${prefix}max_response_chars must be a positive integer (at most 500000)`);
+  }
+  return Math.min(max, 2 ** 31 - 1);
+}
+
 function callOptions(body: JsonObject, prefix: string): { fields: string[]; maxResponseChars?: number; confirmToken?: string } {
   const fields = body.fields;
   if (fields !== undefined && fields !== null && (!Array.isArray(fields) || fields.some((f) => typeof f !== "string"))) {
     throw fieldError(`${prefix}fields`, `${prefix}fields must be an array of paths such as "matches[].id"`);
   }
-  const max = body.max_response_chars;
-  if (max !== undefined && max !== null && (typeof max !== "number" || !Number.isInteger(max) || max < 1)) {
-    throw fieldError(`${prefix}max_response_chars`, `${prefix}max_response_chars must be a positive integer (at most 500000)`);
-  }
   return {
     fields: (fields as string[] | undefined | null) ?? [],
-    maxResponseChars: typeof max === "number" ? Math.min(max, 2 ** 31 - 1) : undefined,
+    maxResponseChars: maxResponseChars(body, prefix),
     confirmToken: optionalString(body, "confirm_token", prefix),
   };
 }

@@ -23,9 +23,9 @@ import type {
 } from "@toolport/proto/toolport/content/v1/workflows_pb";
 import type { Context } from "koa";
 import type { AppDeps } from "../app.js";
-import { badField, intQuery, objectBody, queryString, stringField } from "../http/input.js";
+import { badField, intQuery, objectBody, objectField, queryString, stringField, stringList } from "../http/input.js";
 import { auth } from "../middleware/auth.js";
-import { consentJson, responseMetaJson } from "./execution.js";
+import { consentJson, maxResponseChars, responseMetaJson } from "./execution.js";
 
 const visibility = (v: number) => enumName(VisibilitySchema, v);
 const json = (bytes: Uint8Array): JsonValue => fromJsonBytes(bytes) ?? null;
@@ -106,23 +106,6 @@ export function runJson(r: WorkflowRun | undefined): JsonObject {
     started_at: isoTime(r.startedAt),
     finished_at: isoTime(r.finishedAt),
   };
-}
-
-function objectField(body: JsonObject, field: string): JsonObject | undefined {
-  const value = body[field];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== "object" || Array.isArray(value)) throw badField(field, "must be an object");
-  return value;
-}
-
-function stringList(body: JsonObject, field: string): string[] | undefined {
-  const value = body[field];
-  if (value === undefined || value === null) return undefined;
-  if (!Array.isArray(value)) throw badField(field, "must be an array of strings");
-  return value.map((v, i) => {
-    if (typeof v !== "string") throw badField(`${field}[${i}]`, "must be a string");
-    return v;
-  });
 }
 
 function stepInputs(body: JsonObject): MessageInitShape<typeof WorkflowStepInputSchema>[] | undefined {
@@ -248,15 +231,12 @@ export function workflowRoutes(router: Router, deps: AppDeps): void {
     const body = objectBody(ctx);
     const inputs = objectField(body, "inputs") ?? {};
     checkAsync(body);
-    const max = body.max_response_chars;
-    if (max !== undefined && max !== null && (typeof max !== "number" || !Number.isFinite(max)))
-      throw badField("max_response_chars", "must be an integer (clamped to 100..500000)");
     const res = await content.executeWorkflow(
       {
         workflowId: ctx.params.workflow_id!,
         inputsJson: jsonBytes(inputs),
         async: body.async === true,
-        maxResponseChars: typeof max === "number" ? Math.max(-(2 ** 31), Math.min(2 ** 31 - 1, Math.trunc(max))) : undefined,
+        maxResponseChars: maxResponseChars(body),
       },
       runOptions,
     );

@@ -6,7 +6,7 @@
  * template parses and refers only to the run's inputs or an earlier step (400 naming step and template).
  */
 import { fromJson, type MessageInitShape } from "@bufbuild/protobuf";
-import { type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { currentRequestId } from "@toolport/kit/context";
 import { conflict, invalidArgument, notFound, permissionDenied, unavailable } from "@toolport/kit/errors";
@@ -14,6 +14,7 @@ import type { InputValidator } from "@toolport/kit/input-validator";
 import { fromJsonBytes, jsonBytes } from "@toolport/kit/json-bytes";
 import { selectPath } from "@toolport/kit/json-path";
 import { isObject, type JsonObject } from "@toolport/kit/json-values";
+import { clampResponseChars } from "@toolport/kit/response-limits";
 import { principalKey } from "@toolport/kit/rpc";
 import type { Principal } from "@toolport/proto/toolport/common/v1/principal_pb";
 import { Visibility } from "@toolport/proto/toolport/common/v1/types_pb";
@@ -35,7 +36,7 @@ import {
 } from "../store/workflows.js";
 import { type LiveRun, runStatusEnum, type WorkflowRunner } from "../workflows/runner.js";
 import { checkMapping } from "../workflows/templates.js";
-import { caller } from "./skills.js";
+import { caller, isId, ts } from "./common.js";
 
 type Impl = Pick<
   ServiceImpl<typeof ContentService>,
@@ -68,10 +69,7 @@ export const MAX_TAGS = 20;
 export const MAX_TAG_CHARS = 50;
 /** A step's input_mapping, serialized, at most. */
 export const MAX_MAPPING_CHARS = 64 * 1024;
-export const DEFAULT_RESPONSE_CHARS = 32_000;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-const ts = (d: Date | null): Timestamp | undefined => (d ? timestampFromDate(d) : undefined);
 const bad = (field: string, message: string, reason = "invalid_request", details: JsonObject = {}) =>
   invalidArgument(reason, `${field}: ${message}`, { details: { field, ...details } });
 const workflowNotFound = (id: string) =>
@@ -186,7 +184,7 @@ function visibleTo(row: WorkflowRow | null, who: Principal | undefined): row is 
 }
 
 function checkId(id: string, what: "workflow" | "run"): void {
-  if (!UUID.test(id)) throw what === "workflow" ? workflowNotFound(id) : runNotFound(id);
+  if (!isId(id)) throw what === "workflow" ? workflowNotFound(id) : runNotFound(id);
 }
 
 function page(limit: number | undefined, offset: number | undefined): { limit: number; offset: number } {
@@ -396,9 +394,8 @@ export function workflowHandlers(deps: WorkflowDeps): Impl {
             });
         }
       }
-      const maxChars = req.maxResponseChars ?? DEFAULT_RESPONSE_CHARS;
       const { run, pending } = await runner.begin(workflow, who, inputs, {
-        maxResponseChars: Math.min(500_000, Math.max(100, Math.trunc(maxChars))),
+        maxResponseChars: clampResponseChars(req.maxResponseChars),
         async: req.async,
         waitMs: deps.syncWaitMs,
         requestId: currentRequestId() ?? null,

@@ -22,17 +22,16 @@ import { mcpTextJson, selectPath } from "@toolport/kit/json-path";
 import type { Json, JsonObject } from "@toolport/kit/json-values";
 import type { Logger } from "@toolport/kit/logger";
 import type { Pool } from "@toolport/kit/pg";
+import { MAX_RESPONSE_CHARS } from "@toolport/kit/response-limits";
 import { Wakeup } from "@toolport/kit/wakeup";
 import { type Principal, PrincipalSchema } from "@toolport/proto/toolport/common/v1/principal_pb";
 import { WorkflowRunStatus } from "@toolport/proto/toolport/common/v1/types_pb";
 import { WorkflowEventSchema } from "@toolport/proto/toolport/events/v1/events_pb";
 import { type CallResult, ResponseMetaSchema } from "@toolport/proto/toolport/execution/v1/execution_results_pb";
 import type { ExecutionService } from "@toolport/proto/toolport/execution/v1/execution_service_pb";
-import type { RunRow, RunStatus, StepCommit, StepRow, WorkflowRow, WorkflowStore } from "../store/workflows.js";
+import type { RunRow, RunStatus, StepCommit, StepDef, StepRow, WorkflowRow, WorkflowStore } from "../store/workflows.js";
 import { checkMapping, type Lookup, resolveMapping, TemplateError } from "./templates.js";
 
-/** Intermediate steps are called with the largest cap, so later templates see their whole result. */
-const INTERMEDIATE_MAX_CHARS = 500_000;
 /** What a template reads back from execution's stored result at most. */
 const STORED_READ_MAX_CHARS = 2_000_000;
 /** Failures of the call itself (not the step's outcome) that a later attempt may not meet. */
@@ -272,15 +271,7 @@ export class WorkflowRunner {
     const { row } = run;
     const def = row.steps[n - 1]!;
     const started = Date.now();
-    const base = {
-      step_number: n,
-      tool_id: def.tool_id,
-      tool_name: def.tool_name,
-      execution_id: null,
-      error_code: null,
-      result: undefined,
-      result_truncated: false,
-    };
+    const base = stepOf(def);
     let input: JsonObject;
     try {
       input = await resolveMapping(def.input_mapping, this.lookup(run));
@@ -308,7 +299,8 @@ export class WorkflowRunner {
           {
             toolId: def.tool_id,
             toolInputJson: jsonBytes(input),
-            maxResponseChars: last ? row.max_response_chars : INTERMEDIATE_MAX_CHARS,
+            // Intermediate steps get the largest cap, so later templates see their whole result.
+            maxResponseChars: last ? row.max_response_chars : MAX_RESPONSE_CHARS,
             confirmToken: row.confirm_token ?? undefined,
             idempotencyKey: `${row.id}:${n}`,
           },
@@ -524,22 +516,29 @@ function referencedSteps(row: RunRow): Set<number> {
 
 /** Step n's outcome once execution could not be reached `max` times in a row. */
 function gaveUp(row: RunRow, n: number, max: number): StepOutcome {
-  const def = row.steps[n - 1]!;
   return {
     kind: "done",
     step: {
-      step_number: n,
+      ...stepOf(row.steps[n - 1]!),
       status: "failed",
-      tool_id: def.tool_id,
-      tool_name: def.tool_name,
       tool_input: null,
-      execution_id: null,
       error: `step ${n} could not be run: the execution service did not answer after ${max} attempts`,
       error_code: "execution_unavailable",
       duration_ms: 0,
-      result: undefined,
-      result_truncated: false,
     },
+  };
+}
+
+/** What every outcome of a step starts from: the step, no execution, no error code, no result kept. */
+function stepOf(def: StepDef) {
+  return {
+    step_number: def.step_number,
+    tool_id: def.tool_id,
+    tool_name: def.tool_name,
+    execution_id: null,
+    error_code: null,
+    result: undefined,
+    result_truncated: false,
   };
 }
 

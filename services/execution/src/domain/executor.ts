@@ -21,6 +21,7 @@ import type { InputValidator } from "@toolport/kit/input-validator";
 import type { Step } from "@toolport/kit/json-path";
 import { canonicalJson, type Json, type JsonObject } from "@toolport/kit/json-values";
 import type { Logger } from "@toolport/kit/logger";
+import { clampResponseChars } from "@toolport/kit/response-limits";
 import type { AllowanceLeases } from "./allowance.js";
 import { capResponse, DEFAULT_STORE_MAX_CHARS, type ResponseMeta, storageForm } from "./cap.js";
 import { type ConsentProblem, type ConsentTokens, consentProblemMessage, needsConsent } from "./consent.js";
@@ -31,9 +32,6 @@ import type { BillingPort, CatalogPort, ExecutionStore, Runner, Settlement } fro
 import { type ProjectionReport, parseFields, project } from "./projection.js";
 import { type InjectedCredential, type RedactionReport, redact } from "./redaction/redact.js";
 
-export const DEFAULT_RESPONSE_CHARS = 32_000;
-export const MAX_RESPONSE_CHARS = 500_000;
-export const MIN_RESPONSE_CHARS = 100;
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
 export interface CallRequest {
@@ -92,11 +90,6 @@ export interface ExecutorDeps {
   consent: ConsentTokens;
   limits: ExecutorLimits;
   log: Logger;
-}
-
-export function clampResponseChars(value: number | undefined): number {
-  if (value === undefined || value === null || Number.isNaN(value)) return DEFAULT_RESPONSE_CHARS;
-  return Math.min(MAX_RESPONSE_CHARS, Math.max(MIN_RESPONSE_CHARS, Math.trunc(value)));
 }
 
 /** Free-tier accounts count calls of free, credential-free tools against their monthly allowance. */
