@@ -4,7 +4,7 @@
  * read, recrawl and delete in any status. The public view by domain shows only live public records.
  */
 import { fromJson, type JsonObject, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
-import { ListValueSchema, type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { ListValueSchema } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { invalidArgument, notFound } from "@toolport/kit/errors";
 import { type AddressPolicy, checkOutboundUrl } from "@toolport/kit/outbound";
@@ -13,7 +13,7 @@ import type { ContentService } from "@toolport/proto/toolport/content/v1/content
 import type { SiteSchema } from "@toolport/proto/toolport/content/v1/sites_pb";
 import { getDomain } from "tldts";
 import type { SiteRow, SiteStore } from "../store/sites.js";
-import { caller } from "./skills.js";
+import { caller, isId, ts } from "./common.js";
 
 type Impl = Pick<
   ServiceImpl<typeof ContentService>,
@@ -27,8 +27,6 @@ export interface SiteDeps {
   wake(): void;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const ts = (d: Date | null): Timestamp | undefined => (d ? timestampFromDate(d) : undefined);
 const siteNotFound = (id: string) => notFound("site_not_found", `site ${id} not found`, { details: { site_id: id } });
 const bad = (field: string, reason: string, message: string) =>
   invalidArgument(reason, `${field}: ${message}`, { details: { field } });
@@ -73,7 +71,7 @@ async function checkSiteUrl(raw: string, policy: AddressPolicy): Promise<URL> {
 export function siteHandlers(deps: SiteDeps): Impl {
   const { sites } = deps;
   const mine = async (ownerId: string, id: string) => {
-    const site = UUID.test(id) ? await sites.get(id) : null;
+    const site = isId(id) ? await sites.get(id) : null;
     if (!site || site.owner_id !== ownerId) throw siteNotFound(id);
     return site;
   };
@@ -108,7 +106,7 @@ export function siteHandlers(deps: SiteDeps): Impl {
 
     async recrawlSite(req, context) {
       const me = caller(context);
-      if (!UUID.test(req.siteId)) throw siteNotFound(req.siteId);
+      if (!isId(req.siteId)) throw siteNotFound(req.siteId);
       const site = await sites.recrawl(me.accountId, req.siteId);
       if (!site) throw siteNotFound(req.siteId);
       deps.wake();
@@ -117,7 +115,7 @@ export function siteHandlers(deps: SiteDeps): Impl {
 
     async deleteSite(req, context) {
       const me = caller(context);
-      if (!UUID.test(req.siteId) || !(await sites.delete(me.accountId, req.siteId))) throw siteNotFound(req.siteId);
+      if (!isId(req.siteId) || !(await sites.delete(me.accountId, req.siteId))) throw siteNotFound(req.siteId);
       return { deleted: true };
     },
   };

@@ -4,10 +4,9 @@
  * for TOOLPORT_ADMIN_EMAILS) review the queue; a decision is final.
  */
 import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
-import { type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import type { ServiceImpl } from "@connectrpc/connect";
 import { conflict, invalidArgument, notFound, permissionDenied } from "@toolport/kit/errors";
-import { principalKey, requirePrincipal } from "@toolport/kit/rpc";
+import { principalKey } from "@toolport/kit/rpc";
 import { findSecrets } from "@toolport/kit/secrets";
 import type { Principal } from "@toolport/proto/toolport/common/v1/principal_pb";
 import { Visibility } from "@toolport/proto/toolport/common/v1/types_pb";
@@ -21,6 +20,7 @@ import {
 } from "@toolport/proto/toolport/content/v1/skills_pb";
 import { parseSkill, type SkillBundle, SkillInvalid, skillArchive } from "../skills/bundle.js";
 import type { SkillRow, SkillStore, SubmissionRow } from "../store/skills.js";
+import { caller, isId, jwtCaller, ts } from "./common.js";
 
 export interface SkillDeps {
   skills: SkillStore;
@@ -42,12 +42,6 @@ type Impl = Pick<
   | "listSkillSubmissions"
   | "reviewSkillSubmission"
 >;
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const ts = (d: Date | null): Timestamp | undefined => (d ? timestampFromDate(d) : undefined);
-
-export const caller = (context: HandlerContext): Principal => requirePrincipal(context);
-export const jwtCaller = (context: HandlerContext): Principal => requirePrincipal(context, { jwt: true });
 
 const skillNotFound = (id: string) => notFound("skill_not_found", `skill ${id} not found`, { details: { skill_id: id } });
 const submissionNotFound = (id: string) =>
@@ -182,7 +176,7 @@ export function skillHandlers(deps: SkillDeps): Impl {
 
   /** A skill the caller may read: public ones to anyone, private ones to their owner. */
   const readable = async (id: string, principal: Principal | undefined) => {
-    if (!UUID.test(id)) throw skillNotFound(id);
+    if (!isId(id)) throw skillNotFound(id);
     const skill = await skills.get(id);
     if (!skill || (skill.visibility === "private" && skill.owner_id !== principal?.accountId)) throw skillNotFound(id);
     return skill;
@@ -202,7 +196,7 @@ export function skillHandlers(deps: SkillDeps): Impl {
         throw invalidArgument("invalid_request", "visibility: must be private", { details: { field: "visibility" } });
       const bundle = bundleOf(req);
       const serviceId = req.serviceId?.trim() || null;
-      if (serviceId !== null && (!UUID.test(serviceId) || !(await deps.serviceVisible(serviceId))))
+      if (serviceId !== null && (!isId(serviceId) || !(await deps.serviceVisible(serviceId))))
         throw invalidArgument("invalid_service_id", `service_id: no catalog service ${serviceId} you can see`, {
           details: { field: "service_id" },
         });
@@ -249,7 +243,7 @@ export function skillHandlers(deps: SkillDeps): Impl {
 
     async deleteSkill(req, context) {
       const me = caller(context);
-      if (!UUID.test(req.skillId) || !(await skills.delete(me.accountId, req.skillId))) throw skillNotFound(req.skillId);
+      if (!isId(req.skillId) || !(await skills.delete(me.accountId, req.skillId))) throw skillNotFound(req.skillId);
       return { deleted: true };
     },
 
@@ -259,7 +253,7 @@ export function skillHandlers(deps: SkillDeps): Impl {
       let sourceSkillId: string | null = null;
       let serviceId: string | null = null;
       if (req.skillId) {
-        const skill = UUID.test(req.skillId) ? await skills.get(req.skillId) : null;
+        const skill = isId(req.skillId) ? await skills.get(req.skillId) : null;
         if (!skill || skill.owner_id !== me.accountId) throw skillNotFound(req.skillId);
         bundle = bundleOfRow(skill);
         sourceSkillId = skill.id;
@@ -277,7 +271,7 @@ export function skillHandlers(deps: SkillDeps): Impl {
 
     async getSkillSubmission(req, context) {
       const me = jwtCaller(context);
-      const sub = UUID.test(req.submissionId) ? await skills.getSubmission(req.submissionId) : null;
+      const sub = isId(req.submissionId) ? await skills.getSubmission(req.submissionId) : null;
       if (!sub || (sub.submitter_id !== me.accountId && !me.isPlatformAdmin)) throw submissionNotFound(req.submissionId);
       return { submission: submissionMessage(sub) };
     },
@@ -307,7 +301,7 @@ export function skillHandlers(deps: SkillDeps): Impl {
       const notes = req.reviewerNotes?.trim() || null;
       if (notes && notes.length > 5000)
         throw invalidArgument("invalid_request", "notes: must be at most 5000 characters", { details: { field: "notes" } });
-      if (!UUID.test(req.submissionId)) throw submissionNotFound(req.submissionId);
+      if (!isId(req.submissionId)) throw submissionNotFound(req.submissionId);
       const outcome = await skills.review(req.submissionId, me.accountId, decision === "approve", notes);
       if (!outcome) throw submissionNotFound(req.submissionId);
       if (outcome.kind === "decided")
