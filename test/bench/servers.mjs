@@ -2,10 +2,10 @@
 // in the bench's temporary folder, on free ports, tracked for CPU under their names, and stopped together by
 // stopServers (call it whatever happened, so that none is left behind); and the JSON request a bench's
 // set-up makes, which must succeed.
-import { appendFileSync } from "node:fs";
+import { appendFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { freePort, startNats, startPostgres } from "../../deploy/local/infra.mjs";
-import { request, track } from "./lib.mjs";
+import { agent, cleanup, request, track } from "./lib.mjs";
 
 const quiet = { info() {}, warn() {}, error: console.error };
 const servers = [];
@@ -45,4 +45,29 @@ export async function expectJson(what, url, options) {
   const res = await request(url, options);
   if (res.status !== 200 && res.status !== 201) throw new Error(`${what}: HTTP ${res.status} ${res.body.slice(0, 500)}`);
   return JSON.parse(res.body);
+}
+
+/**
+ * The bench's clean-up, run once whatever happens (its end, an error, Ctrl-C or SIGTERM): `before` (stopping
+ * what the bench itself started, e.g. Toolport), the children lib.mjs started, the servers, the temporary
+ * folder, the keep-alive agent. `started()` says whether it has begun (a bench falls silent then).
+ */
+export function teardown(dir, before = async () => {}) {
+  let stopping;
+  const shutdown = () => {
+    stopping ??= (async () => {
+      await before().catch(() => {});
+      await cleanup();
+      await stopServers();
+      rmSync(dir, { recursive: true, force: true });
+      agent.destroy();
+    })();
+    return stopping;
+  };
+  for (const signal of ["SIGINT", "SIGTERM"])
+    process.once(signal, () => {
+      console.error(`\n${signal}: cleaning up`);
+      shutdown().finally(() => process.exit(130));
+    });
+  return { shutdown, started: () => stopping !== undefined };
 }

@@ -50,7 +50,7 @@
 //   BENCH_PROFILE=toolport writes a CPU profile per level to /tmp/toolport-prof/toolport.
 import { execFileSync, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createWriteStream, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -59,8 +59,9 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { ExecutionStatus } from "@toolport/proto/toolport/common/v1/types_pb";
 import { ExecutionEventSchema } from "@toolport/proto/toolport/events/v1/events_pb";
 import { connect } from "nats";
-import { freePort, startNats, startPostgres } from "../../deploy/local/infra.mjs";
-import { adopt, agent, cleanup, cpuPerCall, cpuSnapshot, profiled, request, sleep, track } from "./lib.mjs";
+import { freePort } from "../../deploy/local/infra.mjs";
+import { adopt, cpuPerCall, cpuSnapshot, profiled, request, sleep } from "./lib.mjs";
+import { benchNats, benchPostgres, teardown } from "./servers.mjs";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const [events = 5000] = process.argv.slice(2).map(Number);
@@ -75,8 +76,6 @@ const ROLES = ["identity", "webhooks", "gateway"];
 const SUBJECT = "toolport.execution.completed";
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "toolport-bench-webhooks-"));
-const quiet = { info() {}, warn() {}, error: console.error };
-const servers = []; // Postgres and NATS, stopped last
 const now = () => performance.timeOrigin + performance.now();
 
 // ---------------------------------------------------------------------------------------------
@@ -348,34 +347,15 @@ function quantiles(values) {
 // ---------------------------------------------------------------------------------------------
 // Run
 
-let stopping;
-async function shutdown() {
-  stopping ??= (async () => {
-    await stopToolport().catch(() => {});
-    await cleanup();
-    for (const server of servers.reverse()) await server.stop().catch(() => {});
-    rmSync(dir, { recursive: true, force: true });
-    agent.destroy();
-  })();
-  return stopping;
-}
-for (const signal of ["SIGINT", "SIGTERM"])
-  process.once(signal, () => {
-    console.error(`\n${signal}: cleaning up`);
-    shutdown().finally(() => process.exit(130));
-  });
+const { shutdown } = teardown(dir, () => stopToolport());
 
 let nc;
 let accountId;
 const results = [];
 try {
   const caFile = makeCertificates();
-  const pg = await startPostgres({ dataDir: path.join(dir, "pg"), port: await freePort(), log: quiet });
-  servers.push(pg);
-  track("postgres", pg.pid, { tree: true });
-  const nats = await startNats({ storeDir: path.join(dir, "nats"), port: await freePort(), log: quiet });
-  servers.push(nats);
-  track("nats", nats.pid);
+  const pg = await benchPostgres(dir, "postgres");
+  const nats = await benchNats(dir, "nats");
   const receiverPort = await freePort();
   await startReceiver(receiverPort);
 

@@ -31,13 +31,13 @@
 //   BENCH_WARMUP=100 operations per row before each level; BENCH_WORKFLOWS=1 identical workflows the
 //   workers spread their runs over (see the comment where they are created); BENCH_VERBOSE=1 forwards the processes' logs;
 //   BENCH_PROFILE=toolport writes a CPU profile of the Toolport process to /tmp/toolport-prof/toolport.
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { freePort } from "../../deploy/local/infra.mjs";
-import { agent, cleanup, cpuPerCall, fmt, profiled, request, row, runRounds, start, summary } from "./lib.mjs";
-import { benchNats, benchPostgres, expectJson, stopServers } from "./servers.mjs";
+import { cpuPerCall, fmt, profiled, request, row, runRounds, start, summary } from "./lib.mjs";
+import { benchNats, benchPostgres, expectJson, teardown } from "./servers.mjs";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const [runs = 2000, concurrency = 16] = process.argv.slice(2).map(Number);
@@ -50,11 +50,11 @@ const GOAL_OVERHEAD_MS = 2;
 const SERVICES = ["catalog", "execution", "billing", "identity", "content"];
 const ROLES = [...SERVICES, "gateway"];
 const dir = mkdtempSync(path.join(os.tmpdir(), "toolport-bench-workflow-"));
-let stopping; // the clean-up, once begun
+const { shutdown, started: stopping } = teardown(dir);
 const json = { "content-type": "application/json" };
 // Progress and results; silent once Ctrl-C started the clean-up (the rows still running then only fail).
 const log = (line) => {
-  if (!stopping) console.log(line);
+  if (!stopping()) console.log(line);
 };
 
 // Why operations failed: the first few distinct reasons per row (warm-up included), printed after each level.
@@ -65,23 +65,6 @@ function failed(label, reason) {
   seen.set(reason, (seen.get(reason) ?? 0) + 1);
   return false;
 }
-
-async function shutdown() {
-  stopping ??= (async () => {
-    await cleanup();
-    // Whatever happened, leave no Postgres or NATS behind (they run in their own process groups, so a
-    // terminal's Ctrl-C does not reach them).
-    await stopServers();
-    rmSync(dir, { recursive: true, force: true });
-    agent.destroy();
-  })();
-  return stopping;
-}
-for (const signal of ["SIGINT", "SIGTERM"])
-  process.once(signal, () => {
-    console.error(`\n${signal}: cleaning up`);
-    shutdown().finally(() => process.exit(130));
-  });
 
 /**
  * "CPU per operation in (w): 9.10 ms = toolport 6.80, postgres 2.10, nats 0.20; beside the sum: bench 0.30":
