@@ -1,7 +1,8 @@
 /**
  * The gateway's Koa application. Middleware reads top-down in the order a request meets it:
- * request id and access log, the request's trace span, metrics (and `GET /metrics`), error shaping, unmatched routes, NUL in the URL,
- * JSON body, then the /v1 routes.
+ * `GET /livez` (the process serves, nothing else checked), request id and access log, the request's trace
+ * span, metrics (and `GET /metrics`), error shaping, unmatched routes, NUL in the URL, JSON body, then the
+ * /v1 routes.
  */
 import Router from "@koa/router";
 import type { Logger } from "@toolport/kit/logger";
@@ -10,6 +11,7 @@ import type { ServiceClients } from "./clients.js";
 import type { GatewayConfig } from "./config.js";
 import { jsonBody } from "./middleware/body.js";
 import { errorMiddleware } from "./middleware/errors.js";
+import { livenessMiddleware } from "./middleware/livez.js";
 import { metricsMiddleware } from "./middleware/metrics.js";
 import { unmatchedRoutes } from "./middleware/not-found.js";
 import { requestIdMiddleware } from "./middleware/request-id.js";
@@ -27,6 +29,7 @@ export interface AppDeps {
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: deps.config.TRUST_PROXY });
   app.silent = true; // errors are logged by errorMiddleware, once, with the request id
+  app.use(livenessMiddleware());
   app.use(requestIdMiddleware(deps.log));
   app.use(tracingMiddleware());
   app.use(metricsMiddleware());

@@ -89,6 +89,10 @@ describe("gateway", () => {
 
     await stack.stop("content");
     const down = await fetch(url("/health"));
+    // The process itself still serves: /livez (Kubernetes' probe) checks nothing else.
+    const live = await fetch(`${stack.gatewayUrl}/livez`);
+    expect(live.status).toBe(200);
+    expect(await live.json()).toEqual({ status: "ok" });
     expect(down.status).toBe(503);
     expect(down.headers.get("retry-after")).toBe("1");
     const downBody = await json(down);
