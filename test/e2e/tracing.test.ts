@@ -2,7 +2,10 @@
  * Traces (kit/tracing, OpenTelemetry): with OTEL_EXPORTER_OTLP_ENDPOINT set, one tool call is one trace,
  * exported over OTLP/HTTP to a collector started by the test: the gateway's server span, the execution
  * service's CallTool span under it (the trace context carried in the RPC's gRPC metadata from the gateway's
- * process to execution's), and the upstream call's client span under that. Without the variable nothing is exported (the other tests' stacks).
+ * process to execution's), and the upstream call's client span under that. The call's event goes on in the
+ * same trace across NATS: the outbox relay's publish (a producer span of execution) and each consumer's
+ * handling under it (consumer spans of catalog, identity and webhooks, each in its own process). Without
+ * the variable nothing is exported (the other tests' stacks).
  */
 import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -48,7 +51,7 @@ describe("traces", () => {
     s = await startExecStack(
       [`127.0.0.1:${api.port}`],
       { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_BSP_SCHEDULE_DELAY: "100" },
-      undefined,
+      ["catalog", "execution", "billing", "identity", "content", "webhooks", "gateway"],
       // A process per role: the trace crosses processes in the RPC's metadata.
       { layout: "per-role" },
     );
@@ -59,9 +62,13 @@ describe("traces", () => {
     await collector?.close();
   });
 
+  let request: OtlpSpan | undefined;
+  let agent: Awaited<ReturnType<typeof registerAgent>>;
+  let tools: Record<string, string>;
+
   it("follows one tool call from the gateway through execution to the upstream, in one trace", async () => {
-    const agent = await registerAgent(s);
-    const { tools } = await publishOpenApi(s, agent, echoApiDocument(), api.url);
+    agent = await registerAgent(s);
+    ({ tools } = await publishOpenApi(s, agent, echoApiDocument(), api.url));
     const res = await s.call("POST", `/tools/call/${tools.list_items}`, { key: agent.key, body: { n: 1 } });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
 
@@ -91,5 +98,76 @@ describe("traces", () => {
     expect(chain.map((x) => x.kind)).toEqual([3, 2, 2]); // client, server, server (OTLP's SpanKind numbering)
     expect(new Set(chain.map((x) => x.traceId)).size).toBe(1);
     expect(chain.map((x) => x.service)).toEqual(["toolport-execution", "toolport-execution", "toolport-gateway"]);
+    request = chain.at(-1);
+  });
+
+  it("carries the call's event across NATS in the same trace: execution's publish, then each consumer under it", async () => {
+    expect(request, "the call of the test before").toBeDefined();
+    const inTrace = () => collector.spans.filter((x) => x.traceId === request!.traceId);
+    const consumers = ["toolport-catalog", "toolport-identity", "toolport-webhooks"];
+    await expect
+      .poll(
+        () => {
+          const services = inTrace()
+            .filter((x) => x.name === "toolport.execution.completed process")
+            .map((x) => x.service);
+          return consumers.every((c) => services.includes(c));
+        },
+        { timeout: 15_000, interval: 200 },
+      )
+      .toBe(true);
+    const spans = inTrace();
+    const byId = new Map(spans.map((x) => [x.spanId, x]));
+    const publishes = spans.filter((x) => x.name === "toolport.execution.completed publish");
+    expect(publishes).toHaveLength(1);
+    const publish = publishes[0]!;
+    expect(publish.kind).toBe(4); // producer
+    expect(publish.service).toBe("toolport-execution");
+    // Published by the relay later, under the RPC that wrote the row.
+    expect(byId.get(publish.parentSpanId!)?.name).toBe("toolport.execution.v1.ExecutionService/CallTool");
+    for (const service of consumers) {
+      const processed = spans.filter((x) => x.name === "toolport.execution.completed process" && x.service === service);
+      expect(processed.length, service).toBeGreaterThanOrEqual(1);
+      for (const x of processed) {
+        expect(x.kind, service).toBe(5); // consumer
+        expect(x.parentSpanId, service).toBe(publish.spanId);
+      }
+    }
+  });
+
+  it("keeps a workflow run in the trace of the request that started it: its step's call, the upstream, its event", async () => {
+    const created = await s.call("POST", "/workflows", {
+      key: agent.key,
+      body: { name: "traced", steps: [{ tool_id: tools.list_items, input_mapping: { n: 2 } }] },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const res = await s.call("POST", `/workflows/${created.body.id}/run`, { key: agent.key, body: { inputs: {} } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.status).toBe("completed");
+
+    const expected = [
+      ["POST /v1/workflows/:workflow_id/run", "toolport-gateway"],
+      ["toolport.content.v1.ContentService/ExecuteWorkflow", "toolport-content"],
+      ["toolport.execution.v1.ExecutionService/CallBatch", "toolport-execution"],
+      ["upstream list_items", "toolport-execution"],
+      ["toolport.workflow.completed publish", "toolport-content"],
+      ["toolport.workflow.completed process", "toolport-webhooks"],
+    ];
+    const trace = () => {
+      const root = collector.spans.find((x) => x.name === expected[0]![0]);
+      return root ? collector.spans.filter((x) => x.traceId === root.traceId) : [];
+    };
+    await expect
+      .poll(() => expected.every(([name, service]) => trace().some((x) => x.name === name && x.service === service)), {
+        timeout: 15_000,
+        interval: 200,
+      })
+      .toBe(true);
+    const spans = trace();
+    const parentOf = (name: string) => spans.find((x) => x.spanId === spans.find((y) => y.name === name)!.parentSpanId)?.name;
+    expect(parentOf("toolport.execution.v1.ExecutionService/CallBatch")).toBe(
+      "toolport.content.v1.ContentService/ExecuteWorkflow",
+    );
+    expect(parentOf("toolport.workflow.completed process")).toBe("toolport.workflow.completed publish");
   });
 });

@@ -6,7 +6,9 @@
  * transaction as its effect, so a redelivery changes nothing. Under load a consumer applies the
  * messages that piled up meanwhile together in one transaction (group commit), so a handler's
  * transaction may hold other events' effects too. Poison messages are terminated and kept in
- * `dead_letters`, never retried forever or dropped silently.
+ * `dead_letters`, never retried forever or dropped silently. With tracing on, an event stays in the trace
+ * of the work that wrote it: the row keeps that context, the relay's publish is a producer span in it, and
+ * each consumer's handling a consumer span under the publish (W3C headers on the message).
  */
 import { randomUUID } from "node:crypto";
 import { type DescMessage, fromBinary, type MessageShape, toBinary } from "@bufbuild/protobuf";
@@ -25,6 +27,15 @@ import { acceptRequestId, currentRequestId, REQUEST_ID_HEADER, runInScope } from
 import type { Logger } from "./logger.js";
 import { consumerPending, deadLetters, outboxLagSeconds } from "./metrics.js";
 import type { Pool, PoolClient } from "./pg.js";
+import {
+  beginSpan,
+  contextFromHeaders,
+  contextFromStored,
+  inSpan,
+  outboxTraceContext,
+  SpanKind,
+  traceHeaders,
+} from "./tracing.js";
 
 export const STREAM = "TOOLPORT";
 
@@ -85,11 +96,12 @@ export async function enqueueEvent<Desc extends DescMessage>(
   message: MessageShape<Desc>,
   eventId: string = randomUUID(),
 ): Promise<string> {
-  await client.query("INSERT INTO outbox (id, subject, payload, request_id) VALUES ($1, $2, $3, $4)", [
+  await client.query("INSERT INTO outbox (id, subject, payload, request_id, trace_context) VALUES ($1, $2, $3, $4, $5)", [
     eventId,
     subject,
     Buffer.from(toBinary(schema, message)),
     currentRequestId() ?? null,
+    outboxTraceContext(),
   ]);
   await client.query("SELECT pg_notify('toolport_outbox', '')");
   return eventId;
@@ -264,6 +276,7 @@ export class OutboxRelay {
       subject: string;
       payload: Buffer;
       request_id: string | null;
+      trace_context: Record<string, string> | null;
       created_at: Date;
     }>({
       name: "outbox_claim",
@@ -272,7 +285,7 @@ export class OutboxRelay {
                       WHERE published_at IS NULL AND (claimed_until IS NULL OR claimed_until < now())
                       ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED) c
               WHERE o.seq = c.seq
-          RETURNING o.seq::text, o.id, o.subject, o.payload, o.request_id, o.created_at`,
+          RETURNING o.seq::text, o.id, o.subject, o.payload, o.request_id, o.trace_context, o.created_at`,
       values: [this.options.batchSize ?? 100, CLAIM_LEASE_SECONDS],
     });
     // RETURNING keeps no order: publish in seq order.
@@ -290,11 +303,32 @@ export class OutboxRelay {
     // per row). Rows are marked published only up to the first failure, so nothing after a failed
     // row counts as published before it; those that did reach the stream are sent again next round
     // and JetStream's duplicate window (same Nats-Msg-Id) absorbs them.
+    // A row written inside a trace is published in it: a producer span under the writer's, whose context
+    // the message carries to the consumers (traceparent, tracestate headers).
     const acks = await Promise.allSettled(
-      rows.map((row) => {
+      rows.map(async (row) => {
         const h = natsHeaders();
         if (row.request_id) h.set(REQUEST_ID_HEADER, row.request_id);
-        return this.js.publish(row.subject, row.payload, { msgID: row.id, headers: h, timeout: 2000 });
+        const span = row.trace_context
+          ? beginSpan(`${row.subject} publish`, {
+              kind: SpanKind.PRODUCER,
+              attributes: {
+                "messaging.system": "nats",
+                "messaging.destination.name": row.subject,
+                "messaging.message.id": row.id,
+              },
+              parent: contextFromStored(row.trace_context),
+            })
+          : undefined;
+        if (span) for (const [name, value] of Object.entries(traceHeaders(span.context))) h.set(name, value);
+        try {
+          const ack = await this.js.publish(row.subject, row.payload, { msgID: row.id, headers: h, timeout: 2000 });
+          span?.end();
+          return ack;
+        } catch (err) {
+          span?.end(err);
+          throw err;
+        }
       }),
     );
     const firstFailure = acks.findIndex((ack) => ack.status === "rejected");
@@ -478,6 +512,22 @@ interface Decoded<Desc extends DescMessage> {
 
 const eventIdOf = (msg: JsMsg) => msg.headers?.get("Nats-Msg-Id") || `${msg.info.stream}:${msg.seq}`;
 
+/** The trace context a message's publisher sent (traceparent), or undefined when it sent none (tracing off). */
+function publishedIn(msg: JsMsg) {
+  return msg.headers?.get("traceparent") ? contextFromHeaders((name) => msg.headers?.get(name)) : undefined;
+}
+
+const consumerSpan = (durable: string, msg: JsMsg) => ({
+  kind: SpanKind.CONSUMER,
+  attributes: { "messaging.system": "nats", "messaging.destination.name": msg.subject, "messaging.consumer.group.name": durable },
+});
+
+/** Applies one message's effect in a consumer span under its publish span, when it came with one. */
+function consumed<T>(durable: string, msg: JsMsg, fn: () => Promise<T>): Promise<T> {
+  const parent = publishedIn(msg);
+  return parent ? inSpan(`${msg.subject} process`, { ...consumerSpan(durable, msg), parent }, fn) : fn();
+}
+
 /**
  * Applies messages in one transaction when there are several first deliveries, else one by one.
  * Redeliveries (they may have failed before) and undecodable payloads always take the one-by-one
@@ -521,6 +571,11 @@ async function applyInStatement<Desc extends DescMessage>(
 ): Promise<boolean> {
   const { pool, durable, log } = options;
   const statement = options.applyStatement as NonNullable<ConsumerOptions<Desc>["applyStatement"]>;
+  // One statement applies them all: each message that came in a trace gets its consumer span around it.
+  const spans = batch.flatMap((d) => {
+    const parent = publishedIn(d.msg);
+    return parent ? [beginSpan(`${d.msg.subject} process`, { ...consumerSpan(durable, d.msg), parent })] : [];
+  });
   try {
     const rows = batch.flatMap((d) => {
       const row = statement.row(d.event, d.eventId);
@@ -537,12 +592,14 @@ async function applyInStatement<Desc extends DescMessage>(
       values: [JSON.stringify(rows), durable, batch.map((d) => d.eventId), batch.map((d) => d.msg.subject)],
     });
   } catch (err) {
+    for (const span of spans) span.end(err);
     log.warn(
       { err: (err as Error).message, durable, events: batch.length },
       "event batch failed, applying its events one by one",
     );
     return false;
   }
+  for (const span of spans) span.end();
   for (const d of batch) d.msg.ack();
   return true;
 }
@@ -572,7 +629,7 @@ async function applyTogether<Desc extends DescMessage>(options: ConsumerOptions<
     for (const d of batch) {
       if (!fresh.delete(d.eventId)) continue;
       const ctx: EventContext = { client, eventId: d.eventId, subject: d.msg.subject };
-      await runInScope({ requestId: d.requestId }, () => applyOne(options, d.event, ctx));
+      await runInScope({ requestId: d.requestId }, () => consumed(durable, d.msg, () => applyOne(options, d.event, ctx)));
     }
     await client.query("COMMIT");
   } catch (err) {
@@ -627,7 +684,9 @@ async function handleOne<Desc extends DescMessage>(options: ConsumerOptions<Desc
         "INSERT INTO inbox (consumer, event_id, subject) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
         [durable, eventId, msg.subject],
       );
-      if (inserted.rowCount === 1) await applyOne(options, event, { client, eventId, subject: msg.subject });
+      if (inserted.rowCount === 1) {
+        await consumed(durable, msg, () => applyOne(options, event, { client, eventId, subject: msg.subject }));
+      }
       await client.query("COMMIT");
       msg.ack();
     } catch (err) {

@@ -5,7 +5,10 @@
  *
  * One trace follows a request: the gateway's (or MCP server's) server span, then each RPC as a server
  * span of the service answering it, in process or across processes alike (W3C trace context in the gRPC
- * metadata, kit/rpc), then the upstream call as a client span of execution.
+ * metadata, kit/rpc), then the upstream call as a client span of execution. Events follow it across NATS:
+ * the outbox row keeps the trace context of the work that wrote it (`outboxTraceContext`), the relay's
+ * publish is a producer span in that trace, and each consumer's handling a consumer span under it, the
+ * context carried in the message's headers (kit/events).
  */
 import { type Context, context, propagation, type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
@@ -42,6 +45,21 @@ export function traceHeaders(ctx: Context = context.active()): Record<string, st
   return carrier;
 }
 
+/**
+ * The active trace context as an outbox row keeps it (a JSON object of the W3C headers), or null when there
+ * is none to keep (tracing off, or no span active): the relay publishes the event in that trace later.
+ */
+export function outboxTraceContext(): string | null {
+  const carrier = traceCarrier();
+  return carrier ? JSON.stringify(carrier) : null;
+}
+
+/** The active trace context's W3C headers, or null when there is none (tracing off, or no span active). */
+export function traceCarrier(): Record<string, string> | null {
+  const carrier = traceHeaders();
+  return carrier.traceparent ? carrier : null;
+}
+
 /** The context a caller sent in its headers (none: the active one). */
 export function contextFromHeaders(get: (name: string) => string | null | undefined): Context {
   return propagation.extract(context.active(), undefined, {
@@ -74,6 +92,42 @@ export function inSpan<T>(
       span.end();
     }
   });
+}
+
+/**
+ * A span begun now and ended by the caller (`end(error?)`), for work that does not fit in one callback:
+ * the relay's publishes, a consumer's batch. Nothing is recorded when tracing is off.
+ */
+export function beginSpan(
+  name: string,
+  options: { kind: SpanKind; attributes?: Record<string, string | number | boolean>; parent: Context },
+): { span: Span; context: Context; end: (error?: unknown) => void } {
+  const span = tracer().startSpan(name, { kind: options.kind, attributes: options.attributes }, options.parent);
+  return {
+    span,
+    context: trace.setSpan(options.parent, span),
+    end: (error) => {
+      if (error) span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error)?.message ?? String(error) });
+      span.end();
+    },
+  };
+}
+
+/** Runs `fn` with `ctx` as the active trace context. */
+export function withTraceContext<T>(ctx: Context, fn: () => T): T {
+  return context.with(ctx, fn);
+}
+
+/** The trace context an outbox row or a run kept (`outboxTraceContext`), or the active one when it kept none. */
+export function contextFromStored(stored: string | Record<string, string> | null | undefined): Context {
+  if (!stored) return context.active();
+  let carrier: Record<string, string>;
+  try {
+    carrier = typeof stored === "string" ? (JSON.parse(stored) as Record<string, string>) : stored;
+  } catch {
+    return context.active();
+  }
+  return contextFromHeaders((name) => carrier[name]);
 }
 
 export { SpanKind, SpanStatusCode };

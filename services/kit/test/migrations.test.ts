@@ -27,6 +27,7 @@ describe("migrations", () => {
     expect(first).toEqual([
       "kit/0001_events.sql",
       "kit/0002_outbox_claims.sql",
+      "kit/0003_outbox_trace_context.sql",
       "widgets/0001_widgets.sql",
       "widgets/0002_seed.sql",
     ]);

@@ -46,6 +46,8 @@ export interface RunRow {
   organization_id: string;
   principal: Buffer;
   request_id: string | null;
+  /** The trace the run was started in (kit tracing traceCarrier), null when tracing is off. */
+  trace_context: Record<string, string> | null;
   status: RunStatus;
   steps: StepDef[];
   inputs: JsonObject;
@@ -81,7 +83,7 @@ export interface StepRow {
 
 const WORKFLOW_COLUMNS = `id, owner_id, organization_id, name, description, steps, input_schema, visibility, tags,
   total_executions, successful_executions, created_at, updated_at`;
-const RUN_COLUMNS = `id, workflow_id, workflow_name, runner_id, organization_id, principal, request_id, status, steps, inputs,
+const RUN_COLUMNS = `id, workflow_id, workflow_name, runner_id, organization_id, principal, request_id, trace_context, status, steps, inputs,
   max_response_chars, next_step, confirm_token, consent, result, truncated, response_meta, error, attempts, started_at,
   active_ms, resumed_at, finished_at, execution_time_ms`;
 const STEP_COLUMNS =
@@ -139,7 +141,13 @@ export interface StepCommit {
   /** When the run ended (the process's clock, as the run's answer shows it). */
   finishedAt?: Date;
   /** The run's event, when it ended. */
-  event?: { id: string; subject: string; payload: Uint8Array; requestId: string | null };
+  event?: {
+    id: string;
+    subject: string;
+    payload: Uint8Array;
+    requestId: string | null;
+    traceContext: Record<string, string> | null;
+  };
 }
 
 export class WorkflowStore {
@@ -273,6 +281,7 @@ export class WorkflowStore {
       organization_id: r.organization_id,
       principal: r.principal.toString("base64"),
       request_id: r.request_id,
+      trace_context: r.trace_context,
       steps: r.steps,
       inputs: r.inputs,
       max_response_chars: r.max_response_chars,
@@ -282,14 +291,14 @@ export class WorkflowStore {
     }));
     await pool.query({
       name: "workflow_insert_runs",
-      text: `INSERT INTO workflow_runs (id, workflow_id, workflow_name, runner_id, organization_id, principal, request_id, status, steps,
-                                  inputs, max_response_chars, lease_owner, lease_until, started_at, resumed_at)
+      text: `INSERT INTO workflow_runs (id, workflow_id, workflow_name, runner_id, organization_id, principal, request_id, trace_context,
+                                  status, steps, inputs, max_response_chars, lease_owner, lease_until, started_at, resumed_at)
        SELECT x.id, x.workflow_id, x.workflow_name, x.runner_id, x.organization_id, decode(x.principal, 'base64'), x.request_id,
-              'running', x.steps, x.inputs, x.max_response_chars, x.lease_owner,
+              x.trace_context, 'running', x.steps, x.inputs, x.max_response_chars, x.lease_owner,
               now() + make_interval(secs => x.lease_ms::double precision / 1000), x.started_at, x.started_at
          FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, workflow_id uuid, workflow_name text, runner_id uuid, organization_id uuid,
-              principal text, request_id text, steps jsonb, inputs jsonb, max_response_chars int, lease_owner text, lease_ms int,
-              started_at timestamptz)`,
+              principal text, request_id text, trace_context jsonb, steps jsonb, inputs jsonb, max_response_chars int, lease_owner text,
+              lease_ms int, started_at timestamptz)`,
       values: [JSON.stringify(input)],
     });
   }
@@ -360,6 +369,7 @@ export class WorkflowStore {
       event_subject: c.event?.subject ?? null,
       event_payload: c.event ? Buffer.from(c.event.payload).toString("base64") : null,
       request_id: c.event?.requestId ?? null,
+      trace_context: c.event?.traceContext ?? null,
     }));
     const { rows } = await pool.query<{ id: string }>({
       name: "workflow_commit_steps",
@@ -369,7 +379,7 @@ export class WorkflowStore {
              truncated boolean, response_meta jsonb, error text, active_ms bigint, ended boolean, finished_at timestamptz,
              tool_id text, tool_name text, tool_input jsonb, execution_id uuid, step_error text, error_code text,
              duration_ms bigint, step_result jsonb, result_truncated boolean, event_id uuid, event_subject text,
-             event_payload text, request_id text)
+             event_payload text, request_id text, trace_context jsonb)
          ), run AS (
            UPDATE workflow_runs r SET
              next_step = CASE WHEN i.step_status = 'completed' THEN i.step_number + 1 ELSE r.next_step END,
@@ -399,8 +409,8 @@ export class WorkflowStore {
                      FROM input i JOIN run ON run.id = i.run_id WHERE i.ended GROUP BY run.workflow_id) e
             WHERE w.id = e.workflow_id
          ), event AS (
-           INSERT INTO outbox (id, subject, payload, request_id)
-           SELECT i.event_id, i.event_subject, decode(i.event_payload, 'base64'), i.request_id
+           INSERT INTO outbox (id, subject, payload, request_id, trace_context)
+           SELECT i.event_id, i.event_subject, decode(i.event_payload, 'base64'), i.request_id, i.trace_context
              FROM input i JOIN run ON run.id = i.run_id WHERE i.event_id IS NOT NULL
          )
          SELECT id FROM run`,

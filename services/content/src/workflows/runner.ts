@@ -23,6 +23,7 @@ import type { Json, JsonObject } from "@toolport/kit/json-values";
 import type { Logger } from "@toolport/kit/logger";
 import type { Pool } from "@toolport/kit/pg";
 import { MAX_RESPONSE_CHARS } from "@toolport/kit/response-limits";
+import { contextFromStored, traceCarrier, withTraceContext } from "@toolport/kit/tracing";
 import { Wakeup } from "@toolport/kit/wakeup";
 import { type Principal, PrincipalSchema } from "@toolport/proto/toolport/common/v1/principal_pb";
 import { WorkflowRunStatus } from "@toolport/proto/toolport/common/v1/types_pb";
@@ -124,6 +125,7 @@ export class WorkflowRunner {
       organization_id: principal.organizationId || principal.personalOrganizationId,
       principal: Buffer.from(toBinary(PrincipalSchema, principal)),
       request_id: options.requestId,
+      trace_context: traceCarrier(),
       status: "running",
       steps: workflow.steps,
       inputs,
@@ -231,33 +233,36 @@ export class WorkflowRunner {
     );
     heartbeat.unref();
     try {
-      await runInScope({ requestId: row.request_id ?? randomUUID(), principal }, async () => {
-        while (row.status === "running" && !lost) {
-          if (this.stopping) {
-            await run.written;
-            await this.o.store.releaseLease(row.id, this.owner, 0);
-            return;
+      // In the trace the run began in, wherever it is driven (its steps' RPCs and its event join it).
+      await withTraceContext(contextFromStored(row.trace_context), () =>
+        runInScope({ requestId: row.request_id ?? randomUUID(), principal }, async () => {
+          while (row.status === "running" && !lost) {
+            if (this.stopping) {
+              await run.written;
+              await this.o.store.releaseLease(row.id, this.owner, 0);
+              return;
+            }
+            const n = row.next_step;
+            const outcome =
+              row.attempts > this.o.maxAttempts
+                ? gaveUp(row, n, this.o.maxAttempts)
+                : await this.runStep(run, n, referenced.has(n));
+            if (outcome.kind === "retry") {
+              const delay = Math.min(30_000, 250 * 2 ** Math.min(row.attempts, 7));
+              this.o.log.warn(
+                { run_id: row.id, step: n, why: outcome.why, retry_in_ms: delay },
+                "workflow run: step will be tried again",
+              );
+              await run.written;
+              await this.o.store.releaseLease(row.id, this.owner, delay);
+              return;
+            }
+            await this.commit(run, outcome);
           }
-          const n = row.next_step;
-          const outcome =
-            row.attempts > this.o.maxAttempts
-              ? gaveUp(row, n, this.o.maxAttempts)
-              : await this.runStep(run, n, referenced.has(n));
-          if (outcome.kind === "retry") {
-            const delay = Math.min(30_000, 250 * 2 ** Math.min(row.attempts, 7));
-            this.o.log.warn(
-              { run_id: row.id, step: n, why: outcome.why, retry_in_ms: delay },
-              "workflow run: step will be tried again",
-            );
-            await run.written;
-            await this.o.store.releaseLease(row.id, this.owner, delay);
-            return;
-          }
-          await this.commit(run, outcome);
-        }
-        // The last write of a run that goes on elsewhere (stopping, lost lease) still lands or fails here.
-        await run.written;
-      });
+          // The last write of a run that goes on elsewhere (stopping, lost lease) still lands or fails here.
+          await run.written;
+        }),
+      );
     } catch (err) {
       if (!(err instanceof LostLease)) throw err;
       this.o.log.warn({ run_id: row.id, step: row.next_step }, "workflow run: another process holds the run now");
@@ -430,6 +435,7 @@ export class WorkflowRunner {
           id: eventId,
           subject: runStatus === "completed" ? Subjects.workflowCompleted : Subjects.workflowFailed,
           requestId: row.request_id,
+          traceContext: row.trace_context,
           payload: toBinary(
             WorkflowEventSchema,
             create(WorkflowEventSchema, {

@@ -7,6 +7,7 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { currentRequestId } from "@toolport/kit/context";
 import { Subjects } from "@toolport/kit/events";
+import { outboxTraceContext } from "@toolport/kit/tracing";
 import { ErrorClass, ExecutionStatus } from "@toolport/proto/toolport/common/v1/types_pb";
 import { ExecutionEventSchema } from "@toolport/proto/toolport/events/v1/events_pb";
 import type { ErrorClassName } from "../domain/failure.js";
@@ -25,6 +26,8 @@ export interface OutboxRow {
   subject: string;
   payload: Buffer;
   requestId: string | null;
+  /** The trace the execution ran in (kit tracing outboxTraceContext), null when tracing is off. */
+  traceContext: string | null;
 }
 
 export function executionEventRow(record: ExecutionRecord): OutboxRow {
@@ -58,5 +61,6 @@ export function executionEventRow(record: ExecutionRecord): OutboxRow {
     subject: success ? Subjects.executionCompleted : Subjects.executionFailed,
     payload: Buffer.from(toBinary(ExecutionEventSchema, message)),
     requestId: currentRequestId() ?? null,
+    traceContext: outboxTraceContext(),
   };
 }

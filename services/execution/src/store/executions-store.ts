@@ -141,7 +141,7 @@ export class PgExecutionStore implements ExecutionStore {
            duration_ms, executed_at)
          VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21)
        ), event AS (
-         INSERT INTO outbox (id, subject, payload, request_id) VALUES ($22, $23, $24, $25)
+         INSERT INTO outbox (id, subject, payload, request_id, trace_context) VALUES ($22, $23, $24, $25, $28::jsonb)
        ), idempotency AS (
          UPDATE idempotency_keys SET state = 'done', updated_at = now()
           WHERE $26::text IS NOT NULL AND account_id = $27 AND idempotency_key = $26::text AND execution_id = $1
@@ -175,6 +175,7 @@ export class PgExecutionStore implements ExecutionStore {
         event.requestId,
         idempotency?.key ?? null,
         idempotency?.accountId ?? null,
+        event.traceContext,
       ],
     });
   }
@@ -201,8 +202,9 @@ export class PgExecutionStore implements ExecutionStore {
                status, error, error_class, error_type, result_json, stored_meta, redaction, passthrough_reason, cost_cents,
                settlement, duration_ms, executed_at)
        ), event AS (
-         INSERT INTO outbox (id, subject, payload, request_id)
-         SELECT * FROM unnest($22::uuid[], $23::text[], $24::bytea[], $25::text[])
+         INSERT INTO outbox (id, subject, payload, request_id, trace_context)
+         SELECT id, subject, payload, request_id, trace_context::jsonb
+           FROM unnest($22::uuid[], $23::text[], $24::bytea[], $25::text[], $29::text[]) AS o(id, subject, payload, request_id, trace_context)
        ), idempotency AS (
          UPDATE idempotency_keys k SET state = 'done', updated_at = now()
            FROM unnest($26::text[], $27::text[], $28::uuid[]) AS d(account_id, idempotency_key, execution_id)
@@ -238,6 +240,7 @@ export class PgExecutionStore implements ExecutionStore {
         done.map((i) => i.idempotency?.accountId),
         done.map((i) => i.idempotency?.key),
         done.map((i) => i.r.id),
+        events.map((e) => e.traceContext),
       ],
     });
   }
