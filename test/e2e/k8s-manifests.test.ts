@@ -689,6 +689,31 @@ describe("the Kubernetes manifests (deploy/k8s), rendered with kubectl kustomize
         }
         expect(problems).toEqual([]);
       });
+
+      // Meilisearch is optional in development: overlays/dev-search adds components/meilisearch.
+      it(`gives the catalog ${name === "overlays/dev-search" ? "a Meilisearch in the namespace, with its key" : "no Meilisearch (its built-in engine)"}`, () => {
+        const catalog = r().roles().get("catalog")!;
+        const env = r().env(catalog.pod.containers.find((c) => imageName(c.image) === IMAGE)!);
+        const url = r().value(env.get("MEILI_URL"));
+        if (name !== "overlays/dev-search") {
+          expect(url).toBeUndefined();
+          return;
+        }
+        const at = url ? r().serviceAt(url) : undefined;
+        expect(at, `MEILI_URL=${url} names a Service of the render`).toBeDefined();
+        const backend = r()
+          .backends(at!.service, at!.port)
+          .find((b) => b.workload.pod.containers.some((c) => imageName(c.image) === "getmeili/meilisearch") && b.containerPort);
+        expect(backend, "the Service sends to the Meilisearch StatefulSet").toBeDefined();
+        const meili = backend!.workload.pod.containers.find((c) => imageName(c.image) === "getmeili/meilisearch")!;
+        // The catalog calls with the master key Meilisearch starts with.
+        expect(r().value(env.get("MEILI_KEY"))).toBeTruthy();
+        expect(r().value(r().env(meili).get("MEILI_MASTER_KEY"))).toBe(r().value(env.get("MEILI_KEY")));
+        // Only the catalog may reach it.
+        const sources = ingressSources(r(), backend!.workload.labels, 7700, r().roles());
+        expect([...sources.roles]).toEqual(["catalog"]);
+        expect(sources.anyone || sources.outside).toBe(false);
+      });
     }
 
     if (isBase) {
