@@ -225,6 +225,19 @@ export class Render {
           out.set(`${from.prefix ?? ""}${key}`, { from: "configMap", name: from.configMapRef.name, value });
         }
       }
+      // A whole Secret: its keys when the render has it (the operator's, like the upstream credentials,
+      // are not in it, so they add nothing here).
+      if (from.secretRef) {
+        const secret = this.find("Secret", from.secretRef.name);
+        for (const key of Object.keys({ ...secret?.data, ...secret?.stringData })) {
+          out.set(`${from.prefix ?? ""}${key}`, {
+            from: "secret",
+            name: from.secretRef.name,
+            key,
+            optional: from.secretRef.optional === true,
+          });
+        }
+      }
     }
     for (const e of c.env ?? []) {
       const secret = e.valueFrom?.secretKeyRef;
