@@ -50,14 +50,26 @@ export const Subjects = {
 } as const;
 
 export async function connectNats(url: string, name: string, log: Logger): Promise<NatsConnection> {
-  const nc = await connect({
-    servers: url,
-    name,
-    // Keep trying for as long as the process lives: the outbox holds events meanwhile.
-    maxReconnectAttempts: -1,
-    reconnectTimeWait: 500,
-    waitOnFirstConnect: true,
-  });
+  // A start waits for NATS as long as it takes: say so, and keep saying so, rather than hang in silence.
+  const servers = url.replace(/\/\/[^@/]*@/g, "//"); // no credentials in the log
+  const started = Date.now();
+  const waiting = setInterval(() => {
+    log.warn({ nats: servers, waited_s: Math.round((Date.now() - started) / 1000) }, "still waiting for NATS");
+  }, 10_000);
+  waiting.unref();
+  let nc: NatsConnection;
+  try {
+    nc = await connect({
+      servers: url,
+      name,
+      // Keep trying for as long as the process lives: the outbox holds events meanwhile.
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 500,
+      waitOnFirstConnect: true,
+    });
+  } finally {
+    clearInterval(waiting);
+  }
   (async () => {
     for await (const status of nc.status()) {
       if (status.type === "disconnect" || status.type === "reconnect" || status.type === "error") {
