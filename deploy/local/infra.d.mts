@@ -30,10 +30,14 @@ export function ensureBinaries(options?: {
   /** Install the missing Debian packages when root with apt-get (default false: just explain). */
   install?: boolean;
   log?: Log;
-  /** Which binaries are needed (both by default). */
+  /** Which binaries are needed (Postgres and NATS by default; chromium, for the page tests, when asked). */
   postgres?: boolean;
   nats?: boolean;
-}): { postgres: PostgresBin | null; natsServer: string | null };
+  browser?: boolean;
+}): { postgres: PostgresBin | null; natsServer: string | null; chromium: string | null };
+
+/** A headless browser for the page tests: CHROMIUM_PATH, else Debian's chromium; null when there is none. */
+export function findChromium(): string | null;
 
 export function startPostgres(options: {
   dataDir: string;

@@ -72,22 +72,30 @@ export function findNatsServer() {
   return findOnPath("nats-server") ?? (isExecutable("/usr/sbin/nats-server") ? "/usr/sbin/nats-server" : null);
 }
 
+/** A headless browser for the page tests: CHROMIUM_PATH, else Debian's chromium. */
+export function findChromium() {
+  if (process.env.CHROMIUM_PATH) return isExecutable(process.env.CHROMIUM_PATH) ? process.env.CHROMIUM_PATH : null;
+  return findOnPath("chromium") ?? (isExecutable("/usr/bin/chromium") ? "/usr/bin/chromium" : null);
+}
+
 let aptUpdated = false;
 
 /**
  * Find the Postgres and/or NATS binaries; install the Debian packages when allowed (root with
  * apt-get), otherwise fail with exactly what to install.
  */
-export function ensureBinaries({ install = false, log: logTo, postgres = true, nats = true } = {}) {
+export function ensureBinaries({ install = false, log: logTo, postgres = true, nats = true, browser = false } = {}) {
   const log = asLog(logTo);
   const find = () => ({
     postgres: postgres ? findPostgresBin() : null,
     natsServer: nats ? findNatsServer() : null,
+    chromium: browser ? findChromium() : null,
   });
   let found = find();
   const missing = () => [
     ...(postgres && !found.postgres ? ["postgresql"] : []),
     ...(nats && !found.natsServer ? ["nats-server"] : []),
+    ...(browser && !found.chromium ? ["chromium"] : []),
   ];
   if (missing().length === 0) return found;
 
@@ -103,11 +111,15 @@ export function ensureBinaries({ install = false, log: logTo, postgres = true, n
     found = find();
     if (missing().length === 0) return found;
   }
-  const vars = [!found.postgres && postgres && "DATABASE_URL", !found.natsServer && nats && "NATS_URL"];
+  const vars = [
+    !found.postgres && postgres && "DATABASE_URL",
+    !found.natsServer && nats && "NATS_URL",
+    !found.chromium && browser && "CHROMIUM_PATH",
+  ];
   throw new Error(
     `missing ${missing().join(" and ")} (looked on PATH, /usr/lib/postgresql/*/bin, /usr/sbin). ` +
       `Install with: sudo apt-get install ${missing().join(" ")}; ` +
-      `or set ${vars.filter(Boolean).join(" / ")} to point at a server you already run.`,
+      `or set ${vars.filter(Boolean).join(" / ")} to point at one you already have.`,
   );
 }
 

@@ -7,8 +7,8 @@ import { ensureBinaries } from "./infra.mjs";
 async function main() {
   const pnpm = await ensurePnpm();
   await installPackages(pnpm);
-  step("finding Postgres and nats-server (the tests start their own)");
-  ensureBinaries({ install: true, log: (m) => step(m) });
+  step("finding Postgres, nats-server (the tests start their own) and chromium (the page tests drive it)");
+  ensureBinaries({ install: true, browser: true, log: (m) => step(m) });
 
   const checks = [
     ["checking generated code is up to date (pnpm run check:generated)", ["run", "check:generated"]],

@@ -1,8 +1,8 @@
 /**
  * The gateway's Koa application. Middleware reads top-down in the order a request meets it:
  * `GET /livez` (the process serves, nothing else checked), request id and access log, the request's trace
- * span, metrics (and `GET /metrics`), error shaping, unmatched routes, NUL in the URL, JSON body, then the
- * /v1 routes.
+ * span, metrics (and `GET /metrics`), error shaping, unmatched routes, NUL in the URL, the API reference
+ * (`GET /docs`) and `GET /llms.txt`, JSON body, then the /v1 routes.
  */
 import Router from "@koa/router";
 import type { Logger } from "@toolport/kit/logger";
@@ -10,6 +10,7 @@ import Koa from "koa";
 import type { ServiceClients } from "./clients.js";
 import type { GatewayConfig } from "./config.js";
 import { jsonBody } from "./middleware/body.js";
+import { docsMiddleware, llmsMiddleware } from "./middleware/docs.js";
 import { errorMiddleware } from "./middleware/errors.js";
 import { livenessMiddleware } from "./middleware/livez.js";
 import { metricsMiddleware } from "./middleware/metrics.js";
@@ -17,8 +18,10 @@ import { unmatchedRoutes } from "./middleware/not-found.js";
 import { requestIdMiddleware } from "./middleware/request-id.js";
 import { tracingMiddleware } from "./middleware/tracing.js";
 import { urlGuard } from "./middleware/url-guard.js";
+import { DescribedRouter } from "./openapi/describe.js";
 import { healthRoutes } from "./routes/health.js";
 import { apiRoutes } from "./routes/index.js";
+import { openApiRoutes } from "./routes/openapi.js";
 
 export interface AppDeps {
   config: GatewayConfig;
@@ -36,12 +39,25 @@ export function createApp(deps: AppDeps): Koa {
   app.use(errorMiddleware(deps.log));
   app.use(unmatchedRoutes());
   app.use(urlGuard());
+  app.use(docsMiddleware());
+  const api = v1Routes(deps);
+  app.use(llmsMiddleware(api, deps.config.PUBLIC_URL));
   app.use(jsonBody({ limitBytes: deps.config.BODY_LIMIT_BYTES, publishLimitBytes: deps.config.PUBLISH_BODY_LIMIT_BYTES }));
 
-  const v1 = new Router({ prefix: "/v1" });
-  healthRoutes(v1, deps.config);
-  apiRoutes(v1, deps);
+  const v1 = api.router;
   app.use(v1.routes());
   app.use(v1.allowedMethods());
   return app;
+}
+
+/**
+ * The /v1 routes. Every one registers with its description (openapi/describe.ts), served at
+ * /v1/openapi.json.
+ */
+export function v1Routes(deps: AppDeps): DescribedRouter {
+  const api = new DescribedRouter(new Router({ prefix: "/v1" }), "/v1");
+  healthRoutes(api, deps.config);
+  apiRoutes(api, deps);
+  openApiRoutes(api, deps.config);
+  return api;
 }

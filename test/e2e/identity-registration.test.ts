@@ -123,7 +123,12 @@ describe("agent registration", () => {
     });
     expect(guide.steps).toHaveLength(4);
     for (const step of guide.steps) expect(step).toMatch(/^[A-Z].*\.$/);
-    expect(guide.read_next).toEqual({ skill: `${base}/agents/skill.md`, quickstart: `${base}/agents/quickstart.md` });
+    expect(guide.read_next).toEqual({
+      skill: `${base}/agents/skill.md`,
+      quickstart: `${base}/agents/quickstart.md`,
+      reference: `${stack.gatewayUrl}/docs`,
+      openapi: `${base}/openapi.json`,
+    });
     expect(guide.try_first.length).toBeLessThanOrEqual(3);
     for (const tool of guide.try_first) {
       expect(tool.execute).toMatchObject({
@@ -132,12 +137,24 @@ describe("agent registration", () => {
         body: { tool_input: expect.any(Object) },
       });
     }
-    // Both documents read_next points to exist.
-    for (const url of Object.values(guide.read_next) as string[]) {
+    // Every document read_next points to exists.
+    for (const url of [guide.read_next.skill, guide.read_next.quickstart] as string[]) {
       const doc = await fetch(url);
       expect(doc.status).toBe(200);
       expect(doc.headers.get("content-type")).toContain("text/markdown");
       expect(await doc.text()).toContain(`${base}/agents`);
+    }
+    expect((await fetch(guide.read_next.reference)).headers.get("content-type")).toContain("text/html");
+    const description = (await (await fetch(guide.read_next.openapi)).json()) as {
+      info: { version: string };
+      paths: Record<string, Record<string, { summary: string }>>;
+    };
+    expect(description.info.version).toBe("1.0.0");
+    // The skill file ends with every route of the description, each with its summary.
+    const skill = await (await fetch(guide.read_next.skill)).text();
+    for (const [path, ops] of Object.entries(description.paths)) {
+      for (const [method, op] of Object.entries(ops))
+        expect(skill).toContain(`\`${method.toUpperCase()} ${path}\`: ${op.summary}`);
     }
   });
 

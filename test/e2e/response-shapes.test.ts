@@ -7,7 +7,13 @@
 import { once } from "node:events";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { createLogger } from "@toolport/kit/logger";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { v1Routes } from "../../gateway/src/app.js";
+import { createServiceClients } from "../../gateway/src/clients.js";
+import { loadGatewayConfig } from "../../gateway/src/config.js";
+import { buildDocument } from "../../gateway/src/openapi/document.js";
+import { DescriptionMismatchError } from "../harness/described.js";
 import { gatewayClient } from "../harness/http.js";
 import { checkReply, type Mismatch, routeBody, ShapeMismatchError, type ShapeName, shapeMismatches } from "../harness/shapes.js";
 
@@ -574,8 +580,16 @@ describe("gatewayClient checks every 2xx reply", () => {
   let baseUrl: string;
 
   beforeAll(async () => {
+    // A stand-in gateway: the real description (built from the gateway's routes, as GET /v1/openapi.json
+    // serves it), and whatever reply a test sets for a request.
+    const config = loadGatewayConfig({});
+    const api = v1Routes({ config, clients: createServiceClients(config), log: createLogger("test", "silent") });
+    replies.set("GET /v1/openapi.json", { status: 200, body: buildDocument(api.operations, { serverUrl: config.PUBLIC_URL }) });
     server = http.createServer((req, res) => {
-      const reply = replies.get(`${req.method} ${req.url}`) ?? { status: 404, body: { detail: "no route" } };
+      const reply = replies.get(`${req.method} ${req.url}`) ?? {
+        status: 404,
+        body: { detail: "no route", error: { code: "not_found", message: "no route", details: {} } },
+      };
       res.writeHead(reply.status, { "content-type": "application/json" });
       res.end(JSON.stringify(reply.body));
     });
@@ -600,8 +614,29 @@ describe("gatewayClient checks every 2xx reply", () => {
     const call = gatewayClient(baseUrl);
     replies.set(`GET /v1/services/public/${SERVICE_ID}`, { status: 200, body: service() });
     expect((await call("GET", `/services/public/${SERVICE_ID}`)).body).toEqual(service());
-    replies.set(`POST /v1/tools/call/${TOOL_ID}`, { status: 409, body: { detail: "confirm", confirm_token: "t" } });
+    const consent = { tool_id: TOOL_ID, tool_name: "t", parameters: {}, confirm_token: "t", expires_at: "2026-01-01T00:00:00Z" };
+    const confirm = {
+      detail: "confirm",
+      error: { code: "confirmation_required", message: "confirm", details: { tool_id: TOOL_ID, consent, confirm_token: "t" } },
+      confirm_token: "t",
+      consent,
+    };
+    replies.set(`POST /v1/tools/call/${TOOL_ID}`, { status: 409, body: confirm });
     expect((await call("POST", `/tools/call/${TOOL_ID}`, { body: {} })).status).toBe(409);
+  });
+
+  it("fails a reply the description does not allow: an undescribed status, a body off its schema, an unknown route", async () => {
+    const call = gatewayClient(baseUrl);
+    replies.set(`GET /v1/services/public/${SERVICE_ID}/tools`, { status: 418, body: { detail: "teapot" } });
+    await expect(call("GET", `/services/public/${SERVICE_ID}/tools`)).rejects.toThrow(
+      /-> 418: status 418 is not described for GET \/v1\/services\/public\/\{service_id\}\/tools/,
+    );
+    replies.set(`POST /v1/tools/call/${TOOL_ID}`, { status: 409, body: { detail: "confirm", confirm_token: "t" } });
+    const failure = await call("POST", `/tools/call/${TOOL_ID}`, { body: {} }).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(DescriptionMismatchError);
+    expect((failure as Error).message).toContain("body does not match the described schema");
+    replies.set("GET /v1/no/such/route", { status: 200, body: {} });
+    await expect(call("GET", "/no/such/route")).rejects.toThrow(/no described route, so 404 was expected/);
   });
 
   it("fails a 2xx that carries no body where a shape is due", async () => {

@@ -5,8 +5,10 @@
  * Every 2xx body of a route that carries one of the spec's shapes (Tool, trimmed Tool, Service,
  * Execution result, Batch element, single-call result) is checked against it (shapes.ts): a mismatch
  * rejects the call with a ShapeMismatchError naming the route, the shape and each bad field. There is
- * no switch to turn this off.
+ * no switch to turn this off. Every reply is also checked against the gateway's own description
+ * (described.ts): its route and status must be described, its body must match the schema described.
  */
+import { checkDescribed } from "./described.js";
 import { checkReply } from "./shapes.js";
 
 export interface Reply {
@@ -45,6 +47,7 @@ export function gatewayClient(baseUrl: string) {
     } catch {}
     const ms = performance.now() - started;
     checkReply({ method, path, status: res.status, body, requestBody: options.body });
+    await checkDescribed({ baseUrl, method, path, status: res.status, contentType: res.headers.get("content-type"), body });
     return { status: res.status, body, headers: res.headers, ms };
   };
 }

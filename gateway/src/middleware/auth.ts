@@ -61,10 +61,22 @@ export interface AuthOptions {
   cache?: PrincipalCache;
 }
 
+/** What an auth middleware accepts, for the API description (openapi/describe.ts reads it off the route). */
+export interface AuthDescription {
+  mode: AuthMode;
+  orgHeader: boolean;
+}
+const described = new WeakMap<Middleware, AuthDescription>();
+
+/** The auth an `auth()` middleware applies; undefined for any other middleware. */
+export function authOf(middleware: Middleware): AuthDescription | undefined {
+  return described.get(middleware);
+}
+
 export function auth(identity: ServiceClients["identity"], mode: AuthMode, options: AuthOptions = {}): Middleware {
   const useOrgHeader = options.orgHeader ?? true;
   const cache = options.cache?.enabled ? options.cache : undefined;
-  return async (ctx, next) => {
+  const middleware: Middleware = async (ctx, next) => {
     if (mode === "none") return next();
     const { apiKey, bearer } = presented((n) => ctx.get(n));
     const useKey = apiKey !== undefined && mode !== "jwt";
@@ -95,6 +107,8 @@ export function auth(identity: ServiceClients["identity"], mode: AuthMode, optio
       throw err;
     }
   };
+  described.set(middleware, { mode, orgHeader: useOrgHeader });
+  return middleware;
 }
 
 function isUnauthenticated(err: unknown): boolean {

@@ -31,9 +31,16 @@ export interface RateLimitOptions {
 /** The caller's IP as Koa sees it (X-Forwarded-For only when TRUST_PROXY is set). */
 export const clientIp = (ctx: Context): string => ctx.ip || "unknown";
 
+const limiters = new WeakMap<Middleware, string>();
+
+/** The bucket a `rateLimit()` middleware counts in (the API description adds its 429); undefined for others. */
+export function rateLimitBucketOf(middleware: Middleware): string | undefined {
+  return limiters.get(middleware);
+}
+
 export function rateLimit(identity: ServiceClients["identity"], options: RateLimitOptions): Middleware {
   const { bucket } = options;
-  return async (ctx, next) => {
+  const middleware: Middleware = async (ctx, next) => {
     const outcome = await identity.consumeRateLimit({
       bucket,
       subjectKey: options.key(ctx),
@@ -59,4 +66,6 @@ export function rateLimit(identity: ServiceClients["identity"], options: RateLim
     }
     return next();
   };
+  limiters.set(middleware, bucket);
+  return middleware;
 }

@@ -7,7 +7,6 @@
 
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type Router from "@koa/router";
 import type { RouterContext } from "@koa/router";
 import { enumName, isoTime } from "@toolport/kit/proto-json";
 import { FundingMethod, type LedgerEntry, LedgerEntryKindSchema } from "@toolport/proto/toolport/billing/v1/billing_resources_pb";
@@ -15,12 +14,14 @@ import type { AppDeps } from "../app.js";
 import { HttpError } from "../http/errors.js";
 import { objectBody } from "../http/input.js";
 import { auth } from "../middleware/auth.js";
+import type { DescribedRouter } from "../openapi/describe.js";
+import { billingOps as ops } from "../openapi/operations/billing.js";
 
-export function billingRoutes(router: Router, deps: AppDeps): void {
+export function billingRoutes(api: DescribedRouter, deps: AppDeps): void {
   const billing = deps.clients.billing;
   const identity = deps.clients.identity;
 
-  router.post("/agents/wallets/fund", auth(identity, "api_key"), async (ctx) => {
+  api.post("/agents/wallets/fund", ops.fundWallet, auth(identity, "api_key"), async (ctx) => {
     const body = objectBody(ctx);
     const method = body.method;
     if (method !== undefined && method !== null && typeof method !== "string") {
@@ -40,7 +41,7 @@ export function billingRoutes(router: Router, deps: AppDeps): void {
     };
   });
 
-  router.post("/agents/wallets/confirm-deposit", auth(identity, "api_key_or_jwt"), async (ctx) => {
+  api.post("/agents/wallets/confirm-deposit", ops.confirmDeposit, auth(identity, "api_key_or_jwt"), async (ctx) => {
     const body = objectBody(ctx);
     const txHash = body.tx_hash;
     if (typeof txHash !== "string" || txHash === "") {
@@ -61,7 +62,7 @@ export function billingRoutes(router: Router, deps: AppDeps): void {
     };
   });
 
-  router.get("/agents/wallet", auth(identity, "api_key_or_jwt"), async (ctx) => {
+  api.get("/agents/wallet", ops.getWallet, auth(identity, "api_key_or_jwt"), async (ctx) => {
     const { wallet } = await billing.getWallet({});
     if (!wallet) throw new Error("billing returned no wallet");
     ctx.body = {
@@ -77,7 +78,7 @@ export function billingRoutes(router: Router, deps: AppDeps): void {
     };
   });
 
-  router.get("/agents/wallet/ledger", auth(identity, "api_key_or_jwt"), async (ctx) => {
+  api.get("/agents/wallet/ledger", ops.listLedger, auth(identity, "api_key_or_jwt"), async (ctx) => {
     const limit = queryInteger(ctx, "limit");
     const beforeRaw = typeof ctx.query.before === "string" ? ctx.query.before : undefined;
     let before: Timestamp | undefined;
@@ -90,12 +91,12 @@ export function billingRoutes(router: Router, deps: AppDeps): void {
     ctx.body = entries.map(entryJson);
   });
 
-  router.get("/x402/settings", auth(identity, "api_key_or_jwt"), async (ctx) => {
+  api.get("/x402/settings", ops.getSpendingSettings, auth(identity, "api_key_or_jwt"), async (ctx) => {
     const { settings } = await billing.getSpendingSettings({});
     ctx.body = settingsJson(settings);
   });
 
-  router.patch("/x402/settings", auth(identity, "api_key_or_jwt"), async (ctx) => {
+  api.patch("/x402/settings", ops.updateSpendingSettings, auth(identity, "api_key_or_jwt"), async (ctx) => {
     const body = objectBody(ctx);
     const maxPerCall = integerField(body, "max_per_call_atomic");
     if (maxPerCall === null && "max_per_call_atomic" in body) {
@@ -112,7 +113,7 @@ export function billingRoutes(router: Router, deps: AppDeps): void {
   });
 
   // Stripe calls this with no credential; the Stripe-Signature header over the raw body is the proof.
-  router.post("/billing/stripe/webhook", async (ctx) => {
+  api.post("/billing/stripe/webhook", ops.stripeWebhook, async (ctx) => {
     const signature = ctx.get("stripe-signature");
     if (!signature) throw fieldError("Stripe-Signature", "the Stripe-Signature header is missing");
     const res = await billing.handleStripeWebhook({

@@ -7,7 +7,6 @@
 
 import type { JsonObject, JsonValue, MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type Router from "@koa/router";
 import type { RouterContext } from "@koa/router";
 import { fromJsonBytes, optionalJsonBytes } from "@toolport/kit/json-bytes";
 import type {
@@ -22,6 +21,8 @@ import { HttpError } from "../http/errors.js";
 import { objectBody } from "../http/input.js";
 import { auth } from "../middleware/auth.js";
 import { clientIp, rateLimit } from "../middleware/rate-limit.js";
+import type { DescribedRouter } from "../openapi/describe.js";
+import { catalogOps as ops } from "../openapi/operations/catalog.js";
 import {
   credentialJson,
   gapJson,
@@ -211,7 +212,7 @@ function mcpServerSource(mcp: Record<string, unknown>): MessageInitShape<typeof 
 
 // ---- routes -----------------------------------------------------------------------------------
 
-export function catalogRoutes(router: Router, deps: AppDeps): void {
+export function catalogRoutes(api: DescribedRouter, deps: AppDeps): void {
   const catalog = deps.clients.catalog;
   const identity = deps.clients.identity;
   const none = auth(identity, "none");
@@ -224,10 +225,10 @@ export function catalogRoutes(router: Router, deps: AppDeps): void {
   const toolsOut = (tools: Parameters<typeof toolJson>[0][]) => tools.map(toolJson) as JsonValue;
 
   // Catalog (spec items 1-10, 12).
-  router.get("/tools", apiKey, async (ctx) => {
+  api.get("/tools", ops.listTools, apiKey, async (ctx) => {
     ctx.body = toolsOut((await catalog.listTools({})).tools);
   });
-  router.get("/tools/search", apiKey, async (ctx) => {
+  api.get("/tools/search", ops.searchTools, apiKey, async (ctx) => {
     const { tools } = await catalog.searchTools({
       query: queryValue(ctx, "query") ?? queryValue(ctx, "q"),
       serviceId: queryValue(ctx, "service_id") || undefined,
@@ -236,7 +237,7 @@ export function catalogRoutes(router: Router, deps: AppDeps): void {
     });
     ctx.body = toolsOut(tools);
   });
-  router.get("/tools/public/search", publicSearchLimit, optional, async (ctx) => {
+  api.get("/tools/public/search", ops.publicSearchTools, publicSearchLimit, optional, async (ctx) => {
     const { tools } = await catalog.publicSearchTools({
       query: queryValue(ctx, "query") ?? queryValue(ctx, "q") ?? "",
       serviceId: queryValue(ctx, "service_id") || undefined,
@@ -246,18 +247,18 @@ export function catalogRoutes(router: Router, deps: AppDeps): void {
     });
     ctx.body = tools.map(publicToolJson) as JsonValue;
   });
-  router.get("/tools/recommended", optional, async (ctx) => {
+  api.get("/tools/recommended", ops.getRecommendations, optional, async (ctx) => {
     const { recommendations } = await catalog.getRecommendations({
       toolId: queryValue(ctx, "tool_id") || undefined,
       limit: queryLimit(ctx),
     });
     ctx.body = recommendations.map(recommendationJson) as JsonValue;
   });
-  router.get("/tools/name/:tool_name", apiKey, async (ctx) => {
+  api.get("/tools/name/:tool_name", ops.getToolByName, apiKey, async (ctx) => {
     const { tool } = await catalog.getToolByName({ toolName: ctx.params.tool_name as string });
     ctx.body = tool ? toolJson(tool) : null;
   });
-  router.get("/tools/:tool_id/describe", apiKey, async (ctx) => {
+  api.get("/tools/:tool_id/describe", ops.describeTool, apiKey, async (ctx) => {
     const d = await catalog.describeTool({ toolId: ctx.params.tool_id as string });
     const id = d.tool?.id ?? (ctx.params.tool_id as string);
     const callUrl = `${deps.config.PUBLIC_URL.replace(/\/$/, "")}/v1/tools/call/${id}`;
@@ -273,23 +274,23 @@ export function catalogRoutes(router: Router, deps: AppDeps): void {
       requires_confirmation: d.requiresConfirmation,
     } satisfies JsonObject;
   });
-  router.get("/tools/:tool_id", apiKey, async (ctx) => {
+  api.get("/tools/:tool_id", ops.getTool, apiKey, async (ctx) => {
     const { tool } = await catalog.getTool({ toolId: ctx.params.tool_id as string });
     ctx.body = tool ? toolJson(tool) : null;
   });
-  router.get("/services/public", none, async (ctx) => {
+  api.get("/services/public", ops.listPublicServices, none, async (ctx) => {
     ctx.body = (await catalog.listPublicServices({})).services.map(serviceJson) as JsonValue;
   });
-  router.get("/services/public/:service_id", none, async (ctx) => {
+  api.get("/services/public/:service_id", ops.getPublicService, none, async (ctx) => {
     const { service } = await catalog.getPublicService({ serviceId: ctx.params.service_id as string });
     ctx.body = service ? serviceJson(service) : null;
   });
-  router.get("/services/public/:service_id/tools", none, async (ctx) => {
+  api.get("/services/public/:service_id/tools", ops.listPublicServiceTools, none, async (ctx) => {
     ctx.body = toolsOut((await catalog.listPublicServiceTools({ serviceId: ctx.params.service_id as string })).tools);
   });
 
   // Publishing (DESIGN.md "Publishing").
-  router.post("/services", publisher, async (ctx) => {
+  api.post("/services", ops.createService, publisher, async (ctx) => {
     const body = objectBody(ctx);
     const mcp = body.mcp_server;
     let source: MessageInitShape<typeof CreateServiceRequestSchema>["source"];
@@ -320,18 +321,18 @@ export function catalogRoutes(router: Router, deps: AppDeps): void {
       warnings: res.warnings,
     };
   });
-  router.get("/services", publisher, async (ctx) => {
+  api.get("/services", ops.listServices, publisher, async (ctx) => {
     const { services } = await catalog.listServices({ organizationId: queryValue(ctx, "organization_id") || undefined });
     ctx.body = services.map(serviceJson) as JsonValue;
   });
-  router.get("/services/:service_id", publisher, async (ctx) => {
+  api.get("/services/:service_id", ops.getService, publisher, async (ctx) => {
     const res = await catalog.getService({ serviceId: ctx.params.service_id as string });
     ctx.body = { service: res.service ? serviceJson(res.service) : null, publishing: publishingJson(res.publishing) };
   });
-  router.get("/services/:service_id/tools", publisher, async (ctx) => {
+  api.get("/services/:service_id/tools", ops.listServiceTools, publisher, async (ctx) => {
     ctx.body = toolsOut((await catalog.listServiceTools({ serviceId: ctx.params.service_id as string })).tools);
   });
-  router.patch("/services/:service_id", publisher, async (ctx) => {
+  api.patch("/services/:service_id", ops.updateService, publisher, async (ctx) => {
     const body = objectBody(ctx);
     const res = await catalog.updateService({
       serviceId: ctx.params.service_id as string,
@@ -352,7 +353,7 @@ export function catalogRoutes(router: Router, deps: AppDeps): void {
     });
     ctx.body = { service: res.service ? serviceJson(res.service) : null, publishing: publishingJson(res.publishing) };
   });
-  router.post("/services/:service_id/reimport", publisher, async (ctx) => {
+  api.post("/services/:service_id/reimport", ops.reimportService, publisher, async (ctx) => {
     const body = objectBody(ctx);
     const res = await catalog.reimportService({
       serviceId: ctx.params.service_id as string,
@@ -365,10 +366,10 @@ export function catalogRoutes(router: Router, deps: AppDeps): void {
       warnings: res.warnings,
     };
   });
-  router.delete("/services/:service_id", publisher, async (ctx) => {
+  api.delete("/services/:service_id", ops.deleteService, publisher, async (ctx) => {
     ctx.body = { deleted: (await catalog.deleteService({ serviceId: ctx.params.service_id as string })).deleted };
   });
-  router.patch("/tools/:tool_id", publisher, async (ctx) => {
+  api.patch("/tools/:tool_id", ops.updateTool, publisher, async (ctx) => {
     const body = objectBody(ctx);
     const tags = body.tags;
     if (tags !== undefined && tags !== null && (!Array.isArray(tags) || tags.some((t) => typeof t !== "string"))) {
@@ -396,12 +397,12 @@ export function catalogRoutes(router: Router, deps: AppDeps): void {
     });
     ctx.body = tool ? toolJson(tool) : null;
   });
-  router.delete("/tools/:tool_id", publisher, async (ctx) => {
+  api.delete("/tools/:tool_id", ops.deleteTool, publisher, async (ctx) => {
     ctx.body = { deleted: (await catalog.deleteTool({ toolId: ctx.params.tool_id as string })).deleted };
   });
 
   // Credentials.
-  router.put("/services/:service_id/credentials", publisher, async (ctx) => {
+  api.put("/services/:service_id/credentials", ops.putServiceCredential, publisher, async (ctx) => {
     const body = objectBody(ctx);
     const res = await catalog.putServiceCredential({
       serviceId: ctx.params.service_id as string,
@@ -411,11 +412,11 @@ export function catalogRoutes(router: Router, deps: AppDeps): void {
     });
     ctx.body = { credential: credentialJson(res.credential), readiness: readinessJson(res.readiness) };
   });
-  router.get("/services/:service_id/credentials", publisher, async (ctx) => {
+  api.get("/services/:service_id/credentials", ops.listServiceCredentials, publisher, async (ctx) => {
     const { credentials } = await catalog.listServiceCredentials({ serviceId: ctx.params.service_id as string });
     ctx.body = credentials.map(credentialJson) as JsonValue;
   });
-  router.delete("/services/:service_id/credentials", publisher, async (ctx) => {
+  api.delete("/services/:service_id/credentials", ops.deleteServiceCredential, publisher, async (ctx) => {
     const scope = queryValue(ctx, "scope") ?? str(objectBody(ctx), "scope");
     ctx.body = {
       deleted: (await catalog.deleteServiceCredential({ serviceId: ctx.params.service_id as string, scope })).deleted,

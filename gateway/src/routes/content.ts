@@ -5,7 +5,6 @@
  */
 import { type JsonObject, type JsonValue, toJson } from "@bufbuild/protobuf";
 import { ListValueSchema } from "@bufbuild/protobuf/wkt";
-import type Router from "@koa/router";
 import { enumName, isoTime } from "@toolport/kit/proto-json";
 import { VisibilitySchema } from "@toolport/proto/toolport/common/v1/types_pb";
 import type { Site } from "@toolport/proto/toolport/content/v1/sites_pb";
@@ -19,7 +18,8 @@ import {
 import type { AppDeps } from "../app.js";
 import { badField, intQuery, objectBody, queryString, stringField } from "../http/input.js";
 import { auth } from "../middleware/auth.js";
-import { workflowRoutes } from "./workflows.js";
+import type { DescribedRouter } from "../openapi/describe.js";
+import { contentOps as ops } from "../openapi/operations/content.js";
 
 const filesJson = (files: SkillFile[]) => files.map((f) => ({ name: f.name, content: f.content }));
 const structJson = (s: Skill["metadata"]): JsonValue => s ?? null;
@@ -122,7 +122,7 @@ function bundleFields(body: Record<string, unknown>) {
   };
 }
 
-export function contentRoutes(router: Router, deps: AppDeps): void {
+export function contentRoutes(api: DescribedRouter, deps: AppDeps): void {
   const content = deps.clients.content;
   const identity = deps.clients.identity;
   const none = auth(identity, "none");
@@ -132,7 +132,7 @@ export function contentRoutes(router: Router, deps: AppDeps): void {
 
   // ---- skills ----
 
-  router.post("/skills", either, async (ctx) => {
+  api.post("/skills", ops.createSkill, either, async (ctx) => {
     const body = objectBody(ctx);
     const name = stringField(body, "name");
     if (name === undefined) throw badField("name", "is required");
@@ -145,11 +145,11 @@ export function contentRoutes(router: Router, deps: AppDeps): void {
     ctx.body = skillJson(res.skill);
   });
 
-  router.get("/skills/my", jwt, async (ctx) => {
+  api.get("/skills/my", ops.listMySkills, jwt, async (ctx) => {
     ctx.body = (await content.listMySkills({ visibility: queryString(ctx, "visibility") })).skills.map(skillSummaryJson);
   });
 
-  router.get("/skills/public", none, async (ctx) => {
+  api.get("/skills/public", ops.listPublicSkills, none, async (ctx) => {
     const res = await content.listPublicSkills({
       search: queryString(ctx, "search"),
       limit: intQuery(ctx.query.limit, "limit"),
@@ -158,47 +158,47 @@ export function contentRoutes(router: Router, deps: AppDeps): void {
     ctx.body = res.skills.map(skillSummaryJson);
   });
 
-  router.get("/skills/:skill_id", optional, async (ctx) => {
+  api.get("/skills/:skill_id", ops.getSkill, optional, async (ctx) => {
     ctx.body = skillJson((await content.getSkill({ skillId: ctx.params.skill_id! })).skill);
   });
 
-  router.get("/skills/:skill_id/archive", optional, async (ctx) => {
+  api.get("/skills/:skill_id/archive", ops.getSkillArchive, optional, async (ctx) => {
     const res = await content.getSkillArchive({ skillId: ctx.params.skill_id! });
     ctx.set("content-type", "application/zip");
     ctx.set("content-disposition", `attachment; filename="${res.filename.replace(/[^a-z0-9.-]/g, "")}"`);
     ctx.body = Buffer.from(res.zip);
   });
 
-  router.delete("/skills/:skill_id", either, async (ctx) => {
+  api.delete("/skills/:skill_id", ops.deleteSkill, either, async (ctx) => {
     ctx.body = { deleted: (await content.deleteSkill({ skillId: ctx.params.skill_id! })).deleted };
   });
 
   // ---- submissions ----
 
-  router.post("/skill-submissions", jwt, async (ctx) => {
+  api.post("/skill-submissions", ops.createSkillSubmission, jwt, async (ctx) => {
     const body = objectBody(ctx);
     const skillId = stringField(body, "skill_id");
     const res = await content.createSkillSubmission(skillId ? { skillId } : bundleFields(body));
     ctx.body = submissionJson(res.submission);
   });
 
-  router.post("/skills/:skill_id/submissions", jwt, async (ctx) => {
+  api.post("/skills/:skill_id/submissions", ops.submitSkill, jwt, async (ctx) => {
     ctx.body = submissionJson((await content.createSkillSubmission({ skillId: ctx.params.skill_id! })).submission);
   });
 
-  router.get("/skill-submissions/my", jwt, async (ctx) => {
+  api.get("/skill-submissions/my", ops.listMySkillSubmissions, jwt, async (ctx) => {
     ctx.body = (await content.listMySkillSubmissions({})).submissions.map(submissionJson);
   });
 
-  router.get("/skill-submissions", jwt, async (ctx) => {
+  api.get("/skill-submissions", ops.listSkillSubmissions, jwt, async (ctx) => {
     ctx.body = (await content.listSkillSubmissions({ status: queryString(ctx, "status") })).submissions.map(submissionJson);
   });
 
-  router.get("/skill-submissions/:submission_id", jwt, async (ctx) => {
+  api.get("/skill-submissions/:submission_id", ops.getSkillSubmission, jwt, async (ctx) => {
     ctx.body = submissionJson((await content.getSkillSubmission({ submissionId: ctx.params.submission_id! })).submission);
   });
 
-  router.post("/skill-submissions/:submission_id/review", jwt, async (ctx) => {
+  api.post("/skill-submissions/:submission_id/review", ops.reviewSkillSubmission, jwt, async (ctx) => {
     const body = objectBody(ctx);
     const res = await content.reviewSkillSubmission({
       submissionId: ctx.params.submission_id!,
@@ -210,11 +210,11 @@ export function contentRoutes(router: Router, deps: AppDeps): void {
 
   // ---- site records ----
 
-  router.get("/agent-sites/domain/:domain", none, async (ctx) => {
+  api.get("/agent-sites/domain/:domain", ops.getSiteByDomain, none, async (ctx) => {
     ctx.body = siteJson((await content.getSiteByDomain({ domain: ctx.params.domain! })).site, false);
   });
 
-  router.post("/agent-sites", either, async (ctx) => {
+  api.post("/agent-sites", ops.createSite, either, async (ctx) => {
     const body = objectBody(ctx);
     const url = stringField(body, "url");
     if (url === undefined) throw badField("url", "is required");
@@ -222,21 +222,19 @@ export function contentRoutes(router: Router, deps: AppDeps): void {
     ctx.body = siteJson(res.site, true);
   });
 
-  router.get("/agent-sites/my", either, async (ctx) => {
+  api.get("/agent-sites/my", ops.listMySites, either, async (ctx) => {
     ctx.body = (await content.listMySites({})).sites.map((s) => siteJson(s, true));
   });
 
-  router.get("/agent-sites/:site_id", either, async (ctx) => {
+  api.get("/agent-sites/:site_id", ops.getSite, either, async (ctx) => {
     ctx.body = siteJson((await content.getSite({ siteId: ctx.params.site_id! })).site, true);
   });
 
-  router.post("/agent-sites/:site_id/recrawl", either, async (ctx) => {
+  api.post("/agent-sites/:site_id/recrawl", ops.recrawlSite, either, async (ctx) => {
     ctx.body = siteJson((await content.recrawlSite({ siteId: ctx.params.site_id! })).site, true);
   });
 
-  router.delete("/agent-sites/:site_id", either, async (ctx) => {
+  api.delete("/agent-sites/:site_id", ops.deleteSite, either, async (ctx) => {
     ctx.body = { deleted: (await content.deleteSite({ siteId: ctx.params.site_id! })).deleted };
   });
-
-  workflowRoutes(router, deps);
 }

@@ -15,7 +15,6 @@
 
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
-import type Router from "@koa/router";
 import { readError } from "@toolport/kit/errors";
 import { fromJsonBytes, jsonBytes } from "@toolport/kit/json-bytes";
 import { isoTime } from "@toolport/kit/proto-json";
@@ -34,19 +33,21 @@ import { errorBody, HttpError } from "../http/errors.js";
 import { objectBody } from "../http/input.js";
 import { auth } from "../middleware/auth.js";
 import { PrincipalCache } from "../middleware/principal-cache.js";
+import type { DescribedRouter } from "../openapi/describe.js";
+import { executionOps as ops } from "../openapi/operations/execution.js";
 
 /** Body keys of a single call that are not tool parameters. */
 const CALL_OPTIONS = new Set(["tool_input", "fields", "max_response_chars", "confirm_token", "idempotency_key"]);
 const MAX_BATCH = 10;
 
-export function executionRoutes(router: Router, deps: AppDeps): void {
+export function executionRoutes(api: DescribedRouter, deps: AppDeps): void {
   const execution = deps.clients.execution;
   const identity = deps.clients.identity;
   // Tool calls only: each call's allowance check re-checks the key, so a revoked key is still refused
   // on its next call (middleware/auth.ts).
   const cache = new PrincipalCache({ ttlMs: deps.config.GATEWAY_AUTH_CACHE_MS });
 
-  router.post("/tools/call/batch", auth(identity, "api_key", { cache }), async (ctx) => {
+  api.post("/tools/call/batch", ops.callBatch, auth(identity, "api_key", { cache }), async (ctx) => {
     const body = objectBody(ctx);
     const calls = body.calls;
     if (!Array.isArray(calls)) throw fieldError("calls", "calls must be an array of 1 to 10 calls");
@@ -70,7 +71,7 @@ export function executionRoutes(router: Router, deps: AppDeps): void {
     ctx.body = { results: res.results.map((r) => elementJson(r, true)) };
   });
 
-  router.post("/tools/call/:tool_id", auth(identity, "api_key", { cache }), async (ctx) => {
+  api.post("/tools/call/:tool_id", ops.callTool, auth(identity, "api_key", { cache }), async (ctx) => {
     const body = objectBody(ctx);
     let toolInput: JsonObject;
     if (body.tool_input !== undefined) toolInput = inputObject(body.tool_input, "tool_input");
@@ -104,7 +105,7 @@ export function executionRoutes(router: Router, deps: AppDeps): void {
     }
   });
 
-  router.get("/tools/executions/:execution_id/result", auth(identity, "api_key_or_jwt"), async (ctx) => {
+  api.get("/tools/executions/:execution_id/result", ops.getExecutionResult, auth(identity, "api_key_or_jwt"), async (ctx) => {
     const path = typeof ctx.query.path === "string" ? ctx.query.path : undefined;
     const rawMax = ctx.query.max_chars;
     let maxChars: number | undefined;

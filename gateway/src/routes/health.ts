@@ -5,22 +5,23 @@
  * process, DESIGN.md "Roles") or the address it is called at.
  */
 
-import type Router from "@koa/router";
 import { hostedHere } from "@toolport/kit/local-rpc";
 import { createServiceClient } from "@toolport/kit/rpc";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "@toolport/proto/grpc/health/v1/health_pb";
 import type { GatewayConfig } from "../config.js";
+import type { DescribedRouter } from "../openapi/describe.js";
+import { systemOps } from "../openapi/operations/system.js";
 
 export const serviceNames = ["catalog", "execution", "billing", "identity", "content", "webhooks"] as const;
 
-export function healthRoutes(router: Router, config: GatewayConfig): void {
+export function healthRoutes(api: DescribedRouter, config: GatewayConfig): void {
   const checks = serviceNames.map((name) => {
     const baseUrl = config[`${name.toUpperCase()}_URL` as keyof GatewayConfig] as string;
     const client = createServiceClient(Health, baseUrl, { timeoutMs: config.HEALTH_TIMEOUT_MS });
     return { name, client, baseUrl };
   });
 
-  router.get("/health", async (ctx) => {
+  api.get("/health", systemOps.health, async (ctx) => {
     const results = await Promise.all(
       checks.map(async ({ name, client }) => {
         try {

@@ -159,7 +159,13 @@ export function usageJson(u: ApiKeyUsage): JsonObject {
   };
 }
 
-export function guideJson(g: GettingStarted | undefined): JsonObject {
+/** Where the API is described, for the guide's read_next: the reference page and the OpenAPI document. */
+export interface DescribedAt {
+  reference: string;
+  openapi: string;
+}
+
+export function guideJson(g: GettingStarted | undefined, describedAt: DescribedAt): JsonObject {
   return {
     free_tier: { calls_per_month: g?.freeTier?.callsPerMonth ?? 0, note: g?.freeTier?.note ?? "" },
     endpoints: {
@@ -178,7 +184,12 @@ export function guideJson(g: GettingStarted | undefined): JsonObject {
       execute: fromJsonBytes(t.executeJson) ?? {},
     })),
     steps: g?.steps ?? [],
-    read_next: { skill: g?.readNext?.skill ?? "", quickstart: g?.readNext?.quickstart ?? "" },
+    read_next: {
+      skill: g?.readNext?.skill ?? "",
+      quickstart: g?.readNext?.quickstart ?? "",
+      reference: describedAt.reference,
+      openapi: describedAt.openapi,
+    },
   };
 }
 
@@ -222,8 +233,17 @@ export function memberJson(m: Membership | undefined): JsonObject {
   };
 }
 
-/** Markdown versions of the guide: the skill file and the quickstart the guide's read_next points to. */
-export function guideMarkdown(kind: "skill" | "quickstart", g: JsonObject, urls: { register: string; guide: string }): string {
+/**
+ * Markdown versions of the guide: the skill file and the quickstart the guide's read_next points to. The
+ * skill file ends with every route of the API, from the description, so it never disagrees with it.
+ */
+export function guideMarkdown(
+  kind: "skill" | "quickstart",
+  g: JsonObject,
+  urls: { register: string; guide: string },
+  /** The skill file's API section, written from the description (openapi/llms.ts apiMarkdown). */
+  api: string[] = [],
+): string {
   const guide = g as {
     free_tier: { calls_per_month: number; note: string };
     endpoints: Record<string, string>;
@@ -258,6 +278,7 @@ export function guideMarkdown(kind: "skill" | "quickstart", g: JsonObject, urls:
     "## Free tier",
     `${guide.free_tier.calls_per_month} calls per month. ${guide.free_tier.note}`,
   );
+  if (api.length > 0) lines.push("", ...api);
   if (guide.try_first.length > 0) {
     lines.push("", "## Try first");
     for (const t of guide.try_first) {

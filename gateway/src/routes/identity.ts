@@ -4,11 +4,14 @@
  * itself (identity-json.ts) rather than the proto's, so names and nulls are exactly the spec's.
  */
 import type { JsonObject } from "@bufbuild/protobuf";
-import type Router from "@koa/router";
 import type { AppDeps } from "../app.js";
 import { objectBody, queryString } from "../http/input.js";
 import { auth } from "../middleware/auth.js";
 import { clientIp, rateLimit } from "../middleware/rate-limit.js";
+import type { DescribedRouter } from "../openapi/describe.js";
+import { describedDocument } from "../openapi/document.js";
+import { apiMarkdown } from "../openapi/llms.js";
+import { identityOps as ops } from "../openapi/operations/identity.js";
 import {
   accountJson,
   badField,
@@ -34,18 +37,20 @@ export const REGISTRATION_LIMIT = { bucket: "registration" } as const;
 /** Not in the spec: password guessing is slowed to 20 attempts per minute per client IP. */
 export const LOGIN_LIMIT = { bucket: "login", limit: 20, windowSeconds: 60 } as const;
 
-export function identityRoutes(router: Router, deps: AppDeps): void {
+export function identityRoutes(api: DescribedRouter, deps: AppDeps): void {
   const identity = deps.clients.identity;
   const publicAddresses = {
     publicBaseUrl: `${deps.config.PUBLIC_URL.replace(/\/+$/, "")}/v1`,
     mcpUrl: deps.config.MCP_PUBLIC_URL,
   };
+  const publicUrl = deps.config.PUBLIC_URL.replace(/\/+$/, "");
+  const describedAt = { reference: `${publicUrl}/docs`, openapi: `${publicUrl}/v1/openapi.json` };
   const none = auth(identity, "none");
   const either = auth(identity, "api_key_or_jwt");
 
   // ---- agents ----
 
-  router.post("/agents", none, rateLimit(identity, { ...REGISTRATION_LIMIT, key: clientIp }), async (ctx) => {
+  api.post("/agents", ops.registerAgent, none, rateLimit(identity, { ...REGISTRATION_LIMIT, key: clientIp }), async (ctx) => {
     const body = objectBody(ctx);
     const res = await identity.registerAgent({
       name: stringField(body, "name") ?? "",
@@ -60,29 +65,32 @@ export function identityRoutes(router: Router, deps: AppDeps): void {
       balance_usdc: res.balanceUsdc,
       deposit_address: res.depositAddress ?? null,
       registration_url: res.registrationUrl,
-      getting_started: guideJson(res.gettingStarted),
+      getting_started: guideJson(res.gettingStarted, describedAt),
     };
   });
 
-  router.get("/agents/getting-started", none, async (ctx) => {
+  api.get("/agents/getting-started", ops.gettingStarted, none, async (ctx) => {
     const res = await identity.getGettingStarted(publicAddresses);
-    ctx.body = { registration_url: res.registrationUrl, getting_started: guideJson(res.gettingStarted) };
+    ctx.body = { registration_url: res.registrationUrl, getting_started: guideJson(res.gettingStarted, describedAt) };
   });
 
   for (const kind of ["skill", "quickstart"] as const) {
-    router.get(`/agents/${kind}.md`, none, async (ctx) => {
+    api.get(`/agents/${kind}.md`, kind === "skill" ? ops.skillMd : ops.quickstartMd, none, async (ctx) => {
       const res = await identity.getGettingStarted(publicAddresses);
       ctx.type = "text/markdown; charset=utf-8";
-      ctx.body = guideMarkdown(kind, guideJson(res.gettingStarted), {
-        register: `${publicAddresses.publicBaseUrl}/agents`,
-        guide: res.registrationUrl,
-      });
+      const routes = kind === "skill" ? apiMarkdown(describedDocument(api, deps.config.PUBLIC_URL), publicUrl) : [];
+      ctx.body = guideMarkdown(
+        kind,
+        guideJson(res.gettingStarted, describedAt),
+        { register: `${publicAddresses.publicBaseUrl}/agents`, guide: res.registrationUrl },
+        routes,
+      );
     });
   }
 
   // ---- humans ----
 
-  router.post("/auth/signup", none, async (ctx) => {
+  api.post("/auth/signup", ops.signup, none, async (ctx) => {
     const body = objectBody(ctx);
     const res = await identity.signup({
       email: stringField(body, "email") ?? "",
@@ -98,13 +106,13 @@ export function identityRoutes(router: Router, deps: AppDeps): void {
     };
   });
 
-  router.post("/auth/login", none, rateLimit(identity, { ...LOGIN_LIMIT, key: clientIp }), async (ctx) => {
+  api.post("/auth/login", ops.login, none, rateLimit(identity, { ...LOGIN_LIMIT, key: clientIp }), async (ctx) => {
     const body = objectBody(ctx);
     const res = await identity.login({ email: stringField(body, "email") ?? "", password: stringField(body, "password") ?? "" });
     ctx.body = { account_id: res.accountId, access_token: res.accessToken, token_type: res.tokenType, expires_in: res.expiresIn };
   });
 
-  router.get("/auth/jwks.json", none, async (ctx) => {
+  api.get("/auth/jwks.json", ops.jwks, none, async (ctx) => {
     const res = await identity.getJwks({});
     ctx.set("Cache-Control", "public, max-age=300");
     ctx.body = {
@@ -112,14 +120,14 @@ export function identityRoutes(router: Router, deps: AppDeps): void {
     };
   });
 
-  router.get("/accounts/me", either, async (ctx) => {
+  api.get("/accounts/me", ops.me, either, async (ctx) => {
     const { account } = await identity.getAccount({});
     ctx.body = accountJson(account);
   });
 
   // ---- API keys ----
 
-  router.post("/api-keys", either, async (ctx) => {
+  api.post("/api-keys", ops.createKey, either, async (ctx) => {
     const body = objectBody(ctx);
     const res = await identity.createApiKey({
       name: stringField(body, "name") ?? "",
@@ -132,7 +140,7 @@ export function identityRoutes(router: Router, deps: AppDeps): void {
     ctx.body = createdKeyJson(res);
   });
 
-  router.get("/api-keys", either, async (ctx) => {
+  api.get("/api-keys", ops.listKeys, either, async (ctx) => {
     const res = await identity.listApiKeys({
       organizationId: queryString(ctx, "organization_id"),
       includeRevoked: boolQuery(ctx.query.include_revoked, "include_revoked"),
@@ -140,12 +148,12 @@ export function identityRoutes(router: Router, deps: AppDeps): void {
     ctx.body = res.keys.map(keyJson);
   });
 
-  router.delete("/api-keys/:key_id", either, async (ctx) => {
+  api.delete("/api-keys/:key_id", ops.revokeKey, either, async (ctx) => {
     const res = await identity.revokeApiKey({ keyId: ctx.params.key_id ?? "" });
     ctx.body = { id: res.key?.id ?? ctx.params.key_id, revoked: res.revoked, key: res.key ? keyJson(res.key) : null };
   });
 
-  router.get("/api-keys/:key_id/usage", either, async (ctx) => {
+  api.get("/api-keys/:key_id/usage", ops.keyUsage, either, async (ctx) => {
     const res = await identity.getApiKeyUsage({ keyId: ctx.params.key_id ?? "", days: intQuery(ctx.query.days, "days") });
     if (!res.usage) throw badField("key_id", "no usage returned");
     ctx.body = usageJson(res.usage);
@@ -155,7 +163,7 @@ export function identityRoutes(router: Router, deps: AppDeps): void {
 
   // The header svc-org-id is passed to identity as a selector, not used to authenticate: the query
   // org_id wins over it, which only the client helper's own resolution can apply.
-  router.get("/coding-client/mcp-json", auth(identity, "api_key_or_jwt", { orgHeader: false }), async (ctx) => {
+  api.get("/coding-client/mcp-json", ops.mcpJson, auth(identity, "api_key_or_jwt", { orgHeader: false }), async (ctx) => {
     const res = await identity.getMcpJson({
       orgId: queryString(ctx, "org_id"),
       headerOrgId: ctx.get("svc-org-id").trim() || undefined,
@@ -172,28 +180,28 @@ export function identityRoutes(router: Router, deps: AppDeps): void {
 
   // ---- organizations ----
 
-  router.post("/organizations", either, async (ctx) => {
+  api.post("/organizations", ops.createOrganization, either, async (ctx) => {
     const body = objectBody(ctx);
     const res = await identity.createOrganization({ name: stringField(body, "name") ?? "", slug: stringField(body, "slug") });
     ctx.body = organizationJson(res.organization);
   });
 
-  router.get("/organizations", either, async (ctx) => {
+  api.get("/organizations", ops.listOrganizations, either, async (ctx) => {
     const res = await identity.listOrganizations({});
     ctx.body = res.organizations.map(organizationJson);
   });
 
-  router.get("/organizations/context", either, async (ctx) => {
+  api.get("/organizations/context", ops.organizationContext, either, async (ctx) => {
     const res = await identity.getOrganizationContext({ orgId: queryString(ctx, "org_id") });
     ctx.body = orgContextJson(res.org);
   });
 
-  router.get("/organizations/:organization_id/members", either, async (ctx) => {
+  api.get("/organizations/:organization_id/members", ops.listMembers, either, async (ctx) => {
     const res = await identity.listMembers({ organizationId: ctx.params.organization_id ?? "" });
     ctx.body = res.members.map(memberJson);
   });
 
-  router.post("/organizations/:organization_id/members", either, async (ctx) => {
+  api.post("/organizations/:organization_id/members", ops.addMember, either, async (ctx) => {
     const body = objectBody(ctx);
     const accountId = stringField(body, "account_id");
     const email = stringField(body, "email");
@@ -205,7 +213,7 @@ export function identityRoutes(router: Router, deps: AppDeps): void {
     ctx.body = memberJson(res.member);
   });
 
-  router.patch("/organizations/:organization_id/members/:account_id", either, async (ctx) => {
+  api.patch("/organizations/:organization_id/members/:account_id", ops.updateMember, either, async (ctx) => {
     const body = objectBody(ctx);
     const res = await identity.updateMember({
       organizationId: ctx.params.organization_id ?? "",
@@ -215,7 +223,7 @@ export function identityRoutes(router: Router, deps: AppDeps): void {
     ctx.body = memberJson(res.member);
   });
 
-  router.delete("/organizations/:organization_id/members/:account_id", either, async (ctx) => {
+  api.delete("/organizations/:organization_id/members/:account_id", ops.removeMember, either, async (ctx) => {
     const res = await identity.removeMember({
       organizationId: ctx.params.organization_id ?? "",
       accountId: ctx.params.account_id ?? "",

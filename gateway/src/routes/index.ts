@@ -3,20 +3,22 @@
  * paths with a literal segment come before the parameter that would swallow it
  * (`/tools/search` before `/tools/:tool_id`).
  */
-import type Router from "@koa/router";
 import type { AppDeps } from "../app.js";
+import type { DescribedRouter } from "../openapi/describe.js";
 import { billingRoutes } from "./billing.js";
 import { catalogRoutes } from "./catalog.js";
 import { contentRoutes } from "./content.js";
 import { executionRoutes } from "./execution.js";
 import { identityRoutes } from "./identity.js";
 import { webhooksRoutes } from "./webhooks.js";
+import { workflowRoutes } from "./workflows.js";
 
-export function apiRoutes(router: Router, deps: AppDeps): void {
-  executionRoutes(router, deps);
-  catalogRoutes(router, deps);
-  identityRoutes(router, deps);
-  billingRoutes(router, deps);
-  contentRoutes(router, deps);
-  webhooksRoutes(router, deps);
+export function apiRoutes(api: DescribedRouter, deps: AppDeps): void {
+  executionRoutes(api, deps);
+  catalogRoutes(api, deps);
+  identityRoutes(api, deps);
+  billingRoutes(api, deps);
+  contentRoutes(api, deps);
+  workflowRoutes(api, deps);
+  webhooksRoutes(api, deps);
 }

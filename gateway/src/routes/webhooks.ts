@@ -4,12 +4,13 @@
  * it), the secret beside them on create and rotate, and the delivery history with statuses as words.
  */
 import type { JsonObject } from "@bufbuild/protobuf";
-import type Router from "@koa/router";
 import { enumName, isoTime } from "@toolport/kit/proto-json";
 import { type Delivery, DeliveryStatusSchema, type Webhook } from "@toolport/proto/toolport/webhooks/v1/webhooks_resources_pb";
 import type { AppDeps } from "../app.js";
 import { badField, intQuery, objectBody, queryString, stringField } from "../http/input.js";
 import { auth } from "../middleware/auth.js";
+import type { DescribedRouter } from "../openapi/describe.js";
+import { webhooksOps as ops } from "../openapi/operations/webhooks.js";
 
 export function webhookJson(w: Webhook | undefined): JsonObject {
   if (!w) return {};
@@ -62,11 +63,11 @@ function boolField(body: Record<string, unknown>, field: string): boolean | unde
   return value;
 }
 
-export function webhooksRoutes(router: Router, deps: AppDeps): void {
+export function webhooksRoutes(api: DescribedRouter, deps: AppDeps): void {
   const webhooks = deps.clients.webhooks;
   const jwt = auth(deps.clients.identity, "jwt");
 
-  router.post("/webhooks", jwt, async (ctx) => {
+  api.post("/webhooks", ops.create, jwt, async (ctx) => {
     const body = objectBody(ctx);
     const url = stringField(body, "url");
     if (url === undefined) throw badField("url", "is required");
@@ -76,15 +77,15 @@ export function webhooksRoutes(router: Router, deps: AppDeps): void {
     ctx.body = { ...webhookJson(res.webhook), secret: res.secret };
   });
 
-  router.get("/webhooks", jwt, async (ctx) => {
+  api.get("/webhooks", ops.list, jwt, async (ctx) => {
     ctx.body = (await webhooks.listWebhooks({})).webhooks.map(webhookJson);
   });
 
-  router.get("/webhooks/:webhook_id", jwt, async (ctx) => {
+  api.get("/webhooks/:webhook_id", ops.get, jwt, async (ctx) => {
     ctx.body = webhookJson((await webhooks.getWebhook({ webhookId: ctx.params.webhook_id! })).webhook);
   });
 
-  router.patch("/webhooks/:webhook_id", jwt, async (ctx) => {
+  api.patch("/webhooks/:webhook_id", ops.update, jwt, async (ctx) => {
     const body = objectBody(ctx);
     const events = eventsField(body);
     const res = await webhooks.updateWebhook({
@@ -97,11 +98,11 @@ export function webhooksRoutes(router: Router, deps: AppDeps): void {
     ctx.body = webhookJson(res.webhook);
   });
 
-  router.delete("/webhooks/:webhook_id", jwt, async (ctx) => {
+  api.delete("/webhooks/:webhook_id", ops.delete, jwt, async (ctx) => {
     ctx.body = { deleted: (await webhooks.deleteWebhook({ webhookId: ctx.params.webhook_id! })).deleted };
   });
 
-  router.post("/webhooks/:webhook_id/rotate-secret", jwt, async (ctx) => {
+  api.post("/webhooks/:webhook_id/rotate-secret", ops.rotateSecret, jwt, async (ctx) => {
     const res = await webhooks.rotateSecret({ webhookId: ctx.params.webhook_id! });
     ctx.body = {
       ...webhookJson(res.webhook),
@@ -110,7 +111,7 @@ export function webhooksRoutes(router: Router, deps: AppDeps): void {
     };
   });
 
-  router.get("/webhooks/:webhook_id/deliveries", jwt, async (ctx) => {
+  api.get("/webhooks/:webhook_id/deliveries", ops.listDeliveries, jwt, async (ctx) => {
     const res = await webhooks.listDeliveries({
       webhookId: ctx.params.webhook_id!,
       status: queryString(ctx, "status"),
@@ -120,12 +121,12 @@ export function webhooksRoutes(router: Router, deps: AppDeps): void {
     ctx.body = { deliveries: res.deliveries.map(deliveryJson), next_cursor: res.nextCursor ?? null };
   });
 
-  router.post("/webhooks/:webhook_id/deliveries/:delivery_id/redeliver", jwt, async (ctx) => {
+  api.post("/webhooks/:webhook_id/deliveries/:delivery_id/redeliver", ops.redeliver, jwt, async (ctx) => {
     const res = await webhooks.redeliver({ webhookId: ctx.params.webhook_id!, deliveryId: ctx.params.delivery_id! });
     ctx.body = deliveryJson(res.delivery);
   });
 
-  router.post("/webhooks/:webhook_id/test", jwt, async (ctx) => {
+  api.post("/webhooks/:webhook_id/test", ops.sendTest, jwt, async (ctx) => {
     ctx.body = deliveryJson((await webhooks.sendTestEvent({ webhookId: ctx.params.webhook_id! })).delivery);
   });
 }

@@ -11,7 +11,6 @@
  *   run awaiting confirmation. GET /workflows/runs/{run_id}, GET /workflows/{id}/runs: the caller's runs.
  */
 import type { JsonObject, JsonValue, MessageInitShape } from "@bufbuild/protobuf";
-import type Router from "@koa/router";
 import { fromJsonBytes, jsonBytes } from "@toolport/kit/json-bytes";
 import { enumName, isoTime } from "@toolport/kit/proto-json";
 import { VisibilitySchema, WorkflowRunStatusSchema } from "@toolport/proto/toolport/common/v1/types_pb";
@@ -25,6 +24,8 @@ import type { Context } from "koa";
 import type { AppDeps } from "../app.js";
 import { badField, intQuery, objectBody, objectField, queryString, stringField, stringList } from "../http/input.js";
 import { auth } from "../middleware/auth.js";
+import type { DescribedRouter } from "../openapi/describe.js";
+import { workflowsOps as ops } from "../openapi/operations/workflows.js";
 import { consentJson, maxResponseChars, responseMetaJson } from "./execution.js";
 
 const visibility = (v: number) => enumName(VisibilitySchema, v);
@@ -143,7 +144,7 @@ function answerRun(ctx: Context, res: { run?: WorkflowRun; pending: boolean }): 
   ctx.body = runJson(res.run);
 }
 
-export function workflowRoutes(router: Router, deps: AppDeps): void {
+export function workflowRoutes(api: DescribedRouter, deps: AppDeps): void {
   const content = deps.clients.content;
   const identity = deps.clients.identity;
   const none = auth(identity, "none");
@@ -153,7 +154,7 @@ export function workflowRoutes(router: Router, deps: AppDeps): void {
   // A synchronous run answers when it ended (or after the content service's wait): longer than a call.
   const runOptions = { timeoutMs: deps.config.RPC_TIMEOUT_MS + 10 * 60_000 };
 
-  router.get("/workflows/public", none, async (ctx) => {
+  api.get("/workflows/public", ops.listPublic, none, async (ctx) => {
     const res = await content.listPublicWorkflows({
       search: queryString(ctx, "search"),
       sort: queryString(ctx, "sort"),
@@ -162,12 +163,12 @@ export function workflowRoutes(router: Router, deps: AppDeps): void {
     ctx.body = res.workflows.map(workflowSummaryJson);
   });
 
-  router.get("/workflows/my", either, async (ctx) => {
+  api.get("/workflows/my", ops.listMine, either, async (ctx) => {
     const res = await content.listMyWorkflows({ visibility: queryString(ctx, "visibility"), ...pagingQuery(ctx) });
     ctx.body = res.workflows.map(workflowSummaryJson);
   });
 
-  router.post("/workflows", either, async (ctx) => {
+  api.post("/workflows", ops.create, either, async (ctx) => {
     const body = objectBody(ctx);
     const name = stringField(body, "name");
     if (name === undefined) throw badField("name", "is required");
@@ -184,11 +185,11 @@ export function workflowRoutes(router: Router, deps: AppDeps): void {
     ctx.body = workflowJson(res.workflow);
   });
 
-  router.get("/workflows/runs/:run_id", either, async (ctx) => {
+  api.get("/workflows/runs/:run_id", ops.getRun, either, async (ctx) => {
     ctx.body = runJson((await content.getWorkflowRun({ runId: ctx.params.run_id! })).run);
   });
 
-  router.post("/workflows/runs/:run_id/confirm", either, async (ctx) => {
+  api.post("/workflows/runs/:run_id/confirm", ops.confirmRun, either, async (ctx) => {
     const body = objectBody(ctx);
     const confirmToken = stringField(body, "confirm_token");
     if (confirmToken === undefined) throw badField("confirm_token", "is required");
@@ -200,11 +201,11 @@ export function workflowRoutes(router: Router, deps: AppDeps): void {
     answerRun(ctx, res);
   });
 
-  router.get("/workflows/:workflow_id", optional, async (ctx) => {
+  api.get("/workflows/:workflow_id", ops.get, optional, async (ctx) => {
     ctx.body = workflowJson((await content.getWorkflow({ workflowId: ctx.params.workflow_id! })).workflow);
   });
 
-  router.patch("/workflows/:workflow_id", either, async (ctx) => {
+  api.patch("/workflows/:workflow_id", ops.update, either, async (ctx) => {
     const body = objectBody(ctx);
     const steps = stepInputs(body);
     const tags = stringList(body, "tags");
@@ -223,7 +224,7 @@ export function workflowRoutes(router: Router, deps: AppDeps): void {
     ctx.body = workflowJson(res.workflow);
   });
 
-  router.delete("/workflows/:workflow_id", either, async (ctx) => {
+  api.delete("/workflows/:workflow_id", ops.delete, either, async (ctx) => {
     ctx.body = { deleted: (await content.deleteWorkflow({ workflowId: ctx.params.workflow_id! })).deleted };
   });
 
@@ -242,10 +243,10 @@ export function workflowRoutes(router: Router, deps: AppDeps): void {
     );
     answerRun(ctx, res);
   };
-  router.post("/workflows/:workflow_id/run", apiKey, run);
-  router.post("/workflows/:workflow_id/execute", apiKey, run);
+  api.post("/workflows/:workflow_id/run", ops.run, apiKey, run);
+  api.post("/workflows/:workflow_id/execute", ops.execute, apiKey, run);
 
-  router.get("/workflows/:workflow_id/runs", either, async (ctx) => {
+  api.get("/workflows/:workflow_id/runs", ops.listRuns, either, async (ctx) => {
     const res = await content.listWorkflowRuns({ workflowId: ctx.params.workflow_id!, ...pagingQuery(ctx) });
     ctx.body = res.runs.map(runJson);
   });

@@ -1,0 +1,639 @@
+/** The identity routes' operations (gateway/src/routes/identity.ts) and the schemas only they use. */
+import type { OperationDoc, ResponseDoc } from "../describe.js";
+import {
+  arrayOf,
+  boolean,
+  closed,
+  integer,
+  oneOf,
+  ref,
+  type Schema,
+  string,
+  stringArray,
+  stringOrNull,
+  timestamp,
+  timestampOrNull,
+} from "../schemas.js";
+
+const uuid = { type: "string", format: "uuid" };
+const role = oneOf("owner", "admin", "member", "viewer");
+const agentTypes = ["coding_agent", "assistant", "workflow", "service", "other"];
+const agentTypeOrNull = {
+  type: ["string", "null"],
+  enum: [...agentTypes, null],
+  description: "The key's agent type; null when none was given.",
+};
+const nullable = (schema: Schema) => ({ anyOf: [schema, { type: "null" }] });
+// The spec's literal placeholder (SERVICE-SPEC item 35), not a template.
+// biome-ignore lint/suspicious/noTemplateCurlyInString: the text ${DANUBE_API_KEY} is the point
+const KEY_PLACEHOLDER = "${DANUBE_API_KEY}";
+
+export const identitySchemas: Record<string, Schema> = {
+  GettingStarted: {
+    description:
+      "The registration guide: what a new agent needs for its first successful call. Every URL is absolute, " +
+      "for this deployment. In a registration answer the examples carry the new key; in the public guide the " +
+      "placeholder `<API_KEY>`.",
+    ...closed({
+      free_tier: closed({
+        calls_per_month: integer,
+        note: { ...string, description: "What needs funding or a credential." },
+      }),
+      endpoints: closed({
+        mcp: { ...string, description: "The MCP connection address." },
+        search: string,
+        describe: string,
+        execute: string,
+        auth_header: { ...string, description: "The header to send, e.g. `svc-api-key: <API_KEY>`." },
+      }),
+      try_first: {
+        type: "array",
+        maxItems: 3,
+        description: "Up to three credential-free tools, each with a ready-to-send call (empty when the catalog has none).",
+        items: closed({
+          tool_id: string,
+          name: string,
+          service: { ...string, description: "The tool's service's name." },
+          description: string,
+          parameters: { type: "object", description: "The tool's input, as a JSON Schema." },
+          execute: closed({
+            method: { const: "POST" },
+            url: string,
+            headers: { type: "object", additionalProperties: string },
+            body: closed({ tool_input: { type: "object" } }),
+          }),
+        }),
+      },
+      steps: { ...stringArray, description: "Four sentences on the shortest path to a first success." },
+      read_next: closed({
+        skill: { ...string, description: "The agent skill file (`GET /v1/agents/skill.md`), ending with every route." },
+        quickstart: { ...string, description: "The quickstart (`GET /v1/agents/quickstart.md`)." },
+        reference: { ...string, description: "The API reference page (`GET /docs`)." },
+        openapi: { ...string, description: "This description (`GET /v1/openapi.json`)." },
+      }),
+    }),
+  },
+  AgentRegistration: {
+    description: 'Spec "Agent registration response": the new account, its API key (shown only here) and its wallet.',
+    ...closed({
+      agent_id: { ...string, description: "The new account's id." },
+      api_key: { ...string, description: "The API key, in plaintext: shown once, store it now." },
+      wallet_id: string,
+      balance_usdc: { type: "string", pattern: "^\\d+\\.\\d{6}$", description: "Six decimals; normally `0.000000`." },
+      deposit_address: {
+        ...stringOrNull,
+        description: "Where to send USDC on the deposit network; null when none is configured.",
+      },
+      registration_url: { ...string, description: "The public registration guide (`GET /v1/agents/getting-started`)." },
+      getting_started: ref("GettingStarted"),
+    }),
+  },
+  Account: {
+    description: "An account: a self-registered agent or a person.",
+    ...closed({
+      id: string,
+      kind: oneOf("agent", "human"),
+      name: { ...string, description: "The agent's name or the person's display name." },
+      email: { ...string, description: "The operator's email (agents) or the login email (people)." },
+      tier: { ...string, description: "`free` at registration." },
+      personal_organization_id: string,
+      is_platform_admin: boolean,
+      created_at: timestamp,
+    }),
+  },
+  ApiKeyPermissions: {
+    description:
+      "What a key may do. Allow-lists null = everything; caps in cents, null = none; with `require_confirmation`, calls " +
+      "that write, send, spend or delete need the consent handshake.",
+    ...closed({
+      allowed_services: { type: ["array", "null"], items: string, description: "Service ids; null = all." },
+      allowed_tools: { type: ["array", "null"], items: string, description: "Tool ids; null = all." },
+      max_cost_per_call_cents: { type: ["integer", "null"] },
+      daily_spend_limit_cents: { type: ["integer", "null"] },
+      require_confirmation: boolean,
+    }),
+  },
+  CreatedApiKey: {
+    description: 'Spec "API key" create response: the plaintext `key` appears here and nowhere else.',
+    ...closed({
+      id: string,
+      key: { ...string, description: "The key, in plaintext: returned once." },
+      key_prefix: { type: "string", minLength: 8, maxLength: 8, description: "The key's first 8 characters." },
+      name: string,
+      created_at: timestamp,
+      last_used: { ...timestampOrNull, description: "Null on creation." },
+      permissions: { ...nullable(ref("ApiKeyPermissions")), description: "Null = unrestricted." },
+      organization_id: { ...string, description: "The organization the key belongs to and runs in." },
+      agent_name: stringOrNull,
+      agent_type: agentTypeOrNull,
+      purpose: stringOrNull,
+    }),
+  },
+  ApiKey: {
+    description: "A key as listed: never the secret.",
+    ...closed({
+      id: string,
+      key_prefix: { type: "string", minLength: 8, maxLength: 8 },
+      name: string,
+      created_at: timestamp,
+      last_used: timestampOrNull,
+      permissions: { ...nullable(ref("ApiKeyPermissions")), description: "Null = unrestricted." },
+      organization_id: string,
+      account_id: { ...string, description: "The account that owns the key." },
+      agent_name: stringOrNull,
+      agent_type: agentTypeOrNull,
+      purpose: stringOrNull,
+      revoked_at: { ...timestampOrNull, description: "Null while the key works." },
+    }),
+  },
+  ApiKeyUsage: {
+    description: 'Spec "API key usage": the calls made with this key over the window (synthetic probe calls excluded).',
+    ...closed({
+      key: closed({
+        id: string,
+        name: string,
+        agent_name: stringOrNull,
+        agent_type: agentTypeOrNull,
+        purpose: stringOrNull,
+        created_at: timestamp,
+      }),
+      window_days: { type: "integer", minimum: 1, maximum: 90 },
+      calls: integer,
+      successes: integer,
+      success_rate: { type: ["number", "null"], minimum: 0, maximum: 1, description: "Null without calls." },
+      p50_seconds: { type: ["number", "null"] },
+      paid_calls: integer,
+      spent_cents: integer,
+      first_call_at: timestampOrNull,
+      last_call_at: timestampOrNull,
+      top_tools: {
+        type: "array",
+        maxItems: 10,
+        description: "The most called tools, most calls first.",
+        items: closed({ tool_id: string, tool_name: string, service_name: string, calls: integer, successes: integer }),
+      },
+    }),
+  },
+  OrganizationContext: {
+    description: 'Spec "Organization context": the organization and the caller\'s role in it.',
+    ...closed({ org_id: string, org_name: string, org_slug: string, role }),
+  },
+  Organization: {
+    description: "An organization, with the caller's role in it.",
+    ...closed({
+      id: string,
+      name: string,
+      slug: string,
+      is_personal: { ...boolean, description: "The account's personal organization (created with it)." },
+      role,
+      created_at: timestamp,
+    }),
+  },
+  OrganizationMember: {
+    description: "A member of an organization.",
+    ...closed({ organization_id: string, account_id: string, name: string, email: string, role, created_at: timestamp }),
+  },
+  McpJson: {
+    description: "The client helper's answer (spec item 35): a project-scope `.mcp.json` to commit, holding no secret.",
+    ...closed({
+      file: { const: ".mcp.json" },
+      scope: { const: "project" },
+      mcp_json: closed({
+        mcpServers: closed({
+          danube: closed({
+            type: { const: "http" },
+            url: { ...string, description: "The MCP connection address." },
+            headers: closed(
+              { "svc-api-key": { const: KEY_PLACEHOLDER, description: "The literal placeholder, expanded by the client." } },
+              { "svc-org-id": { ...string, description: "Present when an organization resolved." } },
+            ),
+          }),
+        }),
+      }),
+      org: { ...nullable(ref("OrganizationContext")), description: "Null when no organization resolved." },
+      instructions: { ...string, description: "Human-readable commit text with the equivalent add-server command." },
+    }),
+  },
+};
+
+const rateLimitHeaders: ResponseDoc["headers"] = {
+  "RateLimit-Limit": { description: "Requests allowed per window.", schema: integer },
+  "RateLimit-Remaining": { description: "Requests left in this window.", schema: integer },
+  "RateLimit-Reset": { description: "Seconds until the window resets.", schema: integer },
+};
+const error = (description: string): ResponseDoc => ({ description, schema: ref("Error") });
+/** Authenticated routes read `svc-org-id`: one naming an organization the caller is not in is a 404. */
+const orgSelectorNotFound = error("The organization `svc-org-id` names does not exist or the caller is not a member.");
+
+const keyId = {
+  key_id: { description: "The key's `id` (not the key value); any other id is 404.", schema: string },
+};
+const organizationId = { organization_id: { description: "The organization's id.", schema: uuid } };
+const memberPath = {
+  ...organizationId,
+  account_id: { description: "The member's account id.", schema: uuid },
+};
+const name100 = { type: "string", minLength: 1, maxLength: 100 };
+const email = { type: "string", format: "email", maxLength: 254 };
+const idList = {
+  type: ["array", "null"],
+  maxItems: 1000,
+  items: uuid,
+};
+const cents = { type: ["integer", "null"], minimum: 0 };
+
+const guideExample = {
+  free_tier: { calls_per_month: 5000, note: "Credential-free tools are free for 5,000 calls a month. ..." },
+  endpoints: {
+    mcp: "https://mcp.example.com/mcp",
+    search: "https://api.example.com/v1/tools/search?query={query}",
+    describe: "https://api.example.com/v1/tools/{tool_id}/describe",
+    execute: "https://api.example.com/v1/tools/call/{tool_id}",
+    auth_header: "svc-api-key: <API_KEY>",
+  },
+  try_first: [],
+  steps: ["Send your API key in the svc-api-key header on every call; it was shown once, so store it now.", "..."],
+  read_next: {
+    skill: "https://api.example.com/v1/agents/skill.md",
+    quickstart: "https://api.example.com/v1/agents/quickstart.md",
+    reference: "https://api.example.com/docs",
+    openapi: "https://api.example.com/v1/openapi.json",
+  },
+};
+
+export const identityOps = {
+  registerAgent: {
+    operationId: "registerAgent",
+    summary: "Register an agent",
+    description:
+      "Creates a free-tier account, an API key (returned once) and a USDC wallet, with no human in the loop. " +
+      "Limited to 5 registrations per minute per client IP. When the wallet cannot be created nothing is " +
+      "(503 `wallet_unavailable`, with `Retry-After`).",
+    tags: ["Agents"],
+    body: {
+      schema: {
+        type: "object",
+        required: ["name", "operator_email"],
+        properties: {
+          name: { ...name100, description: "Shown in the dashboard and audit entries." },
+          operator_email: { ...email, description: "For account notices; never public." },
+        },
+      },
+      example: { name: "Research bot", operator_email: "ops@example.com" },
+    },
+    responses: {
+      200: {
+        description: "The new account, its key and wallet, and the guide to a first call.",
+        schema: ref("AgentRegistration"),
+        headers: rateLimitHeaders,
+        example: {
+          agent_id: "6f1c0d9e-2b7a-4c1e-9a35-0c1d2e3f4a5b",
+          api_key: "tp_...",
+          wallet_id: "b7e4...",
+          balance_usdc: "0.000000",
+          deposit_address: null,
+          registration_url: "https://api.example.com/v1/agents/getting-started",
+          getting_started: guideExample,
+        },
+      },
+    },
+  },
+  gettingStarted: {
+    operationId: "getAgentGuide",
+    summary: "The registration guide",
+    description: "The `getting_started` block of a registration, for anyone, with `<API_KEY>` where the key goes.",
+    tags: ["Agents"],
+    responses: {
+      200: {
+        description: "The guide and where to read it.",
+        schema: closed({ registration_url: string, getting_started: ref("GettingStarted") }),
+        example: { registration_url: "https://api.example.com/v1/agents/getting-started", getting_started: guideExample },
+      },
+    },
+  },
+  skillMd: {
+    operationId: "getAgentSkillMd",
+    summary: "The agent skill file",
+    description: "The guide as an agent skill (markdown with YAML frontmatter); `read_next.skill` points here.",
+    tags: ["Agents"],
+    responses: { 200: { description: "The skill file.", contentType: "text/markdown", schema: string } },
+  },
+  quickstartMd: {
+    operationId: "getAgentQuickstartMd",
+    summary: "The quickstart",
+    description: "The guide as markdown; `read_next.quickstart` points here.",
+    tags: ["Agents"],
+    responses: { 200: { description: "The quickstart.", contentType: "text/markdown", schema: string } },
+  },
+  signup: {
+    operationId: "signUp",
+    summary: "Sign up (a person)",
+    description:
+      "Creates a person's account and its personal organization, and answers a session token (ES256 JWT) to send " +
+      "as `Authorization: Bearer`. 409 `email_taken` when the email has an account.",
+    tags: ["Agents"],
+    body: {
+      schema: {
+        type: "object",
+        required: ["email", "password"],
+        properties: {
+          email,
+          password: { type: "string", minLength: 10, maxLength: 1024 },
+          name: { type: "string", maxLength: 100, description: "Display name; default: the email's local part." },
+        },
+      },
+      example: { email: "ada@example.com", password: "correct horse battery staple", name: "Ada" },
+    },
+    responses: {
+      200: {
+        description: "The account, its personal organization and a session token.",
+        schema: closed({
+          account_id: string,
+          organization_id: { ...string, description: "The personal organization." },
+          access_token: string,
+          token_type: { const: "Bearer" },
+          expires_in: { ...integer, description: "Seconds the token is valid." },
+        }),
+      },
+      409: error("An account with this email exists (`email_taken`); log in instead."),
+    },
+  },
+  login: {
+    operationId: "logIn",
+    summary: "Log in (a person)",
+    description: "A session token for email and password. Limited to 20 attempts per minute per client IP.",
+    tags: ["Agents"],
+    body: {
+      schema: { type: "object", required: ["email", "password"], properties: { email: string, password: string } },
+      example: { email: "ada@example.com", password: "correct horse battery staple" },
+    },
+    responses: {
+      200: {
+        description: "A session token.",
+        headers: rateLimitHeaders,
+        schema: closed({
+          account_id: string,
+          access_token: string,
+          token_type: { const: "Bearer" },
+          expires_in: { ...integer, description: "Seconds the token is valid." },
+        }),
+      },
+      401: error("Email or password is wrong (`invalid_credentials`)."),
+    },
+  },
+  jwks: {
+    operationId: "getJwks",
+    summary: "The token signing keys (JWKS)",
+    description: "The public keys that verify Toolport-issued session tokens (ES256).",
+    tags: ["Agents"],
+    responses: {
+      200: {
+        description: "A JSON Web Key Set (cacheable for 5 minutes).",
+        headers: { "Cache-Control": { description: "`public, max-age=300`.", schema: string } },
+        schema: closed({
+          keys: arrayOf(closed({ kty: string, crv: string, x: string, y: string, kid: string, alg: string, use: string })),
+        }),
+      },
+    },
+  },
+  me: {
+    operationId: "getMyAccount",
+    summary: "The caller's account",
+    tags: ["Agents"],
+    responses: { 200: { description: "The account.", schema: ref("Account") }, 404: orgSelectorNotFound },
+  },
+  createKey: {
+    operationId: "createApiKey",
+    summary: "Create an API key",
+    description:
+      "An agent may create keys with its own key. The key belongs to `organization_id` (default: the caller's " +
+      "personal organization), which the caller must be a member of (403 `not_a_member`; viewers 403 " +
+      "`insufficient_role`; unknown 404 `organization_not_found`). Calls made with the key then run in that " +
+      "organization without an org header; its owners and admins can revoke it. Ids in the allow-lists must exist " +
+      "in the catalog (400 naming the element; 503 `catalog_unavailable` when it cannot be checked).",
+    tags: ["Agents"],
+    body: {
+      schema: {
+        type: "object",
+        required: ["name"],
+        properties: {
+          name: name100,
+          permissions: {
+            type: ["object", "null"],
+            description: "Omitted or null = unrestricted. Any other field is refused.",
+            additionalProperties: false,
+            properties: {
+              allowed_services: { ...idList, description: "Service ids; null = all." },
+              allowed_tools: { ...idList, description: "Tool ids; null = all." },
+              max_cost_per_call_cents: { ...cents, description: "Per-call cost cap in cents; null = none." },
+              daily_spend_limit_cents: { ...cents, description: "Daily spend cap in cents; null = none." },
+              require_confirmation: {
+                type: ["boolean", "null"],
+                description: "Calls that write, send, spend or delete need the consent handshake.",
+              },
+            },
+          },
+          agent_name: { type: "string", maxLength: 100 },
+          agent_type: oneOf(...agentTypes),
+          purpose: { type: "string", maxLength: 200, description: "One line." },
+          organization_id: { ...uuid, description: "The organization the key belongs to; default: the personal one." },
+        },
+      },
+      example: {
+        name: "ci",
+        permissions: {
+          allowed_services: null,
+          allowed_tools: null,
+          max_cost_per_call_cents: 25,
+          daily_spend_limit_cents: 1000,
+          require_confirmation: true,
+        },
+        agent_name: "build bot",
+        agent_type: "coding_agent",
+        purpose: "Runs the nightly checks",
+      },
+    },
+    responses: {
+      200: { description: "The key, with its plaintext (shown once).", schema: ref("CreatedApiKey") },
+      404: error(
+        "The organization does not exist (`organization_not_found`), or the one `svc-org-id` names is not the caller's.",
+      ),
+    },
+  },
+  listKeys: {
+    operationId: "listApiKeys",
+    summary: "The caller's API keys",
+    description:
+      "Newest first, never the secret. With `organization_id`: that organization's keys (all of them for its owners " +
+      "and admins, the caller's own otherwise).",
+    tags: ["Agents"],
+    query: {
+      organization_id: { description: "List this organization's keys; 404 when the caller is not a member.", schema: uuid },
+      include_revoked: {
+        description: "Include revoked keys (`true`/`1`, default false).",
+        schema: { type: "boolean", default: false },
+      },
+    },
+    responses: {
+      200: { description: "The keys.", schema: arrayOf(ref("ApiKey")) },
+      404: error("The organization does not exist or the caller is not a member (`organization_not_found`)."),
+    },
+  },
+  revokeKey: {
+    operationId: "revokeApiKey",
+    summary: "Revoke an API key",
+    description:
+      "By the key's own account, or an owner or admin of the key's organization (anyone else gets 404). Immediate " +
+      "on every replica; revoking a revoked key answers it again.",
+    tags: ["Agents"],
+    path: keyId,
+    responses: {
+      200: {
+        description: "Revoked.",
+        schema: closed({ id: string, revoked: { type: "boolean", const: true }, key: ref("ApiKey") }),
+      },
+    },
+  },
+  keyUsage: {
+    operationId: "getApiKeyUsage",
+    summary: "An API key's usage",
+    description:
+      "Only the key's own account sees it (anyone else gets 404). Only executions stamped with this key count. " +
+      "503 `usage_unavailable` when it cannot be computed right now.",
+    tags: ["Agents"],
+    path: keyId,
+    query: {
+      days: {
+        description: "The window in days (default 30; clamped to 1..90).",
+        schema: { type: "integer", default: 30 },
+      },
+    },
+    responses: { 200: { description: "The usage.", schema: ref("ApiKeyUsage") } },
+  },
+  mcpJson: {
+    operationId: "getMcpJson",
+    summary: "A `.mcp.json` for a coding client",
+    description:
+      "The organization resolves in order: the explicit selector (query `org_id`, else header `svc-org-id`), the " +
+      "key's bound organization, the personal organization. A selected organization that does not exist or the " +
+      "caller is not in is 404; any other failure to resolve still answers the template, with `org` null and no org header.",
+    tags: ["Agents"],
+    query: {
+      org_id: { description: "The organization (membership required); wins over the header.", schema: uuid },
+    },
+    headers: {
+      "svc-org-id": {
+        description: "Equivalent to `org_id`; ignored when the query value is present.",
+        schema: string,
+      },
+    },
+    responses: {
+      200: { description: "The file to commit.", schema: ref("McpJson") },
+      404: error("The selected organization does not exist or the caller is not a member (`organization_not_found`)."),
+    },
+  },
+  createOrganization: {
+    operationId: "createOrganization",
+    summary: "Create an organization",
+    description: "The caller becomes its owner. Without a slug one is made from the name; 409 `slug_taken` for a taken one.",
+    tags: ["Agents"],
+    body: {
+      schema: {
+        type: "object",
+        required: ["name"],
+        properties: {
+          name: name100,
+          slug: {
+            type: "string",
+            pattern: "^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$",
+            description: "1-64 lowercase letters, digits and inner hyphens.",
+          },
+        },
+      },
+      example: { name: "Acme", slug: "acme" },
+    },
+    responses: {
+      200: { description: "The organization (role `owner`).", schema: ref("Organization") },
+      404: orgSelectorNotFound,
+      409: error("The slug is taken (`slug_taken`)."),
+    },
+  },
+  listOrganizations: {
+    operationId: "listOrganizations",
+    summary: "The caller's organizations",
+    description: "The personal organization first, then the others by creation.",
+    tags: ["Agents"],
+    responses: { 200: { description: "The organizations.", schema: arrayOf(ref("Organization")) }, 404: orgSelectorNotFound },
+  },
+  organizationContext: {
+    operationId: "getOrganizationContext",
+    summary: "The organization a request runs in",
+    description: "`org_id` when given, else the organization the credentials select (`svc-org-id`, the key's, the personal one).",
+    tags: ["Agents"],
+    query: { org_id: { description: "This organization instead (membership required).", schema: uuid } },
+    responses: {
+      200: { description: "The organization and the caller's role.", schema: ref("OrganizationContext") },
+      404: error("The organization does not exist or the caller is not a member (`organization_not_found`)."),
+    },
+  },
+  listMembers: {
+    operationId: "listOrganizationMembers",
+    summary: "An organization's members",
+    description: "Any member may read them, by joining date.",
+    tags: ["Agents"],
+    path: organizationId,
+    responses: { 200: { description: "The members.", schema: arrayOf(ref("OrganizationMember")) } },
+  },
+  addMember: {
+    operationId: "addOrganizationMember",
+    summary: "Add a member",
+    description:
+      "Owners and admins (403 `insufficient_role` otherwise; only owners add owners). The account, by id or a person's " +
+      "email, must exist (404 `account_not_found`); 409 `already_a_member`.",
+    tags: ["Agents"],
+    path: organizationId,
+    body: {
+      schema: {
+        type: "object",
+        required: ["role"],
+        properties: {
+          account_id: { ...uuid, description: "The account; wins over `email`." },
+          email: { type: "string", description: "A person's login email." },
+          role,
+        },
+        anyOf: [{ required: ["account_id"] }, { required: ["email"] }],
+      },
+      example: { email: "ada@example.com", role: "member" },
+    },
+    responses: {
+      200: { description: "The new member.", schema: ref("OrganizationMember") },
+      409: error("The account is already a member (`already_a_member`); change its role instead."),
+    },
+  },
+  updateMember: {
+    operationId: "updateOrganizationMember",
+    summary: "Change a member's role",
+    description:
+      "Owners and admins; only owners make or unmake owners. 412 `last_owner`: an organization keeps at least one owner.",
+    tags: ["Agents"],
+    path: memberPath,
+    body: { schema: { type: "object", required: ["role"], properties: { role } }, example: { role: "admin" } },
+    responses: {
+      200: { description: "The member as changed.", schema: ref("OrganizationMember") },
+      412: error("The organization would lose its last owner (`last_owner`)."),
+    },
+  },
+  removeMember: {
+    operationId: "removeOrganizationMember",
+    summary: "Remove a member",
+    description:
+      "Owners and admins, or members removing themselves; only owners remove owners. The member's keys stop working " +
+      "in the organization at once. 412 for the last owner or a personal organization.",
+    tags: ["Agents"],
+    path: memberPath,
+    responses: {
+      200: { description: "Removed.", schema: closed({ removed: { type: "boolean", const: true } }) },
+      412: error("The last owner (`last_owner`), or a personal organization's owner (`personal_organization`)."),
+    },
+  },
+} satisfies Record<string, OperationDoc>;

@@ -1,0 +1,66 @@
+/** The gateway's own routes: health (routes/health.ts) and this description (routes/openapi.ts). */
+import type { OperationDoc } from "../describe.js";
+import { closed, oneOf, type Schema, string } from "../schemas.js";
+
+const serviceStatus = oneOf("serving", "not_serving", "unreachable");
+const services: Schema = {
+  type: "object",
+  description: "Each service behind the gateway and its status.",
+  additionalProperties: serviceStatus,
+};
+const roles: Schema = {
+  type: "object",
+  description: "The gateway and each role it depends on: its status and where it runs (`in_process`, or its address).",
+  additionalProperties: closed(
+    { status: { ...string, description: "`serving` or the service's status." }, runs: string },
+    { pid: { type: "integer" } },
+  ),
+};
+
+export const systemOps = {
+  health: {
+    operationId: "getHealth",
+    summary: "Health of every service",
+    description:
+      "Checks each service's gRPC health now. 200 when all serve; 503 naming each one that does not (with " +
+      "`Retry-After: 1`). For people and alerts: Kubernetes probes `GET /livez`, which checks only the gateway.",
+    tags: ["System"],
+    responses: {
+      200: {
+        description: "Every service serves.",
+        schema: closed({ status: { const: "ok" }, services, roles }),
+      },
+      503: {
+        description: "At least one service does not serve; `error.details.down` names them.",
+        headers: { "Retry-After": { description: "Seconds to wait before checking again.", schema: { type: "integer" } } },
+        schema: closed({
+          status: { const: "unavailable" },
+          services,
+          roles,
+          detail: string,
+          error: closed({
+            code: string,
+            message: string,
+            details: closed({ down: { type: "array", items: string } }),
+          }),
+        }),
+      },
+    },
+  },
+  openApiJson: {
+    operationId: "getOpenApiJson",
+    summary: "This description, as JSON",
+    description: "The OpenAPI 3.1 description of /v1 (version 1.0.0), built from the routes themselves.",
+    tags: ["System"],
+    responses: {
+      200: { description: "The OpenAPI document.", schema: { type: "object", required: ["openapi", "info", "paths"] } },
+    },
+  },
+  openApiYaml: {
+    operationId: "getOpenApiYaml",
+    summary: "This description, as YAML",
+    description: "The same document as `GET /v1/openapi.json`, in YAML.",
+    tags: ["System"],
+    responses: { 200: { description: "The OpenAPI document.", contentType: "application/yaml", schema: string } },
+  },
+} satisfies Record<string, OperationDoc>;
