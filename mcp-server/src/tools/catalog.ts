@@ -62,11 +62,13 @@ export function registerCatalogTools(ctx: ToolContext): void {
       call(
         ctx,
         callerOf(extra),
-        {
-          method: "GET",
-          path: "/tools/public/search",
-          query: { query: args.query, limit: args.limit, service_id: args.service_id, ready_only: args.ready_only },
-        },
+        (api, headers) =>
+          api.GET("/v1/tools/public/search", {
+            params: {
+              query: { query: args.query, limit: args.limit, service_id: args.service_id, ready_only: args.ready_only },
+            },
+            headers,
+          }),
         listUnder("tools"),
       ),
   );
@@ -86,7 +88,8 @@ export function registerCatalogTools(ctx: ToolContext): void {
       call(
         ctx,
         callerOf(extra),
-        { method: "GET", path: "/tools/recommended", query: { tool_id: args.tool_id, limit: args.limit } },
+        (api, headers) =>
+          api.GET("/v1/tools/recommended", { params: { query: { tool_id: args.tool_id, limit: args.limit } }, headers }),
         listUnder("recommendations"),
       ),
   );

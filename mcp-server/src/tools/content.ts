@@ -3,7 +3,6 @@
  * records (`get_site_info`), each one gateway route.
  */
 import { z } from "zod";
-import { segment } from "../gateway-client.js";
 import { asObject, call, callerOf, listUnder, requireKey, type ToolContext } from "./results.js";
 
 const file = z.object({
@@ -51,7 +50,15 @@ export function registerContentTools(ctx: ToolContext): void {
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
     async (args, extra) =>
-      requireKey(callerOf(extra)) ?? call(ctx, callerOf(extra), { method: "POST", path: "/skills", body: args }, asObject),
+      requireKey(callerOf(extra)) ??
+      call(
+        ctx,
+        callerOf(extra),
+        // `visibility` goes as given: for anything but `private` the gateway's 400 says what is accepted.
+        (api, headers) =>
+          api.POST("/v1/skills", { body: { ...args, visibility: args.visibility as "private" | undefined }, headers }),
+        asObject,
+      ),
   );
 
   ctx.server.registerTool(
@@ -66,7 +73,12 @@ export function registerContentTools(ctx: ToolContext): void {
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
     async (args, extra) =>
-      call(ctx, callerOf(extra), { method: "GET", path: "/workflows/public", query: args }, listUnder("workflows")),
+      call(
+        ctx,
+        callerOf(extra),
+        (api, headers) => api.GET("/v1/workflows/public", { params: { query: args }, headers }),
+        listUnder("workflows"),
+      ),
   );
 
   ctx.server.registerTool(
@@ -81,7 +93,13 @@ export function registerContentTools(ctx: ToolContext): void {
     },
     async (args, extra) =>
       requireKey(callerOf(extra)) ??
-      call(ctx, callerOf(extra), { method: "DELETE", path: `/workflows/${segment(args.workflow_id)}` }, asObject),
+      call(
+        ctx,
+        callerOf(extra),
+        (api, headers) =>
+          api.DELETE("/v1/workflows/{workflow_id}", { params: { path: { workflow_id: args.workflow_id } }, headers }),
+        asObject,
+      ),
   );
 
   ctx.server.registerTool(
@@ -96,6 +114,11 @@ export function registerContentTools(ctx: ToolContext): void {
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
     async (args, extra) =>
-      call(ctx, callerOf(extra), { method: "GET", path: `/agent-sites/domain/${segment(args.domain)}` }, asObject),
+      call(
+        ctx,
+        callerOf(extra),
+        (api, headers) => api.GET("/v1/agent-sites/domain/{domain}", { params: { path: { domain: args.domain } }, headers }),
+        asObject,
+      ),
   );
 }

@@ -4,8 +4,8 @@
  * surface"): the gateway's element already carries the unwrapped result, redaction report and
  * truncation note; here they are arranged as the MCP surface names them, nothing recomputed.
  */
+import type { BatchElement } from "@toolport/client";
 import { z } from "zod";
-import { segment } from "../gateway-client.js";
 import { asObject, call, callerOf, requireKey, type ToolContext } from "./results.js";
 
 const callInput = z.object({
@@ -86,23 +86,8 @@ const fetchOutput = {
   error: z.string().nullable(),
 };
 
-interface GatewayElement {
-  tool_id: string;
-  success: boolean;
-  result: unknown;
-  error: string | null;
-  execution_id: string | null;
-  error_code?: string;
-  truncated?: boolean;
-  cursor?: string;
-  passthrough_reason?: string;
-  consent?: unknown;
-  projection?: unknown;
-  _meta?: { redaction?: unknown; truncation_note?: string };
-}
-
 /** A gateway batch element in the MCP surface's fields. */
-function mcpElement(e: GatewayElement): Record<string, unknown> {
+function mcpElement(e: BatchElement): Record<string, unknown> {
   const meta: Record<string, unknown> = { execution_id: e.execution_id ?? null };
   if (e._meta?.redaction) meta.redaction = e._meta.redaction;
   if (e._meta?.truncation_note) meta.truncation_note = e._meta.truncation_note;
@@ -141,10 +126,15 @@ export function registerExecutionTools(ctx: ToolContext): void {
       const caller = callerOf(extra);
       const missing = requireKey(caller);
       if (missing) return missing;
-      return call(ctx, caller, { method: "POST", path: "/tools/call/batch", body: { calls: args.calls } }, (body) => {
-        const results = (asObject(body).results ?? []) as GatewayElement[];
-        return { results: results.map(mcpElement) };
-      });
+      return call(
+        ctx,
+        caller,
+        (api, headers) => api.POST("/v1/tools/call/batch", { body: { calls: args.calls }, headers }),
+        (body) => {
+          const results = (asObject(body).results ?? []) as BatchElement[];
+          return { results: results.map(mcpElement) };
+        },
+      );
     },
   );
 
@@ -167,11 +157,11 @@ export function registerExecutionTools(ctx: ToolContext): void {
       return call(
         ctx,
         caller,
-        {
-          method: "GET",
-          path: `/tools/executions/${segment(args.execution_id)}/result`,
-          query: { path: args.path, max_chars: args.max_chars },
-        },
+        (api, headers) =>
+          api.GET("/v1/tools/executions/{execution_id}/result", {
+            params: { path: { execution_id: args.execution_id }, query: { path: args.path, max_chars: args.max_chars } },
+            headers,
+          }),
         asObject,
       );
     },

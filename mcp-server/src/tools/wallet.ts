@@ -44,7 +44,8 @@ export function registerWalletTools(ctx: ToolContext): void {
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
     async (_args, extra) =>
-      requireKey(callerOf(extra)) ?? call(ctx, callerOf(extra), { method: "GET", path: "/x402/settings" }, asObject),
+      requireKey(callerOf(extra)) ??
+      call(ctx, callerOf(extra), (api, headers) => api.GET("/v1/x402/settings", { headers }), asObject),
   );
 
   ctx.server.registerTool(
@@ -64,7 +65,8 @@ export function registerWalletTools(ctx: ToolContext): void {
       call(
         ctx,
         callerOf(extra),
-        { method: "POST", path: "/agents/wallets/fund", body: { method: args.method, amount_cents: args.amount_cents } },
+        (api, headers) =>
+          api.POST("/v1/agents/wallets/fund", { body: { method: args.method, amount_cents: args.amount_cents }, headers }),
         asObject,
       ),
   );
