@@ -496,8 +496,10 @@ describe("webhooks", () => {
         if (r.path !== path) return { status: 200 };
         inFlight++;
         most = Math.max(most, inFlight);
-        setTimeout(() => inFlight--, 300);
-        return { status: 200, delayMs: 300 };
+        // Long enough that the 30 test events are all queued while the first 10 are still in flight, also on
+        // a loaded machine (at 300 ms a slow enqueue let the sender keep up and never reach the cap).
+        setTimeout(() => inFlight--, 1500);
+        return { status: 200, delayMs: 1500 };
       });
       const sent = await Promise.all(
         Array.from({ length: 30 }, () => call("POST", `/webhooks/${hook.id}/test`, { token: u.token })),

@@ -34,6 +34,13 @@ afterAll(async () => {
   await pool?.end();
 });
 
+/**
+ * Long enough that the captures and releases after the restart land before the holds expire, also on a
+ * loaded machine (at 6 s, a slow restart once let a hold to be released expire first); the holds left
+ * open still expire within the test.
+ */
+const HOLD_TTL_SECONDS = 12;
+
 describe("billing killed mid-way through a batch of holds", () => {
   it("loses and makes no money: after restart every hold settles and the balance is exact", async () => {
     const url = `http://127.0.0.1:${stack.ports.billing}`;
@@ -48,14 +55,23 @@ describe("billing killed mid-way through a batch of holds", () => {
       killAfterAcks = r;
     });
     const calls = ids.map((executionId) =>
-      client.hold({ executionId, accountId: account, amountAtomic: price, ttlSeconds: 6, toolId: "t", organizationId: "o" }).then(
-        () => {
-          acked.add(executionId);
-          if (acked.size >= 25) killAfterAcks();
-          return "acknowledged" as const;
-        },
-        () => "lost" as const, // the connection died with the process
-      ),
+      client
+        .hold({
+          executionId,
+          accountId: account,
+          amountAtomic: price,
+          ttlSeconds: HOLD_TTL_SECONDS,
+          toolId: "t",
+          organizationId: "o",
+        })
+        .then(
+          () => {
+            acked.add(executionId);
+            if (acked.size >= 25) killAfterAcks();
+            return "acknowledged" as const;
+          },
+          () => "lost" as const, // the connection died with the process
+        ),
     );
     await enoughAcks;
     expect(await stack.stop("billing", "SIGKILL")).toBeNull(); // killed by the signal, no exit code
@@ -79,7 +95,7 @@ describe("billing killed mid-way through a batch of holds", () => {
     // Holds whose response was lost in the crash stay open until their expiry, then the service releases them.
     await expect
       .poll(async () => (await pool.query("SELECT COUNT(*)::int AS n FROM holds WHERE status = 'held'")).rows[0].n, {
-        timeout: 20_000,
+        timeout: (HOLD_TTL_SECONDS + 20) * 1000,
         interval: 250,
       })
       .toBe(0);
