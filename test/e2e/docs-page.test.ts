@@ -49,6 +49,16 @@ describe("the API reference page", () => {
     expect(missing.status).toBe(404);
   });
 
+  it("serves the description as YAML too, the same document", async () => {
+    const yaml = await fetch(`${stack.gatewayUrl}/v1/openapi.yaml`);
+    expect(yaml.status).toBe(200);
+    expect(yaml.headers.get("content-type")).toContain("application/yaml");
+    const text = await yaml.text();
+    expect(text.startsWith("openapi: 3.1.0\n")).toBe(true);
+    const json = (await (await fetch(`${stack.gatewayUrl}/v1/openapi.json`)).json()) as { paths: Record<string, unknown> };
+    for (const path of Object.keys(json.paths)) expect(text).toContain(`  ${path}:\n`);
+  });
+
   it("serves llms.txt at the root, written from the same description: every route, linked to the page", async () => {
     const res = await fetch(`${stack.gatewayUrl}/llms.txt`);
     expect(res.status).toBe(200);

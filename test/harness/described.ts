@@ -6,6 +6,7 @@
  * DescriptionMismatchError). A path no route matches must answer the described error shape (404, 405).
  */
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
+import { addDescriptionFormats } from "../../gateway/src/openapi/formats.js";
 
 type Json = Record<string, unknown>;
 interface Operation {
@@ -18,9 +19,6 @@ interface Described {
   compiled: Map<string, ValidateFunction>;
 }
 
-const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 const descriptions = new Map<string, Promise<Described>>();
 
 async function load(baseUrl: string): Promise<Described> {
@@ -29,8 +27,7 @@ async function load(baseUrl: string): Promise<Described> {
   const doc = (await res.json()) as Described["doc"];
   // OpenAPI 3.1 schemas are JSON Schema 2020-12; the document's other keywords are not schema keywords.
   const ajv = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true });
-  ajv.addFormat("date-time", { type: "string", validate: (s: string) => ISO_TIMESTAMP.test(s) && !Number.isNaN(Date.parse(s)) });
-  ajv.addFormat("uuid", { type: "string", validate: (s: string) => UUID.test(s) });
+  addDescriptionFormats(ajv);
   ajv.addSchema(doc as object, "openapi");
   const routes = Object.entries(doc.paths).map(([template, methods]) => ({
     template,

@@ -2996,6 +2996,50 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": "ok",
+                     *       "services": {
+                     *         "catalog": "serving",
+                     *         "execution": "serving",
+                     *         "billing": "serving",
+                     *         "identity": "serving",
+                     *         "content": "serving",
+                     *         "webhooks": "serving"
+                     *       },
+                     *       "roles": {
+                     *         "gateway": {
+                     *           "status": "serving",
+                     *           "runs": "in_process",
+                     *           "pid": 4242
+                     *         },
+                     *         "catalog": {
+                     *           "status": "serving",
+                     *           "runs": "toolport-catalog:50051"
+                     *         },
+                     *         "execution": {
+                     *           "status": "serving",
+                     *           "runs": "toolport-execution:50052"
+                     *         },
+                     *         "billing": {
+                     *           "status": "serving",
+                     *           "runs": "toolport-billing:50053"
+                     *         },
+                     *         "identity": {
+                     *           "status": "serving",
+                     *           "runs": "toolport-identity:50054"
+                     *         },
+                     *         "content": {
+                     *           "status": "serving",
+                     *           "runs": "toolport-content:50055"
+                     *         },
+                     *         "webhooks": {
+                     *           "status": "serving",
+                     *           "runs": "toolport-webhooks:50056"
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: "ok";
@@ -3380,6 +3424,45 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "7f0c2f44-3b7e-4c52-9b1e-0c6a3c1d2e10",
+                     *         "slug": "petstore-get-pet",
+                     *         "name": "get_pet",
+                     *         "description": "Find a pet by id",
+                     *         "service_id": "0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b",
+                     *         "status": "active",
+                     *         "tags": [
+                     *           "pets"
+                     *         ],
+                     *         "method": "GET",
+                     *         "path": "/pets/{pet_id}",
+                     *         "parameters": {
+                     *           "pet_id": {
+                     *             "name": "pet_id",
+                     *             "location": "path",
+                     *             "description": "The pet's id",
+                     *             "type": "integer",
+                     *             "required": true
+                     *           }
+                     *         },
+                     *         "output": null,
+                     *         "tips": null,
+                     *         "version": "1.0.0",
+                     *         "is_paid": false,
+                     *         "price_per_call_cents": 0,
+                     *         "readiness": "needs_credential",
+                     *         "configuration_url": "https://api.toolport.example/v1/services/0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b/credentials",
+                     *         "reliability": null,
+                     *         "deprecated": false,
+                     *         "deprecation_message": null,
+                     *         "sunset_date": null,
+                     *         "created_at": "2026-03-01T12:00:00.000Z",
+                     *         "updated_at": "2026-03-01T12:00:00.000Z"
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["Tool"][];
                 };
             };
@@ -3429,6 +3512,45 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "7f0c2f44-3b7e-4c52-9b1e-0c6a3c1d2e10",
+                     *         "slug": "petstore-get-pet",
+                     *         "name": "get_pet",
+                     *         "description": "Find a pet by id",
+                     *         "service_id": "0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b",
+                     *         "status": "active",
+                     *         "tags": [
+                     *           "pets"
+                     *         ],
+                     *         "method": "GET",
+                     *         "path": "/pets/{pet_id}",
+                     *         "parameters": {
+                     *           "pet_id": {
+                     *             "name": "pet_id",
+                     *             "location": "path",
+                     *             "description": "The pet's id",
+                     *             "type": "integer",
+                     *             "required": true
+                     *           }
+                     *         },
+                     *         "output": null,
+                     *         "tips": null,
+                     *         "version": "1.0.0",
+                     *         "is_paid": false,
+                     *         "price_per_call_cents": 0,
+                     *         "readiness": "needs_credential",
+                     *         "configuration_url": "https://api.toolport.example/v1/services/0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b/credentials",
+                     *         "reliability": null,
+                     *         "deprecated": false,
+                     *         "deprecation_message": null,
+                     *         "sunset_date": null,
+                     *         "created_at": "2026-03-01T12:00:00.000Z",
+                     *         "updated_at": "2026-03-01T12:00:00.000Z"
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["Tool"][];
                 };
             };
@@ -3486,6 +3608,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "7f0c2f44-3b7e-4c52-9b1e-0c6a3c1d2e10",
+                     *         "name": "get_pet",
+                     *         "slug": "petstore-get-pet",
+                     *         "description": "Find a pet by id",
+                     *         "service_id": "0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b",
+                     *         "parameters": {
+                     *           "pet_id": {
+                     *             "name": "pet_id",
+                     *             "location": "path",
+                     *             "description": "The pet's id",
+                     *             "type": "integer",
+                     *             "required": true
+                     *           }
+                     *         },
+                     *         "readiness": "needs_credential",
+                     *         "configuration_url": "https://api.toolport.example/v1/services/0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b/credentials",
+                     *         "reliability": null,
+                     *         "deprecated": false,
+                     *         "deprecation_message": null,
+                     *         "sunset_date": null
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["PublicTool"][];
                 };
             };
@@ -3595,6 +3743,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "7f0c2f44-3b7e-4c52-9b1e-0c6a3c1d2e10",
+                     *       "slug": "petstore-get-pet",
+                     *       "name": "get_pet",
+                     *       "description": "Find a pet by id",
+                     *       "service_id": "0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b",
+                     *       "status": "active",
+                     *       "tags": [
+                     *         "pets"
+                     *       ],
+                     *       "method": "GET",
+                     *       "path": "/pets/{pet_id}",
+                     *       "parameters": {
+                     *         "pet_id": {
+                     *           "name": "pet_id",
+                     *           "location": "path",
+                     *           "description": "The pet's id",
+                     *           "type": "integer",
+                     *           "required": true
+                     *         }
+                     *       },
+                     *       "output": null,
+                     *       "tips": null,
+                     *       "version": "1.0.0",
+                     *       "is_paid": false,
+                     *       "price_per_call_cents": 0,
+                     *       "readiness": "needs_credential",
+                     *       "configuration_url": "https://api.toolport.example/v1/services/0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b/credentials",
+                     *       "reliability": null,
+                     *       "deprecated": false,
+                     *       "deprecation_message": null,
+                     *       "sunset_date": null,
+                     *       "created_at": "2026-03-01T12:00:00.000Z",
+                     *       "updated_at": "2026-03-01T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Tool"];
                 };
             };
@@ -3891,6 +4076,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "7f0c2f44-3b7e-4c52-9b1e-0c6a3c1d2e10",
+                     *       "slug": "petstore-get-pet",
+                     *       "name": "get_pet",
+                     *       "description": "Find a pet by id",
+                     *       "service_id": "0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b",
+                     *       "status": "active",
+                     *       "tags": [
+                     *         "pets"
+                     *       ],
+                     *       "method": "GET",
+                     *       "path": "/pets/{pet_id}",
+                     *       "parameters": {
+                     *         "pet_id": {
+                     *           "name": "pet_id",
+                     *           "location": "path",
+                     *           "description": "The pet's id",
+                     *           "type": "integer",
+                     *           "required": true
+                     *         }
+                     *       },
+                     *       "output": null,
+                     *       "tips": null,
+                     *       "version": "1.0.0",
+                     *       "is_paid": false,
+                     *       "price_per_call_cents": 0,
+                     *       "readiness": "needs_credential",
+                     *       "configuration_url": "https://api.toolport.example/v1/services/0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b/credentials",
+                     *       "reliability": null,
+                     *       "deprecated": true,
+                     *       "deprecation_message": "use get_pet_v2",
+                     *       "sunset_date": "2026-09-01T00:00:00.000Z",
+                     *       "created_at": "2026-03-01T12:00:00.000Z",
+                     *       "updated_at": "2026-03-08T09:30:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Tool"];
                 };
             };
@@ -3937,6 +4159,39 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b",
+                     *         "slug": "petstore",
+                     *         "name": "Petstore",
+                     *         "summary": "Pets for sale",
+                     *         "description": "The pet store's API.",
+                     *         "service_type": "api",
+                     *         "category": "commerce",
+                     *         "logo": "",
+                     *         "contact": {
+                     *           "name": "",
+                     *           "url": "https://petstore.example",
+                     *           "email": ""
+                     *         },
+                     *         "documentation_url": "",
+                     *         "verification_tier": "unverified",
+                     *         "status": "active",
+                     *         "visibility": "public",
+                     *         "tool_count": 1,
+                     *         "total_executions": 0,
+                     *         "success_rate": 0,
+                     *         "avg_rating": 0,
+                     *         "rating_count": 0,
+                     *         "is_popular": false,
+                     *         "is_demo": false,
+                     *         "version": "1.0.0",
+                     *         "created_at": "2026-03-01T12:00:00.000Z",
+                     *         "updated_at": "2026-03-01T12:00:00.000Z"
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["Service"][];
                 };
             };
@@ -3982,7 +4237,7 @@ export interface operations {
                      *       "documentation_url": "",
                      *       "verification_tier": "unverified",
                      *       "status": "active",
-                     *       "visibility": "private",
+                     *       "visibility": "public",
                      *       "tool_count": 1,
                      *       "total_executions": 0,
                      *       "success_rate": 0,
@@ -4023,6 +4278,45 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "7f0c2f44-3b7e-4c52-9b1e-0c6a3c1d2e10",
+                     *         "slug": "petstore-get-pet",
+                     *         "name": "get_pet",
+                     *         "description": "Find a pet by id",
+                     *         "service_id": "0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b",
+                     *         "status": "active",
+                     *         "tags": [
+                     *           "pets"
+                     *         ],
+                     *         "method": "GET",
+                     *         "path": "/pets/{pet_id}",
+                     *         "parameters": {
+                     *           "pet_id": {
+                     *             "name": "pet_id",
+                     *             "location": "path",
+                     *             "description": "The pet's id",
+                     *             "type": "integer",
+                     *             "required": true
+                     *           }
+                     *         },
+                     *         "output": null,
+                     *         "tips": null,
+                     *         "version": "1.0.0",
+                     *         "is_paid": false,
+                     *         "price_per_call_cents": 0,
+                     *         "readiness": "needs_credential",
+                     *         "configuration_url": "https://api.toolport.example/v1/services/0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b/credentials",
+                     *         "reliability": null,
+                     *         "deprecated": false,
+                     *         "deprecation_message": null,
+                     *         "sunset_date": null,
+                     *         "created_at": "2026-03-01T12:00:00.000Z",
+                     *         "updated_at": "2026-03-01T12:00:00.000Z"
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["Tool"][];
                 };
             };
@@ -4054,6 +4348,39 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b",
+                     *         "slug": "petstore",
+                     *         "name": "Petstore",
+                     *         "summary": "Pets for sale",
+                     *         "description": "The pet store's API.",
+                     *         "service_type": "api",
+                     *         "category": "commerce",
+                     *         "logo": "",
+                     *         "contact": {
+                     *           "name": "",
+                     *           "url": "https://petstore.example",
+                     *           "email": ""
+                     *         },
+                     *         "documentation_url": "",
+                     *         "verification_tier": "unverified",
+                     *         "status": "active",
+                     *         "visibility": "private",
+                     *         "tool_count": 1,
+                     *         "total_executions": 0,
+                     *         "success_rate": 0,
+                     *         "avg_rating": 0,
+                     *         "rating_count": 0,
+                     *         "is_popular": false,
+                     *         "is_demo": false,
+                     *         "version": "1.0.0",
+                     *         "created_at": "2026-03-01T12:00:00.000Z",
+                     *         "updated_at": "2026-03-01T12:00:00.000Z"
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["Service"][];
                 };
             };
@@ -4454,6 +4781,58 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "service": {
+                     *         "id": "0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b",
+                     *         "slug": "petstore",
+                     *         "name": "Petstore",
+                     *         "summary": "Pets for sale and adoption",
+                     *         "description": "The pet store's API.",
+                     *         "service_type": "api",
+                     *         "category": "commerce",
+                     *         "logo": "",
+                     *         "contact": {
+                     *           "name": "",
+                     *           "url": "https://petstore.example",
+                     *           "email": ""
+                     *         },
+                     *         "documentation_url": "",
+                     *         "verification_tier": "unverified",
+                     *         "status": "degraded",
+                     *         "visibility": "private",
+                     *         "tool_count": 1,
+                     *         "total_executions": 0,
+                     *         "success_rate": 0,
+                     *         "avg_rating": 0,
+                     *         "rating_count": 0,
+                     *         "is_popular": false,
+                     *         "is_demo": false,
+                     *         "version": "1.0.0",
+                     *         "created_at": "2026-03-01T12:00:00.000Z",
+                     *         "updated_at": "2026-03-08T09:30:00.000Z"
+                     *       },
+                     *       "publishing": {
+                     *         "organization_id": "5d1f8a2e-9c4b-4e1a-8f3d-2b7c6a5e4d3c",
+                     *         "owner_account_id": "a3c9e1f7-2b4d-4c6e-8a0f-1e3d5c7b9a2f",
+                     *         "base_url": "https://petstore.example/v2",
+                     *         "mcp_server_url": null,
+                     *         "openapi_document_url": "https://petstore.example/openapi.json",
+                     *         "security_schemes": [
+                     *           {
+                     *             "name": "api_key",
+                     *             "type": "apiKey",
+                     *             "scheme": null,
+                     *             "location": "header",
+                     *             "parameter_name": "X-Api-Key",
+                     *             "bearer_format": null,
+                     *             "description": ""
+                     *           }
+                     *         ],
+                     *         "imported_at": "2026-03-01T12:00:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ServiceWithPublishing"];
                 };
             };
@@ -4506,6 +4885,45 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "7f0c2f44-3b7e-4c52-9b1e-0c6a3c1d2e10",
+                     *         "slug": "petstore-get-pet",
+                     *         "name": "get_pet",
+                     *         "description": "Find a pet by id",
+                     *         "service_id": "0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b",
+                     *         "status": "active",
+                     *         "tags": [
+                     *           "pets"
+                     *         ],
+                     *         "method": "GET",
+                     *         "path": "/pets/{pet_id}",
+                     *         "parameters": {
+                     *           "pet_id": {
+                     *             "name": "pet_id",
+                     *             "location": "path",
+                     *             "description": "The pet's id",
+                     *             "type": "integer",
+                     *             "required": true
+                     *           }
+                     *         },
+                     *         "output": null,
+                     *         "tips": null,
+                     *         "version": "1.0.0",
+                     *         "is_paid": false,
+                     *         "price_per_call_cents": 0,
+                     *         "readiness": "needs_credential",
+                     *         "configuration_url": "https://api.toolport.example/v1/services/0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b/credentials",
+                     *         "reliability": null,
+                     *         "deprecated": false,
+                     *         "deprecation_message": null,
+                     *         "sunset_date": null,
+                     *         "created_at": "2026-03-01T12:00:00.000Z",
+                     *         "updated_at": "2026-03-01T12:00:00.000Z"
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["Tool"][];
                 };
             };
@@ -4667,6 +5085,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "service_id": "0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b",
+                     *         "scope": "caller",
+                     *         "type": "api_key",
+                     *         "is_reference": true,
+                     *         "hint": null,
+                     *         "created_at": "2026-03-01T12:00:00.000Z",
+                     *         "updated_at": "2026-03-01T12:00:00.000Z"
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["CredentialSummary"][];
                 };
             };
@@ -4814,6 +5245,11 @@ export interface operations {
         /** @description `scope`, when not in the query. */
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "scope": "organization"
+                 *     }
+                 */
                 "application/json": {
                     /** @enum {string} */
                     scope?: "caller" | "organization";
@@ -4899,8 +5335,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "agent_id": "6f1c0d9e-2b7a-4c1e-9a35-0c1d2e3f4a5b",
-                     *       "api_key": "tp_...",
-                     *       "wallet_id": "b7e4...",
+                     *       "api_key": "tp_QjwO4eQvKMvadYJXlcUyKGhyfrZlTgC6PdK54GyqBY0",
+                     *       "wallet_id": "0bfcae00-acdf-42a5-bab0-06ec58e670aa",
                      *       "balance_usdc": "0.000000",
                      *       "deposit_address": null,
                      *       "registration_url": "https://api.example.com/v1/agents/getting-started",
@@ -5078,6 +5514,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "account_id": "3f6c2a9e-1b7d-4c8e-9a2f-5d1e7b3c9a41",
+                     *       "organization_id": "dd4011fe-36e7-4bb4-af38-5c9286199fb4",
+                     *       "access_token": "eyJhbGciOiJFUzI1NiIsImtpZCI6IlRQb1RWcnRWVFlQV3hySHUxdV9QeWZqV21vMzFud3JRY0RuZFNheUp6SVUifQ.eyJzdWIiOiIzZjZjMmE5ZS0xYjdkLTRjOGUtOWEyZi01ZDFlN2IzYzlhNDEiLCJpYXQiOjE3NjA1MjYwMDAsImV4cCI6MTc2MDUyOTYwMH0.G_z7O_guSv9StlGqJ7md3IaSVDcsw2Tls3P6px5S3ZRvdcoPxw9AnWJuwUKAIqfda7ETCeBRZQiCwHi6o8HHGg",
+                     *       "token_type": "Bearer",
+                     *       "expires_in": 3600
+                     *     }
+                     */
                     "application/json": {
                         account_id: string;
                         /** @description The personal organization. */
@@ -5141,6 +5586,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "account_id": "3f6c2a9e-1b7d-4c8e-9a2f-5d1e7b3c9a41",
+                     *       "access_token": "eyJhbGciOiJFUzI1NiIsImtpZCI6IlRQb1RWcnRWVFlQV3hySHUxdV9QeWZqV21vMzFud3JRY0RuZFNheUp6SVUifQ.eyJzdWIiOiIzZjZjMmE5ZS0xYjdkLTRjOGUtOWEyZi01ZDFlN2IzYzlhNDEiLCJpYXQiOjE3NjA1MjYwMDAsImV4cCI6MTc2MDUyOTYwMH0.G_z7O_guSv9StlGqJ7md3IaSVDcsw2Tls3P6px5S3ZRvdcoPxw9AnWJuwUKAIqfda7ETCeBRZQiCwHi6o8HHGg",
+                     *       "token_type": "Bearer",
+                     *       "expires_in": 3600
+                     *     }
+                     */
                     "application/json": {
                         account_id: string;
                         access_token: string;
@@ -5186,6 +5639,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "keys": [
+                     *         {
+                     *           "kty": "EC",
+                     *           "crv": "P-256",
+                     *           "x": "L5h0nuFcy1XnDG9iENFyMcBtAlmxi-cVyV5agFngz6Q",
+                     *           "y": "uQMLqggvjtMnHhihGI5Q_kvMTfrPSS1618C4UJBzvQQ",
+                     *           "kid": "TPoTVrtVTYPWxrHu1u_PyfjWmo31nwrQcDndSayJzIU",
+                     *           "alg": "ES256",
+                     *           "use": "sig"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         keys: {
                             kty: string;
@@ -5223,6 +5691,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "6f1c0d9e-2b7a-4c1e-9a35-0c1d2e3f4a5b",
+                     *       "kind": "agent",
+                     *       "name": "Research bot",
+                     *       "email": "ops@example.com",
+                     *       "tier": "free",
+                     *       "personal_organization_id": "b1f3a3b0-6932-45ec-aff3-cb39a15072eb",
+                     *       "is_platform_admin": false,
+                     *       "created_at": "2025-10-01T09:12:44Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Account"];
                 };
             };
@@ -5266,6 +5746,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "ecf4e346-4c8b-4c34-add9-27c5149d8da3",
+                     *         "key_prefix": "tp_zZz1l",
+                     *         "name": "ci",
+                     *         "created_at": "2025-10-02T14:03:10Z",
+                     *         "last_used": "2025-10-14T02:30:05Z",
+                     *         "permissions": {
+                     *           "allowed_services": null,
+                     *           "allowed_tools": null,
+                     *           "max_cost_per_call_cents": 25,
+                     *           "daily_spend_limit_cents": 1000,
+                     *           "require_confirmation": true
+                     *         },
+                     *         "organization_id": "b1f3a3b0-6932-45ec-aff3-cb39a15072eb",
+                     *         "account_id": "6f1c0d9e-2b7a-4c1e-9a35-0c1d2e3f4a5b",
+                     *         "agent_name": "build bot",
+                     *         "agent_type": "coding_agent",
+                     *         "purpose": "Runs the nightly checks",
+                     *         "revoked_at": null
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["ApiKey"][];
                 };
             };
@@ -5348,6 +5852,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "ecf4e346-4c8b-4c34-add9-27c5149d8da3",
+                     *       "key_prefix": "tp_zZz1l",
+                     *       "name": "ci",
+                     *       "created_at": "2025-10-02T14:03:10Z",
+                     *       "key": "tp_zZz1liDMvG5IVTmupgoAANnDgQy6BjbSudkqy1Zejey",
+                     *       "last_used": null,
+                     *       "permissions": {
+                     *         "allowed_services": null,
+                     *         "allowed_tools": null,
+                     *         "max_cost_per_call_cents": 25,
+                     *         "daily_spend_limit_cents": 1000,
+                     *         "require_confirmation": true
+                     *       },
+                     *       "organization_id": "b1f3a3b0-6932-45ec-aff3-cb39a15072eb",
+                     *       "agent_name": "build bot",
+                     *       "agent_type": "coding_agent",
+                     *       "purpose": "Runs the nightly checks"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreatedApiKey"];
                 };
             };
@@ -5391,6 +5916,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "ecf4e346-4c8b-4c34-add9-27c5149d8da3",
+                     *       "revoked": true,
+                     *       "key": {
+                     *         "id": "ecf4e346-4c8b-4c34-add9-27c5149d8da3",
+                     *         "key_prefix": "tp_zZz1l",
+                     *         "name": "ci",
+                     *         "created_at": "2025-10-02T14:03:10Z",
+                     *         "last_used": "2025-10-14T02:30:05Z",
+                     *         "permissions": {
+                     *           "allowed_services": null,
+                     *           "allowed_tools": null,
+                     *           "max_cost_per_call_cents": 25,
+                     *           "daily_spend_limit_cents": 1000,
+                     *           "require_confirmation": true
+                     *         },
+                     *         "organization_id": "b1f3a3b0-6932-45ec-aff3-cb39a15072eb",
+                     *         "account_id": "6f1c0d9e-2b7a-4c1e-9a35-0c1d2e3f4a5b",
+                     *         "agent_name": "build bot",
+                     *         "agent_type": "coding_agent",
+                     *         "purpose": "Runs the nightly checks",
+                     *         "revoked_at": "2025-10-15T16:45:00Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         /** @constant */
@@ -5434,6 +5985,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "key": {
+                     *         "id": "ecf4e346-4c8b-4c34-add9-27c5149d8da3",
+                     *         "name": "ci",
+                     *         "agent_name": "build bot",
+                     *         "agent_type": "coding_agent",
+                     *         "purpose": "Runs the nightly checks",
+                     *         "created_at": "2025-10-02T14:03:10Z"
+                     *       },
+                     *       "window_days": 30,
+                     *       "calls": 42,
+                     *       "successes": 40,
+                     *       "success_rate": 0.952,
+                     *       "p50_seconds": 0.84,
+                     *       "paid_calls": 3,
+                     *       "spent_cents": 12,
+                     *       "first_call_at": "2025-10-02T14:10:22Z",
+                     *       "last_call_at": "2025-10-14T02:30:05Z",
+                     *       "top_tools": [
+                     *         {
+                     *           "tool_id": "7f0c2f44-3b7e-4c52-9b1e-0c6a3c1d2e10",
+                     *           "tool_name": "get_pet",
+                     *           "service_name": "Petstore",
+                     *           "calls": 42,
+                     *           "successes": 40
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ApiKeyUsage"];
                 };
             };
@@ -5467,6 +6048,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "file": ".mcp.json",
+                     *       "scope": "project",
+                     *       "mcp_json": {
+                     *         "mcpServers": {
+                     *           "danube": {
+                     *             "type": "http",
+                     *             "url": "https://mcp.example.com/mcp",
+                     *             "headers": {
+                     *               "svc-api-key": "${DANUBE_API_KEY}",
+                     *               "svc-org-id": "68280f26-54a3-4b1a-a5c1-bb9833addb25"
+                     *             }
+                     *           }
+                     *         }
+                     *       },
+                     *       "org": {
+                     *         "org_id": "68280f26-54a3-4b1a-a5c1-bb9833addb25",
+                     *         "org_name": "Acme",
+                     *         "org_slug": "acme",
+                     *         "role": "owner"
+                     *       },
+                     *       "instructions": "Save this as .mcp.json at the root of your project and commit it: it holds no secret, only the\n${DANUBE_API_KEY} placeholder, which each developer sets in their own environment\n(export DANUBE_API_KEY=<your API key>).\nCalls run in the organization \"Acme\" (acme).\nEquivalent add-server command:\nclaude mcp add --transport http --scope project danube https://mcp.example.com/mcp --header \"svc-api-key: ${DANUBE_API_KEY}\" --header \"svc-org-id: 68280f26-54a3-4b1a-a5c1-bb9833addb25\""
+                     *     }
+                     */
                     "application/json": components["schemas"]["McpJson"];
                 };
             };
@@ -5505,6 +6111,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "b1f3a3b0-6932-45ec-aff3-cb39a15072eb",
+                     *         "name": "Research bot",
+                     *         "slug": "research-bot-4f9a2c",
+                     *         "is_personal": true,
+                     *         "role": "owner",
+                     *         "created_at": "2025-10-01T09:12:44Z"
+                     *       },
+                     *       {
+                     *         "id": "68280f26-54a3-4b1a-a5c1-bb9833addb25",
+                     *         "name": "Acme",
+                     *         "slug": "acme",
+                     *         "is_personal": false,
+                     *         "role": "owner",
+                     *         "created_at": "2025-10-03T08:00:00Z"
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["Organization"][];
                 };
             };
@@ -5557,6 +6183,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "68280f26-54a3-4b1a-a5c1-bb9833addb25",
+                     *       "name": "Acme",
+                     *       "slug": "acme",
+                     *       "is_personal": false,
+                     *       "role": "owner",
+                     *       "created_at": "2025-10-03T08:00:00Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Organization"];
                 };
             };
@@ -5609,6 +6245,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "org_id": "68280f26-54a3-4b1a-a5c1-bb9833addb25",
+                     *       "org_name": "Acme",
+                     *       "org_slug": "acme",
+                     *       "role": "owner"
+                     *     }
+                     */
                     "application/json": components["schemas"]["OrganizationContext"];
                 };
             };
@@ -5650,6 +6294,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "organization_id": "68280f26-54a3-4b1a-a5c1-bb9833addb25",
+                     *         "account_id": "6f1c0d9e-2b7a-4c1e-9a35-0c1d2e3f4a5b",
+                     *         "name": "Research bot",
+                     *         "email": "ops@example.com",
+                     *         "role": "owner",
+                     *         "created_at": "2025-10-03T08:00:00Z"
+                     *       },
+                     *       {
+                     *         "organization_id": "68280f26-54a3-4b1a-a5c1-bb9833addb25",
+                     *         "account_id": "3f6c2a9e-1b7d-4c8e-9a2f-5d1e7b3c9a41",
+                     *         "name": "Ada",
+                     *         "email": "ada@example.com",
+                     *         "role": "member",
+                     *         "created_at": "2025-10-05T11:20:31Z"
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["OrganizationMember"][];
                 };
             };
@@ -5703,6 +6367,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "organization_id": "68280f26-54a3-4b1a-a5c1-bb9833addb25",
+                     *       "account_id": "3f6c2a9e-1b7d-4c8e-9a2f-5d1e7b3c9a41",
+                     *       "name": "Ada",
+                     *       "email": "ada@example.com",
+                     *       "role": "member",
+                     *       "created_at": "2025-10-05T11:20:31Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["OrganizationMember"];
                 };
             };
@@ -5749,6 +6423,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "removed": true
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         removed: true;
@@ -5810,6 +6489,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "organization_id": "68280f26-54a3-4b1a-a5c1-bb9833addb25",
+                     *       "account_id": "3f6c2a9e-1b7d-4c8e-9a2f-5d1e7b3c9a41",
+                     *       "name": "Ada",
+                     *       "email": "ada@example.com",
+                     *       "role": "admin",
+                     *       "created_at": "2025-10-05T11:20:31Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["OrganizationMember"];
                 };
             };
@@ -6042,6 +6731,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "9d1e2f3a-4b5c-6d7e-8f9a-0b1c2d3e4f5a",
+                     *         "transaction_id": "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                     *         "wallet_id": "3f8a2c1e-5b7d-4e9f-a1c2-d3e4f5a6b7c8",
+                     *         "kind": "deposit",
+                     *         "amount_atomic": 4250000,
+                     *         "balance_after_atomic": 4250000,
+                     *         "balance_after_usdc": "4.250000",
+                     *         "reference": "0xabababababababababababababababababababababababababababababababab",
+                     *         "created_at": "2025-06-01T12:00:00.000Z"
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["LedgerEntry"][];
                 };
             };
@@ -6127,6 +6831,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "2c3d4e5f-6a7b-4c8d-9e0f-1a2b3c4d5e6f",
+                     *       "user_id": "5e6f7a8b-9c0d-4e1f-a2b3-c4d5e6f7a8b9",
+                     *       "max_per_call_atomic": 250000,
+                     *       "daily_limit_atomic": 20000000,
+                     *       "created_at": "2025-06-01T12:00:00.000Z",
+                     *       "updated_at": "2025-06-02T08:15:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SpendingSettings"];
                 };
             };
@@ -6154,6 +6868,32 @@ export interface operations {
         /** @description The Stripe event, exactly as Stripe sent it (the signature covers these bytes). */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "evt_1QfK2mL3nP4qR5sT6uV7wX8y",
+                 *       "object": "event",
+                 *       "type": "checkout.session.completed",
+                 *       "created": 1748779200,
+                 *       "livemode": true,
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "cs_live_a1B2c3D4e5F6g7H8i9J0kL1m",
+                 *           "object": "checkout.session",
+                 *           "mode": "payment",
+                 *           "status": "complete",
+                 *           "payment_status": "paid",
+                 *           "amount_total": 2500,
+                 *           "currency": "usd",
+                 *           "client_reference_id": "3f8a2c1e-5b7d-4e9f-a1c2-d3e4f5a6b7c8",
+                 *           "metadata": {
+                 *             "wallet_id": "3f8a2c1e-5b7d-4e9f-a1c2-d3e4f5a6b7c8",
+                 *             "account_id": "5e6f7a8b-9c0d-4e1f-a2b3-c4d5e6f7a8b9",
+                 *             "amount_cents": "2500"
+                 *           }
+                 *         }
+                 *       }
+                 *     }
+                 */
                 "application/json": Record<string, unknown>;
             };
         };
@@ -6241,6 +6981,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "3f6c2a9e-1b7d-4c8e-9a2f-5d1e7b3c9a41",
+                     *       "name": "csv-charts",
+                     *       "description": "Draw charts from CSV files.",
+                     *       "license": null,
+                     *       "compatibility": null,
+                     *       "metadata": null,
+                     *       "skill_md": "---\ndescription: Draw charts from CSV files.\n---\n# CSV charts\n",
+                     *       "scripts": [
+                     *         {
+                     *           "name": "plot.py",
+                     *           "content": "print('plot')\n"
+                     *         }
+                     *       ],
+                     *       "references": [],
+                     *       "assets": [],
+                     *       "service_id": null,
+                     *       "visibility": "private",
+                     *       "created_at": "2026-03-01T12:00:00.000Z",
+                     *       "updated_at": "2026-03-01T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Skill"];
                 };
             };
@@ -6293,6 +7056,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "3f6c2a9e-1b7d-4c8e-9a2f-5d1e7b3c9a41",
+                     *         "name": "csv-charts",
+                     *         "description": "Draw charts from CSV files.",
+                     *         "license": null,
+                     *         "compatibility": null,
+                     *         "metadata": null,
+                     *         "service_id": null,
+                     *         "visibility": "private",
+                     *         "created_at": "2026-03-01T12:00:00.000Z"
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["SkillSummary"][];
                 };
             };
@@ -6327,6 +7105,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "8d2e4b61-7c3a-4f9e-b1d5-0a6c8e2f4b73",
+                     *         "name": "csv-charts",
+                     *         "description": "Draw charts from CSV files.",
+                     *         "license": "MIT",
+                     *         "compatibility": null,
+                     *         "metadata": null,
+                     *         "service_id": null,
+                     *         "visibility": "public",
+                     *         "created_at": "2026-03-02T09:30:00.000Z"
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["SkillSummary"][];
                 };
             };
@@ -6357,6 +7150,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "3f6c2a9e-1b7d-4c8e-9a2f-5d1e7b3c9a41",
+                     *       "name": "csv-charts",
+                     *       "description": "Draw charts from CSV files.",
+                     *       "license": null,
+                     *       "compatibility": null,
+                     *       "metadata": null,
+                     *       "skill_md": "---\ndescription: Draw charts from CSV files.\n---\n# CSV charts\n",
+                     *       "scripts": [
+                     *         {
+                     *           "name": "plot.py",
+                     *           "content": "print('plot')\n"
+                     *         }
+                     *       ],
+                     *       "references": [],
+                     *       "assets": [],
+                     *       "service_id": null,
+                     *       "visibility": "private",
+                     *       "created_at": "2026-03-01T12:00:00.000Z",
+                     *       "updated_at": "2026-03-01T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Skill"];
                 };
             };
@@ -6390,6 +7206,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "deleted": true
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         deleted: true;
@@ -6463,6 +7284,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "c4a7e2d9-5f1b-4e3c-8d6a-2b9f0e7c1a58",
+                     *         "skill_name": "csv-charts",
+                     *         "skill_description": "Draw charts from CSV files.",
+                     *         "skill_md_content": "---\ndescription: Draw charts from CSV files.\n---\n# CSV charts\n",
+                     *         "scripts": [
+                     *           {
+                     *             "name": "plot.py",
+                     *             "content": "print('plot')\n"
+                     *           }
+                     *         ],
+                     *         "reference_files": [],
+                     *         "assets": [],
+                     *         "status": "pending",
+                     *         "submitted_at": "2026-03-01T12:05:00.000Z",
+                     *         "reviewed_at": null,
+                     *         "reviewer_notes": null,
+                     *         "skill_id": null
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["SkillSubmission"][];
                 };
             };
@@ -6489,7 +7333,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "skill_id": "<skill id>"
+                 *       "skill_id": "3f6c2a9e-1b7d-4c8e-9a2f-5d1e7b3c9a41"
                  *     }
                  */
                 "application/json": {
@@ -6515,6 +7359,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "c4a7e2d9-5f1b-4e3c-8d6a-2b9f0e7c1a58",
+                     *       "skill_name": "csv-charts",
+                     *       "skill_description": "Draw charts from CSV files.",
+                     *       "skill_md_content": "---\ndescription: Draw charts from CSV files.\n---\n# CSV charts\n",
+                     *       "scripts": [
+                     *         {
+                     *           "name": "plot.py",
+                     *           "content": "print('plot')\n"
+                     *         }
+                     *       ],
+                     *       "reference_files": [],
+                     *       "assets": [],
+                     *       "status": "pending",
+                     *       "submitted_at": "2026-03-01T12:05:00.000Z",
+                     *       "reviewed_at": null,
+                     *       "reviewer_notes": null,
+                     *       "skill_id": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["SkillSubmission"];
                 };
             };
@@ -6566,6 +7431,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "c4a7e2d9-5f1b-4e3c-8d6a-2b9f0e7c1a58",
+                     *       "skill_name": "csv-charts",
+                     *       "skill_description": "Draw charts from CSV files.",
+                     *       "skill_md_content": "---\ndescription: Draw charts from CSV files.\n---\n# CSV charts\n",
+                     *       "scripts": [
+                     *         {
+                     *           "name": "plot.py",
+                     *           "content": "print('plot')\n"
+                     *         }
+                     *       ],
+                     *       "reference_files": [],
+                     *       "assets": [],
+                     *       "status": "pending",
+                     *       "submitted_at": "2026-03-01T12:05:00.000Z",
+                     *       "reviewed_at": null,
+                     *       "reviewer_notes": null,
+                     *       "skill_id": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["SkillSubmission"];
                 };
             };
@@ -6598,6 +7484,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "c4a7e2d9-5f1b-4e3c-8d6a-2b9f0e7c1a58",
+                     *         "skill_name": "csv-charts",
+                     *         "skill_description": "Draw charts from CSV files.",
+                     *         "skill_md_content": "---\ndescription: Draw charts from CSV files.\n---\n# CSV charts\n",
+                     *         "scripts": [
+                     *           {
+                     *             "name": "plot.py",
+                     *             "content": "print('plot')\n"
+                     *           }
+                     *         ],
+                     *         "reference_files": [],
+                     *         "assets": [],
+                     *         "status": "pending",
+                     *         "submitted_at": "2026-03-01T12:05:00.000Z",
+                     *         "reviewed_at": null,
+                     *         "reviewer_notes": null,
+                     *         "skill_id": null
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["SkillSubmission"][];
                 };
             };
@@ -6631,6 +7540,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "c4a7e2d9-5f1b-4e3c-8d6a-2b9f0e7c1a58",
+                     *       "skill_name": "csv-charts",
+                     *       "skill_description": "Draw charts from CSV files.",
+                     *       "skill_md_content": "---\ndescription: Draw charts from CSV files.\n---\n# CSV charts\n",
+                     *       "scripts": [
+                     *         {
+                     *           "name": "plot.py",
+                     *           "content": "print('plot')\n"
+                     *         }
+                     *       ],
+                     *       "reference_files": [],
+                     *       "assets": [],
+                     *       "status": "pending",
+                     *       "submitted_at": "2026-03-01T12:05:00.000Z",
+                     *       "reviewed_at": null,
+                     *       "reviewer_notes": null,
+                     *       "skill_id": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["SkillSubmission"];
                 };
             };
@@ -6681,6 +7611,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "c4a7e2d9-5f1b-4e3c-8d6a-2b9f0e7c1a58",
+                     *       "skill_name": "csv-charts",
+                     *       "skill_description": "Draw charts from CSV files.",
+                     *       "skill_md_content": "---\ndescription: Draw charts from CSV files.\n---\n# CSV charts\n",
+                     *       "scripts": [
+                     *         {
+                     *           "name": "plot.py",
+                     *           "content": "print('plot')\n"
+                     *         }
+                     *       ],
+                     *       "reference_files": [],
+                     *       "assets": [],
+                     *       "status": "approved",
+                     *       "submitted_at": "2026-03-01T12:05:00.000Z",
+                     *       "reviewed_at": "2026-03-02T09:30:00.000Z",
+                     *       "reviewer_notes": "Looks good.",
+                     *       "skill_id": "8d2e4b61-7c3a-4f9e-b1d5-0a6c8e2f4b73"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SkillSubmission"];
                 };
             };
@@ -6725,6 +7676,49 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "e1b9c3f7-2a4d-4c6e-9f8a-7d5b3c1e0a26",
+                     *       "domain": "example.com",
+                     *       "url": "https://example.com/",
+                     *       "status": "live",
+                     *       "visibility": "public",
+                     *       "page_title": "Example Co",
+                     *       "page_description": "Invoicing for small businesses.",
+                     *       "components": {
+                     *         "contact": {
+                     *           "emails": [
+                     *             "hello@example.com"
+                     *           ],
+                     *           "phones": [],
+                     *           "address": null,
+                     *           "page": "https://example.com/contact"
+                     *         },
+                     *         "docs": {
+                     *           "page": "https://example.com/docs"
+                     *         },
+                     *         "pricing": {
+                     *           "page": "https://example.com/pricing",
+                     *           "plans": [
+                     *             "Free",
+                     *             "Pro"
+                     *           ]
+                     *         }
+                     *       },
+                     *       "discovered_tools": [
+                     *         {
+                     *           "type": "openapi",
+                     *           "url": "https://example.com/openapi.json",
+                     *           "title": "Example Co API"
+                     *         }
+                     *       ],
+                     *       "category": "finance",
+                     *       "tags": [
+                     *         "invoicing"
+                     *       ],
+                     *       "created_at": "2026-03-01T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Site"];
                 };
             };
@@ -6770,6 +7764,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "e1b9c3f7-2a4d-4c6e-9f8a-7d5b3c1e0a26",
+                     *       "domain": "example.com",
+                     *       "url": "https://example.com/",
+                     *       "status": "pending",
+                     *       "visibility": "public",
+                     *       "page_title": "",
+                     *       "page_description": "",
+                     *       "components": {},
+                     *       "discovered_tools": [],
+                     *       "category": "",
+                     *       "tags": [],
+                     *       "created_at": "2026-03-01T12:00:00.000Z",
+                     *       "error": null,
+                     *       "crawled_at": null,
+                     *       "updated_at": "2026-03-01T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["OwnedSite"];
                 };
             };
@@ -6802,6 +7815,54 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "e1b9c3f7-2a4d-4c6e-9f8a-7d5b3c1e0a26",
+                     *         "domain": "example.com",
+                     *         "url": "https://example.com/",
+                     *         "status": "live",
+                     *         "visibility": "public",
+                     *         "page_title": "Example Co",
+                     *         "page_description": "Invoicing for small businesses.",
+                     *         "components": {
+                     *           "contact": {
+                     *             "emails": [
+                     *               "hello@example.com"
+                     *             ],
+                     *             "phones": [],
+                     *             "address": null,
+                     *             "page": "https://example.com/contact"
+                     *           },
+                     *           "docs": {
+                     *             "page": "https://example.com/docs"
+                     *           },
+                     *           "pricing": {
+                     *             "page": "https://example.com/pricing",
+                     *             "plans": [
+                     *               "Free",
+                     *               "Pro"
+                     *             ]
+                     *           }
+                     *         },
+                     *         "discovered_tools": [
+                     *           {
+                     *             "type": "openapi",
+                     *             "url": "https://example.com/openapi.json",
+                     *             "title": "Example Co API"
+                     *           }
+                     *         ],
+                     *         "category": "finance",
+                     *         "tags": [
+                     *           "invoicing"
+                     *         ],
+                     *         "created_at": "2026-03-01T12:00:00.000Z",
+                     *         "error": null,
+                     *         "crawled_at": "2026-03-01T12:01:30.000Z",
+                     *         "updated_at": "2026-03-01T12:01:30.000Z"
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["OwnedSite"][];
                 };
             };
@@ -6835,6 +7896,52 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "e1b9c3f7-2a4d-4c6e-9f8a-7d5b3c1e0a26",
+                     *       "domain": "example.com",
+                     *       "url": "https://example.com/",
+                     *       "status": "live",
+                     *       "visibility": "public",
+                     *       "page_title": "Example Co",
+                     *       "page_description": "Invoicing for small businesses.",
+                     *       "components": {
+                     *         "contact": {
+                     *           "emails": [
+                     *             "hello@example.com"
+                     *           ],
+                     *           "phones": [],
+                     *           "address": null,
+                     *           "page": "https://example.com/contact"
+                     *         },
+                     *         "docs": {
+                     *           "page": "https://example.com/docs"
+                     *         },
+                     *         "pricing": {
+                     *           "page": "https://example.com/pricing",
+                     *           "plans": [
+                     *             "Free",
+                     *             "Pro"
+                     *           ]
+                     *         }
+                     *       },
+                     *       "discovered_tools": [
+                     *         {
+                     *           "type": "openapi",
+                     *           "url": "https://example.com/openapi.json",
+                     *           "title": "Example Co API"
+                     *         }
+                     *       ],
+                     *       "category": "finance",
+                     *       "tags": [
+                     *         "invoicing"
+                     *       ],
+                     *       "created_at": "2026-03-01T12:00:00.000Z",
+                     *       "error": null,
+                     *       "crawled_at": "2026-03-01T12:01:30.000Z",
+                     *       "updated_at": "2026-03-01T12:01:30.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["OwnedSite"];
                 };
             };
@@ -6868,6 +7975,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "deleted": true
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         deleted: true;
@@ -6906,6 +8018,52 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "e1b9c3f7-2a4d-4c6e-9f8a-7d5b3c1e0a26",
+                     *       "domain": "example.com",
+                     *       "url": "https://example.com/",
+                     *       "status": "live",
+                     *       "visibility": "public",
+                     *       "page_title": "Example Co",
+                     *       "page_description": "Invoicing for small businesses.",
+                     *       "components": {
+                     *         "contact": {
+                     *           "emails": [
+                     *             "hello@example.com"
+                     *           ],
+                     *           "phones": [],
+                     *           "address": null,
+                     *           "page": "https://example.com/contact"
+                     *         },
+                     *         "docs": {
+                     *           "page": "https://example.com/docs"
+                     *         },
+                     *         "pricing": {
+                     *           "page": "https://example.com/pricing",
+                     *           "plans": [
+                     *             "Free",
+                     *             "Pro"
+                     *           ]
+                     *         }
+                     *       },
+                     *       "discovered_tools": [
+                     *         {
+                     *           "type": "openapi",
+                     *           "url": "https://example.com/openapi.json",
+                     *           "title": "Example Co API"
+                     *         }
+                     *       ],
+                     *       "category": "finance",
+                     *       "tags": [
+                     *         "invoicing"
+                     *       ],
+                     *       "created_at": "2026-03-01T12:00:00.000Z",
+                     *       "error": null,
+                     *       "crawled_at": "2026-03-01T12:01:30.000Z",
+                     *       "updated_at": "2026-03-01T12:01:30.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["OwnedSite"];
                 };
             };
@@ -6944,6 +8102,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "8d3c1e5a-2f4b-4a9c-b7e1-6c0d9f2a3b58",
+                     *         "name": "Profile digest",
+                     *         "description": "Reads a profile and writes a one-line digest.",
+                     *         "step_count": 1,
+                     *         "owner_id": "5b2e9c1d-7a3f-4e6b-8c0d-1f9a2b3c4d5e",
+                     *         "visibility": "public",
+                     *         "tags": [
+                     *           "demo"
+                     *         ],
+                     *         "total_executions": 12,
+                     *         "success_rate": 91.7,
+                     *         "created_at": "2026-11-20T09:30:00Z"
+                     *       }
+                     *     ]
+                     */
                     "application/json": {
                         id: string;
                         name: string;
@@ -6991,6 +8167,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "8d3c1e5a-2f4b-4a9c-b7e1-6c0d9f2a3b58",
+                     *         "name": "Profile digest",
+                     *         "description": "Reads a profile and writes a one-line digest.",
+                     *         "step_count": 1,
+                     *         "owner_id": "5b2e9c1d-7a3f-4e6b-8c0d-1f9a2b3c4d5e",
+                     *         "visibility": "public",
+                     *         "tags": [
+                     *           "demo"
+                     *         ],
+                     *         "total_executions": 12,
+                     *         "success_rate": 91.7,
+                     *         "created_at": "2026-11-20T09:30:00Z"
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["WorkflowSummary"][];
                 };
             };
@@ -7047,6 +8241,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "8d3c1e5a-2f4b-4a9c-b7e1-6c0d9f2a3b58",
+                     *       "name": "Profile digest",
+                     *       "description": "Reads a profile and writes a one-line digest.",
+                     *       "steps": [
+                     *         {
+                     *           "step_number": 1,
+                     *           "tool_id": "3f6c2a9e-1b7d-4c8e-9a2f-5d1e7b3c9a41",
+                     *           "tool_name": "get_profile",
+                     *           "description": "",
+                     *           "input_mapping": {
+                     *             "user_id": "{{inputs.user_id}}"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "owner_id": "5b2e9c1d-7a3f-4e6b-8c0d-1f9a2b3c4d5e",
+                     *       "visibility": "private",
+                     *       "tags": [
+                     *         "demo"
+                     *       ],
+                     *       "created_at": "2026-11-20T09:30:00Z",
+                     *       "updated_at": "2026-11-20T09:30:00Z",
+                     *       "input_schema": null,
+                     *       "total_executions": 12,
+                     *       "success_rate": 91.7
+                     *     }
+                     */
                     "application/json": components["schemas"]["Workflow"];
                 };
             };
@@ -7082,6 +8304,45 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "run_id": "c1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f",
+                     *       "workflow_id": "8d3c1e5a-2f4b-4a9c-b7e1-6c0d9f2a3b58",
+                     *       "workflow_name": "Profile digest",
+                     *       "status": "completed",
+                     *       "inputs": {
+                     *         "user_id": "7"
+                     *       },
+                     *       "steps": [
+                     *         {
+                     *           "step_number": 1,
+                     *           "tool_id": "3f6c2a9e-1b7d-4c8e-9a2f-5d1e7b3c9a41",
+                     *           "tool_name": "get_profile",
+                     *           "status": "completed",
+                     *           "execution_id": "0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e",
+                     *           "error": null,
+                     *           "error_code": null,
+                     *           "duration_ms": 184,
+                     *           "tool_input": {
+                     *             "user_id": "7"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "steps_completed": 1,
+                     *       "steps_total": 1,
+                     *       "result": {
+                     *         "id": "7",
+                     *         "name": "Ada"
+                     *       },
+                     *       "truncated": false,
+                     *       "response_meta": null,
+                     *       "consent": null,
+                     *       "error": null,
+                     *       "execution_time_ms": 191,
+                     *       "started_at": "2026-11-20T09:31:00Z",
+                     *       "finished_at": "2026-11-20T09:31:00.191Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WorkflowRun"];
                 };
             };
@@ -7109,6 +8370,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "confirm_token": "ct_6f1c2b9e8d4a4f3e9c1b2a7d5e8f0b13"
+                 *     }
+                 */
                 "application/json": {
                     confirm_token: string;
                     async?: boolean;
@@ -7122,6 +8388,45 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "run_id": "c1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f",
+                     *       "workflow_id": "8d3c1e5a-2f4b-4a9c-b7e1-6c0d9f2a3b58",
+                     *       "workflow_name": "Profile digest",
+                     *       "status": "completed",
+                     *       "inputs": {
+                     *         "user_id": "7"
+                     *       },
+                     *       "steps": [
+                     *         {
+                     *           "step_number": 1,
+                     *           "tool_id": "3f6c2a9e-1b7d-4c8e-9a2f-5d1e7b3c9a41",
+                     *           "tool_name": "get_profile",
+                     *           "status": "completed",
+                     *           "execution_id": "0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e",
+                     *           "error": null,
+                     *           "error_code": null,
+                     *           "duration_ms": 184,
+                     *           "tool_input": {
+                     *             "user_id": "7"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "steps_completed": 1,
+                     *       "steps_total": 1,
+                     *       "result": {
+                     *         "id": "7",
+                     *         "name": "Ada"
+                     *       },
+                     *       "truncated": false,
+                     *       "response_meta": null,
+                     *       "consent": null,
+                     *       "error": null,
+                     *       "execution_time_ms": 191,
+                     *       "started_at": "2026-11-20T09:31:00Z",
+                     *       "finished_at": "2026-11-20T09:31:00.191Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WorkflowRun"];
                 };
             };
@@ -7131,6 +8436,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "run_id": "c1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f",
+                     *       "workflow_id": "8d3c1e5a-2f4b-4a9c-b7e1-6c0d9f2a3b58",
+                     *       "workflow_name": "Profile digest",
+                     *       "status": "running",
+                     *       "inputs": {
+                     *         "user_id": "7"
+                     *       },
+                     *       "steps": [
+                     *         {
+                     *           "step_number": 1,
+                     *           "tool_id": "3f6c2a9e-1b7d-4c8e-9a2f-5d1e7b3c9a41",
+                     *           "tool_name": "get_profile",
+                     *           "status": "running",
+                     *           "execution_id": null,
+                     *           "error": null,
+                     *           "error_code": null,
+                     *           "duration_ms": 0,
+                     *           "tool_input": null
+                     *         }
+                     *       ],
+                     *       "steps_completed": 0,
+                     *       "steps_total": 1,
+                     *       "result": null,
+                     *       "truncated": false,
+                     *       "response_meta": null,
+                     *       "consent": null,
+                     *       "error": null,
+                     *       "execution_time_ms": 0,
+                     *       "started_at": "2026-11-20T09:31:00Z",
+                     *       "finished_at": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["WorkflowRun"];
                 };
             };
@@ -7175,6 +8514,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "8d3c1e5a-2f4b-4a9c-b7e1-6c0d9f2a3b58",
+                     *       "name": "Profile digest",
+                     *       "description": "Reads a profile and writes a one-line digest.",
+                     *       "steps": [
+                     *         {
+                     *           "step_number": 1,
+                     *           "tool_id": "3f6c2a9e-1b7d-4c8e-9a2f-5d1e7b3c9a41",
+                     *           "tool_name": "get_profile",
+                     *           "description": "",
+                     *           "input_mapping": {
+                     *             "user_id": "{{inputs.user_id}}"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "owner_id": "5b2e9c1d-7a3f-4e6b-8c0d-1f9a2b3c4d5e",
+                     *       "visibility": "private",
+                     *       "tags": [
+                     *         "demo"
+                     *       ],
+                     *       "created_at": "2026-11-20T09:30:00Z",
+                     *       "updated_at": "2026-11-20T09:30:00Z",
+                     *       "input_schema": null,
+                     *       "total_executions": 12,
+                     *       "success_rate": 91.7
+                     *     }
+                     */
                     "application/json": components["schemas"]["Workflow"];
                 };
             };
@@ -7208,6 +8575,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "deleted": true
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         deleted: true;
@@ -7240,6 +8612,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "visibility": "public",
+                 *       "tags": [
+                 *         "demo",
+                 *         "profiles"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     name?: string;
                     description?: string;
@@ -7259,6 +8640,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "8d3c1e5a-2f4b-4a9c-b7e1-6c0d9f2a3b58",
+                     *       "name": "Profile digest",
+                     *       "description": "Reads a profile and writes a one-line digest.",
+                     *       "steps": [
+                     *         {
+                     *           "step_number": 1,
+                     *           "tool_id": "3f6c2a9e-1b7d-4c8e-9a2f-5d1e7b3c9a41",
+                     *           "tool_name": "get_profile",
+                     *           "description": "",
+                     *           "input_mapping": {
+                     *             "user_id": "{{inputs.user_id}}"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "owner_id": "5b2e9c1d-7a3f-4e6b-8c0d-1f9a2b3c4d5e",
+                     *       "visibility": "public",
+                     *       "tags": [
+                     *         "demo"
+                     *       ],
+                     *       "created_at": "2026-11-20T09:30:00Z",
+                     *       "updated_at": "2026-11-20T09:30:00Z",
+                     *       "input_schema": null,
+                     *       "total_executions": 12,
+                     *       "success_rate": 91.7
+                     *     }
+                     */
                     "application/json": components["schemas"]["Workflow"];
                 };
             };
@@ -7312,6 +8721,45 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "run_id": "c1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f",
+                     *       "workflow_id": "8d3c1e5a-2f4b-4a9c-b7e1-6c0d9f2a3b58",
+                     *       "workflow_name": "Profile digest",
+                     *       "status": "completed",
+                     *       "inputs": {
+                     *         "user_id": "7"
+                     *       },
+                     *       "steps": [
+                     *         {
+                     *           "step_number": 1,
+                     *           "tool_id": "3f6c2a9e-1b7d-4c8e-9a2f-5d1e7b3c9a41",
+                     *           "tool_name": "get_profile",
+                     *           "status": "completed",
+                     *           "execution_id": "0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e",
+                     *           "error": null,
+                     *           "error_code": null,
+                     *           "duration_ms": 184,
+                     *           "tool_input": {
+                     *             "user_id": "7"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "steps_completed": 1,
+                     *       "steps_total": 1,
+                     *       "result": {
+                     *         "id": "7",
+                     *         "name": "Ada"
+                     *       },
+                     *       "truncated": false,
+                     *       "response_meta": null,
+                     *       "consent": null,
+                     *       "error": null,
+                     *       "execution_time_ms": 191,
+                     *       "started_at": "2026-11-20T09:31:00Z",
+                     *       "finished_at": "2026-11-20T09:31:00.191Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WorkflowRun"];
                 };
             };
@@ -7321,6 +8769,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "run_id": "c1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f",
+                     *       "workflow_id": "8d3c1e5a-2f4b-4a9c-b7e1-6c0d9f2a3b58",
+                     *       "workflow_name": "Profile digest",
+                     *       "status": "running",
+                     *       "inputs": {
+                     *         "user_id": "7"
+                     *       },
+                     *       "steps": [
+                     *         {
+                     *           "step_number": 1,
+                     *           "tool_id": "3f6c2a9e-1b7d-4c8e-9a2f-5d1e7b3c9a41",
+                     *           "tool_name": "get_profile",
+                     *           "status": "running",
+                     *           "execution_id": null,
+                     *           "error": null,
+                     *           "error_code": null,
+                     *           "duration_ms": 0,
+                     *           "tool_input": null
+                     *         }
+                     *       ],
+                     *       "steps_completed": 0,
+                     *       "steps_total": 1,
+                     *       "result": null,
+                     *       "truncated": false,
+                     *       "response_meta": null,
+                     *       "consent": null,
+                     *       "error": null,
+                     *       "execution_time_ms": 0,
+                     *       "started_at": "2026-11-20T09:31:00Z",
+                     *       "finished_at": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["WorkflowRun"];
                 };
             };
@@ -7374,6 +8856,45 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "run_id": "c1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f",
+                     *       "workflow_id": "8d3c1e5a-2f4b-4a9c-b7e1-6c0d9f2a3b58",
+                     *       "workflow_name": "Profile digest",
+                     *       "status": "completed",
+                     *       "inputs": {
+                     *         "user_id": "7"
+                     *       },
+                     *       "steps": [
+                     *         {
+                     *           "step_number": 1,
+                     *           "tool_id": "3f6c2a9e-1b7d-4c8e-9a2f-5d1e7b3c9a41",
+                     *           "tool_name": "get_profile",
+                     *           "status": "completed",
+                     *           "execution_id": "0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e",
+                     *           "error": null,
+                     *           "error_code": null,
+                     *           "duration_ms": 184,
+                     *           "tool_input": {
+                     *             "user_id": "7"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "steps_completed": 1,
+                     *       "steps_total": 1,
+                     *       "result": {
+                     *         "id": "7",
+                     *         "name": "Ada"
+                     *       },
+                     *       "truncated": false,
+                     *       "response_meta": null,
+                     *       "consent": null,
+                     *       "error": null,
+                     *       "execution_time_ms": 191,
+                     *       "started_at": "2026-11-20T09:31:00Z",
+                     *       "finished_at": "2026-11-20T09:31:00.191Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WorkflowRun"];
                 };
             };
@@ -7383,6 +8904,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "run_id": "c1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f",
+                     *       "workflow_id": "8d3c1e5a-2f4b-4a9c-b7e1-6c0d9f2a3b58",
+                     *       "workflow_name": "Profile digest",
+                     *       "status": "running",
+                     *       "inputs": {
+                     *         "user_id": "7"
+                     *       },
+                     *       "steps": [
+                     *         {
+                     *           "step_number": 1,
+                     *           "tool_id": "3f6c2a9e-1b7d-4c8e-9a2f-5d1e7b3c9a41",
+                     *           "tool_name": "get_profile",
+                     *           "status": "running",
+                     *           "execution_id": null,
+                     *           "error": null,
+                     *           "error_code": null,
+                     *           "duration_ms": 0,
+                     *           "tool_input": null
+                     *         }
+                     *       ],
+                     *       "steps_completed": 0,
+                     *       "steps_total": 1,
+                     *       "result": null,
+                     *       "truncated": false,
+                     *       "response_meta": null,
+                     *       "consent": null,
+                     *       "error": null,
+                     *       "execution_time_ms": 0,
+                     *       "started_at": "2026-11-20T09:31:00Z",
+                     *       "finished_at": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["WorkflowRun"];
                 };
             };
@@ -7423,6 +8978,47 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "run_id": "c1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f",
+                     *         "workflow_id": "8d3c1e5a-2f4b-4a9c-b7e1-6c0d9f2a3b58",
+                     *         "workflow_name": "Profile digest",
+                     *         "status": "completed",
+                     *         "inputs": {
+                     *           "user_id": "7"
+                     *         },
+                     *         "steps": [
+                     *           {
+                     *             "step_number": 1,
+                     *             "tool_id": "3f6c2a9e-1b7d-4c8e-9a2f-5d1e7b3c9a41",
+                     *             "tool_name": "get_profile",
+                     *             "status": "completed",
+                     *             "execution_id": "0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e",
+                     *             "error": null,
+                     *             "error_code": null,
+                     *             "duration_ms": 184,
+                     *             "tool_input": {
+                     *               "user_id": "7"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "steps_completed": 1,
+                     *         "steps_total": 1,
+                     *         "result": {
+                     *           "id": "7",
+                     *           "name": "Ada"
+                     *         },
+                     *         "truncated": false,
+                     *         "response_meta": null,
+                     *         "consent": null,
+                     *         "error": null,
+                     *         "execution_time_ms": 191,
+                     *         "started_at": "2026-11-20T09:31:00Z",
+                     *         "finished_at": "2026-11-20T09:31:00.191Z"
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["WorkflowRun"][];
                 };
             };
@@ -7989,6 +9585,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "openapi": "3.1.0",
+                     *       "info": {
+                     *         "title": "Toolport API",
+                     *         "version": "1.0.0"
+                     *       },
+                     *       "paths": {
+                     *         "/v1/health": {}
+                     *       }
+                     *     }
+                     */
                     "application/json": Record<string, unknown>;
                 };
             };

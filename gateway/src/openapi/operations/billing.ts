@@ -35,6 +35,31 @@ const integerInput = (description: string): Schema => ({
 });
 
 const uuid = { type: "string", format: "uuid" };
+
+// ---- examples ---------------------------------------------------------------------------------
+
+const exampleWalletId = "3f8a2c1e-5b7d-4e9f-a1c2-d3e4f5a6b7c8";
+const exampleAccountId = "5e6f7a8b-9c0d-4e1f-a2b3-c4d5e6f7a8b9";
+const exampleTxHash = `0x${"ab".repeat(32)}`;
+const exampleDepositEntry = {
+  id: "9d1e2f3a-4b5c-6d7e-8f9a-0b1c2d3e4f5a",
+  transaction_id: "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+  wallet_id: exampleWalletId,
+  kind: "deposit",
+  amount_atomic: 4250000,
+  balance_after_atomic: 4250000,
+  balance_after_usdc: "4.250000",
+  reference: exampleTxHash,
+  created_at: "2025-06-01T12:00:00.000Z",
+};
+const exampleSettings = {
+  id: "2c3d4e5f-6a7b-4c8d-9e0f-1a2b3c4d5e6f",
+  user_id: exampleAccountId,
+  max_per_call_atomic: 5000000,
+  daily_limit_atomic: null,
+  created_at: "2025-06-01T12:00:00.000Z",
+  updated_at: "2025-06-01T12:00:00.000Z",
+};
 const walletId = { ...uuid, description: "The wallet's id." };
 
 export const billingSchemas: Record<string, Schema> = {
@@ -162,7 +187,7 @@ export const billingOps = {
         description: "The funding instructions.",
         schema: ref("WalletFunding"),
         example: {
-          wallet_id: "3f8a2c1e-5b7d-4e9f-a1c2-d3e4f5a6b7c8",
+          wallet_id: exampleWalletId,
           method: "crypto",
           checkout_url: null,
           deposit_address: "0x8ba1f109551bD432803012645Ac136ddd64DBA72",
@@ -191,29 +216,19 @@ export const billingOps = {
           expected_amount_atomic: integerInput("The USDC amount sent, in atomic units (positive)."),
         },
       },
-      example: { tx_hash: `0x${"ab".repeat(32)}`, expected_amount_atomic: 4250000 },
+      example: { tx_hash: exampleTxHash, expected_amount_atomic: 4250000 },
     },
     responses: {
       200: {
         description: "Credited.",
         schema: ref("DepositConfirmation"),
         example: {
-          wallet_id: "3f8a2c1e-5b7d-4e9f-a1c2-d3e4f5a6b7c8",
-          tx_hash: `0x${"ab".repeat(32)}`,
+          wallet_id: exampleWalletId,
+          tx_hash: exampleTxHash,
           credited_atomic: 4250000,
           balance_atomic: 4250000,
           balance_usdc: "4.250000",
-          entry: {
-            id: "9d1e2f3a-4b5c-6d7e-8f9a-0b1c2d3e4f5a",
-            transaction_id: "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
-            wallet_id: "3f8a2c1e-5b7d-4e9f-a1c2-d3e4f5a6b7c8",
-            kind: "deposit",
-            amount_atomic: 4250000,
-            balance_after_atomic: 4250000,
-            balance_after_usdc: "4.250000",
-            reference: `0x${"ab".repeat(32)}`,
-            created_at: "2025-06-01T12:00:00.000Z",
-          },
+          entry: exampleDepositEntry,
         },
       },
       409: { description: "`deposit_already_credited`: this transaction was credited before.", schema: ref("Error") },
@@ -232,8 +247,8 @@ export const billingOps = {
         description: "The wallet and its balances.",
         schema: ref("Wallet"),
         example: {
-          wallet_id: "3f8a2c1e-5b7d-4e9f-a1c2-d3e4f5a6b7c8",
-          account_id: "5e6f7a8b-9c0d-4e1f-a2b3-c4d5e6f7a8b9",
+          wallet_id: exampleWalletId,
+          account_id: exampleAccountId,
           balance_usdc: "4.250000",
           balance_atomic: 4250000,
           held_atomic: 0,
@@ -254,7 +269,13 @@ export const billingOps = {
       limit: { description: "At most this many (1-500, default 50).", schema: { type: "integer", minimum: 1, maximum: 500 } },
       before: { description: "Only entries created before this instant (ISO 8601).", schema: timestamp },
     },
-    responses: { 200: { description: "Entries, newest first.", schema: { type: "array", items: ref("LedgerEntry") } } },
+    responses: {
+      200: {
+        description: "Entries, newest first.",
+        schema: { type: "array", items: ref("LedgerEntry") },
+        example: [exampleDepositEntry],
+      },
+    },
   },
   getSpendingSettings: {
     operationId: "getSpendingSettings",
@@ -265,14 +286,7 @@ export const billingOps = {
       200: {
         description: "The account's spending settings.",
         schema: ref("SpendingSettings"),
-        example: {
-          id: "2c3d4e5f-6a7b-4c8d-9e0f-1a2b3c4d5e6f",
-          user_id: "5e6f7a8b-9c0d-4e1f-a2b3-c4d5e6f7a8b9",
-          max_per_call_atomic: 5000000,
-          daily_limit_atomic: null,
-          created_at: "2025-06-01T12:00:00.000Z",
-          updated_at: "2025-06-01T12:00:00.000Z",
-        },
+        example: exampleSettings,
       },
     },
   },
@@ -296,7 +310,18 @@ export const billingOps = {
       },
       example: { max_per_call_atomic: 250000, daily_limit_atomic: 20000000 },
     },
-    responses: { 200: { description: "The settings as changed.", schema: ref("SpendingSettings") } },
+    responses: {
+      200: {
+        description: "The settings as changed.",
+        schema: ref("SpendingSettings"),
+        example: {
+          ...exampleSettings,
+          max_per_call_atomic: 250000,
+          daily_limit_atomic: 20000000,
+          updated_at: "2025-06-02T08:15:00.000Z",
+        },
+      },
+    },
   },
   stripeWebhook: {
     operationId: "receiveStripeWebhook",
@@ -317,6 +342,26 @@ export const billingOps = {
     body: {
       description: "The Stripe event, exactly as Stripe sent it (the signature covers these bytes).",
       schema: { type: "object", description: "A Stripe event object." },
+      example: {
+        id: "evt_1QfK2mL3nP4qR5sT6uV7wX8y",
+        object: "event",
+        type: "checkout.session.completed",
+        created: 1748779200,
+        livemode: true,
+        data: {
+          object: {
+            id: "cs_live_a1B2c3D4e5F6g7H8i9J0kL1m",
+            object: "checkout.session",
+            mode: "payment",
+            status: "complete",
+            payment_status: "paid",
+            amount_total: 2500,
+            currency: "usd",
+            client_reference_id: exampleWalletId,
+            metadata: { wallet_id: exampleWalletId, account_id: exampleAccountId, amount_cents: "2500" },
+          },
+        },
+      },
     },
     responses: {
       200: {

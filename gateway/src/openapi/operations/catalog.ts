@@ -59,6 +59,7 @@ const rateLimitHeaders: ResponseDoc["headers"] = {
 };
 
 const T = "2026-03-01T12:00:00.000Z";
+const T2 = "2026-03-08T09:30:00.000Z";
 const exampleService = {
   id: "0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b",
   slug: "petstore",
@@ -108,6 +109,32 @@ const exampleTool = {
   deprecated: false,
   deprecation_message: null,
   sunset_date: null,
+  created_at: T,
+  updated_at: T,
+};
+/** The same service once its publisher made it public: what the public routes show. */
+const examplePublicService = { ...exampleService, visibility: "public" };
+/** The trimmed shape of `exampleTool`, as public search answers it. */
+const examplePublicTool = {
+  id: exampleTool.id,
+  name: exampleTool.name,
+  slug: exampleTool.slug,
+  description: exampleTool.description,
+  service_id: exampleTool.service_id,
+  parameters: exampleTool.parameters,
+  readiness: exampleTool.readiness,
+  configuration_url: exampleTool.configuration_url,
+  reliability: null,
+  deprecated: false,
+  deprecation_message: null,
+  sunset_date: null,
+};
+const exampleCredential = {
+  service_id: exampleService.id,
+  scope: "caller",
+  type: "api_key",
+  is_reference: true,
+  hint: null,
   created_at: T,
   updated_at: T,
 };
@@ -429,7 +456,7 @@ export const catalogOps = {
     summary: "Every tool the caller may see",
     description: "Active, not-sunset tools of the services visible to the caller; tools it can call now first.",
     tags: ["Tools"],
-    responses: { 200: { description: "Tools.", schema: tools }, 404: orgNotFound },
+    responses: { 200: { description: "Tools.", schema: tools, example: [exampleTool] }, 404: orgNotFound },
   },
   searchTools: {
     operationId: "searchTools",
@@ -446,7 +473,10 @@ export const catalogOps = {
       },
       ready_only: queryBool("Keep only tools the caller can call now."),
     },
-    responses: { 200: { description: "Matching tools, best first.", schema: tools }, 404: orgNotFound },
+    responses: {
+      200: { description: "Matching tools, best first.", schema: tools, example: [exampleTool] },
+      404: orgNotFound,
+    },
   },
   publicSearchTools: {
     operationId: "publicSearchTools",
@@ -472,7 +502,12 @@ export const catalogOps = {
       },
     },
     responses: {
-      200: { description: "Matching tools, best first.", schema: arrayOf(ref("PublicTool")), headers: rateLimitHeaders },
+      200: {
+        description: "Matching tools, best first.",
+        schema: arrayOf(ref("PublicTool")),
+        example: [examplePublicTool],
+        headers: rateLimitHeaders,
+      },
       404: orgNotFound,
       503: {
         description: "Search could not run (`search_unavailable`, e.g. while the index starts); retry after `Retry-After` (1).",
@@ -527,7 +562,7 @@ export const catalogOps = {
       "a real service before a demo one, then the oldest.",
     tags: ["Tools"],
     path: { tool_name: { description: "The tool's name.", schema: string } },
-    responses: { 200: { description: "The tool.", schema: toolSchema } },
+    responses: { 200: { description: "The tool.", schema: toolSchema, example: exampleTool } },
   },
   describeTool: {
     operationId: "describeTool",
@@ -586,14 +621,14 @@ export const catalogOps = {
     operationId: "listPublicServices",
     summary: "Public services",
     tags: ["Services"],
-    responses: { 200: { description: "Every public service.", schema: services } },
+    responses: { 200: { description: "Every public service.", schema: services, example: [examplePublicService] } },
   },
   getPublicService: {
     operationId: "getPublicService",
     summary: "A public service",
     tags: ["Services"],
     path: serviceId,
-    responses: { 200: { description: "The service.", schema: ref("Service"), example: exampleService } },
+    responses: { 200: { description: "The service.", schema: ref("Service"), example: examplePublicService } },
   },
   listPublicServiceTools: {
     operationId: "listPublicServiceTools",
@@ -601,7 +636,7 @@ export const catalogOps = {
     description: "Its active, not-sunset tools.",
     tags: ["Services"],
     path: serviceId,
-    responses: { 200: { description: "Tools.", schema: tools } },
+    responses: { 200: { description: "Tools.", schema: tools, example: [exampleTool] } },
   },
   createService: {
     operationId: "createService",
@@ -643,7 +678,7 @@ export const catalogOps = {
         schema: uuid,
       },
     },
-    responses: { 200: { description: "Services.", schema: services }, 404: orgNotFound },
+    responses: { 200: { description: "Services.", schema: services, example: [exampleService] }, 404: orgNotFound },
   },
   getService: {
     operationId: "getService",
@@ -665,7 +700,7 @@ export const catalogOps = {
     description: "Inactive and sunset tools included.",
     tags: ["Services"],
     path: serviceId,
-    responses: { 200: { description: "Tools.", schema: tools } },
+    responses: { 200: { description: "Tools.", schema: tools, example: [exampleTool] } },
   },
   updateService: {
     operationId: "updateService",
@@ -675,7 +710,14 @@ export const catalogOps = {
     path: serviceId,
     body: { schema: updateServiceBody, required: false, example: { summary: "Pets for sale and adoption", status: "degraded" } },
     responses: {
-      200: { description: "The service as changed, and its publishing facts.", schema: ref("ServiceWithPublishing") },
+      200: {
+        description: "The service as changed, and its publishing facts.",
+        schema: ref("ServiceWithPublishing"),
+        example: {
+          service: { ...exampleService, summary: "Pets for sale and adoption", status: "degraded", updated_at: T2 },
+          publishing: examplePublishing,
+        },
+      },
       409: slugTaken("service"),
       415: unsupportedMediaType,
     },
@@ -725,7 +767,17 @@ export const catalogOps = {
       example: { deprecated: true, deprecation_message: "use get_pet_v2", sunset_date: "2026-09-01T00:00:00Z" },
     },
     responses: {
-      200: { description: "The tool as changed.", schema: toolSchema },
+      200: {
+        description: "The tool as changed.",
+        schema: toolSchema,
+        example: {
+          ...exampleTool,
+          deprecated: true,
+          deprecation_message: "use get_pet_v2",
+          sunset_date: "2026-09-01T00:00:00.000Z",
+          updated_at: T2,
+        },
+      },
       409: slugTaken("tool"),
       415: unsupportedMediaType,
     },
@@ -753,18 +805,7 @@ export const catalogOps = {
           credential: ref("CredentialSummary"),
           readiness: { ...oneOf("ready", "unavailable"), description: "`unavailable` when the service is retired." },
         }),
-        example: {
-          credential: {
-            service_id: exampleService.id,
-            scope: "caller",
-            type: "api_key",
-            is_reference: true,
-            hint: null,
-            created_at: T,
-            updated_at: T,
-          },
-          readiness: "ready",
-        },
+        example: { credential: exampleCredential, readiness: "ready" },
       },
       415: unsupportedMediaType,
     },
@@ -775,7 +816,13 @@ export const catalogOps = {
     description: "The caller's own and its organization's, without secrets.",
     tags: ["Services"],
     path: serviceId,
-    responses: { 200: { description: "Credentials.", schema: arrayOf(ref("CredentialSummary")) } },
+    responses: {
+      200: {
+        description: "Credentials.",
+        schema: arrayOf(ref("CredentialSummary")),
+        example: [exampleCredential],
+      },
+    },
   },
   deleteServiceCredential: {
     operationId: "deleteServiceCredential",
@@ -790,6 +837,7 @@ export const catalogOps = {
       schema: { type: "object", properties: { scope: oneOf("caller", "organization") } },
       required: false,
       description: "`scope`, when not in the query.",
+      example: { scope: "organization" },
     },
     responses: {
       200: { description: "Disconnected.", schema: deleted, example: { deleted: true } },

@@ -171,6 +171,101 @@ const bundleProperties = {
 };
 const skillMd = "---\ndescription: Draw charts from CSV files.\n---\n# CSV charts\n";
 
+// ---- examples ----
+const plotScript = { name: "plot.py", content: "print('plot')\n" };
+const skillExample = {
+  id: "3f6c2a9e-1b7d-4c8e-9a2f-5d1e7b3c9a41",
+  name: "csv-charts",
+  description: "Draw charts from CSV files.",
+  license: null,
+  compatibility: null,
+  metadata: null,
+  skill_md: skillMd,
+  scripts: [plotScript],
+  references: [],
+  assets: [],
+  service_id: null,
+  visibility: "private",
+  created_at: "2026-03-01T12:00:00.000Z",
+  updated_at: "2026-03-01T12:00:00.000Z",
+};
+const skillSummaryExample = {
+  id: skillExample.id,
+  name: skillExample.name,
+  description: skillExample.description,
+  license: null,
+  compatibility: null,
+  metadata: null,
+  service_id: null,
+  visibility: "private",
+  created_at: skillExample.created_at,
+};
+const publicSkillSummaryExample = {
+  ...skillSummaryExample,
+  id: "8d2e4b61-7c3a-4f9e-b1d5-0a6c8e2f4b73",
+  license: "MIT",
+  visibility: "public",
+  created_at: "2026-03-02T09:30:00.000Z",
+};
+const submissionExample = {
+  id: "c4a7e2d9-5f1b-4e3c-8d6a-2b9f0e7c1a58",
+  skill_name: skillExample.name,
+  skill_description: skillExample.description,
+  skill_md_content: skillMd,
+  scripts: [plotScript],
+  reference_files: [],
+  assets: [],
+  status: "pending",
+  submitted_at: "2026-03-01T12:05:00.000Z",
+  reviewed_at: null,
+  reviewer_notes: null,
+  skill_id: null,
+};
+const approvedSubmissionExample = {
+  ...submissionExample,
+  status: "approved",
+  reviewed_at: "2026-03-02T09:30:00.000Z",
+  reviewer_notes: "Looks good.",
+  skill_id: publicSkillSummaryExample.id,
+};
+const siteExample = {
+  id: "e1b9c3f7-2a4d-4c6e-9f8a-7d5b3c1e0a26",
+  domain: "example.com",
+  url: "https://example.com/",
+  status: "live",
+  visibility: "public",
+  page_title: "Example Co",
+  page_description: "Invoicing for small businesses.",
+  components: {
+    contact: { emails: ["hello@example.com"], phones: [], address: null, page: "https://example.com/contact" },
+    docs: { page: "https://example.com/docs" },
+    pricing: { page: "https://example.com/pricing", plans: ["Free", "Pro"] },
+  },
+  discovered_tools: [{ type: "openapi", url: "https://example.com/openapi.json", title: "Example Co API" }],
+  category: "finance",
+  tags: ["invoicing"],
+  created_at: "2026-03-01T12:00:00.000Z",
+};
+const ownedSiteExample = {
+  ...siteExample,
+  error: null,
+  crawled_at: "2026-03-01T12:01:30.000Z",
+  updated_at: "2026-03-01T12:01:30.000Z",
+};
+const pendingSiteExample = {
+  ...ownedSiteExample,
+  status: "pending",
+  page_title: "",
+  page_description: "",
+  components: {},
+  discovered_tools: [],
+  category: "",
+  tags: [],
+  crawled_at: null,
+  updated_at: ownedSiteExample.created_at,
+};
+const deletedExample = { deleted: true };
+
 const skillTooLarge: ResponseDoc = {
   description:
     "The body is over the request limit (`payload_too_large`), or the bundle over 1 MiB in all (`skill_too_large`: " +
@@ -200,10 +295,10 @@ export const contentOps = {
           service_id: { ...string, description: "A catalog service the skill goes with." },
         },
       },
-      example: { name: "csv-charts", skill_md_content: skillMd, scripts: [{ name: "plot.py", content: "print('plot')\n" }] },
+      example: { name: skillExample.name, skill_md_content: skillMd, scripts: [plotScript] },
     },
     responses: {
-      200: { description: "The skill.", schema: ref("Skill") },
+      200: { description: "The skill.", schema: ref("Skill"), example: skillExample },
       409: { description: "The caller already has a skill of that name (`skill_name_taken`).", schema: ref("Error") },
       413: skillTooLarge,
     },
@@ -216,7 +311,9 @@ export const contentOps = {
     query: {
       visibility: { description: "Only these; any other value is a 400.", schema: skillVisibility },
     },
-    responses: { 200: { description: "Summaries, newest first.", schema: arrayOf(ref("SkillSummary")) } },
+    responses: {
+      200: { description: "Summaries, newest first.", schema: arrayOf(ref("SkillSummary")), example: [skillSummaryExample] },
+    },
   },
   listPublicSkills: {
     operationId: "listPublicSkills",
@@ -227,7 +324,9 @@ export const contentOps = {
       limit: { description: "At most this many (1-100, default 20).", schema: { type: "integer", minimum: 1, maximum: 100 } },
       offset: { description: "Skip this many (0-100000, default 0).", schema: { type: "integer", minimum: 0, maximum: 100000 } },
     },
-    responses: { 200: { description: "Summaries.", schema: arrayOf(ref("SkillSummary")) } },
+    responses: {
+      200: { description: "Summaries.", schema: arrayOf(ref("SkillSummary")), example: [publicSkillSummaryExample] },
+    },
   },
   getSkill: {
     operationId: "getSkill",
@@ -235,7 +334,7 @@ export const contentOps = {
     description: "Public skills to anyone; a private one to its owner (anyone else gets 404).",
     tags: ["Skills"],
     path: skillId,
-    responses: { 200: { description: "The skill, with its files.", schema: ref("Skill") } },
+    responses: { 200: { description: "The skill, with its files.", schema: ref("Skill"), example: skillExample } },
   },
   getSkillArchive: {
     operationId: "getSkillArchive",
@@ -262,7 +361,7 @@ export const contentOps = {
     description: "Anyone else's skill, or an unknown one, is 404.",
     tags: ["Skills"],
     path: skillId,
-    responses: { 200: { description: "Deleted, for good.", schema: deleted } },
+    responses: { 200: { description: "Deleted, for good.", schema: deleted, example: deletedExample } },
   },
 
   // ---- submissions ----
@@ -279,10 +378,10 @@ export const contentOps = {
         type: "object",
         properties: { skill_id: { ...string, description: "A skill of the caller's to submit." }, ...bundleProperties },
       },
-      example: { skill_id: "<skill id>" },
+      example: { skill_id: skillExample.id },
     },
     responses: {
-      200: { description: "The submission, pending.", schema: ref("SkillSubmission") },
+      200: { description: "The submission, pending.", schema: ref("SkillSubmission"), example: submissionExample },
       404: { description: "`skill_id` names no skill of the caller's (`skill_not_found`).", schema: ref("Error") },
       413: skillTooLarge,
     },
@@ -295,14 +394,18 @@ export const contentOps = {
       "400 `submission_contains_secret`. JWT only.",
     tags: ["Skills"],
     path: skillId,
-    responses: { 200: { description: "The submission, pending.", schema: ref("SkillSubmission") } },
+    responses: {
+      200: { description: "The submission, pending.", schema: ref("SkillSubmission"), example: submissionExample },
+    },
   },
   listMySkillSubmissions: {
     operationId: "listMySkillSubmissions",
     summary: "The caller's submissions",
     description: "JWT only.",
     tags: ["Skills"],
-    responses: { 200: { description: "Submissions.", schema: arrayOf(ref("SkillSubmission")) } },
+    responses: {
+      200: { description: "Submissions.", schema: arrayOf(ref("SkillSubmission")), example: [submissionExample] },
+    },
   },
   listSkillSubmissions: {
     operationId: "listSkillSubmissions",
@@ -310,7 +413,13 @@ export const contentOps = {
     description: "Anyone else gets 403 `platform_admin_only`. JWT only.",
     tags: ["Skills"],
     query: { status: { description: "Default pending.", schema: oneOf("pending", "approved", "rejected") } },
-    responses: { 200: { description: "Submissions of that status.", schema: arrayOf(ref("SkillSubmission")) } },
+    responses: {
+      200: {
+        description: "Submissions of that status.",
+        schema: arrayOf(ref("SkillSubmission")),
+        example: [submissionExample],
+      },
+    },
   },
   getSkillSubmission: {
     operationId: "getSkillSubmission",
@@ -318,7 +427,7 @@ export const contentOps = {
     description: "The submitter's own (platform administrators see all); anyone else gets 404. JWT only.",
     tags: ["Skills"],
     path: submissionId,
-    responses: { 200: { description: "The submission.", schema: ref("SkillSubmission") } },
+    responses: { 200: { description: "The submission.", schema: ref("SkillSubmission"), example: submissionExample } },
   },
   reviewSkillSubmission: {
     operationId: "reviewSkillSubmission",
@@ -341,7 +450,7 @@ export const contentOps = {
       example: { decision: "approve", notes: "Looks good." },
     },
     responses: {
-      200: { description: "The submission as decided.", schema: ref("SkillSubmission") },
+      200: { description: "The submission as decided.", schema: ref("SkillSubmission"), example: approvedSubmissionExample },
       409: { description: "The submission was already reviewed (`submission_already_reviewed`).", schema: ref("Error") },
     },
   },
@@ -355,7 +464,7 @@ export const contentOps = {
       "example.com); none is 404 `site_not_found`.",
     tags: ["Sites"],
     path: { domain: { description: "A domain or host name.", schema: string, example: "example.com" } },
-    responses: { 200: { description: "The site record.", schema: ref("Site") } },
+    responses: { 200: { description: "The site record.", schema: ref("Site"), example: siteExample } },
   },
   createSite: {
     operationId: "createSite",
@@ -375,13 +484,21 @@ export const contentOps = {
       },
       example: { url: "https://example.com/" },
     },
-    responses: { 200: { description: "The record, pending its crawl.", schema: ref("OwnedSite") } },
+    responses: {
+      200: { description: "The record, pending its crawl.", schema: ref("OwnedSite"), example: pendingSiteExample },
+    },
   },
   listMySites: {
     operationId: "listMySites",
     summary: "The caller's site records",
     tags: ["Sites"],
-    responses: { 200: { description: "Records in any status, newest first.", schema: arrayOf(ref("OwnedSite")) } },
+    responses: {
+      200: {
+        description: "Records in any status, newest first.",
+        schema: arrayOf(ref("OwnedSite")),
+        example: [ownedSiteExample],
+      },
+    },
   },
   getSite: {
     operationId: "getSite",
@@ -389,7 +506,7 @@ export const contentOps = {
     description: "In any status; anyone else's is 404.",
     tags: ["Sites"],
     path: siteId,
-    responses: { 200: { description: "The record.", schema: ref("OwnedSite") } },
+    responses: { 200: { description: "The record.", schema: ref("OwnedSite"), example: ownedSiteExample } },
   },
   recrawlSite: {
     operationId: "recrawlSite",
@@ -397,13 +514,13 @@ export const contentOps = {
     description: "Queues a crawl (at most one waits at a time); a failed record goes back to `pending`, a live one stays live.",
     tags: ["Sites"],
     path: siteId,
-    responses: { 200: { description: "The record.", schema: ref("OwnedSite") } },
+    responses: { 200: { description: "The record.", schema: ref("OwnedSite"), example: ownedSiteExample } },
   },
   deleteSite: {
     operationId: "deleteSite",
     summary: "Delete a site record (owner)",
     tags: ["Sites"],
     path: siteId,
-    responses: { 200: { description: "Deleted, for good.", schema: deleted } },
+    responses: { 200: { description: "Deleted, for good.", schema: deleted, example: deletedExample } },
   },
 } satisfies Record<string, OperationDoc>;

@@ -261,6 +261,79 @@ const guideExample = {
   },
 };
 
+// One cast for every example: the agent "Research bot" (registered, then owner of the organization Acme),
+// the person Ada (signed up, then added to Acme) and the agent's key "ci".
+const agentId = "6f1c0d9e-2b7a-4c1e-9a35-0c1d2e3f4a5b";
+const agentOrgId = "b1f3a3b0-6932-45ec-aff3-cb39a15072eb";
+const adaId = "3f6c2a9e-1b7d-4c8e-9a2f-5d1e7b3c9a41";
+const adaOrgId = "dd4011fe-36e7-4bb4-af38-5c9286199fb4";
+const acmeId = "68280f26-54a3-4b1a-a5c1-bb9833addb25";
+const ciKey = "tp_zZz1liDMvG5IVTmupgoAANnDgQy6BjbSudkqy1Zejey";
+const accessToken =
+  "eyJhbGciOiJFUzI1NiIsImtpZCI6IlRQb1RWcnRWVFlQV3hySHUxdV9QeWZqV21vMzFud3JRY0RuZFNheUp6SVUifQ" +
+  ".eyJzdWIiOiIzZjZjMmE5ZS0xYjdkLTRjOGUtOWEyZi01ZDFlN2IzYzlhNDEiLCJpYXQiOjE3NjA1MjYwMDAsImV4cCI6MTc2MDUyOTYwMH0" +
+  ".G_z7O_guSv9StlGqJ7md3IaSVDcsw2Tls3P6px5S3ZRvdcoPxw9AnWJuwUKAIqfda7ETCeBRZQiCwHi6o8HHGg";
+
+const accountExample = {
+  id: agentId,
+  kind: "agent",
+  name: "Research bot",
+  email: "ops@example.com",
+  tier: "free",
+  personal_organization_id: agentOrgId,
+  is_platform_admin: false,
+  created_at: "2025-10-01T09:12:44Z",
+};
+const keyPermissionsExample = {
+  allowed_services: null,
+  allowed_tools: null,
+  max_cost_per_call_cents: 25,
+  daily_spend_limit_cents: 1000,
+  require_confirmation: true,
+};
+const keyFields = {
+  id: "ecf4e346-4c8b-4c34-add9-27c5149d8da3",
+  key_prefix: ciKey.slice(0, 8),
+  name: "ci",
+  created_at: "2025-10-02T14:03:10Z",
+};
+const keyAgentFields = { agent_name: "build bot", agent_type: "coding_agent", purpose: "Runs the nightly checks" };
+const createdKeyExample = {
+  ...keyFields,
+  key: ciKey,
+  last_used: null,
+  permissions: keyPermissionsExample,
+  organization_id: agentOrgId,
+  ...keyAgentFields,
+};
+const apiKeyExample = {
+  ...keyFields,
+  last_used: "2025-10-14T02:30:05Z",
+  permissions: keyPermissionsExample,
+  organization_id: agentOrgId,
+  account_id: agentId,
+  ...keyAgentFields,
+  revoked_at: null,
+};
+const acmeContextExample = { org_id: acmeId, org_name: "Acme", org_slug: "acme", role: "owner" };
+const acmeExample = {
+  id: acmeId,
+  name: "Acme",
+  slug: "acme",
+  is_personal: false,
+  role: "owner",
+  created_at: "2025-10-03T08:00:00Z",
+};
+const adaMemberExample = {
+  organization_id: acmeId,
+  account_id: adaId,
+  name: "Ada",
+  email: "ada@example.com",
+  role: "member",
+  created_at: "2025-10-05T11:20:31Z",
+};
+const mcpUrl = "https://mcp.example.com/mcp";
+
 export const identityOps = {
   registerAgent: {
     operationId: "registerAgent",
@@ -288,8 +361,8 @@ export const identityOps = {
         headers: rateLimitHeaders,
         example: {
           agent_id: "6f1c0d9e-2b7a-4c1e-9a35-0c1d2e3f4a5b",
-          api_key: "tp_...",
-          wallet_id: "b7e4...",
+          api_key: "tp_QjwO4eQvKMvadYJXlcUyKGhyfrZlTgC6PdK54GyqBY0",
+          wallet_id: "0bfcae00-acdf-42a5-bab0-06ec58e670aa",
           balance_usdc: "0.000000",
           deposit_address: null,
           registration_url: "https://api.example.com/v1/agents/getting-started",
@@ -354,6 +427,13 @@ export const identityOps = {
           token_type: { const: "Bearer" },
           expires_in: { ...integer, description: "Seconds the token is valid." },
         }),
+        example: {
+          account_id: adaId,
+          organization_id: adaOrgId,
+          access_token: accessToken,
+          token_type: "Bearer",
+          expires_in: 3600,
+        },
       },
       409: error("An account with this email exists (`email_taken`); log in instead."),
     },
@@ -377,6 +457,7 @@ export const identityOps = {
           token_type: { const: "Bearer" },
           expires_in: { ...integer, description: "Seconds the token is valid." },
         }),
+        example: { account_id: adaId, access_token: accessToken, token_type: "Bearer", expires_in: 3600 },
       },
       401: error("Email or password is wrong (`invalid_credentials`)."),
     },
@@ -393,6 +474,19 @@ export const identityOps = {
         schema: closed({
           keys: arrayOf(closed({ kty: string, crv: string, x: string, y: string, kid: string, alg: string, use: string })),
         }),
+        example: {
+          keys: [
+            {
+              kty: "EC",
+              crv: "P-256",
+              x: "L5h0nuFcy1XnDG9iENFyMcBtAlmxi-cVyV5agFngz6Q",
+              y: "uQMLqggvjtMnHhihGI5Q_kvMTfrPSS1618C4UJBzvQQ",
+              kid: "TPoTVrtVTYPWxrHu1u_PyfjWmo31nwrQcDndSayJzIU",
+              alg: "ES256",
+              use: "sig",
+            },
+          ],
+        },
       },
     },
   },
@@ -400,7 +494,10 @@ export const identityOps = {
     operationId: "getMyAccount",
     summary: "The caller's account",
     tags: ["Agents"],
-    responses: { 200: { description: "The account.", schema: ref("Account") }, 404: orgSelectorNotFound },
+    responses: {
+      200: { description: "The account.", schema: ref("Account"), example: accountExample },
+      404: orgSelectorNotFound,
+    },
   },
   createKey: {
     operationId: "createApiKey",
@@ -439,22 +536,14 @@ export const identityOps = {
           organization_id: { ...uuid, description: "The organization the key belongs to; default: the personal one." },
         },
       },
-      example: {
-        name: "ci",
-        permissions: {
-          allowed_services: null,
-          allowed_tools: null,
-          max_cost_per_call_cents: 25,
-          daily_spend_limit_cents: 1000,
-          require_confirmation: true,
-        },
-        agent_name: "build bot",
-        agent_type: "coding_agent",
-        purpose: "Runs the nightly checks",
-      },
+      example: { name: keyFields.name, permissions: keyPermissionsExample, ...keyAgentFields },
     },
     responses: {
-      200: { description: "The key, with its plaintext (shown once).", schema: ref("CreatedApiKey") },
+      200: {
+        description: "The key, with its plaintext (shown once).",
+        schema: ref("CreatedApiKey"),
+        example: createdKeyExample,
+      },
       404: error(
         "The organization does not exist (`organization_not_found`), or the one `svc-org-id` names is not the caller's.",
       ),
@@ -475,7 +564,7 @@ export const identityOps = {
       },
     },
     responses: {
-      200: { description: "The keys.", schema: arrayOf(ref("ApiKey")) },
+      200: { description: "The keys.", schema: arrayOf(ref("ApiKey")), example: [apiKeyExample] },
       404: error("The organization does not exist or the caller is not a member (`organization_not_found`)."),
     },
   },
@@ -491,6 +580,11 @@ export const identityOps = {
       200: {
         description: "Revoked.",
         schema: closed({ id: string, revoked: { type: "boolean", const: true }, key: ref("ApiKey") }),
+        example: {
+          id: apiKeyExample.id,
+          revoked: true,
+          key: { ...apiKeyExample, revoked_at: "2025-10-15T16:45:00Z" },
+        },
       },
     },
   },
@@ -508,7 +602,33 @@ export const identityOps = {
         schema: { type: "integer", default: 30 },
       },
     },
-    responses: { 200: { description: "The usage.", schema: ref("ApiKeyUsage") } },
+    responses: {
+      200: {
+        description: "The usage.",
+        schema: ref("ApiKeyUsage"),
+        example: {
+          key: { id: keyFields.id, name: keyFields.name, ...keyAgentFields, created_at: keyFields.created_at },
+          window_days: 30,
+          calls: 42,
+          successes: 40,
+          success_rate: 0.952,
+          p50_seconds: 0.84,
+          paid_calls: 3,
+          spent_cents: 12,
+          first_call_at: "2025-10-02T14:10:22Z",
+          last_call_at: "2025-10-14T02:30:05Z",
+          top_tools: [
+            {
+              tool_id: "7f0c2f44-3b7e-4c52-9b1e-0c6a3c1d2e10",
+              tool_name: "get_pet",
+              service_name: "Petstore",
+              calls: 42,
+              successes: 40,
+            },
+          ],
+        },
+      },
+    },
   },
   mcpJson: {
     operationId: "getMcpJson",
@@ -528,7 +648,28 @@ export const identityOps = {
       },
     },
     responses: {
-      200: { description: "The file to commit.", schema: ref("McpJson") },
+      200: {
+        description: "The file to commit.",
+        schema: ref("McpJson"),
+        example: {
+          file: ".mcp.json",
+          scope: "project",
+          mcp_json: {
+            mcpServers: {
+              danube: { type: "http", url: mcpUrl, headers: { "svc-api-key": KEY_PLACEHOLDER, "svc-org-id": acmeId } },
+            },
+          },
+          org: acmeContextExample,
+          instructions: [
+            "Save this as .mcp.json at the root of your project and commit it: it holds no secret, only the",
+            `${KEY_PLACEHOLDER} placeholder, which each developer sets in their own environment`,
+            "(export DANUBE_API_KEY=<your API key>).",
+            'Calls run in the organization "Acme" (acme).',
+            "Equivalent add-server command:",
+            `claude mcp add --transport http --scope project danube ${mcpUrl} --header "svc-api-key: ${KEY_PLACEHOLDER}" --header "svc-org-id: ${acmeId}"`,
+          ].join("\n"),
+        },
+      },
       404: error("The selected organization does not exist or the caller is not a member (`organization_not_found`)."),
     },
   },
@@ -553,7 +694,7 @@ export const identityOps = {
       example: { name: "Acme", slug: "acme" },
     },
     responses: {
-      200: { description: "The organization (role `owner`).", schema: ref("Organization") },
+      200: { description: "The organization (role `owner`).", schema: ref("Organization"), example: acmeExample },
       404: orgSelectorNotFound,
       409: error("The slug is taken (`slug_taken`)."),
     },
@@ -563,7 +704,24 @@ export const identityOps = {
     summary: "The caller's organizations",
     description: "The personal organization first, then the others by creation.",
     tags: ["Agents"],
-    responses: { 200: { description: "The organizations.", schema: arrayOf(ref("Organization")) }, 404: orgSelectorNotFound },
+    responses: {
+      200: {
+        description: "The organizations.",
+        schema: arrayOf(ref("Organization")),
+        example: [
+          {
+            id: agentOrgId,
+            name: "Research bot",
+            slug: "research-bot-4f9a2c",
+            is_personal: true,
+            role: "owner",
+            created_at: accountExample.created_at,
+          },
+          acmeExample,
+        ],
+      },
+      404: orgSelectorNotFound,
+    },
   },
   organizationContext: {
     operationId: "getOrganizationContext",
@@ -572,7 +730,11 @@ export const identityOps = {
     tags: ["Agents"],
     query: { org_id: { description: "This organization instead (membership required).", schema: uuid } },
     responses: {
-      200: { description: "The organization and the caller's role.", schema: ref("OrganizationContext") },
+      200: {
+        description: "The organization and the caller's role.",
+        schema: ref("OrganizationContext"),
+        example: acmeContextExample,
+      },
       404: error("The organization does not exist or the caller is not a member (`organization_not_found`)."),
     },
   },
@@ -582,7 +744,23 @@ export const identityOps = {
     description: "Any member may read them, by joining date.",
     tags: ["Agents"],
     path: organizationId,
-    responses: { 200: { description: "The members.", schema: arrayOf(ref("OrganizationMember")) } },
+    responses: {
+      200: {
+        description: "The members.",
+        schema: arrayOf(ref("OrganizationMember")),
+        example: [
+          {
+            organization_id: acmeId,
+            account_id: agentId,
+            name: "Research bot",
+            email: "ops@example.com",
+            role: "owner",
+            created_at: acmeExample.created_at,
+          },
+          adaMemberExample,
+        ],
+      },
+    },
   },
   addMember: {
     operationId: "addOrganizationMember",
@@ -606,7 +784,7 @@ export const identityOps = {
       example: { email: "ada@example.com", role: "member" },
     },
     responses: {
-      200: { description: "The new member.", schema: ref("OrganizationMember") },
+      200: { description: "The new member.", schema: ref("OrganizationMember"), example: adaMemberExample },
       409: error("The account is already a member (`already_a_member`); change its role instead."),
     },
   },
@@ -619,7 +797,11 @@ export const identityOps = {
     path: memberPath,
     body: { schema: { type: "object", required: ["role"], properties: { role } }, example: { role: "admin" } },
     responses: {
-      200: { description: "The member as changed.", schema: ref("OrganizationMember") },
+      200: {
+        description: "The member as changed.",
+        schema: ref("OrganizationMember"),
+        example: { ...adaMemberExample, role: "admin" },
+      },
       412: error("The organization would lose its last owner (`last_owner`)."),
     },
   },
@@ -632,7 +814,11 @@ export const identityOps = {
     tags: ["Agents"],
     path: memberPath,
     responses: {
-      200: { description: "Removed.", schema: closed({ removed: { type: "boolean", const: true } }) },
+      200: {
+        description: "Removed.",
+        schema: closed({ removed: { type: "boolean", const: true } }),
+        example: { removed: true },
+      },
       412: error("The last owner (`last_owner`), or a personal organization's owner (`personal_organization`)."),
     },
   },

@@ -29,6 +29,26 @@ export const systemOps = {
       200: {
         description: "Every service serves.",
         schema: closed({ status: { const: "ok" }, services, roles }),
+        example: {
+          status: "ok",
+          services: {
+            catalog: "serving",
+            execution: "serving",
+            billing: "serving",
+            identity: "serving",
+            content: "serving",
+            webhooks: "serving",
+          },
+          roles: {
+            gateway: { status: "serving", runs: "in_process", pid: 4242 },
+            catalog: { status: "serving", runs: "toolport-catalog:50051" },
+            execution: { status: "serving", runs: "toolport-execution:50052" },
+            billing: { status: "serving", runs: "toolport-billing:50053" },
+            identity: { status: "serving", runs: "toolport-identity:50054" },
+            content: { status: "serving", runs: "toolport-content:50055" },
+            webhooks: { status: "serving", runs: "toolport-webhooks:50056" },
+          },
+        },
       },
       503: {
         description: "At least one service does not serve; `error.details.down` names them.",
@@ -53,7 +73,11 @@ export const systemOps = {
     description: "The OpenAPI 3.1 description of /v1 (version 1.0.0), built from the routes themselves.",
     tags: ["System"],
     responses: {
-      200: { description: "The OpenAPI document.", schema: { type: "object", required: ["openapi", "info", "paths"] } },
+      200: {
+        description: "The OpenAPI document.",
+        schema: { type: "object", required: ["openapi", "info", "paths"] },
+        example: { openapi: "3.1.0", info: { title: "Toolport API", version: "1.0.0" }, paths: { "/v1/health": {} } },
+      },
     },
   },
   openApiYaml: {

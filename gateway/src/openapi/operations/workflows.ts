@@ -63,6 +63,82 @@ export const workflowsSchemas: Record<string, Schema> = {
   },
 };
 
+const WORKFLOW_ID = "8d3c1e5a-2f4b-4a9c-b7e1-6c0d9f2a3b58";
+const TOOL_ID = "3f6c2a9e-1b7d-4c8e-9a2f-5d1e7b3c9a41";
+const workflowExample = {
+  id: WORKFLOW_ID,
+  name: "Profile digest",
+  description: "Reads a profile and writes a one-line digest.",
+  steps: [
+    {
+      step_number: 1,
+      tool_id: TOOL_ID,
+      tool_name: "get_profile",
+      description: "",
+      input_mapping: { user_id: "{{inputs.user_id}}" },
+    },
+  ],
+  owner_id: "5b2e9c1d-7a3f-4e6b-8c0d-1f9a2b3c4d5e",
+  visibility: "private",
+  tags: ["demo"],
+  created_at: "2026-11-20T09:30:00Z",
+  updated_at: "2026-11-20T09:30:00Z",
+  input_schema: null,
+  total_executions: 12,
+  success_rate: 91.7,
+};
+const summaryExample = {
+  id: WORKFLOW_ID,
+  name: "Profile digest",
+  description: "Reads a profile and writes a one-line digest.",
+  step_count: 1,
+  owner_id: "5b2e9c1d-7a3f-4e6b-8c0d-1f9a2b3c4d5e",
+  visibility: "public",
+  tags: ["demo"],
+  total_executions: 12,
+  success_rate: 91.7,
+  created_at: "2026-11-20T09:30:00Z",
+};
+const runExample = {
+  run_id: "c1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f",
+  workflow_id: WORKFLOW_ID,
+  workflow_name: "Profile digest",
+  status: "completed",
+  inputs: { user_id: "7" },
+  steps: [
+    {
+      step_number: 1,
+      tool_id: TOOL_ID,
+      tool_name: "get_profile",
+      status: "completed",
+      execution_id: "0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e",
+      error: null,
+      error_code: null,
+      duration_ms: 184,
+      tool_input: { user_id: "7" },
+    },
+  ],
+  steps_completed: 1,
+  steps_total: 1,
+  result: { id: "7", name: "Ada" },
+  truncated: false,
+  response_meta: null,
+  consent: null,
+  error: null,
+  execution_time_ms: 191,
+  started_at: "2026-11-20T09:31:00Z",
+  finished_at: "2026-11-20T09:31:00.191Z",
+};
+const pendingRunExample = {
+  ...runExample,
+  status: "running",
+  steps: [{ ...runExample.steps[0], status: "running", execution_id: null, duration_ms: 0, tool_input: null }],
+  steps_completed: 0,
+  result: null,
+  execution_time_ms: 0,
+  finished_at: null,
+};
+
 const workflowId = { workflow_id: { description: "The workflow's id.", schema: { type: "string", format: "uuid" } } };
 const runId = { run_id: { description: "The run's id.", schema: { type: "string", format: "uuid" } } };
 const paging = {
@@ -82,10 +158,15 @@ const workflowBody = (required: string[]): Schema => ({
   },
 });
 const runAnswers = {
-  200: { description: "The run ended, or paused for consent (`awaiting_confirmation`).", schema: ref("WorkflowRun") },
+  200: {
+    description: "The run ended, or paused for consent (`awaiting_confirmation`).",
+    schema: ref("WorkflowRun"),
+    example: runExample,
+  },
   202: {
     description: "The run goes on (asked `async`, or longer than the wait); read it by `run_id`.",
     schema: ref("WorkflowRun"),
+    example: pendingRunExample,
   },
 };
 const runBody = {
@@ -111,14 +192,16 @@ export const workflowsOps = {
       sort: { description: "Default newest.", schema: oneOf("newest", "popular", "name") },
       ...paging,
     },
-    responses: { 200: { description: "Summaries.", schema: arrayOf(workflowSummary({ const: "public" })) } },
+    responses: {
+      200: { description: "Summaries.", schema: arrayOf(workflowSummary({ const: "public" })), example: [summaryExample] },
+    },
   },
   listMine: {
     operationId: "listMyWorkflows",
     summary: "The caller's workflows",
     tags: ["Workflows"],
     query: { visibility: { description: "Only these (default both).", schema: oneOf("private", "public") }, ...paging },
-    responses: { 200: { description: "Summaries.", schema: arrayOf(ref("WorkflowSummary")) } },
+    responses: { 200: { description: "Summaries.", schema: arrayOf(ref("WorkflowSummary")), example: [summaryExample] } },
   },
   create: {
     operationId: "createWorkflow",
@@ -131,14 +214,14 @@ export const workflowsOps = {
       schema: workflowBody(["name", "steps"]),
       example: { name: "Profile digest", steps: [{ tool_id: "<tool id>", input_mapping: { user_id: "{{inputs.user_id}}" } }] },
     },
-    responses: { 200: { description: "The saved workflow.", schema: ref("Workflow") } },
+    responses: { 200: { description: "The saved workflow.", schema: ref("Workflow"), example: workflowExample } },
   },
   getRun: {
     operationId: "getWorkflowRun",
     summary: "A run of the caller's",
     tags: ["Workflows"],
     path: runId,
-    responses: { 200: { description: "The run.", schema: ref("WorkflowRun") } },
+    responses: { 200: { description: "The run.", schema: ref("WorkflowRun"), example: runExample } },
   },
   confirmRun: {
     operationId: "confirmWorkflowRun",
@@ -148,6 +231,7 @@ export const workflowsOps = {
     path: runId,
     body: {
       schema: { type: "object", required: ["confirm_token"], properties: { confirm_token: string, async: boolean } },
+      example: { confirm_token: "ct_6f1c2b9e8d4a4f3e9c1b2a7d5e8f0b13" },
     },
     responses: { ...runAnswers, 409: { description: "The run does not wait for confirmation.", schema: ref("Error") } },
   },
@@ -157,22 +241,30 @@ export const workflowsOps = {
     description: "Public workflows to anyone; a private one to its owner (anyone else gets 404).",
     tags: ["Workflows"],
     path: workflowId,
-    responses: { 200: { description: "The workflow.", schema: ref("Workflow") } },
+    responses: { 200: { description: "The workflow.", schema: ref("Workflow"), example: workflowExample } },
   },
   update: {
     operationId: "updateWorkflow",
     summary: "Change a workflow (owner)",
     tags: ["Workflows"],
     path: workflowId,
-    body: { schema: workflowBody([]) },
-    responses: { 200: { description: "The workflow as changed.", schema: ref("Workflow") } },
+    body: { schema: workflowBody([]), example: { visibility: "public", tags: ["demo", "profiles"] } },
+    responses: {
+      200: {
+        description: "The workflow as changed.",
+        schema: ref("Workflow"),
+        example: { ...workflowExample, visibility: "public" },
+      },
+    },
   },
   delete: {
     operationId: "deleteWorkflow",
     summary: "Delete a workflow (owner)",
     tags: ["Workflows"],
     path: workflowId,
-    responses: { 200: { description: "Deleted, for good.", schema: closed({ deleted: { const: true } }) } },
+    responses: {
+      200: { description: "Deleted, for good.", schema: closed({ deleted: { const: true } }), example: { deleted: true } },
+    },
   },
   run: {
     operationId: "runWorkflow",
@@ -199,6 +291,6 @@ export const workflowsOps = {
     tags: ["Workflows"],
     path: workflowId,
     query: paging,
-    responses: { 200: { description: "Runs, newest first.", schema: arrayOf(ref("WorkflowRun")) } },
+    responses: { 200: { description: "Runs, newest first.", schema: arrayOf(ref("WorkflowRun")), example: [runExample] } },
   },
 } satisfies Record<string, OperationDoc>;
