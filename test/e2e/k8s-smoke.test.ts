@@ -63,6 +63,7 @@ import {
   runProbe,
   serviceDns,
 } from "../harness/k8s-local.js";
+import { sample } from "../harness/prometheus.js";
 import { echoApiDocument } from "./execution-support.js";
 import { callOk, connectMcp } from "./mcp-support.js";
 
@@ -75,16 +76,6 @@ const STARTUP_BUDGET_MS = 60_000;
 const STOP_BUDGET_MS = 15_000;
 
 type TimedProbe = Probe & { periodSeconds?: number; failureThreshold?: number };
-
-/** The value of one sample line of a Prometheus text exposition, or undefined. */
-function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
-  for (const line of text.split("\n")) {
-    if (!line.startsWith(`${name}{`)) continue;
-    const inside = line.slice(name.length + 1, line.lastIndexOf("}"));
-    if (Object.entries(labels).every(([k, v]) => inside.includes(`${k}="${v}"`))) return Number(line.split(" ").at(-1));
-  }
-  return undefined;
-}
 
 describe("the dev overlay's Deployments, run locally from the rendered manifests", () => {
   const tag = randomBytes(3).toString("hex");

@@ -10,18 +10,9 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { freePort } from "../../deploy/local/infra.mjs";
 import { startEchoApi, type Upstream } from "../../services/execution/test/upstreams.js";
 import { startProcess } from "../harness/process.js";
+import { sample } from "../harness/prometheus.js";
 import { repoRoot } from "../harness/stack.js";
 import { type ExecStack, echoApiDocument, publishOpenApi, registerAgent, startExecStack } from "./execution-support.js";
-
-/** The value of one sample line of a Prometheus text exposition, or undefined. */
-function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
-  for (const line of text.split("\n")) {
-    if (!line.startsWith(`${name}{`)) continue;
-    const inside = line.slice(name.length + 1, line.lastIndexOf("}"));
-    if (Object.entries(labels).every(([k, v]) => inside.includes(`${k}="${v}"`))) return Number(line.split(" ").at(-1));
-  }
-  return undefined;
-}
 
 describe("metrics", () => {
   let s: ExecStack;
