@@ -9,8 +9,8 @@
  *   api.get("/workflows/:workflow_id", ops.getWorkflow, optional, handler)
  *
  * An operation lists its successes and the errors particular to it; document.ts adds the ones every route
- * of its kind can answer (400 for input, 401 and 403 with credentials, 404 with a path parameter, 413
- * with a body, 500, 503, 504).
+ * of its kind can answer (`statusesOf`: 400, 401 and 403 with credentials, 404 with a path parameter or
+ * the svc-org-id header, 413 and 415 on writes, 429 behind a rate limit, 500, 503, 504).
  */
 import type Router from "@koa/router";
 import type { Middleware } from "koa";
