@@ -267,7 +267,7 @@ try {
   log("\n   Goal, this run:");
   for (const line of verdicts) log(`     ${line}`);
 } catch (err) {
-  if (!stopping) console.error(err);
+  if (!stopping()) console.error(err);
   process.exitCode = 1;
 } finally {
   await shutdown();

@@ -2235,8 +2235,6 @@ export interface components {
         /** @description Spec "API key" create response: the plaintext `key` appears here and nowhere else. */
         CreatedApiKey: {
             id: string;
-            /** @description The key, in plaintext: returned once. */
-            key: string;
             /** @description The key's first 8 characters. */
             key_prefix: string;
             name: string;
@@ -2258,10 +2256,13 @@ export interface components {
              */
             agent_type: "coding_agent" | "assistant" | "workflow" | "service" | "other" | null;
             purpose: string | null;
+            /** @description The key, in plaintext: returned once. */
+            key: string;
         };
         /** @description A key as listed: never the secret. */
         ApiKey: {
             id: string;
+            /** @description The key's first 8 characters. */
             key_prefix: string;
             name: string;
             /** Format: date-time */
@@ -2270,9 +2271,8 @@ export interface components {
             last_used: string | null;
             /** @description Null = unrestricted. */
             permissions: components["schemas"]["ApiKeyPermissions"] | null;
+            /** @description The organization the key belongs to and runs in. */
             organization_id: string;
-            /** @description The account that owns the key. */
-            account_id: string;
             agent_name: string | null;
             /**
              * @description The key's agent type; null when none was given.
@@ -2280,6 +2280,8 @@ export interface components {
              */
             agent_type: "coding_agent" | "assistant" | "workflow" | "service" | "other" | null;
             purpose: string | null;
+            /** @description The account that owns the key. */
+            account_id: string;
             /**
              * Format: date-time
              * @description Null while the key works.

@@ -28,6 +28,20 @@ const nullable = (schema: Schema) => ({ anyOf: [schema, { type: "null" }] });
 // biome-ignore lint/suspicious/noTemplateCurlyInString: the text ${DANUBE_API_KEY} is the point
 const KEY_PLACEHOLDER = "${DANUBE_API_KEY}";
 
+/** A key's fields as both its creation answer and the key list show them. */
+const apiKeyFields = {
+  id: string,
+  key_prefix: { type: "string", minLength: 8, maxLength: 8, description: "The key's first 8 characters." },
+  name: string,
+  created_at: timestamp,
+  last_used: timestampOrNull,
+  permissions: { ...nullable(ref("ApiKeyPermissions")), description: "Null = unrestricted." },
+  organization_id: { ...string, description: "The organization the key belongs to and runs in." },
+  agent_name: stringOrNull,
+  agent_type: agentTypeOrNull,
+  purpose: stringOrNull,
+};
+
 export const identitySchemas: Record<string, Schema> = {
   GettingStarted: {
     description:
@@ -116,33 +130,16 @@ export const identitySchemas: Record<string, Schema> = {
   CreatedApiKey: {
     description: 'Spec "API key" create response: the plaintext `key` appears here and nowhere else.',
     ...closed({
-      id: string,
+      ...apiKeyFields,
       key: { ...string, description: "The key, in plaintext: returned once." },
-      key_prefix: { type: "string", minLength: 8, maxLength: 8, description: "The key's first 8 characters." },
-      name: string,
-      created_at: timestamp,
       last_used: { ...timestampOrNull, description: "Null on creation." },
-      permissions: { ...nullable(ref("ApiKeyPermissions")), description: "Null = unrestricted." },
-      organization_id: { ...string, description: "The organization the key belongs to and runs in." },
-      agent_name: stringOrNull,
-      agent_type: agentTypeOrNull,
-      purpose: stringOrNull,
     }),
   },
   ApiKey: {
     description: "A key as listed: never the secret.",
     ...closed({
-      id: string,
-      key_prefix: { type: "string", minLength: 8, maxLength: 8 },
-      name: string,
-      created_at: timestamp,
-      last_used: timestampOrNull,
-      permissions: { ...nullable(ref("ApiKeyPermissions")), description: "Null = unrestricted." },
-      organization_id: string,
+      ...apiKeyFields,
       account_id: { ...string, description: "The account that owns the key." },
-      agent_name: stringOrNull,
-      agent_type: agentTypeOrNull,
-      purpose: stringOrNull,
       revoked_at: { ...timestampOrNull, description: "Null while the key works." },
     }),
   },
