@@ -1,7 +1,8 @@
 /**
  * One vitest run for the whole workspace, in two projects:
  * - unit: `*.test.ts` beside the code, no infrastructure;
- * - integration: `test/**` folders of packages and the top-level `test/e2e`, against a real Postgres
+ * - integration: `test/**` folders of packages and the top-level `test/e2e`, `test/security` (issue 18's
+ *   fuzzing, tenant matrix, SSRF and redaction corpora) and `test/soak` (the short soak), against a real Postgres
  *   and NATS JetStream that the global setup starts on free ports in a temporary folder; stacks run
  *   every role in one process (the default layout, test/harness/stack.ts);
  * - integration-per-role: a representative part of those again, with a process per role.
@@ -31,7 +32,12 @@ export default defineConfig({
           name: "integration",
           // Runs after the unit tests, which need no infrastructure and fail fast.
           sequence: { groupOrder: 1 },
-          include: ["{services/*,gateway,mcp-server}/test/**/*.test.ts", "test/e2e/**/*.test.ts"],
+          include: [
+            "{services/*,gateway,mcp-server}/test/**/*.test.ts",
+            "test/e2e/**/*.test.ts",
+            "test/security/**/*.test.ts",
+            "test/soak/**/*.test.ts",
+          ],
           globalSetup: ["test/harness/global-setup.ts"],
           testTimeout: 60_000,
           hookTimeout: 120_000,
