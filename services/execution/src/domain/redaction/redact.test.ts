@@ -90,6 +90,88 @@ describe("redact", () => {
     expect(JSON.stringify(value)).not.toContain(GITHUB);
   });
 
+  // The cases below were found by the labelled corpus in test/security/redaction.test.ts.
+  it("masks provider credentials the secretlint preset misses, wherever they appear in text", async () => {
+    const tokens = {
+      gitlab: "glpat-x9Kd2_m4Qp7Lr8Tz3Wv1",
+      slack: "xoxs-12796811278-53334800821-61608878058-998b0702316ad805458fb5ed8229b69f",
+      stripe: `sk_live_${"4eC39HqLyjWDarjtT1zdp7dc"}`,
+      stripeRestricted: `rk_test_${"Zx81aQ0pLm3nB7vC9dF2gH4j"}`,
+      stripeWebhook: "whsec_l6A9Nu2tLuU1M4E1OR4uDtHmAm0lETjW",
+      anthropicAdmin: `sk-ant-admin01-${"Ab3_x-".repeat(15)}abcAA`,
+      google: "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY",
+      sendgrid: "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",
+      mailgun: "key-f932507bd5fbed6f4e042e6fc550706e",
+      mailgunNew: "737517bd19ed5b561b696bee545edd78-fb5c1415-0e61518e",
+      onepassword: `ops_${Buffer.from(JSON.stringify({ signInAddress: "acme.1password.com", email: "x@1passwordserviceaccounts.com", srpX: "0".repeat(64) })).toString("base64")}`,
+    };
+    const input = Object.fromEntries(Object.entries(tokens).map(([name, token]) => [name, `Use ${token} for requests.`]));
+    const { value, report } = await redact(input as never);
+    for (const [name, text] of Object.entries(value as Record<string, string>)) {
+      expect(text, name).toMatch(/^Use \[REDACTED:[A-Z_]+\] for requests\.$/);
+    }
+    expect(report.count).toBe(Object.keys(tokens).length);
+  });
+
+  it("masks Basic credentials in text but not prose that starts with Basic", async () => {
+    const basic = Buffer.from("ops@acme.io:pVa0LGaWqdxPWW").toString("base64");
+    const { value } = await redact({
+      dump: `GET /v1/me HTTP/1.1\r\nAuthorization: Basic ${basic}\r\n`,
+      prose: "Basic authentication is deprecated. Basic configuration includes 5 seats.",
+    } as never);
+    expect(value).toEqual({
+      dump: "GET /v1/me HTTP/1.1\r\nAuthorization: Basic [REDACTED:BASIC_AUTH]\r\n",
+      prose: "Basic authentication is deprecated. Basic configuration includes 5 seats.",
+    });
+  });
+
+  it("masks every kind of PEM private key block: EC, PKCS#8, encrypted and short Ed25519 keys", async () => {
+    const pem = (type: string, body: string) => `-----BEGIN ${type}-----\n${body}\n-----END ${type}-----`;
+    const keys = {
+      ec: pem("EC PRIVATE KEY", `MHcCAQEEIKzb25KWQEWlom2ER2bGat4yykLdB65MaytY9pUVbjjVzGyVtLEVL7Zl\n${"k".repeat(100)}`),
+      encrypted: pem(
+        "ENCRYPTED PRIVATE KEY",
+        `MIIFFjBAKHz0JDzQffbRC0Y9tF5vGEZXcyNaHhDfwSZCXan82UZqlqH1QpGysUrt\n${"U".repeat(300)}`,
+      ),
+      ed25519: pem("PRIVATE KEY", "MC4CAQAwBQYDK2VwBCIEIJ1hsZ3v/VpguoRK9JLsLMREScVpezJpGXA7rAMcrn9g"),
+    };
+    const { value } = await redact({ text: `Keys:\n${Object.values(keys).join("\n")}\nDone.` } as never);
+    expect((value as { text: string }).text).toBe(
+      "Keys:\n[REDACTED:PRIVATE_KEY]\n[REDACTED:PRIVATE_KEY]\n[REDACTED:PRIVATE_KEY]\nDone.",
+    );
+  });
+
+  it("masks the key of an Azure connection string and keeps the rest", async () => {
+    const key = "7uYeASUNAhWOxgVxe8tgWQDeUBYwpgEv8mr7pIaFa1g=";
+    const { value } = await redact({
+      storage: `DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=${key};EndpointSuffix=core.windows.net`,
+      bus: `Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=${key}`,
+    } as never);
+    expect(value).toEqual({
+      storage:
+        "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=[REDACTED:ACCOUNT_KEY];EndpointSuffix=core.windows.net",
+      bus: "Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=[REDACTED:SHARED_ACCESS_KEY]",
+    });
+  });
+
+  it("judges query parameters by the sensitive key names, so pagination tokens stay", async () => {
+    const { value } = await redact({
+      link: "https://x.example/export?format=csv&aws_secret_access_key=Fb6Z0D%2FCgqEB7LzOgIJOaF%2Fx%2BDOsroFR9UsmKY7n",
+      pages: "https://x.example/v1/items?pageToken=CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA&next_token=abcd1234&key=report.csv",
+    } as never);
+    expect(value).toEqual({
+      link: "https://x.example/export?format=csv&aws_secret_access_key=[REDACTED:AWS_SECRET_ACCESS_KEY]",
+      pages: "https://x.example/v1/items?pageToken=CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA&next_token=abcd1234&key=report.csv",
+    });
+  });
+
+  it("masks assignments to names that start with a secret word, but not settings about secrets", async () => {
+    const settings =
+      "MAX_TOKENS=4096\nTOKEN_TTL=3600\nAUTH_ENABLED=true\nTOKEN_URL=https://auth.example.com/oauth/token\nDB_PASSWORD_FILE=/run/secrets/db";
+    const { value } = await redact({ env: `SECRET_KEY_BASE=fZAdhS96xL5qJzwLhhVo1ernegHbPzDP\n${settings}` } as never);
+    expect((value as { env: string }).env).toBe(`SECRET_KEY_BASE=[REDACTED:SECRET_KEY_BASE]\n${settings}`);
+  });
+
   it("reports masked fields in document order", async () => {
     const input = { a: { password: "p-123456" }, b: [{ token: "t-123456" }, { token: "u-123456" }], c: { secret: "s-123456" } };
     const { report } = await redact(input as never);
@@ -155,6 +237,12 @@ describe("redact", () => {
       newlines: "\n".repeat(M),
       quotes: fill('"'),
       unicode: fill("é😀"),
+      pemDashes: fill(`-----BEGIN PRIVATE KEY-----\n${"-".repeat(30)}`),
+      basicLong: fill(`Basic ${"QUJD".repeat(1100)} `),
+      basicShort: fill("Basic YWJjZGVmZ2g= "),
+      hexDashes: fill(`${"a".repeat(32)}-`),
+      queryNames: fill(`&${"a".repeat(70)}=bbbb`),
+      providers: fill("glpat-sk_live_whsec_AIzaSG.key-ops_eyJAccountKey=xoxs-"),
     };
     const timings: Record<string, number> = {};
     for (const [name, text] of Object.entries(hostile)) {
