@@ -1,6 +1,6 @@
 /** The catalog's own environment, on top of the variables every service reads (kit/service.ts). */
 import { url } from "@toolport/kit/config";
-import { AddressPolicy } from "@toolport/kit/outbound";
+import { AddressPolicy, outboundDnsEnv } from "@toolport/kit/outbound";
 import { z } from "zod";
 
 export const catalogEnv = {
@@ -34,6 +34,7 @@ export const catalogEnv = {
     .describe(
       "hosts, IPs or CIDR ranges (optionally :port) that OpenAPI document URLs and MCP servers may be on although private or loopback, comma-separated",
     ),
+  ...outboundDnsEnv,
   // Operator configuration, not caller input: the embeddings API (like MEILI_URL) is dialled without the
   // outbound address guard, so it may be a local or private address.
   EMBEDDING_URL: url(["http", "https"])

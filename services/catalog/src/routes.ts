@@ -25,7 +25,11 @@ export function depsFor(ctx: ServiceContext<CatalogConfig>): CatalogDeps {
       log: ctx.log,
       index: new SearchIndex(ctx.pool, ctx.log),
       sealer: Sealer.fromSecret(ctx.config.CATALOG_SECRET_KEY),
-      outbound: new Outbound({ policy: new AddressPolicy(ctx.config.CATALOG_OUTBOUND_ALLOW, "CATALOG_OUTBOUND_ALLOW") }),
+      outbound: new Outbound({
+        policy: new AddressPolicy(ctx.config.CATALOG_OUTBOUND_ALLOW, "CATALOG_OUTBOUND_ALLOW", {
+          dnsServers: ctx.config.OUTBOUND_DNS_SERVERS,
+        }),
+      }),
       publicUrl: ctx.config.PUBLIC_URL,
       publishEvents: () => ctx.outbox.flush(),
     };

@@ -1,5 +1,6 @@
 /** The content service's own variables, on top of every service's (see @toolport/kit/service). */
 import { serviceUrls } from "@toolport/kit/config";
+import { outboundDnsEnv } from "@toolport/kit/outbound";
 import type { BaseConfig } from "@toolport/kit/service";
 import { z } from "zod";
 
@@ -10,6 +11,7 @@ export const contentEnv = {
     .string()
     .default("")
     .describe("comma-separated hosts, IPs or CIDR ranges (optionally :port) the site crawler may reach although private"),
+  ...outboundDnsEnv,
   CONTENT_CRAWL_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(2).describe("site crawls run at once per process"),
   CONTENT_CRAWL_MAX_PAGES: z.coerce.number().int().min(1).max(1000).default(25).describe("pages one crawl reads at most"),
   CONTENT_CRAWL_MAX_BYTES: z.coerce

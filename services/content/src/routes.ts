@@ -37,7 +37,9 @@ export interface ContentDeps {
 
 export function createDeps(ctx: ServiceContext<ContentConfig>): ContentDeps {
   const { config, log, pool } = ctx;
-  const policy = new AddressPolicy(config.CONTENT_OUTBOUND_ALLOW, "CONTENT_OUTBOUND_ALLOW");
+  const policy = new AddressPolicy(config.CONTENT_OUTBOUND_ALLOW, "CONTENT_OUTBOUND_ALLOW", {
+    dnsServers: config.OUTBOUND_DNS_SERVERS,
+  });
   const outbound = new Outbound({ policy, connectionsPerOrigin: 4 });
   const catalog = createServiceClient(CatalogService, config.CATALOG_URL);
   const sites = new SiteStore(pool);

@@ -1,5 +1,6 @@
 /** The execution service's own variables, on top of every service's (see @toolport/kit/service). */
 import { serviceUrls, url } from "@toolport/kit/config";
+import { outboundDnsEnv } from "@toolport/kit/outbound";
 import type { BaseConfig } from "@toolport/kit/service";
 import { z } from "zod";
 import { DEFAULT_STORE_MAX_CHARS } from "./domain/cap.js";
@@ -23,6 +24,7 @@ export const executionEnv = {
     .describe(
       "hosts, IPs or CIDR ranges (optionally :port) upstream calls may reach although private or loopback, comma-separated",
     ),
+  ...outboundDnsEnv,
   EXECUTION_UPSTREAM_TIMEOUT_MS: positiveInt(30_000).describe("deadline of one upstream call (REST or MCP), milliseconds"),
   EXECUTION_MAX_RESPONSE_BYTES: positiveInt(10 * 1024 * 1024).describe("largest upstream response body read, bytes"),
   EXECUTION_STORE_MAX_CHARS: positiveInt(DEFAULT_STORE_MAX_CHARS).describe("storage cap of one result, characters of JSON"),

@@ -42,7 +42,11 @@ export function createDeps(ctx: ServiceContext<ExecutionConfig>): ExecutionDeps 
     log.warn("EXECUTION_CONSENT_SECRET is unset: confirm tokens are signed with a random key and do not survive a restart");
   }
   const consentKey = config.EXECUTION_CONSENT_SECRET ? Buffer.from(config.EXECUTION_CONSENT_SECRET) : randomBytes(32);
-  const outbound = new Outbound({ policy: new AddressPolicy(config.EXECUTION_OUTBOUND_ALLOW, "EXECUTION_OUTBOUND_ALLOW") });
+  const outbound = new Outbound({
+    policy: new AddressPolicy(config.EXECUTION_OUTBOUND_ALLOW, "EXECUTION_OUTBOUND_ALLOW", {
+      dnsServers: config.OUTBOUND_DNS_SERVERS,
+    }),
+  });
   const runner = new UpstreamRunner({
     outbound,
     secrets: new SecretRefs({

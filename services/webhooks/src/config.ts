@@ -1,5 +1,6 @@
 /** The webhooks service's own variables, on top of every service's (see @toolport/kit/service). */
 import { flag } from "@toolport/kit/config";
+import { outboundDnsEnv } from "@toolport/kit/outbound";
 import type { BaseConfig } from "@toolport/kit/service";
 import { z } from "zod";
 
@@ -16,6 +17,7 @@ export const webhooksEnv = {
     .string()
     .default("")
     .describe("comma-separated hosts, IPs or CIDR ranges (optionally :port) that deliveries may reach although private"),
+  ...outboundDnsEnv,
   WEBHOOKS_ALLOW_HTTP: flag(false).describe("accept http:// webhook URLs (test set-ups only; the spec requires HTTPS)"),
   WEBHOOKS_MAX_PER_USER: int(1, 1000, 20).describe("webhooks one user may register"),
   WEBHOOKS_ENDPOINT_CONCURRENCY: int(1, 1000, 10).describe("attempts in flight at once per webhook"),

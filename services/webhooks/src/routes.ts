@@ -28,7 +28,9 @@ export function createDeps(ctx: ServiceContext<WebhooksConfig>): WebhooksDeps & 
     setting: "WEBHOOKS_SECRET_KEY",
     developmentPhrase: "toolport local development webhook key",
   });
-  const policy = new AddressPolicy(config.WEBHOOKS_OUTBOUND_ALLOW, "WEBHOOKS_OUTBOUND_ALLOW");
+  const policy = new AddressPolicy(config.WEBHOOKS_OUTBOUND_ALLOW, "WEBHOOKS_OUTBOUND_ALLOW", {
+    dnsServers: config.OUTBOUND_DNS_SERVERS,
+  });
   const outbound = new Outbound({ policy, connectionsPerOrigin: config.WEBHOOKS_ENDPOINT_CONCURRENCY });
   // The sender's claims and attempt records commit without waiting for the WAL flush: a Postgres crash
   // can only forget a claim (its delivery is claimed again) or an attempt's record (the delivery is sent

@@ -18,10 +18,14 @@
  * comma-separated list of host names, IPs or CIDR ranges, each optionally with a port (`api.internal`,
  * `10.1.2.0/24`, `127.0.0.1:8081`, `[::1]:9000`). A host-name entry allows whatever that name resolves
  * to; an address entry allows that address whatever name led to it.
+ *
+ * Names are resolved with `dns.lookup` (the system's resolver), or, when OUTBOUND_DNS_SERVERS names
+ * servers (dns-servers.ts), by asking those servers for A and AAAA records.
  */
-import { lookup } from "node:dns/promises";
+import { lookup, Resolver } from "node:dns/promises";
 import { isIP } from "node:net";
 import ipaddr from "ipaddr.js";
+import { parseDnsServers } from "./dns-servers.js";
 
 export class OutboundRefused extends Error {
   override name = "OutboundRefused";
@@ -44,6 +48,9 @@ interface AllowEntry {
   range?: [ipaddr.IPv4 | ipaddr.IPv6, number];
   port?: number;
 }
+
+/** Resolver answers meaning "no such records", as opposed to a failure to ask. */
+const NO_RECORDS = new Set(["ENODATA", "ENOTFOUND"]);
 
 const GLOBAL_UNICAST = ipaddr.IPv6.parseCIDR("2000::/3");
 
@@ -71,12 +78,18 @@ export function forbiddenRange(address: string): string | undefined {
 
 export class AddressPolicy {
   private readonly allow: AllowEntry[];
+  private readonly resolver?: Resolver;
 
   /**
    * `allowList`: the operator's entries (syntax above); `setting`: the variable they came from, named
-   * when an entry is malformed.
+   * when an entry is malformed; `dnsServers`: an OUTBOUND_DNS_SERVERS value (empty: the system resolver).
    */
-  constructor(allowList = "", setting = "outbound allow list") {
+  constructor(allowList = "", setting = "outbound allow list", options: { dnsServers?: string } = {}) {
+    const servers = parseDnsServers(options.dnsServers ?? "");
+    if (servers.length > 0) {
+      this.resolver = new Resolver({ timeout: 2000, tries: 2 });
+      this.resolver.setServers(servers);
+    }
     this.allow = allowList
       .split(/[,\s]+/)
       .map((s) => s.trim())
@@ -103,11 +116,25 @@ export class AddressPolicy {
       this.check(bare, bare, port);
       return { address: bare, family: family as 4 | 6 };
     }
-    const records = await lookup(bare, { all: true, verbatim: true });
+    const records = this.resolver
+      ? await this.query(this.resolver, bare)
+      : await lookup(bare, { all: true, verbatim: true });
     if (records.length === 0) throw new Error(`host ${bare} did not resolve`);
     for (const r of records) this.check(bare, r.address, port);
     const first = records[0]!;
     return { address: first.address, family: first.family as 4 | 6 };
+  }
+
+  /** A and AAAA records from the configured servers; a family without records is no error, no records at all is ENOTFOUND. */
+  private async query(resolver: Resolver, host: string): Promise<{ address: string; family: number }[]> {
+    const answers = await Promise.allSettled([resolver.resolve4(host), resolver.resolve6(host)]);
+    const records = answers.flatMap((a, i) =>
+      a.status === "fulfilled" ? a.value.map((address) => ({ address, family: i === 0 ? 4 : 6 })) : [],
+    );
+    if (records.length > 0) return records;
+    const failure = answers.find((a) => a.status === "rejected" && !NO_RECORDS.has((a.reason as { code?: string }).code ?? ""));
+    if (failure) throw (failure as PromiseRejectedResult).reason;
+    throw Object.assign(new Error(`host ${host} did not resolve`), { code: "ENOTFOUND" });
   }
 
   private allowed(host: string, address: string, port: number): boolean {

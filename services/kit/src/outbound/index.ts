@@ -1,6 +1,7 @@
 /** @toolport/kit/outbound: the address policy (SSRF guard) and the HTTP client that dials through it. */
 export { AddressPolicy, forbiddenRange, OutboundRefused } from "./address-policy.js";
 export { checkOutboundUrl } from "./check-url.js";
+export { outboundDnsEnv, parseDnsServers } from "./dns-servers.js";
 export {
   findRefusal,
   Outbound,
