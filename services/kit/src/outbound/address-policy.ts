@@ -20,7 +20,8 @@
  * to; an address entry allows that address whatever name led to it.
  *
  * Names are resolved with `dns.lookup` (the system's resolver), or, when OUTBOUND_DNS_SERVERS names
- * servers (dns-servers.ts), by asking those servers for A and AAAA records.
+ * servers (dns-servers.ts), by asking those servers for A and AAAA records. `localhost` and
+ * `*.localhost` are 127.0.0.1 without asking (RFC 6761), so no resolver can make them anything else.
  */
 import { lookup, Resolver } from "node:dns/promises";
 import { isIP } from "node:net";
@@ -48,6 +49,9 @@ interface AllowEntry {
   range?: [ipaddr.IPv4 | ipaddr.IPv6, number];
   port?: number;
 }
+
+/** Names that are loopback by definition (RFC 6761 section 6.3), with or without the root's trailing dot. */
+const LOCALHOST = /(^|\.)localhost\.?$/i;
 
 /** Resolver answers meaning "no such records", as opposed to a failure to ask. */
 const NO_RECORDS = new Set(["ENODATA", "ENOTFOUND"]);
@@ -116,9 +120,12 @@ export class AddressPolicy {
       this.check(bare, bare, port);
       return { address: bare, family: family as 4 | 6 };
     }
-    const records = this.resolver
-      ? await this.query(this.resolver, bare)
-      : await lookup(bare, { all: true, verbatim: true });
+    // RFC 6761: localhost and *.localhost are loopback, whatever a resolver says of them (or does not).
+    const records = LOCALHOST.test(bare)
+      ? [{ address: "127.0.0.1", family: 4 }]
+      : this.resolver
+        ? await this.query(this.resolver, bare)
+        : await lookup(bare, { all: true, verbatim: true });
     if (records.length === 0) throw new Error(`host ${bare} did not resolve`);
     for (const r of records) this.check(bare, r.address, port);
     const first = records[0]!;

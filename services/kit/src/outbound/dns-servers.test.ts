@@ -1,7 +1,8 @@
 /**
  * OUTBOUND_DNS_SERVERS: its entries parsed and refused as the setting's validation does, and an
  * AddressPolicy given servers resolving names there (A and AAAA, every record checked) instead of the
- * system's resolver, against a minimal DNS responder on a loopback UDP port started here.
+ * system's resolver, against a minimal DNS responder on a loopback UDP port started here. Names that are
+ * loopback by definition (localhost, *.localhost) are refused without asking any resolver.
  */
 import dgram from "node:dgram";
 import { once } from "node:events";
@@ -100,5 +101,14 @@ describe("AddressPolicy with OUTBOUND_DNS_SERVERS", () => {
 
   it("fails a name the servers do not know as ENOTFOUND, not as a refusal", async () => {
     await expect(policy().resolve("unknown.test", 80)).rejects.toMatchObject({ code: "ENOTFOUND" });
+  });
+
+  it("refuses localhost names as loopback without asking a resolver", async () => {
+    for (const name of ["localhost", "localhost.", "api.localhost", "A.LOCALHOST."])
+      await expect(policy().resolve(name, 80), name).rejects.toBeInstanceOf(OutboundRefused);
+    await expect(new AddressPolicy().resolve("x.localhost", 80)).rejects.toThrow(/loopback/);
+    await expect(new AddressPolicy("127.0.0.1:8081").resolve("x.localhost", 8081)).resolves.toMatchObject({
+      address: "127.0.0.1",
+    });
   });
 });
