@@ -68,6 +68,14 @@ export async function importMcpServer(
       details: { field: "mcp_server.url" },
     });
   }
+  // fetch refuses such a URL before dialling; say why rather than calling the server unreachable.
+  if (endpoint.username || endpoint.password) {
+    throw invalidArgument(
+      "invalid_mcp_server_url",
+      "mcp_server.url must not carry a user name or password (give mcp_server.credential instead)",
+      { details: { field: "mcp_server.url" } },
+    );
+  }
   const { client, transport } = await connect(endpoint, headers, outbound);
   try {
     const tools: McpTool[] = [];
