@@ -4332,7 +4332,7 @@ export interface operations {
     listServices: {
         parameters: {
             query?: {
-                /** @description Only this organization's (platform admins); anyone else may name only its own (403 otherwise). */
+                /** @description Only this organization's (platform admins); anyone else may name only its own (404 `organization_not_found` otherwise, as for an organization that does not exist). */
                 organization_id?: string;
             };
             header?: {

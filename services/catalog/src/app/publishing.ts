@@ -372,7 +372,9 @@ export async function listManagedServices(
   const caller = requireCaller(callerOrNull);
   if (caller.isPlatformAdmin) return listServiceRows(deps.pool, organizationId ? { organizationId } : {});
   if (organizationId && organizationId !== caller.organizationId) {
-    throw permissionDenied("not_organization_member", "you can list only the services of the organization you act for", {
+    // As everywhere (SERVICE-SPEC: "organization unknown or caller not a member" is 404): whether another
+    // organization exists is not the caller's to learn.
+    throw notFound("organization_not_found", `organization ${organizationId} does not exist or you are not a member of it`, {
       details: { organization_id: organizationId },
     });
   }
