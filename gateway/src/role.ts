@@ -6,6 +6,7 @@ import type { Role } from "@toolport/kit/roles";
 import { createApp } from "./app.js";
 import { createServiceClients } from "./clients.js";
 import { loadGatewayConfig } from "./config.js";
+import { answerClientErrors } from "./http/client-error.js";
 
 export const gatewayRole: Role = {
   name: "gateway",
@@ -17,6 +18,7 @@ export const gatewayRole: Role = {
     const log = createLogger("gateway", config.LOG_LEVEL);
     const app = createApp({ config, clients: createServiceClients(config), log });
     const server = await startHttpServer(app.callback(), config.PORT, config.HOST);
+    answerClientErrors(server);
     const port = (server.address() as AddressInfo).port;
     log.info({ port, url: `${config.PUBLIC_URL}/v1` }, "gateway listening");
     return { name: "gateway", kind: "edge", port, log, stop: () => server.drain(config.SHUTDOWN_GRACE_MS) };
