@@ -42,9 +42,15 @@ export function createApp(deps: AppDeps): Koa {
   app.use(docsMiddleware());
   const api = v1Routes(deps);
   app.use(llmsMiddleware(api, deps.config.PUBLIC_URL));
-  app.use(jsonBody({ limitBytes: deps.config.BODY_LIMIT_BYTES, publishLimitBytes: deps.config.PUBLISH_BODY_LIMIT_BYTES }));
-
   const v1 = api.router;
+  app.use(
+    jsonBody({
+      limitBytes: deps.config.BODY_LIMIT_BYTES,
+      publishLimitBytes: deps.config.PUBLISH_BODY_LIMIT_BYTES,
+      routed: (method, path) => v1.match(path, method).route,
+    }),
+  );
+
   app.use(v1.routes());
   app.use(v1.allowedMethods());
   return app;

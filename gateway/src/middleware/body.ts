@@ -30,6 +30,11 @@ export interface BodyLimits {
   limitBytes: number;
   /** The publishing routes' limit (an OpenAPI document or a skill bundle inline). */
   publishLimitBytes: number;
+  /**
+   * Whether a route answers this method and path. A body sent where none does is not read: the
+   * request is the router's 404 or 405, whatever its body (a 415 or 400 there named a body no route takes).
+   */
+  routed(method: string, path: string): boolean;
 }
 
 /**
@@ -40,7 +45,7 @@ const PUBLISH_ROUTE = /^\/v1\/(services(\/[^/]+\/reimport)?|skills|skill-submiss
 
 export function jsonBody(limits: BodyLimits): Middleware {
   return async (ctx, next) => {
-    if (!["POST", "PUT", "PATCH", "DELETE"].includes(ctx.method)) return next();
+    if (!["POST", "PUT", "PATCH", "DELETE"].includes(ctx.method) || !limits.routed(ctx.method, ctx.path)) return next();
     const limitBytes = ctx.method === "POST" && PUBLISH_ROUTE.test(ctx.path) ? limits.publishLimitBytes : limits.limitBytes;
     let raw: Buffer;
     try {
