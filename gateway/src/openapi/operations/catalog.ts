@@ -674,7 +674,8 @@ export const catalogOps = {
     tags: ["Services"],
     query: {
       organization_id: {
-        description: "Only this organization's (platform admins); anyone else may name only its own (404 `organization_not_found` otherwise, as for an organization that does not exist).",
+        description:
+          "Only this organization's (platform admins); anyone else may name only its own (404 `organization_not_found` otherwise, as for an organization that does not exist).",
         schema: uuid,
       },
     },
