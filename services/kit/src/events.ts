@@ -140,6 +140,8 @@ export interface RelayOptions {
 const PRUNE_EVERY_MS = 60_000;
 /** How long a relay's claim on a batch lasts: far longer than a batch's publishes (2 s timeout each, in parallel). */
 const CLAIM_LEASE_SECONDS = 30;
+/** How often a relay whose LISTEN connection broke tries to listen again (it polls meanwhile). */
+const LISTEN_RETRY_MS = 5_000;
 
 export class OutboxRelay {
   private stopped = false;
@@ -147,6 +149,8 @@ export class OutboxRelay {
   private loop: Promise<void> | undefined;
   private readonly js: JetStreamClient;
   private listener: PoolClient | undefined;
+  /** When a relay without a LISTEN connection tries to listen again. */
+  private listenAgainAt = 0;
   private prunedAt = 0;
   private nudgeTimer: NodeJS.Timeout | undefined;
   /** A NOTIFY arrived since the current batch started (rows committed after its SELECT may wait). */
@@ -160,18 +164,39 @@ export class OutboxRelay {
   }
 
   async start(): Promise<void> {
+    await this.listen();
+    this.loop = this.run();
+  }
+
+  /** LISTENs for new rows; when the connection breaks (Postgres restarted), the relay polls and listens again. */
+  private async listen(): Promise<void> {
+    this.listenAgainAt = Date.now() + LISTEN_RETRY_MS;
+    let client: PoolClient | undefined;
+    let broken = false;
+    const drop = () => {
+      // After stop() the connection is stop()'s to release.
+      if (broken || !client || (this.stopped && this.listener === client)) return;
+      broken = true;
+      if (this.listener === client) this.listener = undefined;
+      client.release(true);
+    };
     try {
-      this.listener = await this.options.pool.connect();
-      this.listener.on("notification", () => {
+      client = await this.options.pool.connect();
+      client.on("notification", () => {
         this.notified = true;
         this.wake?.();
       });
-      await this.listener.query("LISTEN toolport_outbox");
+      client.on("error", (err) => {
+        this.options.log.warn({ err: err.message }, "outbox relay: LISTEN connection lost, polling until it is back");
+        drop();
+      });
+      await client.query("LISTEN toolport_outbox");
+      if (!broken) this.listener = client;
     } catch (err) {
       // Polling still works without notifications.
-      this.options.log.warn({ err }, "outbox relay: LISTEN failed, polling only");
+      this.options.log.warn({ err: (err as Error).message }, "outbox relay: LISTEN failed, polling only");
+      drop();
     }
-    this.loop = this.run();
   }
 
   async stop(): Promise<void> {
@@ -236,6 +261,7 @@ export class OutboxRelay {
     let backoffMs = 0;
     while (!this.stopped) {
       let published = 0;
+      if (!this.listener && Date.now() >= this.listenAgainAt) await this.listen();
       this.notified = false;
       const batch = ++this.batchesStarted;
       try {

@@ -72,6 +72,9 @@ export function createPool(databaseUrl: string, max = 10, options: { synchronous
   const pool = new pg.Pool({ connectionString, max, idleTimeoutMillis: 30_000 });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on("error", () => {});
+  // Nor may a checked-out one between queries (a LISTEN connection, a transaction awaiting other work)
+  // when Postgres ends it, e.g. at a restart: its next query fails instead, and the pool drops it on release.
+  pool.on("connect", (client) => client.on("error", () => {}));
   return pool;
 }
 
