@@ -35,6 +35,14 @@ describe("errors across the gRPC boundary", () => {
     expect(sent.cause).toBe(cause);
   });
 
+  it("answers 503, not 500, when the database is unreachable (down, restarting, the connection cut)", () => {
+    const refused = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" });
+    const shutdown = Object.assign(new Error("terminating connection due to administrator command"), { code: "57P01" });
+    for (const cause of [refused, shutdown, new Error("Connection terminated unexpectedly")]) {
+      expect(readError(toConnectError(cause))).toMatchObject({ code: Code.Unavailable, reason: "service_unavailable" });
+    }
+  });
+
   it("gives a ConnectError without detail a reason from its code", () => {
     expect(readError(new ConnectError("nope", Code.Unimplemented)).reason).toBe("not_implemented");
     expect(readError(new ConnectError("gone", Code.NotFound)).reason).toBe("not_found");

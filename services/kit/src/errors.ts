@@ -71,7 +71,27 @@ export function domainToConnect(err: DomainError): ConnectError {
 export function toConnectError(err: unknown): ConnectError {
   if (err instanceof DomainError) return domainToConnect(err);
   if (err instanceof ConnectError) return err;
+  if (dependencyUnavailable(err)) {
+    return domainToConnect(unavailable("service_unavailable", "temporarily unavailable; try again", { cause: err }));
+  }
   return new ConnectError("internal error", Code.Internal, undefined, undefined, err);
+}
+
+/** SQLSTATEs of a database that is going away or not there: connection exceptions, shutdowns, starting up. */
+const DATABASE_GONE = /^(08...|57P0[123])$/;
+const DATABASE_GONE_MESSAGES =
+  /Connection terminated|connection error and is not queryable|timeout exceeded when trying to connect/;
+
+/**
+ * Whether an error is the database (or another dependency) being unreachable: restarting, down, the
+ * connection refused or cut. The caller may retry, so it is a 503, not a 500.
+ */
+function dependencyUnavailable(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  if (typeof e?.code === "string" && (DATABASE_GONE.test(e.code) || e.code === "ECONNREFUSED" || e.code === "ECONNRESET")) {
+    return true;
+  }
+  return typeof e?.message === "string" && DATABASE_GONE_MESSAGES.test(e.message);
 }
 
 export interface ReceivedError {
