@@ -41,6 +41,7 @@ export function errorMiddleware(log: Logger): Middleware {
 /** Messages of internal and transport failures say what happened without internals. */
 function publicMessage(err: ConnectError, message: string): string {
   if (err.code === 13 || err.code === 2) return "internal error";
-  if (err.code === 14 && /ECONNREFUSED|connect|socket/i.test(message)) return "a backing service is unavailable";
+  if (err.code === 14 && /ECONNREFUSED|ECONNRESET|connect|socket|stream/i.test(message))
+    return "a backing service is unavailable";
   return message;
 }

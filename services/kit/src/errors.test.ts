@@ -43,6 +43,15 @@ describe("errors across the gRPC boundary", () => {
     }
   });
 
+  it("reads a call the peer cut mid-way (connect-node's Aborted or Canceled, no detail) as the service unavailable", () => {
+    for (const cut of [
+      new ConnectError("read ECONNRESET", Code.Aborted),
+      new ConnectError("http/2 stream closed with error code CANCEL (0x8)", Code.Canceled),
+    ]) {
+      expect(readError(cut)).toMatchObject({ code: Code.Unavailable, reason: "service_unavailable" });
+    }
+  });
+
   it("gives a ConnectError without detail a reason from its code", () => {
     expect(readError(new ConnectError("nope", Code.Unimplemented)).reason).toBe("not_implemented");
     expect(readError(new ConnectError("gone", Code.NotFound)).reason).toBe("not_found");
