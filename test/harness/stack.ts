@@ -29,6 +29,11 @@ export type Layout = "one-process" | "per-role";
 
 export interface StackOptions {
   layout?: Layout;
+  /**
+   * A Postgres server and NATS of the caller's own instead of the run's (`inject`), e.g. for a soak that
+   * stops and restarts them; the stack's databases are still created on that server, one per service.
+   */
+  infra?: { pgUrl: string; natsUrl: string };
 }
 
 /** The layout a stack gets when its test does not ask for one. */
@@ -94,8 +99,8 @@ export async function startStack(
   for (let attempt = 1; ; attempt++) {
     try {
       return await (layout === "one-process" && names.length > 1
-        ? startOneProcess(names, extraEnv)
-        : startStackOnce(names, extraEnv));
+        ? startOneProcess(names, extraEnv, options.infra)
+        : startStackOnce(names, extraEnv, options.infra));
     } catch (err) {
       if (attempt >= 3 || !String((err as Error).message).includes("EADDRINUSE")) throw err;
     }
@@ -111,15 +116,16 @@ interface Prepared {
 }
 
 /** Ports, databases and environment of a new stack, whatever its layout. */
-async function prepare(extraEnv: Record<string, string>): Promise<Prepared> {
+async function prepare(extraEnv: Record<string, string>, infra?: StackOptions["infra"]): Promise<Prepared> {
+  const pgUrl = infra?.pgUrl ?? inject("pgUrl");
   const tag = randomBytes(3).toString("hex");
   const logDir = await mkdtemp(path.join(os.tmpdir(), "toolport-stack-"));
   const ports = {} as Record<ProcessName, number>;
   for (const name of Object.keys(entry) as ProcessName[]) ports[name] = await freePort();
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
-    DATABASE_URL: inject("pgUrl"),
-    NATS_URL: inject("natsUrl"),
+    DATABASE_URL: pgUrl,
+    NATS_URL: infra?.natsUrl ?? inject("natsUrl"),
     // Durable consumers of this stack only: other stacks on the same NATS must not take its events.
     NATS_CONSUMER_PREFIX: `s${tag}-`,
     LOG_LEVEL: "info",
@@ -130,7 +136,7 @@ async function prepare(extraEnv: Record<string, string>): Promise<Prepared> {
   };
   for (const s of serviceNames) {
     env[`${s.toUpperCase()}_URL`] = `http://127.0.0.1:${ports[s]}`;
-    const db = new URL(inject("pgUrl"));
+    const db = new URL(pgUrl);
     db.pathname = `/s${tag}_${s}`;
     env[`${s.toUpperCase()}_DATABASE_URL`] = db.toString();
   }
@@ -201,8 +207,12 @@ async function startExtra(
 }
 
 /** Every named role in one `toolport --roles=...` process. */
-async function startOneProcess(names: ProcessName[], extraEnv: Record<string, string>): Promise<Stack> {
-  const prepared = await prepare(extraEnv);
+async function startOneProcess(
+  names: ProcessName[],
+  extraEnv: Record<string, string>,
+  infra?: StackOptions["infra"],
+): Promise<Stack> {
+  const prepared = await prepare(extraEnv, infra);
   const { ports, env, logDir } = prepared;
   for (const name of names) env[portVariable[name]] = String(ports[name]);
   const ordered = (Object.keys(entry) as ProcessName[]).filter((n) => names.includes(n));
@@ -251,8 +261,12 @@ async function startOneProcess(names: ProcessName[], extraEnv: Record<string, st
 }
 
 /** Each named role in a process of its own. */
-async function startStackOnce(names: ProcessName[], extraEnv: Record<string, string>): Promise<Stack> {
-  const prepared = await prepare(extraEnv);
+async function startStackOnce(
+  names: ProcessName[],
+  extraEnv: Record<string, string>,
+  infra?: StackOptions["infra"],
+): Promise<Stack> {
+  const prepared = await prepare(extraEnv, infra);
   const { ports, env, logDir } = prepared;
   const children = new Map<ProcessName, ChildProcess>();
   const extras: ChildProcess[] = [];

@@ -1,0 +1,897 @@
+/**
+ * The soak under faults (issue 18), shared by the short version in `npm test` (soak.test.ts) and the
+ * long one (run.ts). It owns its Postgres and NATS JetStream (deploy/local/infra.mjs, in a temporary
+ * folder) because it stops them, and runs every role as its own process (per-role layout) so one
+ * process can be killed with SIGKILL and started again. Real upstreams run in this process: the echo
+ * API (free and priced tools, batches, a two-step workflow) and an HTTPS receiver for webhooks.
+ *
+ * While a moderate mixed load runs (single calls, batches, priced calls from several funded agents,
+ * calls of a human whose webhook listens to call events, workflow runs), a fault is injected on a
+ * schedule: a service process (or the gateway) killed and restarted, NATS stopped and restarted once,
+ * Postgres stopped and restarted once (same port, same data folder). Each fault is printed with how
+ * long the stack took to answer GET /v1/health with 200 again. Requests that fail meanwhile are
+ * counted by kind and outcome; a failure must be clean: an HTTP error in the spec's error shape (or a
+ * refused connection while the gateway is down), never a hang past the client's timeout.
+ *
+ * After the load stops the stack settles (polled conditions: outboxes published, consumers caught up,
+ * no delivery pending, no settlement pending, no hold open past its TTL), then the checks run on a
+ * snapshot read from the services' databases. Each check is a pure function of that snapshot, so a
+ * test can feed it a doctored copy and see it fail:
+ *   1. ledger: every transaction's entries sum to zero (two entries at least), every wallet account's
+ *      cached balance equals the sum of its entries, no balance below zero, all entries sum to zero;
+ *   2. priced calls: every hold is booked once and settled once (one capture, or one release, never
+ *      both), agrees with the execution's settlement; every priced call a client saw succeed is captured;
+ *      nothing is charged without an execution;
+ *   3. events: every execution event in execution's outbox is published and in the inbox of each of its
+ *      consumers (catalog's stats, identity's key usage, webhooks' fan-out), every workflow event of
+ *      content in webhooks' inbox, one event per execution, no dead letters;
+ *   4. webhooks: every delivery ended (succeeded or failed; none pending or in flight), every succeeded
+ *      one was received;
+ *   5. holds: none still open after its TTL;
+ *   6. memory: each process instance's resident memory (VmRSS from /proc, sampled) flat after warm-up:
+ *      the median of the last quarter of its samples after warm-up is at most (1 + margin) times the
+ *      highest sample of the first half after warm-up. Instances with too few samples after warm-up are
+ *      listed, not judged; every role must have at least one judged instance.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { createPool, type Pool } from "@toolport/kit/pg";
+import { freePort, startNats, startPostgres } from "../../deploy/local/infra.mjs";
+import { startEchoApi, type Upstream } from "../../services/execution/test/upstreams.js";
+import { signupHuman } from "../../services/identity/test/http.js";
+import {
+  type AgentKey,
+  type ExecStack,
+  echoApiDocument,
+  fund,
+  publishOpenApi,
+  registerAgent,
+  startExecStack,
+} from "../e2e/execution-support.js";
+import { type Receiver, startHttpsReceiver, testCertificates } from "../harness/https-receiver.js";
+import { checkReply } from "../harness/shapes.js";
+import { type ProcessName, repoRoot, serviceNames } from "../harness/stack.js";
+
+export interface SoakOptions {
+  /** How long the load runs. */
+  durationMs: number;
+  /**
+   * "each-once": every process, NATS and Postgres once each, in a random order, evenly over the run
+   * (the short version). "every-minute": a random process every `faultEveryMs`, NATS at about a third
+   * of the run and Postgres at about two thirds, each instead of that tick's process (the long one).
+   */
+  faultPlan: "each-once" | "every-minute";
+  faultEveryMs: number;
+  /** How long NATS and Postgres stay down. */
+  infraDownMs: number;
+  memory: { sampleEveryMs: number; warmupMs: number; margin: number };
+  /** Load loops running at once, and the pause each takes between requests. */
+  workers: number;
+  pauseMs: number;
+  log: (line: string) => void;
+}
+
+const PROCESSES: ProcessName[] = [...serviceNames, "gateway"];
+const CLIENT_TIMEOUT_MS = 30_000;
+/** Holds live this long (BILLING_HOLD_TTL_SECONDS): far longer than any fault keeps billing away. */
+const HOLD_TTL_SECONDS = 40;
+const PRICE_CENTS = 1;
+
+// ---------------------------------------------------------------------------------------------------------
+// Infrastructure of the soak's own
+
+interface Infra {
+  root: string;
+  pgUrl: string;
+  natsUrl: string;
+  restartPostgres(downMs: number): Promise<void>;
+  restartNats(downMs: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const quiet = { info() {}, warn() {}, error: console.error };
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A Postgres and a NATS JetStream on free ports in a temporary folder, each stoppable and restartable in place. */
+async function startInfra(): Promise<Infra> {
+  const root = await mkdtemp(path.join(os.tmpdir(), "toolport-soak-"));
+  const pgOptions = { dataDir: path.join(root, "pg"), port: await freePort(), log: quiet, fast: true };
+  const natsOptions = { storeDir: path.join(root, "nats"), port: await freePort(), log: quiet };
+  let pg = await startPostgres(pgOptions);
+  let nats = await startNats(natsOptions);
+  return {
+    root,
+    pgUrl: pg.url,
+    natsUrl: nats.url,
+    async restartPostgres(downMs) {
+      await pg.stop();
+      await sleep(downMs);
+      pg = await startPostgres(pgOptions);
+    },
+    async restartNats(downMs) {
+      await nats.stop();
+      await sleep(downMs);
+      nats = await startNats(natsOptions);
+    },
+    async stop() {
+      await nats.stop();
+      await pg.stop();
+      await rm(root, { recursive: true, force: true });
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The stack and its actors
+
+interface World {
+  s: ExecStack;
+  echo: Upstream;
+  receiver: Receiver;
+  /** Free calls, batches and workflow runs. */
+  agent: AgentKey;
+  freeTools: Record<string, string>;
+  workflowId: string;
+  /** Agents paying for their own priced tools: one that answers, one whose upstream fails (its hold is released). */
+  payers: Array<{ agent: AgentKey; tool: string; failing: string }>;
+  /** A human whose webhook listens to its call events, and the tool it calls with its key. */
+  human: { key: string; tool: string };
+}
+
+async function startWorld(infra: Infra): Promise<World> {
+  const ca = await testCertificates();
+  const receiver = await startHttpsReceiver();
+  const echo = await startEchoApi();
+  const s = await startExecStack(
+    [`127.0.0.1:${echo.port}`],
+    {
+      NODE_EXTRA_CA_CERTS: ca.caFile,
+      WEBHOOKS_OUTBOUND_ALLOW: `127.0.0.1:${receiver.port}`,
+      WEBHOOKS_POLL_MS: "500",
+      BILLING_HOLD_TTL_SECONDS: String(HOLD_TTL_SECONDS),
+      BILLING_HOLD_SWEEP_INTERVAL_MS: "1000",
+      EXECUTION_SETTLEMENT_SWEEP_MS: "1000",
+      // The soak's agents make tens of thousands of calls: the free tier's monthly cap is not under test.
+      FREE_TIER_CALLS_PER_MONTH: "10000000",
+    },
+    [...serviceNames, "gateway"],
+    { layout: "per-role", infra: { pgUrl: infra.pgUrl, natsUrl: infra.natsUrl } },
+  );
+  const agent = await registerAgent(s, "soak-agent");
+  const freeTools = (await publishOpenApi(s, agent, echoApiDocument(), echo.url)).tools;
+  const workflow = await s.call("POST", "/workflows", {
+    key: agent.key,
+    body: {
+      name: "Soak digest",
+      steps: [
+        { tool_id: freeTools.list_items, input_mapping: { n: "{{inputs.n}}" } },
+        { tool_id: freeTools.echo_item, input_mapping: { item_id: "{{steps.1.result.next_cursor}}", title: "soak" } },
+      ],
+    },
+  });
+  if (workflow.status !== 200) throw new Error(`creating the workflow: ${workflow.status} ${JSON.stringify(workflow.body)}`);
+
+  const payers: World["payers"] = [];
+  for (let i = 0; i < 3; i++) {
+    const payer = await registerAgent(s, `soak-payer-${i}`);
+    const { tools } = await publishOpenApi(s, payer, echoApiDocument(), echo.url);
+    for (const tool of [tools.list_items, tools.status]) {
+      const priced = await s.call("PATCH", `/tools/${tool}`, { key: payer.key, body: { price_per_call_cents: PRICE_CENTS } });
+      if (priced.status !== 200) throw new Error(`pricing a tool: ${priced.status} ${JSON.stringify(priced.body)}`);
+    }
+    await fund(s, payer, 100_000);
+    payers.push({ agent: payer, tool: tools.list_items as string, failing: tools.status as string });
+  }
+
+  const person = await signupHuman(s.call, "soak-hooks");
+  const key = await s.call("POST", "/api-keys", { token: person.token, body: { name: "soak calls" } });
+  if (key.status !== 200) throw new Error(`creating the human's key: ${key.status} ${JSON.stringify(key.body)}`);
+  const humanTool = (await publishOpenApi(s, { id: person.accountId, key: key.body.key }, echoApiDocument(), echo.url)).tools
+    .list_items as string;
+  const hook = await s.call("POST", "/webhooks", {
+    token: person.token,
+    body: { url: `${receiver.url}/soak`, events: ["tool.execution.completed", "tool.execution.failed"] },
+  });
+  if (hook.status !== 200) throw new Error(`registering the webhook: ${hook.status} ${JSON.stringify(hook.body)}`);
+
+  return {
+    s,
+    echo,
+    receiver,
+    agent,
+    freeTools,
+    workflowId: workflow.body.id,
+    payers,
+    human: { key: key.body.key, tool: humanTool },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Load
+
+export type LoadKind = "call" | "batch" | "priced" | "webhook_call" | "workflow";
+const LOAD_KINDS: LoadKind[] = ["call", "batch", "priced", "webhook_call", "workflow"];
+
+/** What the clients saw: outcome counts per kind, and the priced calls that returned 2xx. */
+export interface LoadRecord {
+  outcomes: Map<string, number>;
+  /** Execution ids of priced calls answered 2xx, and whether the call succeeded. */
+  pricedSeen: Array<{ executionId: string; success: boolean }>;
+  /** Replies that were not clean: a hang past the client timeout, a non-2xx without the error shape, a 2xx of the wrong shape. */
+  unclean: string[];
+}
+
+/** Statuses a request may fail with while a process, NATS or Postgres is down. */
+const FAULT_STATUSES = new Set([502, 503, 504]);
+
+async function send(
+  gatewayUrl: string,
+  method: string,
+  route: string,
+  key: string,
+  body: unknown,
+  // biome-ignore lint/suspicious/noExplicitAny: the load reads arbitrary JSON replies
+): Promise<{ status: number; body: any } | { failure: string }> {
+  try {
+    const res = await fetch(`${gatewayUrl}/v1${route}`, {
+      method,
+      headers: { "svc-api-key": key, "content-type": "application/json" },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS),
+    });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {}
+    return { status: res.status, body: parsed };
+  } catch (err) {
+    const e = err as Error & { cause?: { code?: string } };
+    if (e.name === "TimeoutError") return { failure: "timeout" };
+    return { failure: e.cause?.code === "ECONNREFUSED" ? "refused" : `connection ${e.cause?.code ?? e.message}` };
+  }
+}
+
+/** One request of a kind; returns its outcome label and adds what must be remembered to `record`. */
+async function oneRequest(w: World, kind: LoadKind, record: LoadRecord): Promise<string> {
+  const url = w.s.stack.gatewayUrl;
+  const pick = <T>(list: T[]) => list[Math.floor(Math.random() * list.length)] as T;
+  let route: string;
+  let key: string;
+  let body: unknown;
+  const payer = pick(w.payers);
+  switch (kind) {
+    case "call":
+      [route, key, body] = [`/tools/call/${w.freeTools.list_items}`, w.agent.key, { n: 3 }];
+      break;
+    case "batch":
+      route = "/tools/call/batch";
+      key = w.agent.key;
+      body = {
+        calls: [
+          { tool_id: w.freeTools.list_items, tool_input: { n: 2 } },
+          { tool_id: w.freeTools.echo_item, tool_input: { item_id: "b", title: "soak" } },
+          { tool_id: w.freeTools.status, tool_input: { code: 502 } },
+        ],
+      };
+      break;
+    case "priced":
+      // One in four fails upstream: its hold must be released, not charged.
+      [route, key, body] =
+        Math.random() < 0.25
+          ? [`/tools/call/${payer.failing}`, payer.agent.key, { code: 502 }]
+          : [`/tools/call/${payer.tool}`, payer.agent.key, { n: 1 }];
+      break;
+    case "webhook_call":
+      [route, key, body] = [`/tools/call/${w.human.tool}`, w.human.key, { n: 1 }];
+      break;
+    case "workflow":
+      [route, key, body] = [`/workflows/${w.workflowId}/run`, w.agent.key, { inputs: { n: 2 } }];
+      break;
+  }
+  const reply = await send(url, "POST", route, key, body);
+  if ("failure" in reply) {
+    if (reply.failure === "timeout") record.unclean.push(`${kind}: no answer within ${CLIENT_TIMEOUT_MS} ms`);
+    return reply.failure;
+  }
+  const { status } = reply;
+  if (status >= 200 && status < 300) {
+    try {
+      checkReply({ method: "POST", path: route, status, body: reply.body, requestBody: body });
+    } catch (err) {
+      record.unclean.push(`${kind}: ${(err as Error).message.slice(0, 300)}`);
+    }
+    if (kind === "priced") record.pricedSeen.push({ executionId: reply.body.execution_id, success: reply.body.success === true });
+    if (kind === "workflow") return `${status} ${reply.body.status}`;
+    if (kind === "batch") {
+      const ok = (reply.body.results as Array<{ success: boolean }>).filter((r) => r.success).length;
+      return `${status} ${ok}/3 succeeded`;
+    }
+    return `${status} ${reply.body.success ? "success" : "failed"}`;
+  }
+  const code = reply.body?.error?.code;
+  if (typeof code !== "string" || typeof reply.body?.error?.message !== "string" || reply.body?.detail === undefined) {
+    record.unclean.push(`${kind}: ${status} not in the error shape: ${JSON.stringify(reply.body).slice(0, 200)}`);
+  } else if (!FAULT_STATUSES.has(status)) {
+    record.unclean.push(`${kind}: ${status} ${code}: ${JSON.stringify(reply.body).slice(0, 300)}`);
+  }
+  return `${status} ${code ?? "?"}`;
+}
+
+async function runLoad(w: World, options: SoakOptions, until: number, record: LoadRecord): Promise<void> {
+  const loop = async (worker: number) => {
+    for (let i = worker; Date.now() < until; i++) {
+      const kind = LOAD_KINDS[i % LOAD_KINDS.length] as LoadKind;
+      const outcome = await oneRequest(w, kind, record);
+      const label = `${kind}\t${outcome}`;
+      record.outcomes.set(label, (record.outcomes.get(label) ?? 0) + 1);
+      await sleep(options.pauseMs * (0.5 + Math.random()));
+    }
+  };
+  await Promise.all(Array.from({ length: options.workers }, (_, i) => loop(i)));
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Faults
+
+export type FaultKind = ProcessName | "nats" | "postgres";
+
+export interface FaultRecord {
+  atS: number;
+  what: FaultKind;
+  /** From the kill (or stop) until GET /v1/health answered 200 again. */
+  recoveryMs: number;
+}
+
+/** null when GET /v1/health answers 200, else what it said (or why it did not answer). */
+async function unhealthy(gatewayUrl: string): Promise<string | null> {
+  try {
+    const res = await fetch(`${gatewayUrl}/v1/health`, { signal: AbortSignal.timeout(5_000) });
+    const text = await res.text();
+    return res.status === 200 ? null : `${res.status} ${text.slice(0, 200)}`;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+async function untilHealthy(gatewayUrl: string, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (let why = await unhealthy(gatewayUrl); why !== null; why = await unhealthy(gatewayUrl)) {
+    if (Date.now() > deadline) throw new Error(`the stack was not healthy again within ${timeoutMs / 1000} s: ${why}`);
+    await sleep(200);
+  }
+}
+
+async function injectFault(w: World, infra: Infra, what: FaultKind, downMs: number): Promise<void> {
+  if (what === "nats") return infra.restartNats(downMs);
+  if (what === "postgres") return infra.restartPostgres(downMs);
+  await w.s.stack.stop(what, "SIGKILL");
+  await w.s.stack.start(what);
+}
+
+function faultSchedule(options: SoakOptions): FaultKind[] {
+  const shuffled = <T>(list: T[]) =>
+    list
+      .map((x) => [Math.random(), x] as const)
+      .sort((a, b) => a[0] - b[0])
+      .map(([, x]) => x);
+  if (options.faultPlan === "each-once") return shuffled<FaultKind>([...PROCESSES, "nats", "postgres"]);
+  const ticks = Math.max(2, Math.floor(options.durationMs / options.faultEveryMs) - 1);
+  const plan: FaultKind[] = Array.from(
+    { length: ticks },
+    () => PROCESSES[Math.floor(Math.random() * PROCESSES.length)] as FaultKind,
+  );
+  plan[Math.floor(ticks / 3)] = "nats";
+  plan[Math.floor((2 * ticks) / 3)] = "postgres";
+  return plan;
+}
+
+async function runFaults(w: World, infra: Infra, options: SoakOptions, started: number, until: number): Promise<FaultRecord[]> {
+  const plan = faultSchedule(options);
+  const every = options.faultPlan === "each-once" ? options.durationMs / (plan.length + 1) : options.faultEveryMs;
+  const done: FaultRecord[] = [];
+  for (const [i, what] of plan.entries()) {
+    const due = started + (i + 1) * every;
+    if (due > until) break;
+    await sleep(Math.max(0, due - Date.now()));
+    const at = Date.now();
+    options.log(
+      `t+${Math.round((at - started) / 1000)} s fault: ${what === "nats" || what === "postgres" ? `stopping ${what} for ${options.infraDownMs / 1000} s` : `kill -9 ${what}, then start it`}`,
+    );
+    await injectFault(w, infra, what, options.infraDownMs);
+    await untilHealthy(w.s.stack.gatewayUrl);
+    const fault = { atS: Math.round((at - started) / 1000), what, recoveryMs: Date.now() - at };
+    done.push(fault);
+    options.log(`  ${what} healthy again after ${(fault.recoveryMs / 1000).toFixed(1)} s`);
+  }
+  return done;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Memory
+
+export interface MemorySeries {
+  process: ProcessName;
+  pid: number;
+  /** [ms since the instance was first seen, VmRSS in kB] */
+  samples: Array<[number, number]>;
+}
+
+const entryFile = (name: ProcessName) =>
+  path.join(repoRoot, name === "gateway" ? "gateway/dist/main.js" : `services/${name}/dist/main.js`);
+
+/** The pid of each of this process's children running a role's entry file (from /proc). */
+function rolePids(): Map<ProcessName, number> {
+  const found = new Map<ProcessName, number>();
+  for (const dir of readdirSync("/proc")) {
+    if (!/^\d+$/.test(dir)) continue;
+    try {
+      const stat = readFileSync(`/proc/${dir}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid !== process.pid) continue;
+      const cmdline = readFileSync(`/proc/${dir}/cmdline`, "utf8").split("\0");
+      const name = PROCESSES.find((p) => cmdline.includes(entryFile(p)));
+      if (name) found.set(name, Number(dir));
+    } catch {}
+  }
+  return found;
+}
+
+function rssKb(pid: number): number | null {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+function startSampler(everyMs: number): { series: MemorySeries[]; stop(): void } {
+  const byPid = new Map<number, MemorySeries & { firstSeen: number }>();
+  const sample = () => {
+    for (const [name, pid] of rolePids()) {
+      const kb = rssKb(pid);
+      if (kb === null) continue;
+      const s = byPid.get(pid) ?? { process: name, pid, samples: [], firstSeen: Date.now() };
+      byPid.set(pid, s);
+      s.samples.push([Date.now() - s.firstSeen, kb]);
+    }
+  };
+  sample();
+  const timer = setInterval(sample, everyMs);
+  return {
+    get series() {
+      return [...byPid.values()].map(({ firstSeen: _, ...s }) => s);
+    },
+    stop: () => clearInterval(timer),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The snapshot the checks read
+
+export interface Snapshot {
+  accounts: Array<{ id: string; kind: string; wallet_id: string | null; balance: string | null }>;
+  transactions: Array<{ id: string; kind: string; reference: string }>;
+  entries: Array<{ transaction_id: string; account_id: string; amount: string }>;
+  holds: Array<{ execution_id: string; status: string; expired: boolean }>;
+  /** Executions that took a hold (settlement other than none). */
+  pricedExecutions: Array<{ id: string; settlement: string; cost_cents: string }>;
+  executionCount: number;
+  pricedSeen: LoadRecord["pricedSeen"];
+  executionEvents: Array<{ id: string; published: boolean }>;
+  workflowEvents: Array<{ id: string; published: boolean }>;
+  /** Event ids in each consumer's inbox, by durable name (the inbox keeps it without NATS_CONSUMER_PREFIX). */
+  inbox: Record<string, string[]>;
+  deadLetters: number;
+  deliveries: Array<{ id: string; status: string; in_flight: boolean }>;
+  received: string[];
+  memory: MemorySeries[];
+}
+
+const EXECUTION_CONSUMERS = ["catalog-executions", "identity-key-usage", "webhooks-executions"];
+
+interface Databases {
+  pools: Record<(typeof serviceNames)[number], Pool>;
+  end(): Promise<void>;
+}
+
+function openDatabases(w: World): Databases {
+  const pools = Object.fromEntries(
+    serviceNames.map((n) => [n, createPool(w.s.stack.env[`${n.toUpperCase()}_DATABASE_URL`] as string, 2)]),
+  ) as Databases["pools"];
+  return { pools, end: () => Promise.all(Object.values(pools).map((p) => p.end())).then(() => {}) };
+}
+
+async function readSnapshot(w: World, db: Databases, record: LoadRecord, memory: MemorySeries[]): Promise<Snapshot> {
+  const { billing, execution, content, catalog, identity, webhooks } = db.pools;
+  const rows = async <T>(pool: Pool, sql: string): Promise<T[]> => (await pool.query(sql)).rows as T[];
+  const inbox: Record<string, string[]> = {};
+  for (const [consumer, pool] of [
+    ["catalog-executions", catalog],
+    ["identity-key-usage", identity],
+    ["webhooks-executions", webhooks],
+    ["webhooks-workflows", webhooks],
+  ] as const) {
+    inbox[consumer] = (
+      await pool.query<{ event_id: string }>("SELECT event_id FROM inbox WHERE consumer = $1", [consumer])
+    ).rows.map((r) => r.event_id);
+  }
+  let deadLetters = 0;
+  for (const pool of Object.values(db.pools)) {
+    const has = await pool.query("SELECT 1 FROM pg_tables WHERE tablename = 'dead_letters'");
+    if (has.rowCount) deadLetters += Number((await pool.query("SELECT count(*) AS n FROM dead_letters")).rows[0].n);
+  }
+  const events = (pool: Pool, like: string) =>
+    rows<{ id: string; published: boolean }>(
+      pool,
+      `SELECT id::text, published_at IS NOT NULL AS published FROM outbox WHERE subject LIKE '${like}'`,
+    );
+  return {
+    accounts: await rows(billing, "SELECT id::text, kind, wallet_id::text, balance::text FROM ledger_accounts"),
+    transactions: await rows(billing, "SELECT id::text, kind, reference FROM ledger_transactions"),
+    entries: await rows(billing, "SELECT transaction_id::text, account_id::text, amount::text FROM ledger_entries"),
+    holds: await rows(billing, "SELECT execution_id, status, expires_at < now() AS expired FROM holds"),
+    pricedExecutions: await rows(
+      execution,
+      "SELECT id::text, settlement, cost_cents::text FROM executions WHERE settlement <> 'none'",
+    ),
+    executionCount: Number((await execution.query("SELECT count(*) AS n FROM executions")).rows[0].n),
+    pricedSeen: record.pricedSeen,
+    executionEvents: await events(execution, "toolport.execution.%"),
+    workflowEvents: await events(content, "toolport.workflow.%"),
+    inbox,
+    deadLetters,
+    deliveries: await rows(
+      webhooks,
+      "SELECT id::text, status, locked_until IS NOT NULL AND locked_until > now() AS in_flight FROM deliveries",
+    ),
+    received: w.receiver.requests.map((r) => String(r.headers["x-svc-delivery"])),
+    memory,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Checks
+
+export interface CheckResult {
+  name: string;
+  figures: Record<string, number | string>;
+  problems: string[];
+}
+
+const sumOf = (values: string[]) => values.reduce((sum, v) => sum + BigInt(v), 0n);
+const first = (problems: string[], limit = 5) =>
+  problems.length > limit ? [...problems.slice(0, limit), `... and ${problems.length - limit} more`] : problems;
+
+export function checkLedger(s: Snapshot): CheckResult {
+  const problems: string[] = [];
+  const byTx = new Map<string, string[]>();
+  const byAccount = new Map<string, string[]>();
+  for (const e of s.entries) {
+    byTx.set(e.transaction_id, [...(byTx.get(e.transaction_id) ?? []), e.amount]);
+    byAccount.set(e.account_id, [...(byAccount.get(e.account_id) ?? []), e.amount]);
+  }
+  for (const tx of s.transactions) {
+    const amounts = byTx.get(tx.id) ?? [];
+    if (amounts.length < 2 || sumOf(amounts) !== 0n) {
+      problems.push(`transaction ${tx.id} (${tx.kind} ${tx.reference}): ${amounts.length} entries summing to ${sumOf(amounts)}`);
+    }
+  }
+  let walletAccounts = 0;
+  for (const a of s.accounts) {
+    if (a.balance === null) continue;
+    walletAccounts++;
+    const total = sumOf(byAccount.get(a.id) ?? []);
+    if (BigInt(a.balance) !== total) problems.push(`account ${a.id} (${a.kind}): balance ${a.balance}, entries sum to ${total}`);
+    if (BigInt(a.balance) < 0n) problems.push(`account ${a.id} (${a.kind}): negative balance ${a.balance}`);
+  }
+  const all = sumOf(s.entries.map((e) => e.amount));
+  if (all !== 0n) problems.push(`all entries sum to ${all}, not 0`);
+  return {
+    name: "1. ledger balances",
+    figures: {
+      transactions: s.transactions.length,
+      entries: s.entries.length,
+      wallet_accounts: walletAccounts,
+      sum_of_all: String(all),
+    },
+    problems: first(problems),
+  };
+}
+
+export function checkPricedCalls(s: Snapshot): CheckResult {
+  const problems: string[] = [];
+  const txs = new Map<string, string[]>();
+  for (const t of s.transactions) {
+    if (["hold", "capture", "release"].includes(t.kind)) txs.set(t.reference, [...(txs.get(t.reference) ?? []), t.kind]);
+  }
+  const count = (ref: string, kind: string) => (txs.get(ref) ?? []).filter((k) => k === kind).length;
+  const holds = new Map(s.holds.map((h) => [h.execution_id, h]));
+  const executions = new Map(s.pricedExecutions.map((e) => [e.id, e]));
+  const tally = { captured: 0, released: 0, expired: 0 };
+  for (const h of s.holds) {
+    const [held, captures, releases] = [
+      count(h.execution_id, "hold"),
+      count(h.execution_id, "capture"),
+      count(h.execution_id, "release"),
+    ];
+    if (held !== 1) problems.push(`hold ${h.execution_id}: booked ${held} times`);
+    if (h.status === "captured") {
+      tally.captured++;
+      if (captures !== 1 || releases !== 0)
+        problems.push(`hold ${h.execution_id} captured: ${captures} captures, ${releases} releases`);
+      const e = executions.get(h.execution_id);
+      if (e?.settlement !== "captured")
+        problems.push(`hold ${h.execution_id} charged, execution settlement ${e?.settlement ?? "(no execution)"}`);
+    } else if (h.status === "released" || h.status === "expired") {
+      tally[h.status]++;
+      if (captures !== 0 || releases !== 1)
+        problems.push(`hold ${h.execution_id} ${h.status}: ${captures} captures, ${releases} releases`);
+    } else {
+      problems.push(`hold ${h.execution_id} still ${h.status}`);
+    }
+  }
+  for (const e of s.pricedExecutions) {
+    const h = holds.get(e.id);
+    const agrees =
+      (e.settlement === "captured" && h?.status === "captured") ||
+      (e.settlement === "released" && (h?.status === "released" || h?.status === "expired"));
+    if (!agrees) problems.push(`execution ${e.id}: settlement ${e.settlement}, hold ${h?.status ?? "(none)"}`);
+  }
+  let seenCharged = 0;
+  for (const seen of s.pricedSeen) {
+    const h = holds.get(seen.executionId);
+    if (seen.success) {
+      if (h?.status === "captured" && count(seen.executionId, "capture") === 1) seenCharged++;
+      else problems.push(`priced call ${seen.executionId} succeeded for its client but its hold is ${h?.status ?? "(none)"}`);
+    } else if (h?.status === "captured") problems.push(`priced call ${seen.executionId} failed for its client but was charged`);
+  }
+  return {
+    name: "2. priced calls charged once or released",
+    figures: {
+      holds: s.holds.length,
+      ...tally,
+      priced_executions: s.pricedExecutions.length,
+      client_2xx_priced: s.pricedSeen.length,
+      client_success_charged: seenCharged,
+    },
+    problems: first(problems),
+  };
+}
+
+export function checkEvents(s: Snapshot): CheckResult {
+  const problems: string[] = [];
+  const inboxes = Object.fromEntries(Object.entries(s.inbox).map(([c, ids]) => [c, new Set(ids)]));
+  const missing: Record<string, number> = {};
+  const look = (events: Snapshot["executionEvents"], consumers: string[]) => {
+    for (const e of events) {
+      if (!e.published) problems.push(`event ${e.id} never published`);
+      for (const c of consumers) {
+        if (!inboxes[c]?.has(e.id)) {
+          missing[c] = (missing[c] ?? 0) + 1;
+          problems.push(`event ${e.id} not applied by ${c}`);
+        }
+      }
+    }
+  };
+  look(s.executionEvents, EXECUTION_CONSUMERS);
+  look(s.workflowEvents, ["webhooks-workflows"]);
+  if (s.executionEvents.length !== s.executionCount) {
+    problems.push(`${s.executionCount} executions but ${s.executionEvents.length} execution events`);
+  }
+  if (s.deadLetters > 0) problems.push(`${s.deadLetters} dead letters`);
+  return {
+    name: "3. every event applied by its consumers",
+    figures: {
+      executions: s.executionCount,
+      execution_events: s.executionEvents.length,
+      workflow_events: s.workflowEvents.length,
+      not_applied: Object.values(missing).reduce((a, b) => a + b, 0),
+      dead_letters: s.deadLetters,
+    },
+    problems: first(problems),
+  };
+}
+
+export function checkDeliveries(s: Snapshot): CheckResult {
+  const problems: string[] = [];
+  const received = new Set(s.received);
+  const tally: Record<string, number> = { succeeded: 0, failed: 0, pending: 0 };
+  for (const d of s.deliveries) {
+    tally[d.status] = (tally[d.status] ?? 0) + 1;
+    if (d.status !== "succeeded" && d.status !== "failed") problems.push(`delivery ${d.id} still ${d.status}`);
+    if (d.in_flight) problems.push(`delivery ${d.id} still in flight`);
+    if (d.status === "succeeded" && !received.has(d.id)) problems.push(`delivery ${d.id} succeeded but never arrived`);
+  }
+  return {
+    name: "4. every webhook delivery ended",
+    figures: { deliveries: s.deliveries.length, ...tally, requests_received: s.received.length },
+    problems: first(problems),
+  };
+}
+
+export function checkHolds(s: Snapshot): CheckResult {
+  const open = s.holds.filter((h) => h.status === "held");
+  const stuck = open.filter((h) => h.expired);
+  return {
+    name: "5. no stuck holds",
+    figures: { holds: s.holds.length, open: open.length, open_past_ttl: stuck.length },
+    problems: first([...open.map((h) => `hold ${h.execution_id} still held${h.expired ? " past its TTL" : ""}`)]),
+  };
+}
+
+export function checkMemory(s: Snapshot, rule: { warmupMs: number; margin: number; minSamples: number }): CheckResult {
+  const problems: string[] = [];
+  const judged = new Set<string>();
+  let instances = 0;
+  let tooShort = 0;
+  let worst = 0;
+  for (const series of s.memory) {
+    instances++;
+    const after = series.samples.filter(([t]) => t >= rule.warmupMs).map(([, kb]) => kb);
+    if (after.length < rule.minSamples) {
+      tooShort++;
+      continue;
+    }
+    judged.add(series.process);
+    const baseline = Math.max(...after.slice(0, Math.ceil(after.length / 2)));
+    const tail = after.slice(Math.floor((after.length * 3) / 4)).sort((a, b) => a - b);
+    const end = tail[Math.floor(tail.length / 2)] as number;
+    worst = Math.max(worst, end / baseline - 1);
+    if (end > baseline * (1 + rule.margin)) {
+      problems.push(
+        `${series.process} (pid ${series.pid}): ${end} kB at the end, ${baseline} kB after warm-up (+${Math.round((end / baseline - 1) * 100)}%)`,
+      );
+    }
+  }
+  for (const p of PROCESSES) if (!judged.has(p)) problems.push(`${p}: no instance lived long enough to judge`);
+  return {
+    name: "6. memory flat after warm-up",
+    figures: {
+      instances,
+      judged: instances - tooShort,
+      too_short: tooShort,
+      worst_growth: `${Math.round(worst * 100)}%`,
+      margin: `${Math.round(rule.margin * 100)}%`,
+      warmup_s: rule.warmupMs / 1000,
+    },
+    problems: first(problems),
+  };
+}
+
+export function runChecks(s: Snapshot, memoryRule: Parameters<typeof checkMemory>[1]): CheckResult[] {
+  return [checkLedger(s), checkPricedCalls(s), checkEvents(s), checkDeliveries(s), checkHolds(s), checkMemory(s, memoryRule)];
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Settling
+
+/** Whether the stack has nothing left in flight: the conditions polled before the checks. */
+async function settledYet(db: Databases, w: World): Promise<string | null> {
+  const one = async (pool: Pool, sql: string) => Number((await pool.query(sql)).rows[0].n);
+  for (const [name, pool] of Object.entries(db.pools)) {
+    const has = await pool.query("SELECT 1 FROM pg_tables WHERE tablename = 'outbox'");
+    if (has.rowCount && (await one(pool, "SELECT count(*) AS n FROM outbox WHERE published_at IS NULL")) > 0) {
+      return `${name}'s outbox not yet published`;
+    }
+  }
+  const { execution, billing, webhooks } = db.pools;
+  if ((await one(execution, "SELECT count(*) AS n FROM executions WHERE settlement LIKE '%_pending'")) > 0) {
+    return "settlements pending";
+  }
+  if ((await one(billing, "SELECT count(*) AS n FROM holds WHERE status = 'held'")) > 0) return "holds open";
+  if ((await one(webhooks, "SELECT count(*) AS n FROM deliveries WHERE status = 'pending'")) > 0) return "deliveries pending";
+  const snapshot = await readSnapshot(w, db, { outcomes: new Map(), pricedSeen: [], unclean: [] }, []);
+  if (checkEvents(snapshot).problems.length > 0) return "consumers not caught up";
+  return null;
+}
+
+async function settle(db: Databases, w: World, log: SoakOptions["log"], timeoutMs: number): Promise<number> {
+  const started = Date.now();
+  let last: string | null = "";
+  while (true) {
+    const waiting = await settledYet(db, w).catch((err: Error) => `reading the databases: ${err.message}`);
+    if (waiting === null) return Date.now() - started;
+    if (waiting !== last) log(`settling: ${waiting} (t+${Math.round((Date.now() - started) / 1000)} s)`);
+    last = waiting;
+    if (Date.now() - started > timeoutMs) return Date.now() - started;
+    await sleep(1_000);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The run
+
+export interface SoakReport {
+  durationS: number;
+  settleS: number;
+  load: LoadRecord;
+  faults: FaultRecord[];
+  checks: CheckResult[];
+  snapshot: Snapshot;
+  memoryRule: Parameters<typeof checkMemory>[1];
+}
+
+export async function runSoak(options: SoakOptions): Promise<SoakReport> {
+  const infra = await startInfra();
+  let world: World | undefined;
+  let sampler: ReturnType<typeof startSampler> | undefined;
+  try {
+    options.log(`infra: ${infra.pgUrl}, ${infra.natsUrl} (in ${infra.root})`);
+    world = await startWorld(infra);
+    const w = world;
+    options.log(
+      `stack up (per-role, gateway ${w.s.stack.gatewayUrl}, logs in ${w.s.stack.logDir}); load for ${options.durationMs / 1000} s`,
+    );
+    sampler = startSampler(options.memory.sampleEveryMs);
+    const record: LoadRecord = { outcomes: new Map(), pricedSeen: [], unclean: [] };
+    const started = Date.now();
+    const until = started + options.durationMs;
+    const progress = setInterval(() => {
+      const total = [...record.outcomes.values()].reduce((a, b) => a + b, 0);
+      options.log(`t+${Math.round((Date.now() - started) / 1000)} s: ${total} requests`);
+    }, 30_000);
+    const [, faults] = await Promise.all([
+      runLoad(w, options, until, record),
+      runFaults(w, infra, options, started, until),
+    ]).finally(() => clearInterval(progress));
+    await untilHealthy(w.s.stack.gatewayUrl);
+    const db = openDatabases(w);
+    try {
+      const settleMs = await settle(db, w, options.log, 4 * HOLD_TTL_SECONDS * 1000);
+      sampler.stop();
+      const memoryRule = { warmupMs: options.memory.warmupMs, margin: options.memory.margin, minSamples: 6 };
+      const snapshot = await readSnapshot(w, db, record, sampler.series);
+      return {
+        durationS: Math.round(options.durationMs / 1000),
+        settleS: Math.round(settleMs / 1000),
+        load: record,
+        faults,
+        checks: runChecks(snapshot, memoryRule),
+        snapshot,
+        memoryRule,
+      };
+    } finally {
+      await db.end();
+    }
+  } finally {
+    sampler?.stop();
+    await world?.s.stop();
+    await world?.echo.close();
+    await world?.receiver.close();
+    await infra.stop();
+  }
+}
+
+/** The figures table printed at the end of a run. */
+export function formatReport(r: SoakReport): string {
+  const lines: string[] = [];
+  lines.push(`soak: ${r.durationS} s of load, settled in ${r.settleS} s`);
+  lines.push("", "requests by kind and outcome:");
+  for (const [label, n] of [...r.load.outcomes.entries()].sort()) lines.push(`  ${label.padEnd(40)} ${n}`);
+  lines.push(`  unclean replies: ${r.load.unclean.length}`);
+  for (const u of r.load.unclean.slice(0, 10)) lines.push(`    ${u}`);
+  lines.push("", "faults (t = seconds into the load; recovery = until GET /v1/health answers 200):");
+  for (const f of r.faults)
+    lines.push(`  t+${String(f.atS).padStart(4)} s  ${f.what.padEnd(10)} recovered in ${(f.recoveryMs / 1000).toFixed(1)} s`);
+  lines.push("", "checks:");
+  for (const c of r.checks) {
+    const figures = Object.entries(c.figures)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(" ");
+    lines.push(`  ${c.problems.length === 0 ? "PASS" : "FAIL"} ${c.name}: ${figures}`);
+    for (const p of c.problems) lines.push(`       ${p}`);
+  }
+  lines.push("", "memory per process instance (VmRSS kB: first, after warm-up, last):");
+  for (const m of r.snapshot.memory) {
+    const afterWarmup = m.samples.find(([t]) => t >= r.memoryRule.warmupMs)?.[1] ?? "-";
+    const lived = Math.round((m.samples.at(-1)?.[0] ?? 0) / 1000);
+    lines.push(
+      `  ${m.process.padEnd(10)} pid ${String(m.pid).padEnd(8)} ${String(m.samples[0]?.[1]).padStart(7)} ${String(afterWarmup).padStart(7)} ${String(m.samples.at(-1)?.[1]).padStart(7)}  (${lived} s, ${m.samples.length} samples)`,
+    );
+  }
+  return lines.join("\n");
+}
