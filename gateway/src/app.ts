@@ -2,7 +2,7 @@
  * The gateway's Koa application. Middleware reads top-down in the order a request meets it:
  * `GET /livez` (the process serves, nothing else checked), request id and access log, the request's trace
  * span, metrics (and `GET /metrics`), error shaping, unmatched routes, NUL in the URL, the API reference
- * (`GET /docs`) and `GET /llms.txt`, JSON body, then the /v1 routes.
+ * (`GET /docs`), the console (`GET /console/...`) and `GET /llms.txt`, JSON body, then the /v1 routes.
  */
 import Router from "@koa/router";
 import type { Logger } from "@toolport/kit/logger";
@@ -10,6 +10,7 @@ import Koa from "koa";
 import type { ServiceClients } from "./clients.js";
 import type { GatewayConfig } from "./config.js";
 import { jsonBody } from "./middleware/body.js";
+import { consoleDistDir, consoleMiddleware } from "./middleware/console.js";
 import { docsMiddleware, llmsMiddleware } from "./middleware/docs.js";
 import { errorMiddleware } from "./middleware/errors.js";
 import { livenessMiddleware } from "./middleware/livez.js";
@@ -40,6 +41,7 @@ export function createApp(deps: AppDeps): Koa {
   app.use(unmatchedRoutes());
   app.use(urlGuard());
   app.use(docsMiddleware());
+  app.use(consoleMiddleware(deps.config.CONSOLE_DIR ?? consoleDistDir()));
   const api = v1Routes(deps);
   app.use(llmsMiddleware(api, deps.config.PUBLIC_URL));
   const v1 = api.router;

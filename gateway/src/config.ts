@@ -31,6 +31,12 @@ export const gatewayEnv = {
     .describe(
       "how long the tool-call routes reuse an API key's principal without calling Authenticate (0 = off; revocation stays immediate, see middleware/auth.ts)",
     ),
+  CONSOLE_DIR: z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => v || undefined)
+    .describe("serve the console at /console from this folder (a vite build of gateway/console) instead of the one built with the gateway"),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000).describe("how long in-flight requests may run after SIGTERM"),
   LOG_LEVEL: logLevel,
   ...serviceUrls,

@@ -1,0 +1,195 @@
+/**
+ * The console's frame: sign-in when signed out, otherwise the left-hand navigation (a menu button at
+ * phone width), the organization switcher, and the screen for the address. Every route lives under
+ * /console (the gateway answers index.html for each, so a link such as a tool's configuration_url
+ * opens its screen directly); screens load as separate chunks.
+ */
+import { lazy, type ReactNode, Suspense, useEffect, useRef, useState } from "react";
+import { Link, Redirect, Route, Router, Switch, useLocation } from "wouter";
+import { SignIn } from "./screens/sign-in";
+import { useSessionState } from "./session";
+import { ErrorBoundary } from "./ui/error-boundary";
+import { Loading } from "./ui/index";
+
+const Catalog = lazy(() => import("./screens/catalog"));
+const ToolPage = lazy(() => import("./screens/tool"));
+const Connect = lazy(() => import("./screens/connect"));
+const Keys = lazy(() => import("./screens/keys"));
+const KeyUsage = lazy(() => import("./screens/key-usage"));
+const Wallet = lazy(() => import("./screens/wallet"));
+const Webhooks = lazy(() => import("./screens/webhooks"));
+const WebhookPage = lazy(() => import("./screens/webhook"));
+const Skills = lazy(() => import("./screens/skills"));
+const Review = lazy(() => import("./screens/review"));
+const Workflows = lazy(() => import("./screens/workflows"));
+const WorkflowPage = lazy(() => import("./screens/workflow"));
+const McpJson = lazy(() => import("./screens/mcp"));
+
+interface NavItem {
+  href: string;
+  label: string;
+  adminOnly?: boolean;
+}
+
+const NAV: NavItem[] = [
+  { href: "/catalog", label: "Catalog" },
+  { href: "/keys", label: "API keys" },
+  { href: "/wallet", label: "Wallet" },
+  { href: "/webhooks", label: "Webhooks" },
+  { href: "/skills", label: "Skills" },
+  { href: "/review", label: "Review queue", adminOnly: true },
+  { href: "/workflows", label: "Workflows" },
+  { href: "/mcp", label: "Connect an assistant" },
+];
+
+export function App() {
+  return (
+    <Router base="/console">
+      <Shell />
+    </Router>
+  );
+}
+
+function Shell() {
+  const { signedIn } = useSessionState();
+  if (!signedIn) return <SignIn />;
+  return <Frame />;
+}
+
+function Frame() {
+  const { signedIn } = useSessionState();
+  const [location] = useLocation();
+  const [menuOpen, setMenuOpen] = useState(false);
+  const main = useRef<HTMLElement>(null);
+  const isAdmin = signedIn?.account?.is_platform_admin === true;
+
+  // A new screen: close the phone menu and move focus to the content, as a page load would.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: runs on each change of address
+  useEffect(() => {
+    setMenuOpen(false);
+    main.current?.focus({ preventScroll: true });
+  }, [location]);
+
+  return (
+    <div className="frame">
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header className="topbar">
+        <Link href="/catalog" className="brand">
+          Toolport
+        </Link>
+        <button
+          type="button"
+          className="menu-button"
+          aria-expanded={menuOpen}
+          aria-controls="navigation"
+          onClick={() => setMenuOpen((open) => !open)}
+        >
+          Menu
+        </button>
+      </header>
+      <nav id="navigation" className={menuOpen ? "sidebar open" : "sidebar"} aria-label="Console">
+        <OrgSwitcher />
+        <ul>
+          {NAV.filter((item) => !item.adminOnly || isAdmin).map((item) => (
+            <li key={item.href}>
+              <Link href={item.href} aria-current={location.startsWith(item.href) ? "page" : undefined}>
+                {item.label}
+              </Link>
+            </li>
+          ))}
+        </ul>
+        <Account />
+      </nav>
+      <main id="main" ref={main} tabIndex={-1}>
+        <ErrorBoundary key={location}>
+          <Suspense fallback={<Loading />}>
+            <Routes />
+          </Suspense>
+        </ErrorBoundary>
+      </main>
+    </div>
+  );
+}
+
+function Routes() {
+  return (
+    <Switch>
+      <Route path="/">
+        <Redirect to="/catalog" replace />
+      </Route>
+      <Route path="/catalog" component={Catalog} />
+      <Route path="/tools/:toolId">{(p) => <ToolPage toolId={p.toolId} />}</Route>
+      <Route path="/services/:serviceId/connect">{(p) => <Connect serviceId={p.serviceId} />}</Route>
+      <Route path="/keys" component={Keys} />
+      <Route path="/keys/:keyId">{(p) => <KeyUsage keyId={p.keyId} />}</Route>
+      <Route path="/wallet" component={Wallet} />
+      <Route path="/webhooks" component={Webhooks} />
+      <Route path="/webhooks/:webhookId">{(p) => <WebhookPage webhookId={p.webhookId} />}</Route>
+      <Route path="/skills" component={Skills} />
+      <Route path="/review" component={Review} />
+      <Route path="/workflows" component={Workflows} />
+      <Route path="/workflows/:workflowId">{(p) => <WorkflowPage workflowId={p.workflowId} />}</Route>
+      <Route path="/mcp" component={McpJson} />
+      <Route>
+        <NotFound />
+      </Route>
+    </Switch>
+  );
+}
+
+function NotFound(): ReactNode {
+  const [location] = useLocation();
+  return (
+    <>
+      <h1>Not found</h1>
+      <p>
+        The console has no page at <code>/console{location}</code>. <Link href="/catalog">Go to the catalog</Link>.
+      </p>
+    </>
+  );
+}
+
+function OrgSwitcher() {
+  const { signedIn } = useSessionState();
+  if (!signedIn) return null;
+  const { organizations, orgId, setOrgId } = signedIn;
+  return (
+    <div className="org-switcher">
+      <label htmlFor="organization">Organization</label>
+      <select id="organization" value={orgId} onChange={(e) => setOrgId(e.target.value)}>
+        {organizations.length === 0 ? <option value={orgId}>Personal</option> : null}
+        {organizations.map((o) => (
+          <option key={o.id} value={o.id}>
+            {o.is_personal ? `${o.name} (personal)` : o.name} · {o.role}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
+function Account() {
+  const { signedIn } = useSessionState();
+  const [busy, setBusy] = useState(false);
+  if (!signedIn) return null;
+  return (
+    <div className="account">
+      <span className="muted" title={signedIn.account?.email}>
+        {signedIn.account?.name ?? "…"}
+      </span>
+      <button
+        type="button"
+        className="button-secondary"
+        disabled={busy}
+        onClick={async () => {
+          setBusy(true);
+          await signedIn.signOut();
+        }}
+      >
+        Sign out
+      </button>
+    </div>
+  );
+}

@@ -1,0 +1,170 @@
+/**
+ * Shared by the console's browser tests (test/e2e/console-*.test.ts): a whole stack with what the
+ * screens need (crypto funding, a platform administrator, builtin demo tools, webhooks), Debian's chromium
+ * driven by playwright-core, a page that records console errors and any request leaving the gateway's
+ * origin, sign-up through the console's own form, an axe-core scan, and the screenshots the README shows
+ * (written under docs/console/ with UPDATE_CONSOLE_SCREENSHOTS=1).
+ */
+import { randomBytes, randomUUID } from "node:crypto";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { findChromium } from "../../deploy/local/infra.mjs";
+import { type ProcessName, repoRoot, type Stack, startStack } from "../harness/stack.js";
+import { STRIPE_WEBHOOK_SECRET } from "./execution-support.js";
+
+/** xpub of m/44'/60'/0' of the well-known test mnemonic ("test test ... junk"): crypto funding answers. */
+export const DEPOSIT_XPUB =
+  "xpub6Ce9NcJvTk36xtLSrJLZqE7wtgA5deCeYs7rSQtreh4cj6ByPtrg9sD7V2FNFLPnf8heNP3FGkeV9qwfzvZNSd54JoNXVsXFYSYwHsnJxqP";
+export const PASSWORD = "correct horse battery staple";
+
+export const ALL_ROLES: ProcessName[] = ["catalog", "execution", "billing", "identity", "content", "webhooks", "gateway"];
+
+export interface ConsoleStack {
+  stack: Stack;
+  /** The console's address: `${gatewayUrl}/console`. */
+  url: string;
+  adminEmail: string;
+  stop(): Promise<void>;
+}
+
+/** Every role but the MCP server; `env` adds to (or overrides) the defaults below. */
+export async function startConsoleStack(env: Record<string, string> = {}): Promise<ConsoleStack> {
+  const adminEmail = `admin-${randomUUID().slice(0, 8)}@example.com`;
+  const stack = await startStack(ALL_ROLES, {
+    CATALOG_SECRET_KEY: randomBytes(32).toString("hex"),
+    EXECUTION_CONSENT_SECRET: randomBytes(32).toString("hex"),
+    STRIPE_WEBHOOK_SECRET,
+    STRIPE_SECRET_KEY: "sk_test_unused",
+    BILLING_DEPOSIT_XPUB: DEPOSIT_XPUB,
+    TOOLPORT_ADMIN_EMAILS: adminEmail,
+    TOOL_CALLS_PER_MINUTE: "100000",
+    PUBLIC_SEARCHES_PER_MINUTE: "100000",
+    ...env,
+  });
+  return { stack, url: `${stack.gatewayUrl}/console`, adminEmail, stop: () => stack.stopAll() };
+}
+
+export async function launchBrowser(): Promise<Browser> {
+  const executablePath = findChromium();
+  if (!executablePath) {
+    throw new Error("no chromium: apt-get install chromium (npm test installs it), or set CHROMIUM_PATH");
+  }
+  return chromium.launch({ executablePath, headless: true, args: ["--no-sandbox", "--disable-gpu"] });
+}
+
+export const LAPTOP = { width: 1280, height: 800 };
+export const PHONE = { width: 390, height: 844 };
+
+export interface ConsolePage {
+  page: Page;
+  context: BrowserContext;
+  /** Console errors and uncaught exceptions the page logged. */
+  errors: string[];
+  /** Requests that left the gateway's origin (the console must need none). */
+  offsite: string[];
+  close(): Promise<void>;
+}
+
+/** A fresh browser context (its own storage: a new person) with the clipboard open to the page. */
+export async function openConsole(
+  browser: Browser,
+  s: ConsoleStack,
+  viewport: { width: number; height: number } = LAPTOP,
+): Promise<ConsolePage> {
+  const context = await browser.newContext({ viewport, baseURL: s.stack.gatewayUrl });
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: s.stack.gatewayUrl });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  const offsite: string[] = [];
+  page.on("console", (m) => {
+    // A refused request is logged by chromium as a console error ("Failed to load resource: ... 4xx"):
+    // those are the API answering, which the screens show; anything else is a defect.
+    if (m.type() === "error" && !/Failed to load resource: the server responded with a status of 4\d\d/.test(m.text())) {
+      errors.push(m.text());
+    }
+  });
+  page.on("pageerror", (e) => errors.push(String(e)));
+  page.on("request", (r) => {
+    if (!r.url().startsWith(s.stack.gatewayUrl) && !r.url().startsWith("data:")) offsite.push(r.url());
+  });
+  return { page, context, errors, offsite, close: () => context.close() };
+}
+
+export interface Person {
+  email: string;
+  password: string;
+  name: string;
+}
+
+export function newPerson(label = "person"): Person {
+  const tag = randomBytes(4).toString("hex");
+  return { email: `${label}-${tag}@example.com`, password: PASSWORD, name: `${label[0]!.toUpperCase()}${label.slice(1)} ${tag}` };
+}
+
+/** Signs up through the console's form, from `path` (default: the catalog), and waits for the frame. */
+export async function signUp(page: Page, s: ConsoleStack, person: Person, at = "/catalog"): Promise<void> {
+  await page.goto(`${s.url}${at}`);
+  await page.getByRole("button", { name: "Sign up" }).click();
+  await page.getByLabel("Name").fill(person.name);
+  await page.getByLabel("Email").fill(person.email);
+  await page.getByLabel("Password").fill(person.password);
+  await page.getByRole("button", { name: "Sign up" }).click();
+  await page.getByRole("navigation", { name: "Console" }).waitFor();
+}
+
+/** Signs in through the console's form at `at`. */
+export async function signIn(page: Page, s: ConsoleStack, person: Person, at = "/catalog"): Promise<void> {
+  await page.goto(`${s.url}${at}`);
+  await page.getByLabel("Email").fill(person.email);
+  await page.getByLabel("Password").fill(person.password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("navigation", { name: "Console" }).waitFor();
+}
+
+/** Signs up with the API (no browser), e.g. for the administrator, whose email the stack names. */
+export async function signUpByApi(s: ConsoleStack, person: Person): Promise<{ token: string; accountId: string }> {
+  const res = await fetch(`${s.stack.gatewayUrl}/v1/auth/signup`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(person),
+  });
+  const body = (await res.json()) as { access_token: string; account_id: string };
+  if (res.status !== 201 && res.status !== 200) throw new Error(`signup answered ${res.status}: ${JSON.stringify(body)}`);
+  return { token: body.access_token, accountId: body.account_id };
+}
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: string[];
+}
+
+/** Runs axe-core (WCAG 2 A and AA rules) on the page; returns the serious and critical violations. */
+export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
+  if (!(await page.evaluate("'axe' in window"))) await page.addScriptTag({ content: axeSource });
+  // A string, run in the page (this file has no DOM types): axe's WCAG 2.0/2.1 A and AA rules.
+  const violations = (await page.evaluate(`(async () => {
+    const result = await window.axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] } });
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(" ")) }));
+  })()`)) as AxeViolation[];
+  return violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+}
+
+/**
+ * With UPDATE_CONSOLE_SCREENSHOTS=1, saves the page as docs/console/<name>-<width>x<height>.png (the
+ * README shows them); otherwise takes the screenshot (it must render) and keeps it in memory.
+ */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  const viewport = page.viewportSize()!;
+  const png = await page.screenshot({ fullPage: false });
+  if (process.env.UPDATE_CONSOLE_SCREENSHOTS) {
+    const dir = path.join(repoRoot, "docs/console");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, `${name}-${viewport.width}x${viewport.height}.png`), png);
+  }
+}
