@@ -340,13 +340,24 @@ describe("API keys, organizations, usage and the client helper", () => {
       return event;
     }
 
+    /** The dates a window of `days` ends with on `today` (UTC): days + 1 of them, oldest first. */
+    const windowDates = (days: number, today: Date) =>
+      Array.from({ length: days + 1 }, (_, i) => new Date(today.getTime() - (days - i) * 86_400_000).toISOString().slice(0, 10));
+
     it("answers 404 for a key that is not the caller's, and null rates with no calls", async () => {
       const key = await createKey(call, { token: owner.token });
       expectError(await call("GET", `/api-keys/${key.id}/usage`, { token: outsider.token }), 404, "api_key_not_found");
       expectError(await call("GET", `/api-keys/${randomUUID()}/usage`, { token: owner.token }), 404, "api_key_not_found");
       expectError(await call("GET", "/api-keys/not-a-uuid/usage", { token: owner.token }), 404, "api_key_not_found");
+      const before = new Date();
       const res = await call("GET", `/api-keys/${key.id}/usage`, { key: key.key });
+      const after = new Date();
       expect(res.status).toBe(200);
+      // Every date of the window, today's last, each without calls (either side of a UTC midnight).
+      expect([windowDates(30, before), windowDates(30, after)]).toContainEqual(
+        res.body.daily.map((d: { date: string }) => d.date),
+      );
+      for (const day of res.body.daily) expect(day).toEqual({ date: day.date, calls: 0, successes: 0, p50_seconds: null });
       expect(res.body).toEqual({
         key: { id: key.id, name: "test key", agent_name: null, agent_type: null, purpose: null, created_at: expect.any(String) },
         window_days: 30,
@@ -359,6 +370,7 @@ describe("API keys, organizations, usage and the client helper", () => {
         first_call_at: null,
         last_call_at: null,
         top_tools: [],
+        daily: expect.any(Array),
       });
       const days = async (q: string) =>
         (await call("GET", `/api-keys/${key.id}/usage?days=${q}`, { key: key.key })).body.window_days;
@@ -414,6 +426,15 @@ describe("API keys, organizations, usage and the client helper", () => {
         successes: 2,
       });
       for (const t of u.top_tools.slice(1)) expect(t.calls).toBe(1);
+      // Per day: 31 dates whose calls add up to the totals, the old call on its own date.
+      type Day = { date: string; calls: number; successes: number; p50_seconds: number | null };
+      const daily = u.daily as Day[];
+      expect(daily).toHaveLength(31);
+      expect(daily.reduce((n, d) => n + d.calls, 0)).toBe(15);
+      expect(daily.reduce((n, d) => n + d.successes, 0)).toBe(14);
+      const oldDate = new Date(Date.now() - 10 * 86_400_000).toISOString().slice(0, 10);
+      expect(daily.find((d) => d.date === oldDate)).toMatchObject({ calls: 1, successes: 1 });
+      for (const d of daily) if (d.calls === 0) expect(d.p50_seconds).toBeNull();
       // A 7-day window leaves the old call out.
       const week = await usage(7);
       expect(week.calls).toBe(14);

@@ -2323,6 +2323,15 @@ export interface components {
                 calls: number;
                 successes: number;
             }[];
+            /** @description One entry per UTC date the window touches (window_days + 1: the first and the last are partial), oldest first, days without calls included; the days' calls add up to `calls`. Beyond the spec's fields, for charts. */
+            daily: {
+                /** Format: date */
+                date: string;
+                calls: number;
+                successes: number;
+                /** @description Null on a day without calls. */
+                p50_seconds: number | null;
+            }[];
         };
         /** @description Spec "Organization context": the organization and the caller's role in it. */
         OrganizationContext: {
@@ -5997,14 +6006,14 @@ export interface operations {
                      *         "purpose": "Runs the nightly checks",
                      *         "created_at": "2025-10-02T14:03:10Z"
                      *       },
-                     *       "window_days": 30,
+                     *       "window_days": 7,
                      *       "calls": 42,
                      *       "successes": 40,
                      *       "success_rate": 0.952,
                      *       "p50_seconds": 0.84,
                      *       "paid_calls": 3,
                      *       "spent_cents": 12,
-                     *       "first_call_at": "2025-10-02T14:10:22Z",
+                     *       "first_call_at": "2025-10-08T14:10:22Z",
                      *       "last_call_at": "2025-10-14T02:30:05Z",
                      *       "top_tools": [
                      *         {
@@ -6013,6 +6022,56 @@ export interface operations {
                      *           "service_name": "Petstore",
                      *           "calls": 42,
                      *           "successes": 40
+                     *         }
+                     *       ],
+                     *       "daily": [
+                     *         {
+                     *           "date": "2025-10-07",
+                     *           "calls": 0,
+                     *           "successes": 0,
+                     *           "p50_seconds": null
+                     *         },
+                     *         {
+                     *           "date": "2025-10-08",
+                     *           "calls": 6,
+                     *           "successes": 6,
+                     *           "p50_seconds": 0.8
+                     *         },
+                     *         {
+                     *           "date": "2025-10-09",
+                     *           "calls": 0,
+                     *           "successes": 0,
+                     *           "p50_seconds": null
+                     *         },
+                     *         {
+                     *           "date": "2025-10-10",
+                     *           "calls": 12,
+                     *           "successes": 11,
+                     *           "p50_seconds": 0.91
+                     *         },
+                     *         {
+                     *           "date": "2025-10-11",
+                     *           "calls": 0,
+                     *           "successes": 0,
+                     *           "p50_seconds": null
+                     *         },
+                     *         {
+                     *           "date": "2025-10-12",
+                     *           "calls": 9,
+                     *           "successes": 9,
+                     *           "p50_seconds": 0.77
+                     *         },
+                     *         {
+                     *           "date": "2025-10-13",
+                     *           "calls": 11,
+                     *           "successes": 10,
+                     *           "p50_seconds": 0.86
+                     *         },
+                     *         {
+                     *           "date": "2025-10-14",
+                     *           "calls": 4,
+                     *           "successes": 4,
+                     *           "p50_seconds": 0.84
                      *         }
                      *       ]
                      *     }

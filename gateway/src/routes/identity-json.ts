@@ -156,6 +156,12 @@ export function usageJson(u: ApiKeyUsage): JsonObject {
       calls: Number(t.calls),
       successes: Number(t.successes),
     })),
+    daily: u.daily.map((d) => ({
+      date: d.date,
+      calls: Number(d.calls),
+      successes: Number(d.successes),
+      p50_seconds: d.p50Seconds ?? null,
+    })),
   };
 }
 

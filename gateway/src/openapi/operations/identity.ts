@@ -169,6 +169,19 @@ export const identitySchemas: Record<string, Schema> = {
         description: "The most called tools, most calls first.",
         items: closed({ tool_id: string, tool_name: string, service_name: string, calls: integer, successes: integer }),
       },
+      daily: {
+        type: "array",
+        maxItems: 91,
+        description:
+          "One entry per UTC date the window touches (window_days + 1: the first and the last are partial), oldest " +
+          "first, days without calls included; the days' calls add up to `calls`. Beyond the spec's fields, for charts.",
+        items: closed({
+          date: { type: "string", format: "date" },
+          calls: integer,
+          successes: integer,
+          p50_seconds: { type: ["number", "null"], description: "Null on a day without calls." },
+        }),
+      },
     }),
   },
   OrganizationContext: {
@@ -605,14 +618,14 @@ export const identityOps = {
         schema: ref("ApiKeyUsage"),
         example: {
           key: { id: keyFields.id, name: keyFields.name, ...keyAgentFields, created_at: keyFields.created_at },
-          window_days: 30,
+          window_days: 7,
           calls: 42,
           successes: 40,
           success_rate: 0.952,
           p50_seconds: 0.84,
           paid_calls: 3,
           spent_cents: 12,
-          first_call_at: "2025-10-02T14:10:22Z",
+          first_call_at: "2025-10-08T14:10:22Z",
           last_call_at: "2025-10-14T02:30:05Z",
           top_tools: [
             {
@@ -622,6 +635,16 @@ export const identityOps = {
               calls: 42,
               successes: 40,
             },
+          ],
+          daily: [
+            { date: "2025-10-07", calls: 0, successes: 0, p50_seconds: null },
+            { date: "2025-10-08", calls: 6, successes: 6, p50_seconds: 0.8 },
+            { date: "2025-10-09", calls: 0, successes: 0, p50_seconds: null },
+            { date: "2025-10-10", calls: 12, successes: 11, p50_seconds: 0.91 },
+            { date: "2025-10-11", calls: 0, successes: 0, p50_seconds: null },
+            { date: "2025-10-12", calls: 9, successes: 9, p50_seconds: 0.77 },
+            { date: "2025-10-13", calls: 11, successes: 10, p50_seconds: 0.86 },
+            { date: "2025-10-14", calls: 4, successes: 4, p50_seconds: 0.84 },
           ],
         },
       },

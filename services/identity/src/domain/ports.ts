@@ -37,6 +37,11 @@ export interface KeyUsageSummary {
   firstCallAt: Date | null;
   lastCallAt: Date | null;
   topTools: { toolId: string; toolName: string; serviceName: string; calls: bigint; successes: bigint }[];
+  /**
+   * One entry per UTC date the window touches (window days + 1: the first and the last are partial), oldest
+   * first, days without calls included; the days' calls add up to `calls`.
+   */
+  daily: { date: string; calls: bigint; successes: bigint; p50Seconds: number | null }[];
 }
 
 export interface AccountStore {

@@ -95,6 +95,7 @@ export function keyHandlers(deps: IdentityDeps): Impl {
           firstCallAt: ts(usage.firstCallAt),
           lastCallAt: ts(usage.lastCallAt),
           topTools: usage.topTools,
+          daily: usage.daily.map((d) => ({ ...d, p50Seconds: d.p50Seconds ?? undefined })),
         },
       };
     },

@@ -233,6 +233,22 @@ export function keyStore(pool: Pool): KeyStore {
           GROUP BY tool_id ORDER BY calls DESC, max(occurred_at) DESC LIMIT 10`,
         [keyId, days],
       );
+      const daily = await pool.query<{ date: string; calls: bigint; successes: bigint; p50: number | null }>(
+        `WITH w AS (SELECT ${since} AS since),
+              per_day AS (
+                SELECT (occurred_at AT TIME ZONE 'UTC')::date AS day,
+                       count(*)::bigint AS calls,
+                       count(*) FILTER (WHERE success)::bigint AS successes,
+                       percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds) AS p50
+                  FROM key_usage, w WHERE key_id = $1 AND occurred_at >= w.since
+                 GROUP BY 1)
+         SELECT to_char(d, 'YYYY-MM-DD') AS date, coalesce(p.calls, 0)::bigint AS calls,
+                coalesce(p.successes, 0)::bigint AS successes, p.p50
+           FROM w, generate_series((w.since AT TIME ZONE 'UTC')::date, (now() AT TIME ZONE 'UTC')::date, interval '1 day') AS d
+           LEFT JOIN per_day p ON p.day = d::date
+          ORDER BY d`,
+        [keyId, days],
+      );
       const t = totals.rows[0]!;
       const summary: KeyUsageSummary = {
         calls: t.calls,
@@ -249,6 +265,7 @@ export function keyStore(pool: Pool): KeyStore {
           calls: r.calls,
           successes: r.successes,
         })),
+        daily: daily.rows.map((r) => ({ date: r.date, calls: r.calls, successes: r.successes, p50Seconds: r.p50 })),
       };
       return summary;
     },

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file toolport/identity/v1/identity_resources.proto.
  */
 export const file_toolport_identity_v1_identity_resources: GenFile = /*@__PURE__*/
-  fileDesc("Ci10b29scG9ydC9pZGVudGl0eS92MS9pZGVudGl0eV9yZXNvdXJjZXMucHJvdG8SFHRvb2xwb3J0LmlkZW50aXR5LnYxItwBCgdBY2NvdW50EgoKAmlkGAEgASgJEi0KBGtpbmQYAiABKA4yHy50b29scG9ydC5jb21tb24udjEuQWNjb3VudEtpbmQSDAoEbmFtZRgDIAEoCRINCgVlbWFpbBgEIAEoCRIMCgR0aWVyGAUgASgJEiAKGHBlcnNvbmFsX29yZ2FuaXphdGlvbl9pZBgGIAEoCRIZChFpc19wbGF0Zm9ybV9hZG1pbhgHIAEoCBIuCgpjcmVhdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKmAQoMT3JnYW5pemF0aW9uEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSDAoEc2x1ZxgDIAEoCRITCgtpc19wZXJzb25hbBgEIAEoCBIpCgRyb2xlGAUgASgOMhsudG9vbHBvcnQuY29tbW9uLnYxLk9yZ1JvbGUSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAidAoTT3JnYW5pemF0aW9uQ29udGV4dBIOCgZvcmdfaWQYASABKAkSEAoIb3JnX25hbWUYAiABKAkSEAoIb3JnX3NsdWcYAyABKAkSKQoEcm9sZRgEIAEoDjIbLnRvb2xwb3J0LmNvbW1vbi52MS5PcmdSb2xlIrEBCgpNZW1iZXJzaGlwEhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEgwKBG5hbWUYAyABKAkSDQoFZW1haWwYBCABKAkSKQoEcm9sZRgFIAEoDjIbLnRvb2xwb3J0LmNvbW1vbi52MS5PcmdSb2xlEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIqoDCgZBcGlLZXkSCgoCaWQYASABKAkSEgoKa2V5X3ByZWZpeBgCIAEoCRIMCgRuYW1lGAMgASgJEi4KCmNyZWF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi0KCWxhc3RfdXNlZBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNwoLcGVybWlzc2lvbnMYBiABKAsyIi50b29scG9ydC5jb21tb24udjEuS2V5UGVybWlzc2lvbnMSFwoPb3JnYW5pemF0aW9uX2lkGAcgASgJEhIKCmFjY291bnRfaWQYCCABKAkSFwoKYWdlbnRfbmFtZRgJIAEoCUgAiAEBEjMKCmFnZW50X3R5cGUYCiABKA4yHy50b29scG9ydC5pZGVudGl0eS52MS5BZ2VudFR5cGUSFAoHcHVycG9zZRgLIAEoCUgBiAEBEi4KCnJldm9rZWRfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQg0KC19hZ2VudF9uYW1lQgoKCF9wdXJwb3NlItMBCghVc2FnZUtleRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhcKCmFnZW50X25hbWUYAyABKAlIAIgBARIzCgphZ2VudF90eXBlGAQgASgOMh8udG9vbHBvcnQuaWRlbnRpdHkudjEuQWdlbnRUeXBlEhQKB3B1cnBvc2UYBSABKAlIAYgBARIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEINCgtfYWdlbnRfbmFtZUIKCghfcHVycG9zZSJlCgdUb3BUb29sEg8KB3Rvb2xfaWQYASABKAkSEQoJdG9vbF9uYW1lGAIgASgJEhQKDHNlcnZpY2VfbmFtZRgDIAEoCRINCgVjYWxscxgEIAEoAxIRCglzdWNjZXNzZXMYBSABKAMihwMKC0FwaUtleVVzYWdlEisKA2tleRgBIAEoCzIeLnRvb2xwb3J0LmlkZW50aXR5LnYxLlVzYWdlS2V5EhMKC3dpbmRvd19kYXlzGAIgASgFEg0KBWNhbGxzGAMgASgDEhEKCXN1Y2Nlc3NlcxgEIAEoAxIZCgxzdWNjZXNzX3JhdGUYBSABKAFIAIgBARIYCgtwNTBfc2Vjb25kcxgGIAEoAUgBiAEBEhIKCnBhaWRfY2FsbHMYByABKAMSEwoLc3BlbnRfY2VudHMYCCABKAMSMQoNZmlyc3RfY2FsbF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMbGFzdF9jYWxsX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgl0b3BfdG9vbHMYCyADKAsyHS50b29scG9ydC5pZGVudGl0eS52MS5Ub3BUb29sQg8KDV9zdWNjZXNzX3JhdGVCDgoMX3A1MF9zZWNvbmRzIvABCg5HZXR0aW5nU3RhcnRlZBIxCglmcmVlX3RpZXIYASABKAsyHi50b29scG9ydC5pZGVudGl0eS52MS5GcmVlVGllchIyCgllbmRwb2ludHMYAiABKAsyHy50b29scG9ydC5pZGVudGl0eS52MS5FbmRwb2ludHMSNQoJdHJ5X2ZpcnN0GAMgAygLMiIudG9vbHBvcnQuaWRlbnRpdHkudjEuVHJ5Rmlyc3RUb29sEg0KBXN0ZXBzGAQgAygJEjEKCXJlYWRfbmV4dBgFIAEoCzIeLnRvb2xwb3J0LmlkZW50aXR5LnYxLlJlYWROZXh0IjEKCEZyZWVUaWVyEhcKD2NhbGxzX3Blcl9tb250aBgBIAEoBRIMCgRub3RlGAIgASgJImAKCUVuZHBvaW50cxILCgNtY3AYASABKAkSDgoGc2VhcmNoGAIgASgJEhAKCGRlc2NyaWJlGAMgASgJEg8KB2V4ZWN1dGUYBCABKAkSEwoLYXV0aF9oZWFkZXIYBSABKAkiowEKDFRyeUZpcnN0VG9vbBIPCgd0b29sX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSDwoHc2VydmljZRgDIAEoCRITCgtkZXNjcmlwdGlvbhgEIAEoCRIXCg9wYXJhbWV0ZXJzX2pzb24YByABKAwSFAoMZXhlY3V0ZV9qc29uGAggASgMSgQIBRAGSgQIBhAHUgpwYXJhbWV0ZXJzUgdleGVjdXRlIi0KCFJlYWROZXh0Eg0KBXNraWxsGAEgASgJEhIKCnF1aWNrc3RhcnQYAiABKAkiXAoDSndrEgsKA2t0eRgBIAEoCRILCgNjcnYYAiABKAkSCQoBeBgDIAEoCRIJCgF5GAQgASgJEgsKA2tpZBgFIAEoCRILCgNhbGcYBiABKAkSCwoDdXNlGAcgASgJKqUBCglBZ2VudFR5cGUSGgoWQUdFTlRfVFlQRV9VTlNQRUNJRklFRBAAEhsKF0FHRU5UX1RZUEVfQ09ESU5HX0FHRU5UEAESGAoUQUdFTlRfVFlQRV9BU1NJU1RBTlQQAhIXChNBR0VOVF9UWVBFX1dPUktGTE9XEAMSFgoSQUdFTlRfVFlQRV9TRVJWSUNFEAQSFAoQQUdFTlRfVFlQRV9PVEhFUhAFYgZwcm90bzM", [file_google_protobuf_timestamp, file_toolport_common_v1_principal]);
+  fileDesc("Ci10b29scG9ydC9pZGVudGl0eS92MS9pZGVudGl0eV9yZXNvdXJjZXMucHJvdG8SFHRvb2xwb3J0LmlkZW50aXR5LnYxItwBCgdBY2NvdW50EgoKAmlkGAEgASgJEi0KBGtpbmQYAiABKA4yHy50b29scG9ydC5jb21tb24udjEuQWNjb3VudEtpbmQSDAoEbmFtZRgDIAEoCRINCgVlbWFpbBgEIAEoCRIMCgR0aWVyGAUgASgJEiAKGHBlcnNvbmFsX29yZ2FuaXphdGlvbl9pZBgGIAEoCRIZChFpc19wbGF0Zm9ybV9hZG1pbhgHIAEoCBIuCgpjcmVhdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKmAQoMT3JnYW5pemF0aW9uEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSDAoEc2x1ZxgDIAEoCRITCgtpc19wZXJzb25hbBgEIAEoCBIpCgRyb2xlGAUgASgOMhsudG9vbHBvcnQuY29tbW9uLnYxLk9yZ1JvbGUSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAidAoTT3JnYW5pemF0aW9uQ29udGV4dBIOCgZvcmdfaWQYASABKAkSEAoIb3JnX25hbWUYAiABKAkSEAoIb3JnX3NsdWcYAyABKAkSKQoEcm9sZRgEIAEoDjIbLnRvb2xwb3J0LmNvbW1vbi52MS5PcmdSb2xlIrEBCgpNZW1iZXJzaGlwEhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEgwKBG5hbWUYAyABKAkSDQoFZW1haWwYBCABKAkSKQoEcm9sZRgFIAEoDjIbLnRvb2xwb3J0LmNvbW1vbi52MS5PcmdSb2xlEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIqoDCgZBcGlLZXkSCgoCaWQYASABKAkSEgoKa2V5X3ByZWZpeBgCIAEoCRIMCgRuYW1lGAMgASgJEi4KCmNyZWF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi0KCWxhc3RfdXNlZBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNwoLcGVybWlzc2lvbnMYBiABKAsyIi50b29scG9ydC5jb21tb24udjEuS2V5UGVybWlzc2lvbnMSFwoPb3JnYW5pemF0aW9uX2lkGAcgASgJEhIKCmFjY291bnRfaWQYCCABKAkSFwoKYWdlbnRfbmFtZRgJIAEoCUgAiAEBEjMKCmFnZW50X3R5cGUYCiABKA4yHy50b29scG9ydC5pZGVudGl0eS52MS5BZ2VudFR5cGUSFAoHcHVycG9zZRgLIAEoCUgBiAEBEi4KCnJldm9rZWRfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQg0KC19hZ2VudF9uYW1lQgoKCF9wdXJwb3NlItMBCghVc2FnZUtleRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhcKCmFnZW50X25hbWUYAyABKAlIAIgBARIzCgphZ2VudF90eXBlGAQgASgOMh8udG9vbHBvcnQuaWRlbnRpdHkudjEuQWdlbnRUeXBlEhQKB3B1cnBvc2UYBSABKAlIAYgBARIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEINCgtfYWdlbnRfbmFtZUIKCghfcHVycG9zZSJlCgdUb3BUb29sEg8KB3Rvb2xfaWQYASABKAkSEQoJdG9vbF9uYW1lGAIgASgJEhQKDHNlcnZpY2VfbmFtZRgDIAEoCRINCgVjYWxscxgEIAEoAxIRCglzdWNjZXNzZXMYBSABKAMitgMKC0FwaUtleVVzYWdlEisKA2tleRgBIAEoCzIeLnRvb2xwb3J0LmlkZW50aXR5LnYxLlVzYWdlS2V5EhMKC3dpbmRvd19kYXlzGAIgASgFEg0KBWNhbGxzGAMgASgDEhEKCXN1Y2Nlc3NlcxgEIAEoAxIZCgxzdWNjZXNzX3JhdGUYBSABKAFIAIgBARIYCgtwNTBfc2Vjb25kcxgGIAEoAUgBiAEBEhIKCnBhaWRfY2FsbHMYByABKAMSEwoLc3BlbnRfY2VudHMYCCABKAMSMQoNZmlyc3RfY2FsbF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMbGFzdF9jYWxsX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgl0b3BfdG9vbHMYCyADKAsyHS50b29scG9ydC5pZGVudGl0eS52MS5Ub3BUb29sEi0KBWRhaWx5GAwgAygLMh4udG9vbHBvcnQuaWRlbnRpdHkudjEuVXNhZ2VEYXlCDwoNX3N1Y2Nlc3NfcmF0ZUIOCgxfcDUwX3NlY29uZHMiZAoIVXNhZ2VEYXkSDAoEZGF0ZRgBIAEoCRINCgVjYWxscxgCIAEoAxIRCglzdWNjZXNzZXMYAyABKAMSGAoLcDUwX3NlY29uZHMYBCABKAFIAIgBAUIOCgxfcDUwX3NlY29uZHMi8AEKDkdldHRpbmdTdGFydGVkEjEKCWZyZWVfdGllchgBIAEoCzIeLnRvb2xwb3J0LmlkZW50aXR5LnYxLkZyZWVUaWVyEjIKCWVuZHBvaW50cxgCIAEoCzIfLnRvb2xwb3J0LmlkZW50aXR5LnYxLkVuZHBvaW50cxI1Cgl0cnlfZmlyc3QYAyADKAsyIi50b29scG9ydC5pZGVudGl0eS52MS5UcnlGaXJzdFRvb2wSDQoFc3RlcHMYBCADKAkSMQoJcmVhZF9uZXh0GAUgASgLMh4udG9vbHBvcnQuaWRlbnRpdHkudjEuUmVhZE5leHQiMQoIRnJlZVRpZXISFwoPY2FsbHNfcGVyX21vbnRoGAEgASgFEgwKBG5vdGUYAiABKAkiYAoJRW5kcG9pbnRzEgsKA21jcBgBIAEoCRIOCgZzZWFyY2gYAiABKAkSEAoIZGVzY3JpYmUYAyABKAkSDwoHZXhlY3V0ZRgEIAEoCRITCgthdXRoX2hlYWRlchgFIAEoCSKjAQoMVHJ5Rmlyc3RUb29sEg8KB3Rvb2xfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIPCgdzZXJ2aWNlGAMgASgJEhMKC2Rlc2NyaXB0aW9uGAQgASgJEhcKD3BhcmFtZXRlcnNfanNvbhgHIAEoDBIUCgxleGVjdXRlX2pzb24YCCABKAxKBAgFEAZKBAgGEAdSCnBhcmFtZXRlcnNSB2V4ZWN1dGUiLQoIUmVhZE5leHQSDQoFc2tpbGwYASABKAkSEgoKcXVpY2tzdGFydBgCIAEoCSJcCgNKd2sSCwoDa3R5GAEgASgJEgsKA2NydhgCIAEoCRIJCgF4GAMgASgJEgkKAXkYBCABKAkSCwoDa2lkGAUgASgJEgsKA2FsZxgGIAEoCRILCgN1c2UYByABKAkqpQEKCUFnZW50VHlwZRIaChZBR0VOVF9UWVBFX1VOU1BFQ0lGSUVEEAASGwoXQUdFTlRfVFlQRV9DT0RJTkdfQUdFTlQQARIYChRBR0VOVF9UWVBFX0FTU0lTVEFOVBACEhcKE0FHRU5UX1RZUEVfV09SS0ZMT1cQAxIWChJBR0VOVF9UWVBFX1NFUlZJQ0UQBBIUChBBR0VOVF9UWVBFX09USEVSEAViBnByb3RvMw", [file_google_protobuf_timestamp, file_toolport_common_v1_principal]);
 
 /**
  * An account (agent or human).
@@ -435,6 +435,13 @@ export type ApiKeyUsage = Message<"toolport.identity.v1.ApiKeyUsage"> & {
    * @generated from field: repeated toolport.identity.v1.TopTool top_tools = 11;
    */
   topTools: TopTool[];
+
+  /**
+   * One entry per UTC date the window touches, oldest first (the console's charts).
+   *
+   * @generated from field: repeated toolport.identity.v1.UsageDay daily = 12;
+   */
+  daily: UsageDay[];
 };
 
 /**
@@ -443,6 +450,44 @@ export type ApiKeyUsage = Message<"toolport.identity.v1.ApiKeyUsage"> & {
  */
 export const ApiKeyUsageSchema: GenMessage<ApiKeyUsage> = /*@__PURE__*/
   messageDesc(file_toolport_identity_v1_identity_resources, 7);
+
+/**
+ * The calls of one UTC date inside the usage window.
+ *
+ * @generated from message toolport.identity.v1.UsageDay
+ */
+export type UsageDay = Message<"toolport.identity.v1.UsageDay"> & {
+  /**
+   * YYYY-MM-DD.
+   *
+   * @generated from field: string date = 1;
+   */
+  date: string;
+
+  /**
+   * @generated from field: int64 calls = 2;
+   */
+  calls: bigint;
+
+  /**
+   * @generated from field: int64 successes = 3;
+   */
+  successes: bigint;
+
+  /**
+   * Null when there were no calls that day.
+   *
+   * @generated from field: optional double p50_seconds = 4;
+   */
+  p50Seconds?: number | undefined;
+};
+
+/**
+ * Describes the message toolport.identity.v1.UsageDay.
+ * Use `create(UsageDaySchema)` to create a new message.
+ */
+export const UsageDaySchema: GenMessage<UsageDay> = /*@__PURE__*/
+  messageDesc(file_toolport_identity_v1_identity_resources, 8);
 
 /**
  * The registration guide (spec "getting_started").
@@ -485,7 +530,7 @@ export type GettingStarted = Message<"toolport.identity.v1.GettingStarted"> & {
  * Use `create(GettingStartedSchema)` to create a new message.
  */
 export const GettingStartedSchema: GenMessage<GettingStarted> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_resources, 8);
+  messageDesc(file_toolport_identity_v1_identity_resources, 9);
 
 /**
  * The free tier block of the guide.
@@ -511,7 +556,7 @@ export type FreeTier = Message<"toolport.identity.v1.FreeTier"> & {
  * Use `create(FreeTierSchema)` to create a new message.
  */
 export const FreeTierSchema: GenMessage<FreeTier> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_resources, 9);
+  messageDesc(file_toolport_identity_v1_identity_resources, 10);
 
 /**
  * Absolute URLs of this deployment, for the guide.
@@ -552,7 +597,7 @@ export type Endpoints = Message<"toolport.identity.v1.Endpoints"> & {
  * Use `create(EndpointsSchema)` to create a new message.
  */
 export const EndpointsSchema: GenMessage<Endpoints> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_resources, 10);
+  messageDesc(file_toolport_identity_v1_identity_resources, 11);
 
 /**
  * A tool to try first, with a ready-to-send example.
@@ -602,7 +647,7 @@ export type TryFirstTool = Message<"toolport.identity.v1.TryFirstTool"> & {
  * Use `create(TryFirstToolSchema)` to create a new message.
  */
 export const TryFirstToolSchema: GenMessage<TryFirstTool> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_resources, 11);
+  messageDesc(file_toolport_identity_v1_identity_resources, 12);
 
 /**
  * Where to read next.
@@ -630,7 +675,7 @@ export type ReadNext = Message<"toolport.identity.v1.ReadNext"> & {
  * Use `create(ReadNextSchema)` to create a new message.
  */
 export const ReadNextSchema: GenMessage<ReadNext> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_resources, 12);
+  messageDesc(file_toolport_identity_v1_identity_resources, 13);
 
 /**
  * One public key of the JWKS (ES256 / P-256).
@@ -679,7 +724,7 @@ export type Jwk = Message<"toolport.identity.v1.Jwk"> & {
  * Use `create(JwkSchema)` to create a new message.
  */
 export const JwkSchema: GenMessage<Jwk> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_resources, 13);
+  messageDesc(file_toolport_identity_v1_identity_resources, 14);
 
 /**
  * Agent type of a key (spec: coding_agent, assistant, workflow, service, other).
