@@ -36,7 +36,9 @@ export const gatewayEnv = {
     .trim()
     .optional()
     .transform((v) => v || undefined)
-    .describe("serve the console at /console from this folder (a vite build of gateway/console) instead of the one built with the gateway"),
+    .describe(
+      "serve the console at /console from this folder (a vite build of gateway/console) instead of the one built with the gateway",
+    ),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000).describe("how long in-flight requests may run after SIGTERM"),
   LOG_LEVEL: logLevel,
   ...serviceUrls,
