@@ -4,7 +4,7 @@
  * started as its ENTRYPOINT and CMD start it, in a process of its own against the harness's Postgres and
  * NATS. Checked: the Dockerfile's shape (two stages on a pinned Node 20 tag, a numeric non-root user, the
  * role runner as entry point), a deployed folder with production dependencies only, every role serving,
- * a tool call through its gateway, nothing written into the folder (the image runs on a read-only root
+ * a tool call and the console through its gateway, nothing written into the folder (the image runs on a read-only root
  * filesystem), and a SIGTERM that drains and exits 0.
  */
 import { execFile } from "node:child_process";
@@ -82,7 +82,8 @@ describe("the container image (deploy/Dockerfile), built and started without Doc
     await run(bin!, args, { cwd: repoRoot, maxBuffer: 16 * 1024 * 1024 });
     expect(existsSync(path.join(dir, "dist/main.js"))).toBe(true);
     const store = await readdir(path.join(dir, "node_modules/.pnpm"));
-    for (const dev of ["typescript@", "vitest@", "@biomejs+biome@", "tsx@"]) {
+    // The console's build tools and libraries stay out: its built files are all the gateway serves.
+    for (const dev of ["typescript@", "vitest@", "@biomejs+biome@", "tsx@", "vite@", "react-dom@"]) {
       expect(
         store.filter((p) => p.startsWith(dev)),
         dev,
@@ -148,6 +149,13 @@ describe("the container image (deploy/Dockerfile), built and started without Doc
       });
       expect(called.status).toBe(200);
       expect(((await called.json()) as { result: { words: number } }).result.words).toBe(3);
+
+      // The console is in the image: its page and the script it loads.
+      const page = await fetch(`${gateway}/console/keys`);
+      expect(page.status).toBe(200);
+      const script = /src="(\/console\/assets\/[^"]+\.js)"/.exec(await page.text())?.[1];
+      expect(script).toBeDefined();
+      expect((await fetch(`${gateway}${script}`)).status).toBe(200);
     } finally {
       child.kill("SIGTERM");
     }
