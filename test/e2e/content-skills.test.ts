@@ -204,6 +204,13 @@ describe("skills", () => {
     expect(text("zip-layout/scripts/plot.py")).toBe("import csv\nprint('chart')\n");
   });
 
+  it("reads an administrator named by TOOLPORT_ADMIN_EMAILS as one in GET /accounts/me", async () => {
+    const me = await call("GET", "/accounts/me", { token: admin.token });
+    expect(me.status, JSON.stringify(me.body)).toBe(200);
+    expect(me.body).toMatchObject({ email: ADMIN_EMAIL, is_platform_admin: true });
+    expect((await call("GET", "/accounts/me", { token: alice.token })).body.is_platform_admin).toBe(false);
+  });
+
   it("reviews submissions: pending, owner-only reads, admins decide once, approval publishes", async () => {
     const made = await create(alice, validBody("publish-me"));
     const submitted = await call("POST", "/skill-submissions", { token: alice.token, body: { skill_id: made.body.id } });

@@ -21,6 +21,12 @@ export function accountHandlers(deps: IdentityDeps): Impl {
   const { config } = deps;
   const freeCalls = config.FREE_TIER_CALLS_PER_MONTH;
 
+  /** Platform administrators: the accounts flagged in the database, and those TOOLPORT_ADMIN_EMAILS names. */
+  const withAdminFlag = <A extends { email: string; isPlatformAdmin: boolean }>(account: A): A =>
+    !account.isPlatformAdmin && deps.adminEmails.has(account.email.trim().toLowerCase())
+      ? { ...account, isPlatformAdmin: true }
+      : account;
+
   return {
     async registerAgent(req) {
       const registered = await registerAgent(deps, {
@@ -102,9 +108,7 @@ export function accountHandlers(deps: IdentityDeps): Impl {
             details: { field: "credential" },
           });
       }
-      // Platform administrators: the accounts flagged in the database, and those TOOLPORT_ADMIN_EMAILS names.
-      if (!resolved.account.isPlatformAdmin && deps.adminEmails.has(resolved.account.email.trim().toLowerCase()))
-        resolved = { ...resolved, account: { ...resolved.account, isPlatformAdmin: true } };
+      resolved = { ...resolved, account: withAdminFlag(resolved.account) };
       return { principal: principalToProto(resolved) };
     },
 
@@ -116,7 +120,8 @@ export function accountHandlers(deps: IdentityDeps): Impl {
       }
       const account = await deps.accounts.accountById(wanted);
       if (!account) throw notFound("account_not_found", `account ${wanted} not found`);
-      return { account: accountToProto(account) };
+      // The same flag Authenticate gives, so an account reads as what it may do (the console's review queue).
+      return { account: accountToProto(withAdminFlag(account)) };
     },
   };
 }
