@@ -487,7 +487,7 @@ describe("API keys, organizations, usage and the client helper", () => {
         org: { org_id: owner.organizationId, org_name: expect.any(String), org_slug: expect.any(String), role: "owner" },
         instructions: expect.stringContaining("claude mcp add --transport http --scope project danube"),
       });
-      expect(personal.body.instructions).toContain(`--header "svc-org-id: ${owner.organizationId}"`);
+      expect(personal.body.instructions).toContain(`--header 'svc-org-id: ${owner.organizationId}'`);
 
       const byKey = await call("GET", "/coding-client/mcp-json", { key: bound.key });
       expect(byKey.body.org.org_id).toBe(org.body.id);

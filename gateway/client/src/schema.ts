@@ -6131,7 +6131,7 @@ export interface operations {
                      *         "org_slug": "acme",
                      *         "role": "owner"
                      *       },
-                     *       "instructions": "Save this as .mcp.json at the root of your project and commit it: it holds no secret, only the\n${DANUBE_API_KEY} placeholder, which each developer sets in their own environment\n(export DANUBE_API_KEY=<your API key>).\nCalls run in the organization \"Acme\" (acme).\nEquivalent add-server command:\nclaude mcp add --transport http --scope project danube https://mcp.example.com/mcp --header \"svc-api-key: ${DANUBE_API_KEY}\" --header \"svc-org-id: 68280f26-54a3-4b1a-a5c1-bb9833addb25\""
+                     *       "instructions": "Save this as .mcp.json at the root of your project and commit it: it holds no secret, only the\n${DANUBE_API_KEY} placeholder, which each developer sets in their own environment\n(export DANUBE_API_KEY=<your API key>).\nCalls run in the organization \"Acme\" (acme).\nEquivalent add-server command:\nclaude mcp add --transport http --scope project danube https://mcp.example.com/mcp --header 'svc-api-key: ${DANUBE_API_KEY}' --header 'svc-org-id: 68280f26-54a3-4b1a-a5c1-bb9833addb25'"
                      *     }
                      */
                     "application/json": components["schemas"]["McpJson"];

@@ -686,7 +686,7 @@ export const identityOps = {
             "(export DANUBE_API_KEY=<your API key>).",
             'Calls run in the organization "Acme" (acme).',
             "Equivalent add-server command:",
-            `claude mcp add --transport http --scope project danube ${mcpUrl} --header "svc-api-key: ${KEY_PLACEHOLDER}" --header "svc-org-id: ${acmeId}"`,
+            `claude mcp add --transport http --scope project danube ${mcpUrl} --header 'svc-api-key: ${KEY_PLACEHOLDER}' --header 'svc-org-id: ${acmeId}'`,
           ].join("\n"),
         },
       },

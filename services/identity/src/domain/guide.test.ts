@@ -44,7 +44,7 @@ describe("the client helper file", () => {
     const withOrg = buildMcpJson("https://mcp.example/mcp", org);
     expect(withOrg.mcpJson.mcpServers.danube.headers).toEqual({ "svc-api-key": KEY_PLACEHOLDER, "svc-org-id": "o1" });
     expect(withOrg.instructions).toContain(
-      `claude mcp add --transport http --scope project danube https://mcp.example/mcp --header "svc-api-key: ${KEY_PLACEHOLDER}" --header "svc-org-id: o1"`,
+      `claude mcp add --transport http --scope project danube https://mcp.example/mcp --header 'svc-api-key: ${KEY_PLACEHOLDER}' --header 'svc-org-id: o1'`,
     );
     const without = buildMcpJson("https://mcp.example/mcp", null);
     expect(without.mcpJson.mcpServers.danube).toEqual({

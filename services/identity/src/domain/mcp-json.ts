@@ -50,8 +50,10 @@ export async function resolveMcpOrganization(
 export function buildMcpJson(mcpUrl: string, org: OrganizationMembership | null): McpJson {
   const headers: Record<string, string> = { "svc-api-key": KEY_PLACEHOLDER };
   if (org) headers["svc-org-id"] = org.id;
+  // Single quotes: in double quotes the shell would expand ${DANUBE_API_KEY} and write the key itself
+  // (or nothing) into the project's file; the header values hold no single quote (a placeholder, a UUID).
   const headerFlags = Object.entries(headers)
-    .map(([name, value]) => `--header "${name}: ${value}"`)
+    .map(([name, value]) => `--header '${name}: ${value}'`)
     .join(" ");
   const instructions = [
     "Save this as .mcp.json at the root of your project and commit it: it holds no secret, only the",
