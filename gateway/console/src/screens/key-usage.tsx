@@ -1,6 +1,193 @@
-// SCAFFOLD: replaced by the screen's implementation.
-import { Page } from "../ui/index";
+/**
+ * One key's usage over 7, 30 or 90 days (`GET /v1/api-keys/{key_id}/usage`): the totals, calls and
+ * success rate per day (and the median duration) as bar charts, and the most called tools.
+ */
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { useState } from "react";
+import { Link } from "wouter";
+import { type components, unwrap } from "../api";
+import { useSession } from "../session";
+import { cents, ErrorNote, Field, Loading, Page, When } from "../ui/index";
+import { agentTypeLabel } from "../ui/keys-agent";
+import { type Bar, ColumnChart, RankChart } from "../ui/keys-chart";
+import { ScrollTable } from "../ui/keys-table";
+
+type Usage = components["schemas"]["ApiKeyUsage"];
+/** One UTC date the window touches, oldest first, days without calls included. */
+type DailyUsage = Usage["daily"][number];
+
+const WINDOWS = [7, 30, 90] as const;
+
+const percent = (rate: number | null) => (rate === null ? "no calls" : `${Math.round(rate * 1000) / 10}%`);
+const seconds = (s: number | null) => (s === null ? "none" : s < 1 ? `${Math.round(s * 1000)} ms` : `${s.toFixed(2)} s`);
+const plural = (n: number, one: string, many: string) => `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
 
 export default function KeyUsage({ keyId }: { keyId: string }) {
-  return <Page title="KeyUsage">{null}</Page>;
+  const { api } = useSession();
+  const [days, setDays] = useState<number>(30);
+  const usage = useQuery({
+    queryKey: ["key-usage", keyId, days],
+    placeholderData: keepPreviousData,
+    queryFn: () => unwrap(api.GET("/v1/api-keys/{key_id}/usage", { params: { path: { key_id: keyId }, query: { days } } })),
+  });
+  const data = usage.data;
+
+  return (
+    <Page title={data ? `Usage of ${data.key.name}` : "Key usage"} actions={<Link href="/keys">All keys</Link>}>
+      <div className="usage-controls">
+        <Field label="Window">
+          {(props) => (
+            <select {...props} value={days} onChange={(e) => setDays(Number(e.target.value))}>
+              {WINDOWS.map((d) => (
+                <option key={d} value={d}>
+                  Last {d} days
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        {usage.isFetching && data ? <Loading what="Updating" /> : null}
+      </div>
+      {usage.isPending ? <Loading what="Loading the usage" /> : null}
+      <ErrorNote error={usage.error} />
+      {data ? <UsageView usage={data} /> : null}
+    </Page>
+  );
+}
+
+function UsageView({ usage }: { usage: Usage }) {
+  const { key } = usage;
+  return (
+    <>
+      <p className="muted">
+        {key.agent_name ?? "No agent name"} ({agentTypeLabel(key.agent_type)}){key.purpose ? `: ${key.purpose}` : ""}. Created{" "}
+        <When at={key.created_at} />.
+      </p>
+      <section aria-labelledby="usage-totals">
+        <h2 id="usage-totals">Last {plural(usage.window_days, "day", "days")}</h2>
+        <dl className="totals">
+          <div>
+            <dt>Calls</dt>
+            <dd data-testid="usage-calls">{usage.calls.toLocaleString("en-US")}</dd>
+          </div>
+          <div>
+            <dt>Success rate</dt>
+            <dd data-testid="usage-success-rate">{percent(usage.success_rate)}</dd>
+          </div>
+          <div>
+            <dt>Median duration (p50)</dt>
+            <dd>{seconds(usage.p50_seconds)}</dd>
+          </div>
+          <div>
+            <dt>Paid calls</dt>
+            <dd>{usage.paid_calls.toLocaleString("en-US")}</dd>
+          </div>
+          <div>
+            <dt>Spent</dt>
+            <dd>{cents(usage.spent_cents)}</dd>
+          </div>
+        </dl>
+        <p className="muted">
+          First call <When at={usage.first_call_at} />, last call <When at={usage.last_call_at} />.
+        </p>
+      </section>
+      <section aria-labelledby="usage-daily">
+        <h2 id="usage-daily">Per day</h2>
+        <p className="muted">Each UTC date the window touches: the first and the last are partial days.</p>
+        <DailyCharts daily={usage.daily} windowDays={usage.window_days} />
+      </section>
+      <section aria-labelledby="usage-tools">
+        <h2 id="usage-tools">Top tools</h2>
+        <TopTools usage={usage} />
+      </section>
+    </>
+  );
+}
+
+function DailyCharts({ daily, windowDays }: { daily: DailyUsage[]; windowDays: number }) {
+  const total = daily.reduce((sum, d) => sum + d.calls, 0);
+  const busiest = daily.reduce<DailyUsage | null>((best, d) => (best === null || d.calls > best.calls ? d : best), null);
+  const withCalls = daily.filter((d) => d.calls > 0);
+  const calls: Bar[] = daily.map((d) => ({ label: d.date, value: d.calls, text: plural(d.calls, "call", "calls") }));
+  const rates: Bar[] = daily.map((d) => ({
+    label: d.date,
+    value: d.calls > 0 ? d.successes / d.calls : null,
+    text: d.calls > 0 ? `${percent(d.successes / d.calls)} (${d.successes} of ${d.calls})` : "no calls",
+  }));
+  const p50s: Bar[] = daily.map((d) => ({ label: d.date, value: d.p50_seconds, text: seconds(d.p50_seconds) }));
+  const lowest = withCalls.reduce<DailyUsage | null>(
+    (low, d) => (low === null || d.successes / d.calls < low.successes / low.calls ? d : low),
+    null,
+  );
+  return (
+    <div className="chart-grid">
+      <ColumnChart
+        title="Calls per day"
+        summary={
+          total === 0
+            ? `no calls in the last ${plural(windowDays, "day", "days")}`
+            : `${plural(total, "call", "calls")} in the last ${plural(windowDays, "day", "days")}, most on ${busiest?.date} (${busiest?.calls})`
+        }
+        bars={calls}
+        valueHeading="Calls"
+      />
+      <ColumnChart
+        title="Success rate per day"
+        summary={
+          lowest
+            ? `lowest ${percent(lowest.successes / lowest.calls)} on ${lowest.date}, over ${plural(withCalls.length, "day", "days")} with calls`
+            : "no calls to rate"
+        }
+        bars={rates}
+        max={1}
+        maxText="100%"
+        valueHeading="Success rate"
+      />
+      <ColumnChart
+        title="Median duration per day (p50)"
+        summary={withCalls.length ? `over ${plural(withCalls.length, "day", "days")} with calls` : "no calls to time"}
+        bars={p50s}
+        valueHeading="p50"
+      />
+    </div>
+  );
+}
+
+function TopTools({ usage }: { usage: Usage }) {
+  if (usage.top_tools.length === 0) return <p className="muted">No calls in this window.</p>;
+  return (
+    <>
+      <RankChart
+        title="Calls by tool"
+        bars={usage.top_tools.map((t) => ({ label: t.tool_name, value: t.calls, text: plural(t.calls, "call", "calls") }))}
+      />
+      <ScrollTable label="Top tools">
+        <table>
+          <caption className="visually-hidden">The most called tools</caption>
+          <thead>
+            <tr>
+              <th scope="col">Tool</th>
+              <th scope="col">Service</th>
+              <th scope="col">Calls</th>
+              <th scope="col">Succeeded</th>
+              <th scope="col">Success rate</th>
+            </tr>
+          </thead>
+          <tbody>
+            {usage.top_tools.map((t) => (
+              <tr key={t.tool_id}>
+                <td>
+                  <Link href={`/tools/${t.tool_id}`}>{t.tool_name}</Link>
+                </td>
+                <td>{t.service_name}</td>
+                <td>{t.calls.toLocaleString("en-US")}</td>
+                <td>{t.successes.toLocaleString("en-US")}</td>
+                <td>{percent(t.calls > 0 ? t.successes / t.calls : null)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </ScrollTable>
+    </>
+  );
 }

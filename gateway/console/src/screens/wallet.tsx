@@ -1,6 +1,343 @@
-// SCAFFOLD: replaced by the screen's implementation.
-import { Page } from "../ui/index";
+/**
+ * The wallet: its USDC balance (held and available), funding by card (a Stripe Checkout link) or by
+ * crypto (the deposit address, its network and USDC contract, and a QR code), the spending settings,
+ * and the latest ledger entries. Amounts are integers throughout: atomic units (6 decimals) and cents.
+ */
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { type FormEvent, useState } from "react";
+import { useSearch } from "wouter";
+import { type components, unwrap } from "../api";
+import { useSession } from "../session";
+import { Badge, CopyButton, cents, ErrorNote, Field, Loading, Note, Page, When } from "../ui/index";
+import { parseDollars, parseUsdc, usdc, usdcInput } from "../ui/keys-money";
+import { ScrollTable } from "../ui/keys-table";
+import { QrCode } from "../ui/wallet-qr";
+
+type Funding = components["schemas"]["WalletFunding"];
+type Settings = components["schemas"]["SpendingSettings"];
+type LedgerEntry = components["schemas"]["LedgerEntry"];
+
+const MIN_CARD_CENTS = 100;
+const MAX_CARD_CENTS = 10_000_000;
+const MAX_PER_CALL_ATOMIC = 5_000_000n;
+const MAX_DAILY_ATOMIC = 9_007_199_254_740_991n;
+
+const NETWORKS: Record<string, string> = {
+  "eip155:1": "Ethereum",
+  "eip155:8453": "Base",
+  "eip155:84532": "Base Sepolia (test network)",
+};
+const networkName = (id: string) => (NETWORKS[id] ? `${NETWORKS[id]} (${id})` : id);
 
 export default function Wallet() {
-  return <Page title="Wallet">{null}</Page>;
+  const { api, orgId } = useSession();
+  const checkout = new URLSearchParams(useSearch()).get("checkout");
+  const wallet = useQuery({
+    queryKey: ["wallet", orgId],
+    queryFn: () => unwrap(api.GET("/v1/agents/wallet")),
+  });
+  return (
+    <Page title="Wallet">
+      {checkout === "success" ? (
+        <Note kind="success">
+          Card payment received by Stripe: the balance goes up as soon as the payment is confirmed, usually within a minute.
+        </Note>
+      ) : null}
+      {checkout === "cancelled" ? <Note kind="warning">The card checkout was cancelled: nothing was charged.</Note> : null}
+      <section aria-labelledby="wallet-balance">
+        <h2 id="wallet-balance">Balance</h2>
+        {wallet.isPending ? <Loading what="Loading the wallet" /> : null}
+        <ErrorNote error={wallet.error} />
+        {wallet.data ? (
+          <dl className="totals">
+            <div>
+              <dt>Balance</dt>
+              <dd data-testid="wallet-balance">{usdc(wallet.data.balance_atomic)} USDC</dd>
+            </div>
+            <div>
+              <dt>Held for calls in flight</dt>
+              <dd>{usdc(wallet.data.held_atomic)} USDC</dd>
+            </div>
+            <div>
+              <dt>Available</dt>
+              <dd>{usdc(wallet.data.available_atomic)} USDC</dd>
+            </div>
+          </dl>
+        ) : null}
+      </section>
+      <section aria-labelledby="wallet-fund">
+        <h2 id="wallet-fund">Add funds</h2>
+        <div className="fund-grid">
+          <CardFunding />
+          <CryptoFunding />
+        </div>
+      </section>
+      <section aria-labelledby="wallet-settings">
+        <h2 id="wallet-settings">Spending settings</h2>
+        <SpendingSettings />
+      </section>
+      <section aria-labelledby="wallet-ledger">
+        <h2 id="wallet-ledger">Recent holds and charges</h2>
+        <Ledger />
+      </section>
+    </Page>
+  );
+}
+
+function CardFunding() {
+  const { withKey } = useSession();
+  const [amount, setAmount] = useState("25");
+  const [problem, setProblem] = useState<string | null>(null);
+  const fund = useMutation({
+    mutationFn: (amountCents: number) =>
+      withKey((c) => c.POST("/v1/agents/wallets/fund", { body: { method: "card_checkout", amount_cents: amountCents } })),
+  });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    const parsed = parseDollars(amount);
+    if (!parsed.ok) return setProblem(`The amount ${parsed.error}.`);
+    if (parsed.value === null || parsed.value < MIN_CARD_CENTS || parsed.value > MAX_CARD_CENTS) {
+      return setProblem(`The amount must be from ${cents(MIN_CARD_CENTS)} to ${cents(MAX_CARD_CENTS)}.`);
+    }
+    setProblem(null);
+    fund.mutate(parsed.value);
+  };
+  return (
+    <form className="card" onSubmit={submit} noValidate aria-labelledby="fund-card">
+      <h3 id="fund-card">By card</h3>
+      <Field
+        label="Amount (USD)"
+        hint={
+          problem ? <span className="field-error">{problem}</span> : "From $1.00 to $100,000.00; paid on Stripe's checkout page."
+        }
+      >
+        {(props) => (
+          <input
+            {...props}
+            inputMode="decimal"
+            autoComplete="off"
+            value={amount}
+            aria-invalid={problem ? true : undefined}
+            onChange={(e) => setAmount(e.target.value)}
+          />
+        )}
+      </Field>
+      <button type="submit" disabled={fund.isPending}>
+        {fund.isPending ? "Creating the checkout…" : "Create a checkout link"}
+      </button>
+      <ErrorNote error={fund.error} />
+      {fund.data?.checkout_url ? (
+        <Note kind="success">
+          <a href={fund.data.checkout_url}>Pay on Stripe Checkout</a>: the wallet is credited when the payment completes.
+        </Note>
+      ) : null}
+    </form>
+  );
+}
+
+function CryptoFunding() {
+  const { withKey } = useSession();
+  const fund = useMutation({
+    mutationFn: (): Promise<Funding> => withKey((c) => c.POST("/v1/agents/wallets/fund", { body: { method: "crypto" } })),
+  });
+  const funding = fund.data;
+  return (
+    <section className="card" aria-labelledby="fund-crypto">
+      <h3 id="fund-crypto">By crypto (USDC)</h3>
+      {funding?.deposit_address ? (
+        <div className="deposit">
+          <QrCode text={funding.deposit_address} label={`QR code of the deposit address ${funding.deposit_address}`} />
+          <dl className="deposit-facts">
+            <dt>Deposit address</dt>
+            <dd className="copy-row">
+              <code className="secret" data-testid="deposit-address">
+                {funding.deposit_address}
+              </code>
+              <CopyButton text={funding.deposit_address} label="Copy the address" />
+            </dd>
+            <dt>Network</dt>
+            <dd data-testid="deposit-network">{networkName(funding.network ?? "")}</dd>
+            <dt>USDC contract</dt>
+            <dd>
+              <code className="secret">{funding.usdc_contract}</code>
+            </dd>
+          </dl>
+          <p className="hint">
+            Send only USDC on this network to this address; the balance goes up once the transfer is confirmed.
+          </p>
+        </div>
+      ) : (
+        <>
+          <p className="muted">Send USDC from any wallet to this wallet's own deposit address.</p>
+          <button type="button" onClick={() => fund.mutate()} disabled={fund.isPending}>
+            {fund.isPending ? "Loading the address…" : "Show the deposit address"}
+          </button>
+        </>
+      )}
+      {funding && !funding.deposit_address ? <Note kind="warning">This platform has no deposit address configured.</Note> : null}
+      <ErrorNote error={fund.error} />
+    </section>
+  );
+}
+
+function SpendingSettings() {
+  const { api, orgId } = useSession();
+  const settings = useQuery({
+    queryKey: ["spending-settings", orgId],
+    queryFn: () => unwrap(api.GET("/v1/x402/settings")),
+  });
+  if (settings.isPending) return <Loading what="Loading the spending settings" />;
+  if (settings.error) return <ErrorNote error={settings.error} />;
+  return <SettingsForm key={settings.data.id} settings={settings.data} />;
+}
+
+function SettingsForm({ settings }: { settings: Settings }) {
+  const { api, orgId } = useSession();
+  const queryClient = useQueryClient();
+  const [perCall, setPerCall] = useState(usdcInput(settings.max_per_call_atomic));
+  const [daily, setDaily] = useState(settings.daily_limit_atomic === null ? "" : usdcInput(settings.daily_limit_atomic));
+  const [problems, setProblems] = useState<{ perCall?: string; daily?: string }>({});
+  const [saved, setSaved] = useState(false);
+  const save = useMutation({
+    mutationFn: (body: { max_per_call_atomic: string; daily_limit_atomic: string | null }) =>
+      unwrap(api.PATCH("/v1/x402/settings", { body })),
+    onSuccess: (next) => {
+      setSaved(true);
+      queryClient.setQueryData(["spending-settings", orgId], next);
+    },
+  });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    setSaved(false);
+    const found: { perCall?: string; daily?: string } = {};
+    const max = parseUsdc(perCall);
+    const limit = parseUsdc(daily);
+    if (!max.ok) found.perCall = `The per-call maximum ${max.error}.`;
+    else if (max.value === null) found.perCall = "Enter a per-call maximum (0 stops paid calls).";
+    else if (max.value > MAX_PER_CALL_ATOMIC)
+      found.perCall = `The per-call maximum can be at most ${usdc(MAX_PER_CALL_ATOMIC)} USDC.`;
+    if (!limit.ok) found.daily = `The daily limit ${limit.error}.`;
+    else if (limit.value !== null && limit.value > MAX_DAILY_ATOMIC) found.daily = "The daily limit is too large.";
+    setProblems(found);
+    if (found.perCall || found.daily || !max.ok || max.value === null || !limit.ok) return;
+    save.mutate({
+      max_per_call_atomic: String(max.value),
+      daily_limit_atomic: limit.value === null ? null : String(limit.value),
+    });
+  };
+  return (
+    <form className="settings-form" onSubmit={submit} noValidate aria-labelledby="wallet-settings">
+      <p className="muted">What paid calls may spend from this wallet, whichever key makes them.</p>
+      <div className="form-grid">
+        <Field
+          label="Per-call maximum (USDC)"
+          hint={
+            problems.perCall ? (
+              <span className="field-error">{problems.perCall}</span>
+            ) : (
+              "The most one call may cost: 0 to 5 USDC."
+            )
+          }
+        >
+          {(props) => (
+            <input
+              {...props}
+              inputMode="decimal"
+              autoComplete="off"
+              value={perCall}
+              aria-invalid={problems.perCall ? true : undefined}
+              onChange={(e) => setPerCall(e.target.value)}
+            />
+          )}
+        </Field>
+        <Field
+          label="Daily limit (USDC)"
+          hint={
+            problems.daily ? (
+              <span className="field-error">{problems.daily}</span>
+            ) : (
+              "The most spent per day (UTC); empty for no daily limit."
+            )
+          }
+        >
+          {(props) => (
+            <input
+              {...props}
+              inputMode="decimal"
+              autoComplete="off"
+              value={daily}
+              aria-invalid={problems.daily ? true : undefined}
+              onChange={(e) => setDaily(e.target.value)}
+            />
+          )}
+        </Field>
+      </div>
+      <button type="submit" disabled={save.isPending}>
+        {save.isPending ? "Saving…" : "Save spending settings"}
+      </button>
+      <ErrorNote error={save.error} />
+      {saved ? <Note kind="success">Saved.</Note> : null}
+    </form>
+  );
+}
+
+const KINDS: Record<string, { label: string; badge: string }> = {
+  deposit: { label: "Deposit", badge: "completed" },
+  card_payment: { label: "Card payment", badge: "completed" },
+  hold: { label: "Hold", badge: "pending" },
+  capture: { label: "Charge", badge: "neutral" },
+  release: { label: "Hold released", badge: "neutral" },
+  refund: { label: "Refund", badge: "completed" },
+};
+
+function Ledger() {
+  const { api, orgId } = useSession();
+  const ledger = useQuery({
+    queryKey: ["wallet-ledger", orgId],
+    queryFn: () => unwrap(api.GET("/v1/agents/wallet/ledger", { params: { query: { limit: 20 } } })),
+  });
+  if (ledger.isPending) return <Loading what="Loading the ledger" />;
+  if (ledger.error) return <ErrorNote error={ledger.error} />;
+  if (ledger.data.length === 0) return <p className="muted">No holds, charges or deposits yet.</p>;
+  return (
+    <ScrollTable label="Recent holds and charges">
+      <table>
+        <caption className="visually-hidden">The latest 20 ledger entries, newest first</caption>
+        <thead>
+          <tr>
+            <th scope="col">When</th>
+            <th scope="col">What</th>
+            <th scope="col" className="number">
+              Amount (USDC)
+            </th>
+            <th scope="col" className="number">
+              Balance after
+            </th>
+            <th scope="col">Reference</th>
+          </tr>
+        </thead>
+        <tbody>
+          {ledger.data.map((entry: LedgerEntry) => {
+            const kind = entry.kind ? KINDS[entry.kind] : undefined;
+            const amount = BigInt(entry.amount_atomic);
+            return (
+              <tr key={entry.id}>
+                <td>
+                  <When at={entry.created_at} />
+                </td>
+                <td>{kind ? <Badge value={kind.badge} label={kind.label} /> : <span className="muted">other</span>}</td>
+                <td className="number">{amount > 0n ? `+${usdc(amount)}` : usdc(amount)}</td>
+                <td className="number">{usdc(entry.balance_after_atomic)}</td>
+                <td>
+                  <code className="reference" title={entry.reference}>
+                    {entry.reference}
+                  </code>
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </ScrollTable>
+  );
 }
