@@ -280,6 +280,8 @@ function printSummary(config) {
   console.log(`
   Toolport is running
     gateway   http://localhost:${port("gateway")}/v1
+    console   http://localhost:${port("gateway")}/console (sign up there)
+    reference http://localhost:${port("gateway")}/docs
     MCP       http://localhost:${port("mcp-server")}/mcp
     logs      ${config.perRole ? `${config.logsDir}/<process>.log` : `${config.logsDir}/${HOST.name}.log (each line names its role)`}
     data      ${config.dataDir}

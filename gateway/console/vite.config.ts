@@ -10,6 +10,9 @@ export default defineConfig({
   base: "/console/",
   plugins: [react()],
   resolve: { conditions: ["@toolport/source", "module", "browser", "development|production"] },
+  // `pnpm --filter @toolport/console dev`: the page with hot reload, /v1 passed to a gateway on :8080
+  // (`npm start`); GATEWAY_URL points elsewhere.
+  server: { proxy: { "/v1": process.env.GATEWAY_URL ?? "http://localhost:8080" } },
   build: {
     outDir: "dist",
     emptyOutDir: true,
