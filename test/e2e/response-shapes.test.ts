@@ -80,7 +80,7 @@ const publicTool = (): Record<string, unknown> => ({
   service_id: SERVICE_ID,
   parameters: { q: { ...parameter(), minimum: 0, maximum: 9, encode_slashes: false, json_schema: { type: "string" } } },
   readiness: "needs_credential",
-  configuration_url: "https://toolport.example/services/x/credentials",
+  configuration_url: "https://toolport.example/console/services/x/connect",
   reliability: reliabilityBlock(),
   deprecated: true,
   deprecation_message: "use echo_item_v2",

@@ -1977,7 +1977,7 @@ export interface components {
             message: string;
             configuration_url: string | null;
         };
-        /** @description Everything to call the tool: the tool, its service (the shorter service shape), its inputs as one JSON Schema, an example call body, where and how to call it, and whether the caller can call it now (and if not, why). */
+        /** @description Everything to call the tool: the tool, its service (the shorter service shape), its inputs as one JSON Schema, an example call body, where and how to call it, whether the caller can call it now (and if not, why), and the credential it takes. */
         ToolDescription: {
             /** @description The spec's Tool (full shape). In the machine-readable description, `parameters` of a tool is a JSON Schema object describing its inputs: keyed by parameter name, each entry gives the parameter's type, location, description and required, plus default, enum, minimum, maximum, encode_slashes and json_schema when set. The same inputs as one JSON Schema are `input_schema` of `GET /tools/{tool_id}/describe`. */
             tool: components["schemas"]["Tool"];
@@ -2001,12 +2001,14 @@ export interface components {
             };
             /** @enum {string} */
             readiness: "ready" | "needs_credential" | "unavailable";
-            /** @description Where to connect a credential, when one is missing. */
+            /** @description Where a person connects a credential, when one is missing: the console's connect page. */
             configuration_url: string | null;
             /** @description Empty when the tool is ready. */
             missing: components["schemas"]["ReadinessGap"][];
             /** @description The caller's key requires consent and the tool writes, sends, spends or deletes: a call answers 409 first. */
             requires_confirmation: boolean;
+            /** @description How the tool's service takes the credential this tool needs: the service's security schemes the tool's operation accepts (empty when it needs none). Descriptions only, never secrets; connect one at `configuration_url` or with `PUT /services/{service_id}/credentials` (`scheme_name`). */
+            security_schemes: components["schemas"]["ServiceSecurityScheme"][];
         };
         /** @description One security scheme of the service (from the OpenAPI document, or declared for an MCP server). */
         ServiceSecurityScheme: {
@@ -3464,7 +3466,7 @@ export interface operations {
                      *         "is_paid": false,
                      *         "price_per_call_cents": 0,
                      *         "readiness": "needs_credential",
-                     *         "configuration_url": "https://api.toolport.example/v1/services/0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b/credentials",
+                     *         "configuration_url": "https://api.toolport.example/console/services/0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b/connect",
                      *         "reliability": null,
                      *         "deprecated": false,
                      *         "deprecation_message": null,
@@ -3552,7 +3554,7 @@ export interface operations {
                      *         "is_paid": false,
                      *         "price_per_call_cents": 0,
                      *         "readiness": "needs_credential",
-                     *         "configuration_url": "https://api.toolport.example/v1/services/0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b/credentials",
+                     *         "configuration_url": "https://api.toolport.example/console/services/0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b/connect",
                      *         "reliability": null,
                      *         "deprecated": false,
                      *         "deprecation_message": null,
@@ -3637,7 +3639,7 @@ export interface operations {
                      *           }
                      *         },
                      *         "readiness": "needs_credential",
-                     *         "configuration_url": "https://api.toolport.example/v1/services/0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b/credentials",
+                     *         "configuration_url": "https://api.toolport.example/console/services/0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b/connect",
                      *         "reliability": null,
                      *         "deprecated": false,
                      *         "deprecation_message": null,
@@ -3782,7 +3784,7 @@ export interface operations {
                      *       "is_paid": false,
                      *       "price_per_call_cents": 0,
                      *       "readiness": "needs_credential",
-                     *       "configuration_url": "https://api.toolport.example/v1/services/0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b/credentials",
+                     *       "configuration_url": "https://api.toolport.example/console/services/0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b/connect",
                      *       "reliability": null,
                      *       "deprecated": false,
                      *       "deprecation_message": null,
@@ -3818,7 +3820,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The tool, its inputs as one JSON Schema, an example call and the caller's readiness. */
+            /** @description The tool, its inputs as one JSON Schema, an example call, the caller's readiness and the credential it takes. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3853,7 +3855,7 @@ export interface operations {
                      *         "is_paid": false,
                      *         "price_per_call_cents": 0,
                      *         "readiness": "needs_credential",
-                     *         "configuration_url": "https://api.toolport.example/v1/services/0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b/credentials",
+                     *         "configuration_url": "https://api.toolport.example/console/services/0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b/connect",
                      *         "reliability": null,
                      *         "deprecated": false,
                      *         "deprecation_message": null,
@@ -3893,15 +3895,26 @@ export interface operations {
                      *         "auth_header": "svc-api-key"
                      *       },
                      *       "readiness": "needs_credential",
-                     *       "configuration_url": "https://api.toolport.example/v1/services/0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b/credentials",
+                     *       "configuration_url": "https://api.toolport.example/console/services/0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b/connect",
                      *       "missing": [
                      *         {
                      *           "kind": "credential",
                      *           "message": "connect a credential for Petstore",
-                     *           "configuration_url": "https://api.toolport.example/v1/services/0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b/credentials"
+                     *           "configuration_url": "https://api.toolport.example/console/services/0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b/connect"
                      *         }
                      *       ],
-                     *       "requires_confirmation": false
+                     *       "requires_confirmation": false,
+                     *       "security_schemes": [
+                     *         {
+                     *           "name": "api_key",
+                     *           "type": "apiKey",
+                     *           "scheme": null,
+                     *           "location": "header",
+                     *           "parameter_name": "X-Api-Key",
+                     *           "bearer_format": null,
+                     *           "description": ""
+                     *         }
+                     *       ]
                      *     }
                      */
                     "application/json": components["schemas"]["ToolDescription"];
@@ -3965,7 +3978,7 @@ export interface operations {
                      *       "is_paid": false,
                      *       "price_per_call_cents": 0,
                      *       "readiness": "needs_credential",
-                     *       "configuration_url": "https://api.toolport.example/v1/services/0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b/credentials",
+                     *       "configuration_url": "https://api.toolport.example/console/services/0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b/connect",
                      *       "reliability": null,
                      *       "deprecated": false,
                      *       "deprecation_message": null,
@@ -4115,7 +4128,7 @@ export interface operations {
                      *       "is_paid": false,
                      *       "price_per_call_cents": 0,
                      *       "readiness": "needs_credential",
-                     *       "configuration_url": "https://api.toolport.example/v1/services/0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b/credentials",
+                     *       "configuration_url": "https://api.toolport.example/console/services/0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b/connect",
                      *       "reliability": null,
                      *       "deprecated": true,
                      *       "deprecation_message": "use get_pet_v2",
@@ -4318,7 +4331,7 @@ export interface operations {
                      *         "is_paid": false,
                      *         "price_per_call_cents": 0,
                      *         "readiness": "needs_credential",
-                     *         "configuration_url": "https://api.toolport.example/v1/services/0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b/credentials",
+                     *         "configuration_url": "https://api.toolport.example/console/services/0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b/connect",
                      *         "reliability": null,
                      *         "deprecated": false,
                      *         "deprecation_message": null,
@@ -4551,7 +4564,7 @@ export interface operations {
                      *           "is_paid": false,
                      *           "price_per_call_cents": 0,
                      *           "readiness": "needs_credential",
-                     *           "configuration_url": "https://api.toolport.example/v1/services/0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b/credentials",
+                     *           "configuration_url": "https://api.toolport.example/console/services/0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b/connect",
                      *           "reliability": null,
                      *           "deprecated": false,
                      *           "deprecation_message": null,
@@ -4925,7 +4938,7 @@ export interface operations {
                      *         "is_paid": false,
                      *         "price_per_call_cents": 0,
                      *         "readiness": "needs_credential",
-                     *         "configuration_url": "https://api.toolport.example/v1/services/0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b/credentials",
+                     *         "configuration_url": "https://api.toolport.example/console/services/0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b/connect",
                      *         "reliability": null,
                      *         "deprecated": false,
                      *         "deprecation_message": null,
@@ -5040,7 +5053,7 @@ export interface operations {
                      *           "is_paid": false,
                      *           "price_per_call_cents": 0,
                      *           "readiness": "needs_credential",
-                     *           "configuration_url": "https://api.toolport.example/v1/services/0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b/credentials",
+                     *           "configuration_url": "https://api.toolport.example/console/services/0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b/connect",
                      *           "reliability": null,
                      *           "deprecated": false,
                      *           "deprecation_message": null,

@@ -203,7 +203,8 @@ export function gapJson(g: ReadinessGap): JsonObject {
   return { kind: g.kind, message: g.message, configuration_url: orNull(g.configurationUrl) };
 }
 
-function schemeJson(s: SecurityScheme): JsonObject {
+/** A service's security scheme (publishing facts, and the schemes a described tool accepts). */
+export function schemeJson(s: SecurityScheme): JsonObject {
   return {
     name: s.name,
     type: s.type,

@@ -30,6 +30,7 @@ import {
   publishingJson,
   readinessJson,
   recommendationJson,
+  schemeJson,
   serviceJson,
   serviceSummaryJson,
   toolJson,
@@ -272,6 +273,7 @@ export function catalogRoutes(api: DescribedRouter, deps: AppDeps): void {
       configuration_url: d.missing.find((g) => g.configurationUrl)?.configurationUrl ?? null,
       missing: d.missing.map(gapJson),
       requires_confirmation: d.requiresConfirmation,
+      security_schemes: d.securitySchemes.map(schemeJson),
     } satisfies JsonObject;
   });
   api.get("/tools/:tool_id", ops.getTool, apiKey, async (ctx) => {

@@ -52,7 +52,7 @@ export function registerCatalogTools(ctx: ToolContext): void {
       description:
         "Find callable tools in the Toolport catalog by what you want to do. Use it first, before batch_execute_tools, to get tool ids and their parameters. " +
         "Returns tools with id, name, description, parameters (name -> type, location, required, description), readiness for your key " +
-        "(`ready`, `needs_credential` with a configuration_url, `unavailable`) and a reliability block. " +
+        "(`ready`, `needs_credential` with a configuration_url: the console page where your operator connects the service's credential; `unavailable`) and a reliability block. " +
         "Next: call the best match with batch_execute_tools, passing its id and a tool_input built from its parameters.",
       inputSchema: searchInput,
       outputSchema: z.looseObject(searchOutput),

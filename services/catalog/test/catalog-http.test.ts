@@ -110,7 +110,13 @@ describe("tools: list, get by id, slug and name, describe", () => {
     expect(d.body.tool.id).toBe(tool.id);
     expect(d.body.input_schema).toMatchObject({ type: "object", required: ["text"] });
     expect(d.body.example_call.tool_input.text).toEqual(expect.any(String));
-    expect(d.body).toMatchObject({ readiness: "ready", missing: [], requires_confirmation: false, configuration_url: null });
+    expect(d.body).toMatchObject({
+      readiness: "ready",
+      missing: [],
+      requires_confirmation: false,
+      configuration_url: null,
+      security_schemes: [],
+    });
     expect(d.body.execute.url).toContain(`/v1/tools/call/${tool.id}`);
     expect(d.body.service).toMatchObject({ id: tool.service_id, name: expect.any(String) });
   });
@@ -236,13 +242,26 @@ describe("publishing from OpenAPI, credentials and readiness", () => {
     const hit = anon.body.find((t: { id: string }) => t.id === findByStatus.id);
     expect(hit).toMatchObject({
       readiness: "needs_credential",
-      configuration_url: expect.stringContaining(`/v1/services/${petService.id}/credentials`),
+      configuration_url: `${s.stack.env.PUBLIC_URL}/console/services/${petService.id}/connect`,
     });
 
     expect((await call(s, "GET", `/tools/${findByStatus.id}`, { agent: bob })).body.readiness).toBe("needs_credential");
     const d = await call(s, "GET", `/tools/${findByStatus.id}/describe`, { agent: bob });
     expect(d.body.readiness).toBe("needs_credential");
-    expect(d.body.missing[0]).toMatchObject({ kind: "credential", configuration_url: expect.stringContaining(petService.id) });
+    expect(d.body.missing[0]).toMatchObject({
+      kind: "credential",
+      configuration_url: `${s.stack.env.PUBLIC_URL}/console/services/${petService.id}/connect`,
+      message: expect.stringContaining(`PUT /v1/services/${petService.id}/credentials`),
+    });
+    // What to connect, for any caller who sees the service (the publishing facts are its managers' only).
+    expect(d.body.security_schemes).toEqual([
+      expect.objectContaining({ name: "petstore_auth", type: "oauth2", scheme: null, parameter_name: null }),
+    ]);
+    const byKey = await call(s, "GET", `/tools/${petService.slug}-get-pet-by-id/describe`, { agent: bob });
+    expect(byKey.body.security_schemes.map((x: { name: string }) => x.name).sort()).toEqual(["api_key", "petstore_auth"]);
+    expect(byKey.body.security_schemes).toContainEqual(
+      expect.objectContaining({ name: "api_key", type: "apiKey", location: "header", parameter_name: "api_key" }),
+    );
 
     const put = await call(s, "PUT", `/services/${petService.id}/credentials`, {
       agent: bob,

@@ -104,7 +104,7 @@ const exampleTool = {
   is_paid: false,
   price_per_call_cents: 0,
   readiness: "needs_credential",
-  configuration_url: "https://api.toolport.example/v1/services/0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b/credentials",
+  configuration_url: "https://api.toolport.example/console/services/0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b/connect",
   reliability: null,
   deprecated: false,
   deprecation_message: null,
@@ -291,7 +291,8 @@ const catalogResponseSchemas: Record<string, Schema> = {
   ToolDescription: {
     description:
       "Everything to call the tool: the tool, its service (the shorter service shape), its inputs as one JSON Schema, " +
-      "an example call body, where and how to call it, and whether the caller can call it now (and if not, why).",
+      "an example call body, where and how to call it, whether the caller can call it now (and if not, why), and the " +
+      "credential it takes.",
     ...closed({
       tool: toolSchema,
       service: ref("ServiceSummary"),
@@ -306,11 +307,21 @@ const catalogResponseSchemas: Record<string, Schema> = {
         auth_header: { const: "svc-api-key" },
       }),
       readiness,
-      configuration_url: { ...stringOrNull, description: "Where to connect a credential, when one is missing." },
+      configuration_url: {
+        ...stringOrNull,
+        description: "Where a person connects a credential, when one is missing: the console's connect page.",
+      },
       missing: { ...arrayOf(ref("ReadinessGap")), description: "Empty when the tool is ready." },
       requires_confirmation: {
         ...boolean,
         description: "The caller's key requires consent and the tool writes, sends, spends or deletes: a call answers 409 first.",
+      },
+      security_schemes: {
+        ...arrayOf(ref("ServiceSecurityScheme")),
+        description:
+          "How the tool's service takes the credential this tool needs: the service's security schemes the tool's " +
+          "operation accepts (empty when it needs none). Descriptions only, never secrets; connect one at " +
+          "`configuration_url` or with `PUT /services/{service_id}/credentials` (`scheme_name`).",
       },
     }),
   },
@@ -571,7 +582,8 @@ export const catalogOps = {
     path: toolId,
     responses: {
       200: {
-        description: "The tool, its inputs as one JSON Schema, an example call and the caller's readiness.",
+        description:
+          "The tool, its inputs as one JSON Schema, an example call, the caller's readiness and the credential it takes.",
         schema: ref("ToolDescription"),
         example: {
           tool: exampleTool,
@@ -605,6 +617,17 @@ export const catalogOps = {
             },
           ],
           requires_confirmation: false,
+          security_schemes: [
+            {
+              name: "api_key",
+              type: "apiKey",
+              scheme: null,
+              location: "header",
+              parameter_name: "X-Api-Key",
+              bearer_format: null,
+              description: "",
+            },
+          ],
         },
       },
     },

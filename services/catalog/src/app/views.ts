@@ -25,8 +25,12 @@ export interface ViewContext {
   publicUrl: string;
 }
 
+/**
+ * The console's connect page for the service (gateway/console, `/console/services/{id}/connect`): where a
+ * person signs in and connects a credential. Programs use `PUT /v1/services/{id}/credentials`.
+ */
 export function configurationUrl(publicUrl: string, serviceId: string): string {
-  return `${publicUrl.replace(/\/$/, "")}/v1/services/${serviceId}/credentials`;
+  return `${publicUrl.replace(/\/$/, "")}/console/services/${serviceId}/connect`;
 }
 
 export async function viewTools(

@@ -46,7 +46,7 @@ export function readinessGaps(input: ReadinessInput): ReadinessGap[] {
     gaps.push({
       kind: "credential",
       message: caller
-        ? `connect a credential for ${service.name} with PUT ${input.configurationUrl}`
+        ? `connect a credential for ${service.name} at ${input.configurationUrl} (or PUT /v1/services/${service.id}/credentials)`
         : `sign in and connect a credential for ${service.name}`,
       configurationUrl: input.configurationUrl,
     });

@@ -17,7 +17,14 @@ import { recommend } from "../app/recommendations.js";
 import { isPublic } from "../domain/access.js";
 import { findService, listServices, serviceStats } from "../store/catalog-store.js";
 import { callerOf } from "./caller.js";
-import { publicToolToProto, readinessToProto, serviceSummaryToProto, serviceToProto, toolToProto } from "./convert.js";
+import {
+  publicToolToProto,
+  readinessToProto,
+  securitySchemeToProto,
+  serviceSummaryToProto,
+  serviceToProto,
+  toolToProto,
+} from "./convert.js";
 
 type Impl = Pick<
   ServiceImpl<typeof CatalogService>,
@@ -65,6 +72,9 @@ export function createCatalogReadHandlers(deps: CatalogDeps): Impl {
           create(ReadinessGapSchema, { kind: g.kind, message: g.message, configurationUrl: g.configurationUrl }),
         ),
         requiresConfirmation: d.requiresConfirmation,
+        securitySchemes: d.view.service.securitySchemes
+          .filter((scheme) => d.view.tool.security.includes(scheme.name))
+          .map(securitySchemeToProto),
       });
     },
     async publicSearchTools(req, context) {
