@@ -1,6 +1,482 @@
-// SCAFFOLD: replaced by the screen's implementation.
-import { Page } from "../ui/index";
+/**
+ * Connect a service: the page a tool's `configuration_url` points to. For each security scheme the
+ * service's tools use, a form of its kind (API key, bearer token, username and password), each secret
+ * either stored (encrypted, never shown again) or given as a reference (`env://NAME`, `vault://path`)
+ * resolved when a tool runs; for the person alone or, for owners and admins, the whole organization.
+ * Below: the credentials connected now (disconnect), and the readiness of the service's tools for this
+ * person, refreshed on connecting so it turns `ready` without a reload.
+ *
+ * Where the facts come from: the security schemes are the managers' publishing facts on
+ * `GET /services/{id}`, so the page reads them from `GET /tools/{id}/describe` (`security_schemes`), for
+ * a tool of the service found with `GET /tools/search?service_id=` (both with the console key, which acts
+ * for this person and organization, so the readiness it reports is theirs); the credentials connected
+ * come from `GET /services/{id}/credentials` with the session.
+ */
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { type FormEvent, useId, useState } from "react";
+import { Link } from "wouter";
+import { type components, unwrap } from "../api";
+import { useSession } from "../session";
+import { TableWrap } from "../ui/catalog-scroll";
+import { Badge, ErrorNote, Field, Loading, Note, Page, When } from "../ui/index";
+
+type Scheme = components["schemas"]["ServiceSecurityScheme"];
+type Credential = components["schemas"]["CredentialSummary"];
+type ServiceSummary = components["schemas"]["ServiceSummary"];
+type Kind = "api_key" | "bearer" | "basic";
+
+const ENV_REF = /^env:\/\/[A-Za-z_][A-Za-z0-9_]*$/;
+const VAULT_REF = /^vault:\/\/[A-Za-z0-9_\-./#:]+$/;
+
+/** Why a reference is not one the catalog accepts, or null when it is. */
+function referenceProblem(value: string): string | null {
+  if (value.startsWith("env://")) {
+    return ENV_REF.test(value)
+      ? null
+      : "env:// must name a variable: letters, digits and _ (e.g. env://TOOLPORT_SECRET_PETSTORE).";
+  }
+  if (value.startsWith("vault://")) {
+    return VAULT_REF.test(value) ? null : "vault:// must give a secret path, e.g. vault://secret/data/petstore#key.";
+  }
+  return "A reference starts with env:// or vault://.";
+}
+
+const TYPE_LABELS: Record<string, string> = {
+  api_key: "API key",
+  bearer: "Bearer token",
+  basic: "Username and password",
+};
+
+function kindOf(s: Scheme): Kind | "oauth" {
+  if (s.type === "apiKey") return "api_key";
+  if (s.type === "http") return s.scheme?.toLowerCase() === "basic" ? "basic" : "bearer";
+  return "oauth";
+}
+
+function schemeTitle(s: Scheme): string {
+  switch (kindOf(s)) {
+    case "api_key":
+      return `API key in the ${s.location ?? "header"} ${s.parameter_name ?? ""}`.trim();
+    case "basic":
+      return "Username and password (HTTP basic)";
+    case "bearer":
+      return `Bearer token${s.bearer_format ? ` (${s.bearer_format})` : ""}`;
+    default:
+      return s.type === "openIdConnect" ? "OpenID Connect" : "OAuth 2";
+  }
+}
 
 export default function Connect({ serviceId }: { serviceId: string }) {
-  return <Page title="Connect">{null}</Page>;
+  const { api, withKey, orgId, organization } = useSession();
+  const tools = useQuery({
+    queryKey: ["service-tools", orgId, serviceId],
+    queryFn: () => withKey((c) => c.GET("/v1/tools/search", { params: { query: { service_id: serviceId } } })),
+  });
+  const toolList = tools.data ?? [];
+  // Tools still missing a credential name the schemes to show first; the schemes stay as first read
+  // (connecting turns those tools ready, and the forms must not move).
+  const schemes = useQuery({
+    queryKey: ["service-schemes", orgId, serviceId],
+    enabled: tools.isSuccess,
+    staleTime: Number.POSITIVE_INFINITY,
+    queryFn: async () => {
+      const ordered = [
+        ...toolList.filter((t) => t.readiness === "needs_credential"),
+        ...toolList.filter((t) => t.readiness !== "needs_credential"),
+      ];
+      let service: ServiceSummary | null = null;
+      for (const t of ordered.slice(0, 5)) {
+        const d = await withKey((c) => c.GET("/v1/tools/{tool_id}/describe", { params: { path: { tool_id: t.id } } }));
+        service = d.service;
+        if (d.security_schemes.length > 0) return { service, schemes: d.security_schemes };
+      }
+      return { service, schemes: [] as Scheme[] };
+    },
+  });
+  const credentials = useQuery({
+    queryKey: ["credentials", orgId, serviceId],
+    queryFn: () => unwrap(api.GET("/v1/services/{service_id}/credentials", { params: { path: { service_id: serviceId } } })),
+  });
+
+  const name = schemes.data?.service?.name;
+  const canOrg = organization?.role === "owner" || organization?.role === "admin";
+  return (
+    <Page title={name ? `Connect ${name}` : "Connect a service"}>
+      <p className="lead">
+        Tools of {name ?? "this service"} call its API with a credential you connect here. A stored secret is kept encrypted and
+        never shown again; a reference is resolved only when a tool runs.
+      </p>
+      <ErrorNote error={tools.error ?? credentials.error} />
+      <Readiness tools={toolList} pending={tools.isPending} serviceName={name} />
+      <section aria-labelledby="connected-title">
+        <h2 id="connected-title">Connected credentials</h2>
+        {credentials.isPending ? <Loading what="Loading credentials" /> : null}
+        {credentials.data ? (
+          <Connected serviceId={serviceId} credentials={credentials.data} canOrg={canOrg} orgName={organization?.name} />
+        ) : null}
+      </section>
+      {schemes.isPending && tools.isSuccess ? <Loading what="Reading how the service takes a credential" /> : null}
+      <ErrorNote error={schemes.error} />
+      {schemes.data && schemes.data.schemes.length === 0 ? (
+        <Note>
+          {toolList.length === 0
+            ? "This service has no tools you can see."
+            : "No tool of this service needs a credential: they are ready to call."}
+        </Note>
+      ) : null}
+      {schemes.data?.schemes.map((s) => (
+        <SchemeSection
+          key={s.name}
+          scheme={s}
+          serviceId={serviceId}
+          canOrg={canOrg}
+          orgName={organization?.name}
+          several={schemes.data.schemes.length > 1}
+        />
+      ))}
+    </Page>
+  );
+}
+
+function Readiness({
+  tools,
+  pending,
+  serviceName,
+}: {
+  tools: components["schemas"]["Tool"][];
+  pending: boolean;
+  serviceName: string | undefined;
+}) {
+  const ready = tools.filter((t) => t.readiness === "ready").length;
+  return (
+    <section aria-labelledby="readiness-title">
+      <h2 id="readiness-title">Readiness for you</h2>
+      {pending ? <Loading what="Loading the tools" /> : null}
+      {!pending ? (
+        <p role="status" data-testid="readiness-summary">
+          {tools.length === 0
+            ? `${serviceName ?? "This service"} has no tools you can see.`
+            : `${ready} of ${tools.length} tool${tools.length === 1 ? "" : "s"} ready for you.`}
+        </p>
+      ) : null}
+      {tools.length > 0 ? (
+        <ul className="readiness-list">
+          {tools.map((t) => (
+            <li key={t.id}>
+              <Link href={`/tools/${t.id}`}>{t.name}</Link> <Badge value={t.readiness} />
+            </li>
+          ))}
+        </ul>
+      ) : null}
+    </section>
+  );
+}
+
+function useRefreshAfterChange(serviceId: string) {
+  const queryClient = useQueryClient();
+  const { orgId } = useSession();
+  return () =>
+    Promise.all([
+      queryClient.invalidateQueries({ queryKey: ["service-tools", orgId, serviceId] }),
+      queryClient.invalidateQueries({ queryKey: ["credentials", orgId, serviceId] }),
+      // Readiness shows elsewhere too: search results and tool pages.
+      queryClient.invalidateQueries({ queryKey: ["tool-search"] }),
+      queryClient.invalidateQueries({ queryKey: ["tool"] }),
+    ]);
+}
+
+function Connected({
+  serviceId,
+  credentials,
+  canOrg,
+  orgName,
+}: {
+  serviceId: string;
+  credentials: Credential[];
+  canOrg: boolean;
+  orgName: string | undefined;
+}) {
+  const { api } = useSession();
+  const refresh = useRefreshAfterChange(serviceId);
+  const disconnect = useMutation({
+    mutationFn: (scope: Credential["scope"]) =>
+      unwrap(
+        api.DELETE("/v1/services/{service_id}/credentials", { params: { path: { service_id: serviceId }, query: { scope } } }),
+      ),
+    onSuccess: refresh,
+  });
+  if (credentials.length === 0) return <p className="muted">None yet: connect one below.</p>;
+  return (
+    <>
+      <TableWrap label="Connected credentials">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Type</th>
+              <th scope="col">For</th>
+              <th scope="col">Secret</th>
+              <th scope="col">Connected</th>
+              <th scope="col">Updated</th>
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {credentials.map((c) => (
+              <tr key={c.scope}>
+                <td>{TYPE_LABELS[c.type] ?? c.type}</td>
+                <td>{c.scope === "caller" ? "you" : `everyone in ${orgName ?? "the organization"}`}</td>
+                <td>
+                  {c.is_reference ? (
+                    <Badge value="reference" label="reference" />
+                  ) : c.hint ? (
+                    <span>
+                      stored, ends in <code>{c.hint}</code>
+                    </span>
+                  ) : (
+                    "stored"
+                  )}
+                </td>
+                <td>
+                  <When at={c.created_at} />
+                </td>
+                <td>
+                  <When at={c.updated_at} />
+                </td>
+                <td>
+                  {c.scope === "caller" || canOrg ? (
+                    <button
+                      type="button"
+                      className="button-secondary"
+                      disabled={disconnect.isPending}
+                      onClick={() => disconnect.mutate(c.scope)}
+                    >
+                      Disconnect{" "}
+                      <span className="visually-hidden">
+                        {c.scope === "caller" ? "your credential" : "the organization's credential"}
+                      </span>
+                    </button>
+                  ) : (
+                    <span className="muted">owners and admins manage it</span>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableWrap>
+      <ErrorNote error={disconnect.error} />
+    </>
+  );
+}
+
+type Source = "stored" | "reference";
+
+function SchemeSection({
+  scheme,
+  serviceId,
+  canOrg,
+  orgName,
+  several,
+}: {
+  scheme: Scheme;
+  serviceId: string;
+  canOrg: boolean;
+  orgName: string | undefined;
+  several: boolean;
+}) {
+  const headingId = useId();
+  const kind = kindOf(scheme);
+  return (
+    <section aria-labelledby={headingId} className="scheme">
+      <h2 id={headingId}>
+        Connect with {several ? <code>{scheme.name}</code> : null} {schemeTitle(scheme)}
+      </h2>
+      {scheme.description ? <p className="muted">{scheme.description}</p> : null}
+      {kind === "oauth" ? (
+        <Note kind="warning">
+          OAuth connections are not available yet. If the service accepts an access token as a bearer token, connect one below: it
+          is sent as <code>Authorization: Bearer …</code>.
+        </Note>
+      ) : null}
+      <SchemeForm
+        scheme={scheme}
+        kind={kind === "oauth" ? "bearer" : kind}
+        serviceId={serviceId}
+        canOrg={canOrg}
+        orgName={orgName}
+      />
+    </section>
+  );
+}
+
+function SchemeForm({
+  scheme,
+  kind,
+  serviceId,
+  canOrg,
+  orgName,
+}: {
+  scheme: Scheme;
+  kind: Kind;
+  serviceId: string;
+  canOrg: boolean;
+  orgName: string | undefined;
+}) {
+  const { api } = useSession();
+  const refresh = useRefreshAfterChange(serviceId);
+  const [source, setSource] = useState<Source>("stored");
+  const [scope, setScope] = useState<"caller" | "organization">("caller");
+  const [secret, setSecret] = useState("");
+  const [username, setUsername] = useState("");
+  const [problem, setProblem] = useState<string | null>(null);
+  const [connected, setConnected] = useState<Credential | null>(null);
+  const ids = useId();
+
+  const put = useMutation({
+    mutationFn: (credential: Record<string, unknown>) =>
+      unwrap(
+        api.PUT("/v1/services/{service_id}/credentials", {
+          params: { path: { service_id: serviceId } },
+          body: { scope, scheme_name: scheme.name, credential },
+        }),
+      ),
+    onSuccess: async (answer) => {
+      setSecret("");
+      setConnected(answer.credential);
+      await refresh();
+    },
+  });
+
+  /** What is wrong with the form, or null when it can be sent. */
+  function problemOf(value: string): string | null {
+    if (kind === "basic" && username.trim() === "") return "Enter the username.";
+    if (value === "") return source === "reference" ? "Enter the reference." : "Enter the secret.";
+    if (source === "reference") return referenceProblem(value);
+    if (value.startsWith("env://") || value.startsWith("vault://")) return "This is a reference: choose “Use a reference” above.";
+    return null;
+  }
+
+  function submit(e: FormEvent) {
+    e.preventDefault();
+    setConnected(null);
+    const value = secret.trim();
+    const found = problemOf(value);
+    setProblem(found);
+    if (found) return;
+    put.mutate(
+      kind === "api_key"
+        ? { api_key: value }
+        : kind === "bearer"
+          ? { bearer: { token: value } }
+          : { basic: { username: username.trim(), password: value } },
+    );
+  }
+
+  const secretNoun = kind === "api_key" ? "API key" : kind === "bearer" ? "Token" : "Password";
+  const where =
+    kind === "api_key"
+      ? `Sent in the ${scheme.location ?? "header"} ${scheme.parameter_name ?? ""}.`
+      : kind === "bearer"
+        ? "Sent as Authorization: Bearer <token>."
+        : "Sent as HTTP basic authentication.";
+  const referenceHint =
+    "env://NAME names a variable of the execution service (by default only names starting with TOOLPORT_SECRET_); vault://mount/path#field a Vault secret.";
+  return (
+    <form onSubmit={submit} noValidate className="connect-form" aria-describedby={`${ids}-outcome`}>
+      <fieldset>
+        <legend>Secret</legend>
+        <div className="checkbox">
+          <input
+            type="radio"
+            id={`${ids}-stored`}
+            name={`${ids}-source`}
+            checked={source === "stored"}
+            onChange={() => setSource("stored")}
+          />
+          <label htmlFor={`${ids}-stored`}>Store the secret (encrypted)</label>
+        </div>
+        <div className="checkbox">
+          <input
+            type="radio"
+            id={`${ids}-reference`}
+            name={`${ids}-source`}
+            checked={source === "reference"}
+            onChange={() => setSource("reference")}
+          />
+          <label htmlFor={`${ids}-reference`}>Use a reference (env:// or vault://)</label>
+        </div>
+      </fieldset>
+      {kind === "basic" ? (
+        <Field label="Username">
+          {(p) => <input {...p} value={username} onChange={(e) => setUsername(e.target.value)} autoComplete="off" />}
+        </Field>
+      ) : null}
+      <Field
+        label={source === "reference" ? `${secretNoun} reference` : secretNoun}
+        hint={source === "reference" ? `${where} ${referenceHint}` : where}
+      >
+        {(p) => (
+          <input
+            {...p}
+            type={source === "reference" ? "text" : "password"}
+            className="secret-input"
+            value={secret}
+            onChange={(e) => setSecret(e.target.value)}
+            autoComplete="off"
+            spellCheck={false}
+            placeholder={source === "reference" ? "env://TOOLPORT_SECRET_NAME" : undefined}
+            aria-invalid={problem ? true : undefined}
+            aria-describedby={problem ? `${ids}-outcome ${p["aria-describedby"]}` : p["aria-describedby"]}
+          />
+        )}
+      </Field>
+      <fieldset>
+        <legend>For</legend>
+        <div className="checkbox">
+          <input
+            type="radio"
+            id={`${ids}-caller`}
+            name={`${ids}-scope`}
+            checked={scope === "caller"}
+            onChange={() => setScope("caller")}
+          />
+          <label htmlFor={`${ids}-caller`}>Only me</label>
+        </div>
+        {canOrg ? (
+          <div className="checkbox">
+            <input
+              type="radio"
+              id={`${ids}-organization`}
+              name={`${ids}-scope`}
+              checked={scope === "organization"}
+              onChange={() => setScope("organization")}
+            />
+            <label htmlFor={`${ids}-organization`}>Everyone in {orgName ?? "the organization"}</label>
+          </div>
+        ) : (
+          <p className="hint">Only owners and admins connect a credential for everyone in {orgName ?? "the organization"}.</p>
+        )}
+      </fieldset>
+      <div id={`${ids}-outcome`}>
+        {problem ? (
+          <div className="note note-error" role="alert">
+            {problem}
+          </div>
+        ) : null}
+        <ErrorNote error={put.error} />
+        {connected ? (
+          <Note kind="success">
+            Connected: {TYPE_LABELS[connected.type] ?? connected.type} for{" "}
+            {connected.scope === "caller" ? "you" : "everyone in the organization"}
+            {connected.is_reference ? ", as a reference" : connected.hint ? `, ending in ${connected.hint}` : ""}.
+          </Note>
+        ) : null}
+      </div>
+      <button type="submit" disabled={put.isPending}>
+        {put.isPending ? "Connecting…" : "Connect"}
+      </button>
+    </form>
+  );
 }
