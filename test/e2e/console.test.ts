@@ -134,7 +134,9 @@ describe("the console", () => {
       total += size;
       lines.push(`  ${new URL(r.url()).pathname}: ${(size / 1024).toFixed(1)} KB (${encoding})`);
     }
-    console.log(`console first load: ${scripts.length} scripts, ${(total / 1024).toFixed(1)} KB compressed\n${lines.join("\n")}`);
+    process.stdout.write(
+      `console first load: ${scripts.length} scripts, ${(total / 1024).toFixed(1)} KB compressed\n${lines.join("\n")}\n`,
+    );
     expect(scripts.length).toBeGreaterThan(0);
     expect(total).toBeLessThan(FIRST_LOAD_JS_BUDGET);
     expect(c.offsite).toEqual([]);
