@@ -90,6 +90,9 @@ function Frame() {
         </button>
       </header>
       <nav id="navigation" className={menuOpen ? "sidebar open" : "sidebar"} aria-label="Console">
+        <Link href="/catalog" className="brand sidebar-brand">
+          Toolport <span className="muted">console</span>
+        </Link>
         <OrgSwitcher />
         <ul>
           {NAV.filter((item) => !item.adminOnly || isAdmin).map((item) => (
