@@ -17,8 +17,7 @@ import { type FormEvent, useId, useState } from "react";
 import { Link } from "wouter";
 import { type components, unwrap } from "../api";
 import { useSession } from "../session";
-import { TableWrap } from "../ui/catalog-scroll";
-import { Badge, ErrorNote, Field, Loading, Note, Page, When } from "../ui/index";
+import { Badge, ErrorNote, Field, Loading, Note, Page, TableWrap, When } from "../ui/index";
 
 type Scheme = components["schemas"]["ServiceSecurityScheme"];
 type Credential = components["schemas"]["CredentialSummary"];

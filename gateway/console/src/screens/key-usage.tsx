@@ -7,10 +7,9 @@ import { useState } from "react";
 import { Link } from "wouter";
 import { type components, unwrap } from "../api";
 import { useSession } from "../session";
-import { cents, ErrorNote, Field, Loading, Page, When } from "../ui/index";
+import { cents, ErrorNote, Field, Loading, Page, TableWrap, When } from "../ui/index";
 import { agentTypeLabel } from "../ui/keys-agent";
 import { type Bar, ColumnChart, RankChart } from "../ui/keys-chart";
-import { ScrollTable } from "../ui/keys-table";
 
 type Usage = components["schemas"]["ApiKeyUsage"];
 /** One UTC date the window touches, oldest first, days without calls included. */
@@ -161,7 +160,7 @@ function TopTools({ usage }: { usage: Usage }) {
         title="Calls by tool"
         bars={usage.top_tools.map((t) => ({ label: t.tool_name, value: t.calls, text: plural(t.calls, "call", "calls") }))}
       />
-      <ScrollTable label="Top tools">
+      <TableWrap label="Top tools">
         <table>
           <caption className="visually-hidden">The most called tools</caption>
           <thead>
@@ -187,7 +186,7 @@ function TopTools({ usage }: { usage: Usage }) {
             ))}
           </tbody>
         </table>
-      </ScrollTable>
+      </TableWrap>
     </>
   );
 }

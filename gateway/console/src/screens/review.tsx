@@ -7,7 +7,8 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { ApiError, type components, unwrap } from "../api";
 import { useSession } from "../session";
-import { Badge, ErrorNote, Field, Loading, Note, Page, When } from "../ui/index";
+import { SubmissionState } from "../ui/content-submission";
+import { ErrorNote, Field, Loading, Note, Page } from "../ui/index";
 
 type Submission = components["schemas"]["SkillSubmission"];
 type Status = Submission["status"];
@@ -98,17 +99,7 @@ function SubmissionCard({ submission: s, onDecided }: { submission: Submission; 
     <li className="card" data-submission={s.id}>
       <h2>{s.skill_name}</h2>
       <p>{s.skill_description}</p>
-      <div className="row">
-        <Badge value={s.status} />
-        <span className="muted">
-          submitted <When at={s.submitted_at} />
-          {s.reviewed_at ? (
-            <>
-              , reviewed <When at={s.reviewed_at} />
-            </>
-          ) : null}
-        </span>
-      </div>
+      <SubmissionState submission={s} />
       {files.length > 0 ? (
         <p className="muted">Files: {files.map((f, i) => [i > 0 ? ", " : "", <code key={f}>{f}</code>])}</p>
       ) : (

@@ -11,6 +11,7 @@ import { parseDocument } from "yaml";
 import { type components, unwrap } from "../api";
 import { useSession } from "../session";
 import { ConfirmAction } from "../ui/content-confirm";
+import { SubmissionState } from "../ui/content-submission";
 import { Badge, ErrorNote, Field, Loading, Note, Page, When } from "../ui/index";
 
 type Schemas = components["schemas"];
@@ -59,17 +60,7 @@ export default function Skills() {
           {submissions.data.map((s) => (
             <li key={s.id} className="card" data-submission={s.id}>
               <h3>{s.skill_name}</h3>
-              <div className="row">
-                <Badge value={s.status} />
-                <span className="muted">
-                  submitted <When at={s.submitted_at} />
-                  {s.reviewed_at ? (
-                    <>
-                      , reviewed <When at={s.reviewed_at} />
-                    </>
-                  ) : null}
-                </span>
-              </div>
+              <SubmissionState submission={s} />
               {s.reviewer_notes ? (
                 <div className="content-notes">
                   <span className="muted">Reviewer's notes:</span> {s.reviewer_notes}

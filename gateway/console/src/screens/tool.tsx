@@ -17,8 +17,7 @@ import { ApiError, type components } from "../api";
 import { useSession } from "../session";
 import { CallResultView, PathReader } from "../ui/catalog-result";
 import { ParameterForm } from "../ui/catalog-schema-form";
-import { TableWrap } from "../ui/catalog-scroll";
-import { Badge, ErrorNote, Field, Loading, Note, Page, When } from "../ui/index";
+import { Badge, ErrorNote, Field, Loading, Note, Page, TableWrap, When } from "../ui/index";
 
 type Description = components["schemas"]["ToolDescription"];
 type CallResult = components["schemas"]["SingleCallResult"];

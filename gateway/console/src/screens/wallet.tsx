@@ -8,9 +8,8 @@ import { type FormEvent, useState } from "react";
 import { useSearch } from "wouter";
 import { type components, unwrap } from "../api";
 import { useSession } from "../session";
-import { Badge, CopyButton, cents, ErrorNote, Field, Loading, Note, Page, When } from "../ui/index";
+import { Badge, CopyButton, cents, ErrorNote, Field, Loading, Note, Page, TableWrap, When } from "../ui/index";
 import { parseDollars, parseUsdc, usdc, usdcInput } from "../ui/keys-money";
-import { ScrollTable } from "../ui/keys-table";
 import { QrCode } from "../ui/wallet-qr";
 
 type Funding = components["schemas"]["WalletFunding"];
@@ -300,7 +299,7 @@ function Ledger() {
   if (ledger.error) return <ErrorNote error={ledger.error} />;
   if (ledger.data.length === 0) return <p className="muted">No holds, charges or deposits yet.</p>;
   return (
-    <ScrollTable label="Recent holds and charges">
+    <TableWrap label="Recent holds and charges">
       <table>
         <caption className="visually-hidden">The latest 20 ledger entries, newest first</caption>
         <thead>
@@ -338,6 +337,6 @@ function Ledger() {
           })}
         </tbody>
       </table>
-    </ScrollTable>
+    </TableWrap>
   );
 }

@@ -9,7 +9,7 @@ import { Link, useLocation } from "wouter";
 import { type components, unwrap } from "../api";
 import { useSession } from "../session";
 import { ConfirmAction } from "../ui/content-confirm";
-import { Badge, ErrorNote, Field, Loading, Note, Page, ShownOnce, When } from "../ui/index";
+import { Badge, ErrorNote, Field, Loading, Note, Page, ShownOnce, TableWrap, When } from "../ui/index";
 
 type Schemas = components["schemas"];
 type Webhook = Schemas["Webhook"];
@@ -280,7 +280,7 @@ function Deliveries({ webhookId }: { webhookId: string }) {
       ) : deliveries.length === 0 ? (
         <p className="muted">No deliveries{status ? ` ${status}` : ""} yet. Events you chose appear here as they are sent.</p>
       ) : (
-        <div className="table-wrap">
+        <TableWrap label="Deliveries">
           <table className="content-deliveries">
             <thead>
               <tr>
@@ -306,7 +306,7 @@ function Deliveries({ webhookId }: { webhookId: string }) {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
       {history.hasNextPage ? (
         <button

@@ -8,7 +8,7 @@ import { type FormEvent, useState } from "react";
 import { Link } from "wouter";
 import { type components, unwrap } from "../api";
 import { useSession } from "../session";
-import { Badge, ErrorNote, Field, Loading, Page, ShownOnce, When } from "../ui/index";
+import { Badge, ErrorNote, Field, Loading, Page, ShownOnce, TableWrap, When } from "../ui/index";
 
 type Schemas = components["schemas"];
 type EventName = Schemas["Webhook"]["events"][number];
@@ -41,7 +41,7 @@ export default function Webhooks() {
       ) : hooks.data.length === 0 ? (
         <p className="muted">No webhooks yet.</p>
       ) : (
-        <div className="table-wrap">
+        <TableWrap label="Your webhooks">
           <table>
             <thead>
               <tr>
@@ -77,7 +77,7 @@ export default function Webhooks() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
     </Page>
   );

@@ -13,7 +13,7 @@ import { type components, unwrap } from "../api";
 import { useSession } from "../session";
 import { ConfirmAction, JsonBlock } from "../ui/content-confirm";
 import { checkTemplates, formatValue, inputsUsed, parseValue } from "../ui/content-templates";
-import { Badge, ErrorNote, Field, Loading, Page, When } from "../ui/index";
+import { Badge, ErrorNote, Field, Loading, Page, TableWrap, When } from "../ui/index";
 
 type Schemas = components["schemas"];
 type Workflow = Schemas["Workflow"];
@@ -907,7 +907,7 @@ function RunView({
           <ErrorNote error={confirm.error} />
         </div>
       ) : null}
-      <div className="table-wrap">
+      <TableWrap label={`Steps of run ${run.run_id}`}>
         <table>
           <caption className="visually-hidden">Steps of run {run.run_id}</caption>
           <thead>
@@ -941,7 +941,7 @@ function RunView({
             ))}
           </tbody>
         </table>
-      </div>
+      </TableWrap>
       {run.status === "completed" ? (
         <>
           <Heading className="content-subhead">Result</Heading>

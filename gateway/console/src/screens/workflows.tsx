@@ -6,7 +6,7 @@ import { useQuery } from "@tanstack/react-query";
 import { Link } from "wouter";
 import { unwrap } from "../api";
 import { useSession } from "../session";
-import { Badge, ErrorNote, Loading, Page, When } from "../ui/index";
+import { Badge, ErrorNote, Loading, Page, TableWrap, When } from "../ui/index";
 
 export default function Workflows() {
   const { api } = useSession();
@@ -37,7 +37,7 @@ export default function Workflows() {
           No workflows yet. <Link href="/workflows/new">Create one</Link>.
         </p>
       ) : (
-        <div className="table-wrap">
+        <TableWrap label="Your workflows">
           <table>
             <thead>
               <tr>
@@ -69,7 +69,7 @@ export default function Workflows() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
     </Page>
   );

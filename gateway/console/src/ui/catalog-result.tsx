@@ -9,8 +9,7 @@ import { type FormEvent, useEffect, useId, useRef, useState } from "react";
 import { type components, unwrap } from "../api";
 import { useSession } from "../session";
 import { JsonTree, redactedPaths } from "./catalog-json";
-import { TableWrap } from "./catalog-scroll";
-import { Badge, CopyButton, ErrorNote, Field, When } from "./index";
+import { Badge, CopyButton, ErrorNote, Field, TableWrap, When } from "./index";
 
 type CallResult = components["schemas"]["SingleCallResult"];
 type StoredResult = components["schemas"]["ExecutionResult"];

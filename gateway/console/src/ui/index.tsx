@@ -150,6 +150,19 @@ export function When({ at }: { at: string | null | undefined }) {
   );
 }
 
+/**
+ * A table that may scroll sideways on a narrow screen: a named region that takes the keyboard focus, so
+ * the columns past the edge can be reached with the arrow keys (axe: scrollable-region-focusable).
+ */
+export function TableWrap({ label, children }: { label: string; children: ReactNode }) {
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard to scroll it
+    <section className="table-wrap" aria-label={label} tabIndex={0}>
+      {children}
+    </section>
+  );
+}
+
 /** Cents as dollars (integers in, text out: money is never a float here). */
 export function cents(value: number | string | null | undefined): string {
   if (value === null || value === undefined) return "none";

@@ -5,7 +5,7 @@
  * "Show the numbers".
  */
 import { useId } from "react";
-import { ScrollTable } from "./keys-table";
+import { TableWrap } from "./index";
 
 export interface Bar {
   /** What the bar is for (a date, a tool). */
@@ -113,7 +113,7 @@ function NumbersTable({ bars, labelHeading, valueHeading }: { bars: Bar[]; label
   return (
     <details className="chart-numbers">
       <summary>Show the numbers</summary>
-      <ScrollTable label={`${valueHeading} by day`}>
+      <TableWrap label={`${valueHeading} by day`}>
         <table>
           <thead>
             <tr>
@@ -130,7 +130,7 @@ function NumbersTable({ bars, labelHeading, valueHeading }: { bars: Bar[]; label
             ))}
           </tbody>
         </table>
-      </ScrollTable>
+      </TableWrap>
     </details>
   );
 }
