@@ -617,17 +617,7 @@ export const catalogOps = {
             },
           ],
           requires_confirmation: false,
-          security_schemes: [
-            {
-              name: "api_key",
-              type: "apiKey",
-              scheme: null,
-              location: "header",
-              parameter_name: "X-Api-Key",
-              bearer_format: null,
-              description: "",
-            },
-          ],
+          security_schemes: examplePublishing.security_schemes,
         },
       },
     },
