@@ -273,6 +273,30 @@ describe("the console", () => {
     await c.close();
   });
 
+  it("works from the keyboard: the skip link first, then the navigation, a screen opened with Enter", async () => {
+    const c = await openConsole(browser, s);
+    await signUp(c.page, s, newPerson("keys"));
+    await c.page.reload();
+    await c.page.getByRole("heading", { level: 1, name: /catalog/i }).waitFor();
+    await c.page.keyboard.press("Tab");
+    expect(await c.page.evaluate("document.activeElement?.textContent")).toBe("Skip to content");
+    await c.page.keyboard.press("Enter");
+    expect(await c.page.evaluate("location.hash")).toBe("#main");
+    // From the top again: Tab through the navigation to Wallet and open it.
+    await c.page.reload();
+    await c.page.getByRole("heading", { level: 1, name: /catalog/i }).waitFor();
+    for (let i = 0; i < 20; i++) {
+      await c.page.keyboard.press("Tab");
+      if ((await c.page.evaluate("document.activeElement?.textContent")) === "Wallet") break;
+    }
+    expect(await c.page.evaluate("document.activeElement?.textContent")).toBe("Wallet");
+    await c.page.keyboard.press("Enter");
+    await c.page.waitForURL(/\/console\/wallet/);
+    expect(await c.page.evaluate("document.activeElement?.id")).toBe("main");
+    expect(c.errors).toEqual([]);
+    await c.close();
+  });
+
   it("answers an unknown console address with a page that says so", async () => {
     const c = await openConsole(browser, s);
     await signUp(c.page, s, newPerson("lost"), "/no/such/screen");

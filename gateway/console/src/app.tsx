@@ -63,9 +63,15 @@ function Frame() {
   const main = useRef<HTMLElement>(null);
   const isAdmin = signedIn?.account?.is_platform_admin === true;
 
-  // A new screen: close the phone menu and move focus to the content, as a page load would.
+  // A new screen (not the first): close the phone menu and move focus to the content, as a page load
+  // would. On the first, focus stays at the top of the page, where the skip link is the first stop.
+  const firstScreen = useRef(true);
   // biome-ignore lint/correctness/useExhaustiveDependencies: runs on each change of address
   useEffect(() => {
+    if (firstScreen.current) {
+      firstScreen.current = false;
+      return;
+    }
     setMenuOpen(false);
     main.current?.focus({ preventScroll: true });
   }, [location]);
