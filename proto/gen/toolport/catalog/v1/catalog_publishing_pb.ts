@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file toolport/catalog/v1/catalog_publishing.proto.
  */
 export const file_toolport_catalog_v1_catalog_publishing: GenFile = /*@__PURE__*/
-  fileDesc("Cix0b29scG9ydC9jYXRhbG9nL3YxL2NhdGFsb2dfcHVibGlzaGluZy5wcm90bxITdG9vbHBvcnQuY2F0YWxvZy52MSJwCg1PcGVuQXBpU291cmNlEhcKDWRvY3VtZW50X3RleHQYASABKAlIABIWCgxkb2N1bWVudF91cmwYAiABKAlIABIVCghiYXNlX3VybBgDIAEoCUgBiAEBQgoKCGRvY3VtZW50QgsKCV9iYXNlX3VybCKZAQoPTWNwU2VydmVyU291cmNlEgsKA3VybBgBIAEoCRI8Cg9zZWN1cml0eV9zY2hlbWUYAiABKAsyIy50b29scG9ydC5jYXRhbG9nLnYxLlNlY3VyaXR5U2NoZW1lEjsKCmNyZWRlbnRpYWwYAyABKAsyJy50b29scG9ydC5jYXRhbG9nLnYxLkNyZWRlbnRpYWxNYXRlcmlhbCLGAgoRU2VydmljZVB1Ymxpc2hpbmcSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhgKEG93bmVyX2FjY291bnRfaWQYAiABKAkSFQoIYmFzZV91cmwYAyABKAlIAIgBARIbCg5tY3Bfc2VydmVyX3VybBgEIAEoCUgBiAEBEiEKFG9wZW5hcGlfZG9jdW1lbnRfdXJsGAUgASgJSAKIAQESPQoQc2VjdXJpdHlfc2NoZW1lcxgGIAMoCzIjLnRvb2xwb3J0LmNhdGFsb2cudjEuU2VjdXJpdHlTY2hlbWUSLwoLaW1wb3J0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgsKCV9iYXNlX3VybEIRCg9fbWNwX3NlcnZlcl91cmxCFwoVX29wZW5hcGlfZG9jdW1lbnRfdXJsIvkBCg5TZWN1cml0eVNjaGVtZRIMCgRuYW1lGAEgASgJEgwKBHR5cGUYAiABKAkSEwoGc2NoZW1lGAMgASgJSACIAQESOAoIbG9jYXRpb24YBCABKA4yJi50b29scG9ydC5jYXRhbG9nLnYxLlBhcmFtZXRlckxvY2F0aW9uEhsKDnBhcmFtZXRlcl9uYW1lGAUgASgJSAGIAQESGgoNYmVhcmVyX2Zvcm1hdBgGIAEoCUgCiAEBEhMKC2Rlc2NyaXB0aW9uGAcgASgJQgkKB19zY2hlbWVCEQoPX3BhcmFtZXRlcl9uYW1lQhAKDl9iZWFyZXJfZm9ybWF0IsYBChJDcmVkZW50aWFsTWF0ZXJpYWwSOAoHYXBpX2tleRgBIAEoCzIlLnRvb2xwb3J0LmNhdGFsb2cudjEuQXBpS2V5Q3JlZGVudGlhbEgAEjcKBmJlYXJlchgCIAEoCzIlLnRvb2xwb3J0LmNhdGFsb2cudjEuQmVhcmVyQ3JlZGVudGlhbEgAEjUKBWJhc2ljGAMgASgLMiQudG9vbHBvcnQuY2F0YWxvZy52MS5CYXNpY0NyZWRlbnRpYWxIAEIGCgRraW5kInUKEEFwaUtleUNyZWRlbnRpYWwSDQoFdmFsdWUYASABKAkSGwoOcGFyYW1ldGVyX25hbWUYAiABKAlIAIgBARIVCghsb2NhdGlvbhgDIAEoCUgBiAEBQhEKD19wYXJhbWV0ZXJfbmFtZUILCglfbG9jYXRpb24iIQoQQmVhcmVyQ3JlZGVudGlhbBINCgV0b2tlbhgBIAEoCSI1Cg9CYXNpY0NyZWRlbnRpYWwSEAoIdXNlcm5hbWUYASABKAkSEAoIcGFzc3dvcmQYAiABKAkikwIKEUNyZWRlbnRpYWxTdW1tYXJ5EhIKCnNlcnZpY2VfaWQYASABKAkSMwoFc2NvcGUYAiABKA4yJC50b29scG9ydC5jYXRhbG9nLnYxLkNyZWRlbnRpYWxTY29wZRIxCgR0eXBlGAMgASgOMiMudG9vbHBvcnQuY2F0YWxvZy52MS5DcmVkZW50aWFsVHlwZRIUCgxpc19yZWZlcmVuY2UYBCABKAgSDAoEaGludBgFIAEoCRIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCK1CAoMUmVzb2x2ZWRUb29sEgoKAmlkGAEgASgJEhEKBHNsdWcYAiABKAlIAIgBARIMCgRuYW1lGAMgASgJEhIKCnNlcnZpY2VfaWQYBCABKAkSFAoMc2VydmljZV9uYW1lGAUgASgJEjYKDHNlcnZpY2VfdHlwZRgGIAEoDjIgLnRvb2xwb3J0LmNhdGFsb2cudjEuU2VydmljZVR5cGUSOgoOc2VydmljZV9zdGF0dXMYByABKA4yIi50b29scG9ydC5jYXRhbG9nLnYxLlNlcnZpY2VTdGF0dXMSLwoGc3RhdHVzGAggASgOMh8udG9vbHBvcnQuY2F0YWxvZy52MS5Ub29sU3RhdHVzEg4KBm1ldGhvZBgJIAEoCRIMCgRwYXRoGAogASgJEhAKCGJhc2VfdXJsGAsgASgJEhYKDm1jcF9zZXJ2ZXJfdXJsGAwgASgJEhUKDW1jcF90b29sX25hbWUYDSABKAkSGAoQaW50ZXJuYWxfaGFuZGxlchgOIAEoCRJFCgpwYXJhbWV0ZXJzGA8gAygLMjEudG9vbHBvcnQuY2F0YWxvZy52MS5SZXNvbHZlZFRvb2wuUGFyYW1ldGVyc0VudHJ5EhkKEWlucHV0X3NjaGVtYV9qc29uGB4gASgMEiAKGHJlcXVlc3RfYm9keV9zY2hlbWFfanNvbhgfIAEoDBIhChlyZXF1ZXN0X2JvZHlfY29udGVudF90eXBlGBIgASgJEj0KEHNlY3VyaXR5X3NjaGVtZXMYEyADKAsyIy50b29scG9ydC5jYXRhbG9nLnYxLlNlY3VyaXR5U2NoZW1lEhYKDnNpZGVfZWZmZWN0aW5nGBQgASgIEg8KB2lzX3BhaWQYFSABKAgSHAoUcHJpY2VfcGVyX2NhbGxfY2VudHMYFiABKAMSEgoKZGVwcmVjYXRlZBgXIAEoCBIvCgtzdW5zZXRfZGF0ZRgYIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoJcmVhZGluZXNzGBkgASgOMh4udG9vbHBvcnQuY2F0YWxvZy52MS5SZWFkaW5lc3MSHwoScGFzc3Rocm91Z2hfcmVhc29uGBogASgJSAGIAQESEwoLb3V0cHV0X2pzb24YICABKAwSDwoHaXNfZGVtbxgcIAEoCBIQCghyZXZpc2lvbhgdIAEoAxpVCg9QYXJhbWV0ZXJzRW50cnkSCwoDa2V5GAEgASgJEjEKBXZhbHVlGAIgASgLMiIudG9vbHBvcnQuY2F0YWxvZy52MS5Ub29sUGFyYW1ldGVyOgI4AUIHCgVfc2x1Z0IVChNfcGFzc3Rocm91Z2hfcmVhc29uSgQIEBARSgQIERASSgQIGxAcUgxpbnB1dF9zY2hlbWFSE3JlcXVlc3RfYm9keV9zY2hlbWFSBm91dHB1dCJjCgxSZWFkaW5lc3NHYXASDAoEa2luZBgBIAEoCRIPCgdtZXNzYWdlGAIgASgJEh4KEWNvbmZpZ3VyYXRpb25fdXJsGAMgASgJSACIAQFCFAoSX2NvbmZpZ3VyYXRpb25fdXJsIq4BCgtTdGFydGVyVG9vbBIPCgd0b29sX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSDwoHc2VydmljZRgDIAEoCRITCgtkZXNjcmlwdGlvbhgEIAEoCRIXCg9wYXJhbWV0ZXJzX2pzb24YByABKAwSGgoSZXhhbXBsZV9pbnB1dF9qc29uGAggASgMSgQIBRAGSgQIBhAHUgpwYXJhbWV0ZXJzUg1leGFtcGxlX2lucHV0KnMKD0NyZWRlbnRpYWxTY29wZRIgChxDUkVERU5USUFMX1NDT1BFX1VOU1BFQ0lGSUVEEAASGwoXQ1JFREVOVElBTF9TQ09QRV9DQUxMRVIQARIhCh1DUkVERU5USUFMX1NDT1BFX09SR0FOSVpBVElPThACKoUBCg5DcmVkZW50aWFsVHlwZRIfChtDUkVERU5USUFMX1RZUEVfVU5TUEVDSUZJRUQQABIbChdDUkVERU5USUFMX1RZUEVfQVBJX0tFWRABEhoKFkNSRURFTlRJQUxfVFlQRV9CRUFSRVIQAhIZChVDUkVERU5USUFMX1RZUEVfQkFTSUMQA2IGcHJvdG8z", [file_google_protobuf_timestamp, file_toolport_catalog_v1_catalog_resources]);
+  fileDesc("Cix0b29scG9ydC9jYXRhbG9nL3YxL2NhdGFsb2dfcHVibGlzaGluZy5wcm90bxITdG9vbHBvcnQuY2F0YWxvZy52MSJwCg1PcGVuQXBpU291cmNlEhcKDWRvY3VtZW50X3RleHQYASABKAlIABIWCgxkb2N1bWVudF91cmwYAiABKAlIABIVCghiYXNlX3VybBgDIAEoCUgBiAEBQgoKCGRvY3VtZW50QgsKCV9iYXNlX3VybCKZAQoPTWNwU2VydmVyU291cmNlEgsKA3VybBgBIAEoCRI8Cg9zZWN1cml0eV9zY2hlbWUYAiABKAsyIy50b29scG9ydC5jYXRhbG9nLnYxLlNlY3VyaXR5U2NoZW1lEjsKCmNyZWRlbnRpYWwYAyABKAsyJy50b29scG9ydC5jYXRhbG9nLnYxLkNyZWRlbnRpYWxNYXRlcmlhbCLGAgoRU2VydmljZVB1Ymxpc2hpbmcSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhgKEG93bmVyX2FjY291bnRfaWQYAiABKAkSFQoIYmFzZV91cmwYAyABKAlIAIgBARIbCg5tY3Bfc2VydmVyX3VybBgEIAEoCUgBiAEBEiEKFG9wZW5hcGlfZG9jdW1lbnRfdXJsGAUgASgJSAKIAQESPQoQc2VjdXJpdHlfc2NoZW1lcxgGIAMoCzIjLnRvb2xwb3J0LmNhdGFsb2cudjEuU2VjdXJpdHlTY2hlbWUSLwoLaW1wb3J0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgsKCV9iYXNlX3VybEIRCg9fbWNwX3NlcnZlcl91cmxCFwoVX29wZW5hcGlfZG9jdW1lbnRfdXJsItsCCg5TZWN1cml0eVNjaGVtZRIMCgRuYW1lGAEgASgJEgwKBHR5cGUYAiABKAkSEwoGc2NoZW1lGAMgASgJSACIAQESOAoIbG9jYXRpb24YBCABKA4yJi50b29scG9ydC5jYXRhbG9nLnYxLlBhcmFtZXRlckxvY2F0aW9uEhsKDnBhcmFtZXRlcl9uYW1lGAUgASgJSAGIAQESGgoNYmVhcmVyX2Zvcm1hdBgGIAEoCUgCiAEBEhMKC2Rlc2NyaXB0aW9uGAcgASgJEjQKC29hdXRoX2Zsb3dzGAggASgLMh8udG9vbHBvcnQuY2F0YWxvZy52MS5PQXV0aEZsb3dzEhkKDGNvbm5lY3RfZmxvdxgJIAEoCUgDiAEBQgkKB19zY2hlbWVCEQoPX3BhcmFtZXRlcl9uYW1lQhAKDl9iZWFyZXJfZm9ybWF0Qg8KDV9jb25uZWN0X2Zsb3cihAEKCk9BdXRoRmxvd3MSOgoSYXV0aG9yaXphdGlvbl9jb2RlGAEgASgLMh4udG9vbHBvcnQuY2F0YWxvZy52MS5PQXV0aEZsb3cSOgoSY2xpZW50X2NyZWRlbnRpYWxzGAIgASgLMh4udG9vbHBvcnQuY2F0YWxvZy52MS5PQXV0aEZsb3ciXgoJT0F1dGhGbG93EhkKEWF1dGhvcml6YXRpb25fdXJsGAEgASgJEhEKCXRva2VuX3VybBgCIAEoCRITCgtyZWZyZXNoX3VybBgDIAEoCRIOCgZzY29wZXMYBCADKAki/gEKEkNyZWRlbnRpYWxNYXRlcmlhbBI4CgdhcGlfa2V5GAEgASgLMiUudG9vbHBvcnQuY2F0YWxvZy52MS5BcGlLZXlDcmVkZW50aWFsSAASNwoGYmVhcmVyGAIgASgLMiUudG9vbHBvcnQuY2F0YWxvZy52MS5CZWFyZXJDcmVkZW50aWFsSAASNQoFYmFzaWMYAyABKAsyJC50b29scG9ydC5jYXRhbG9nLnYxLkJhc2ljQ3JlZGVudGlhbEgAEjYKBW9hdXRoGAQgASgLMiUudG9vbHBvcnQuY2F0YWxvZy52MS5PQXV0aEFjY2Vzc1Rva2VuSABCBgoEa2luZCKDAQoQT0F1dGhBY2Nlc3NUb2tlbhIUCgxhY2Nlc3NfdG9rZW4YASABKAkSEgoKdG9rZW5fdHlwZRgCIAEoCRIuCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIVCg1jb25uZWN0aW9uX2lkGAQgASgJInUKEEFwaUtleUNyZWRlbnRpYWwSDQoFdmFsdWUYASABKAkSGwoOcGFyYW1ldGVyX25hbWUYAiABKAlIAIgBARIVCghsb2NhdGlvbhgDIAEoCUgBiAEBQhEKD19wYXJhbWV0ZXJfbmFtZUILCglfbG9jYXRpb24iIQoQQmVhcmVyQ3JlZGVudGlhbBINCgV0b2tlbhgBIAEoCSI1Cg9CYXNpY0NyZWRlbnRpYWwSEAoIdXNlcm5hbWUYASABKAkSEAoIcGFzc3dvcmQYAiABKAkikwIKEUNyZWRlbnRpYWxTdW1tYXJ5EhIKCnNlcnZpY2VfaWQYASABKAkSMwoFc2NvcGUYAiABKA4yJC50b29scG9ydC5jYXRhbG9nLnYxLkNyZWRlbnRpYWxTY29wZRIxCgR0eXBlGAMgASgOMiMudG9vbHBvcnQuY2F0YWxvZy52MS5DcmVkZW50aWFsVHlwZRIUCgxpc19yZWZlcmVuY2UYBCABKAgSDAoEaGludBgFIAEoCRIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCK1CAoMUmVzb2x2ZWRUb29sEgoKAmlkGAEgASgJEhEKBHNsdWcYAiABKAlIAIgBARIMCgRuYW1lGAMgASgJEhIKCnNlcnZpY2VfaWQYBCABKAkSFAoMc2VydmljZV9uYW1lGAUgASgJEjYKDHNlcnZpY2VfdHlwZRgGIAEoDjIgLnRvb2xwb3J0LmNhdGFsb2cudjEuU2VydmljZVR5cGUSOgoOc2VydmljZV9zdGF0dXMYByABKA4yIi50b29scG9ydC5jYXRhbG9nLnYxLlNlcnZpY2VTdGF0dXMSLwoGc3RhdHVzGAggASgOMh8udG9vbHBvcnQuY2F0YWxvZy52MS5Ub29sU3RhdHVzEg4KBm1ldGhvZBgJIAEoCRIMCgRwYXRoGAogASgJEhAKCGJhc2VfdXJsGAsgASgJEhYKDm1jcF9zZXJ2ZXJfdXJsGAwgASgJEhUKDW1jcF90b29sX25hbWUYDSABKAkSGAoQaW50ZXJuYWxfaGFuZGxlchgOIAEoCRJFCgpwYXJhbWV0ZXJzGA8gAygLMjEudG9vbHBvcnQuY2F0YWxvZy52MS5SZXNvbHZlZFRvb2wuUGFyYW1ldGVyc0VudHJ5EhkKEWlucHV0X3NjaGVtYV9qc29uGB4gASgMEiAKGHJlcXVlc3RfYm9keV9zY2hlbWFfanNvbhgfIAEoDBIhChlyZXF1ZXN0X2JvZHlfY29udGVudF90eXBlGBIgASgJEj0KEHNlY3VyaXR5X3NjaGVtZXMYEyADKAsyIy50b29scG9ydC5jYXRhbG9nLnYxLlNlY3VyaXR5U2NoZW1lEhYKDnNpZGVfZWZmZWN0aW5nGBQgASgIEg8KB2lzX3BhaWQYFSABKAgSHAoUcHJpY2VfcGVyX2NhbGxfY2VudHMYFiABKAMSEgoKZGVwcmVjYXRlZBgXIAEoCBIvCgtzdW5zZXRfZGF0ZRgYIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoJcmVhZGluZXNzGBkgASgOMh4udG9vbHBvcnQuY2F0YWxvZy52MS5SZWFkaW5lc3MSHwoScGFzc3Rocm91Z2hfcmVhc29uGBogASgJSAGIAQESEwoLb3V0cHV0X2pzb24YICABKAwSDwoHaXNfZGVtbxgcIAEoCBIQCghyZXZpc2lvbhgdIAEoAxpVCg9QYXJhbWV0ZXJzRW50cnkSCwoDa2V5GAEgASgJEjEKBXZhbHVlGAIgASgLMiIudG9vbHBvcnQuY2F0YWxvZy52MS5Ub29sUGFyYW1ldGVyOgI4AUIHCgVfc2x1Z0IVChNfcGFzc3Rocm91Z2hfcmVhc29uSgQIEBARSgQIERASSgQIGxAcUgxpbnB1dF9zY2hlbWFSE3JlcXVlc3RfYm9keV9zY2hlbWFSBm91dHB1dCJjCgxSZWFkaW5lc3NHYXASDAoEa2luZBgBIAEoCRIPCgdtZXNzYWdlGAIgASgJEh4KEWNvbmZpZ3VyYXRpb25fdXJsGAMgASgJSACIAQFCFAoSX2NvbmZpZ3VyYXRpb25fdXJsIq4BCgtTdGFydGVyVG9vbBIPCgd0b29sX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSDwoHc2VydmljZRgDIAEoCRITCgtkZXNjcmlwdGlvbhgEIAEoCRIXCg9wYXJhbWV0ZXJzX2pzb24YByABKAwSGgoSZXhhbXBsZV9pbnB1dF9qc29uGAggASgMSgQIBRAGSgQIBhAHUgpwYXJhbWV0ZXJzUg1leGFtcGxlX2lucHV0KnMKD0NyZWRlbnRpYWxTY29wZRIgChxDUkVERU5USUFMX1NDT1BFX1VOU1BFQ0lGSUVEEAASGwoXQ1JFREVOVElBTF9TQ09QRV9DQUxMRVIQARIhCh1DUkVERU5USUFMX1NDT1BFX09SR0FOSVpBVElPThACKqEBCg5DcmVkZW50aWFsVHlwZRIfChtDUkVERU5USUFMX1RZUEVfVU5TUEVDSUZJRUQQABIbChdDUkVERU5USUFMX1RZUEVfQVBJX0tFWRABEhoKFkNSRURFTlRJQUxfVFlQRV9CRUFSRVIQAhIZChVDUkVERU5USUFMX1RZUEVfQkFTSUMQAxIaChZDUkVERU5USUFMX1RZUEVfT0FVVEgyEARiBnByb3RvMw", [file_google_protobuf_timestamp, file_toolport_catalog_v1_catalog_resources]);
 
 /**
  * An OpenAPI 3.0 or 3.1 document (JSON or YAML, detected) to import, one tool per operation.
@@ -212,6 +212,21 @@ export type SecurityScheme = Message<"toolport.catalog.v1.SecurityScheme"> & {
    * @generated from field: string description = 7;
    */
   description: string;
+
+  /**
+   * For type oauth2: the document's authorizationCode and clientCredentials flows.
+   *
+   * @generated from field: toolport.catalog.v1.OAuthFlows oauth_flows = 8;
+   */
+  oauthFlows?: OAuthFlows | undefined;
+
+  /**
+   * For type oauth2 (and openIdConnect): set when the publisher registered an OAuth client for this scheme,
+   * the flow a connection runs ("authorization_code" or "client_credentials"); unset otherwise.
+   *
+   * @generated from field: optional string connect_flow = 9;
+   */
+  connectFlow?: string | undefined;
 };
 
 /**
@@ -220,6 +235,66 @@ export type SecurityScheme = Message<"toolport.catalog.v1.SecurityScheme"> & {
  */
 export const SecuritySchemeSchema: GenMessage<SecurityScheme> = /*@__PURE__*/
   messageDesc(file_toolport_catalog_v1_catalog_publishing, 3);
+
+/**
+ * The OAuth 2.0 flows an OpenAPI oauth2 security scheme declares (only the two the catalog runs).
+ *
+ * @generated from message toolport.catalog.v1.OAuthFlows
+ */
+export type OAuthFlows = Message<"toolport.catalog.v1.OAuthFlows"> & {
+  /**
+   * @generated from field: toolport.catalog.v1.OAuthFlow authorization_code = 1;
+   */
+  authorizationCode?: OAuthFlow | undefined;
+
+  /**
+   * @generated from field: toolport.catalog.v1.OAuthFlow client_credentials = 2;
+   */
+  clientCredentials?: OAuthFlow | undefined;
+};
+
+/**
+ * Describes the message toolport.catalog.v1.OAuthFlows.
+ * Use `create(OAuthFlowsSchema)` to create a new message.
+ */
+export const OAuthFlowsSchema: GenMessage<OAuthFlows> = /*@__PURE__*/
+  messageDesc(file_toolport_catalog_v1_catalog_publishing, 4);
+
+/**
+ * One OAuth 2.0 flow of an OpenAPI document; empty strings where the document says nothing.
+ *
+ * @generated from message toolport.catalog.v1.OAuthFlow
+ */
+export type OAuthFlow = Message<"toolport.catalog.v1.OAuthFlow"> & {
+  /**
+   * @generated from field: string authorization_url = 1;
+   */
+  authorizationUrl: string;
+
+  /**
+   * @generated from field: string token_url = 2;
+   */
+  tokenUrl: string;
+
+  /**
+   * @generated from field: string refresh_url = 3;
+   */
+  refreshUrl: string;
+
+  /**
+   * The scope names the document lists.
+   *
+   * @generated from field: repeated string scopes = 4;
+   */
+  scopes: string[];
+};
+
+/**
+ * Describes the message toolport.catalog.v1.OAuthFlow.
+ * Use `create(OAuthFlowSchema)` to create a new message.
+ */
+export const OAuthFlowSchema: GenMessage<OAuthFlow> = /*@__PURE__*/
+  messageDesc(file_toolport_catalog_v1_catalog_publishing, 5);
 
 /**
  * A credential to connect to a service. Every secret string may instead be a reference
@@ -251,6 +326,15 @@ export type CredentialMaterial = Message<"toolport.catalog.v1.CredentialMaterial
      */
     value: BasicCredential;
     case: "basic";
+  } | {
+    /**
+     * An OAuth connection's access token (only ever from ResolveCredential/RefreshOAuthConnection; it
+     * cannot be connected with PutServiceCredential: connections are made by the OAuth flows).
+     *
+     * @generated from field: toolport.catalog.v1.OAuthAccessToken oauth = 4;
+     */
+    value: OAuthAccessToken;
+    case: "oauth";
   } | { case: undefined; value?: undefined };
 };
 
@@ -259,7 +343,47 @@ export type CredentialMaterial = Message<"toolport.catalog.v1.CredentialMaterial
  * Use `create(CredentialMaterialSchema)` to create a new message.
  */
 export const CredentialMaterialSchema: GenMessage<CredentialMaterial> = /*@__PURE__*/
-  messageDesc(file_toolport_catalog_v1_catalog_publishing, 4);
+  messageDesc(file_toolport_catalog_v1_catalog_publishing, 6);
+
+/**
+ * An OAuth connection's current access token, sent as `Authorization: Bearer <token>`.
+ *
+ * @generated from message toolport.catalog.v1.OAuthAccessToken
+ */
+export type OAuthAccessToken = Message<"toolport.catalog.v1.OAuthAccessToken"> & {
+  /**
+   * @generated from field: string access_token = 1;
+   */
+  accessToken: string;
+
+  /**
+   * The token type the provider named (Bearer).
+   *
+   * @generated from field: string token_type = 2;
+   */
+  tokenType: string;
+
+  /**
+   * When the access token expires; unset when the provider did not say.
+   *
+   * @generated from field: google.protobuf.Timestamp expires_at = 3;
+   */
+  expiresAt?: Timestamp | undefined;
+
+  /**
+   * The connection (credential) id, for RefreshOAuthConnection.
+   *
+   * @generated from field: string connection_id = 4;
+   */
+  connectionId: string;
+};
+
+/**
+ * Describes the message toolport.catalog.v1.OAuthAccessToken.
+ * Use `create(OAuthAccessTokenSchema)` to create a new message.
+ */
+export const OAuthAccessTokenSchema: GenMessage<OAuthAccessToken> = /*@__PURE__*/
+  messageDesc(file_toolport_catalog_v1_catalog_publishing, 7);
 
 /**
  * An API key placed per the service's apiKey security scheme (or the overrides here).
@@ -294,7 +418,7 @@ export type ApiKeyCredential = Message<"toolport.catalog.v1.ApiKeyCredential"> &
  * Use `create(ApiKeyCredentialSchema)` to create a new message.
  */
 export const ApiKeyCredentialSchema: GenMessage<ApiKeyCredential> = /*@__PURE__*/
-  messageDesc(file_toolport_catalog_v1_catalog_publishing, 5);
+  messageDesc(file_toolport_catalog_v1_catalog_publishing, 8);
 
 /**
  * A bearer token sent as `Authorization: Bearer <token>`.
@@ -315,7 +439,7 @@ export type BearerCredential = Message<"toolport.catalog.v1.BearerCredential"> &
  * Use `create(BearerCredentialSchema)` to create a new message.
  */
 export const BearerCredentialSchema: GenMessage<BearerCredential> = /*@__PURE__*/
-  messageDesc(file_toolport_catalog_v1_catalog_publishing, 6);
+  messageDesc(file_toolport_catalog_v1_catalog_publishing, 9);
 
 /**
  * HTTP basic credentials.
@@ -341,7 +465,7 @@ export type BasicCredential = Message<"toolport.catalog.v1.BasicCredential"> & {
  * Use `create(BasicCredentialSchema)` to create a new message.
  */
 export const BasicCredentialSchema: GenMessage<BasicCredential> = /*@__PURE__*/
-  messageDesc(file_toolport_catalog_v1_catalog_publishing, 7);
+  messageDesc(file_toolport_catalog_v1_catalog_publishing, 10);
 
 /**
  * What the catalog says about a stored credential; never the secret.
@@ -394,7 +518,7 @@ export type CredentialSummary = Message<"toolport.catalog.v1.CredentialSummary">
  * Use `create(CredentialSummarySchema)` to create a new message.
  */
 export const CredentialSummarySchema: GenMessage<CredentialSummary> = /*@__PURE__*/
-  messageDesc(file_toolport_catalog_v1_catalog_publishing, 8);
+  messageDesc(file_toolport_catalog_v1_catalog_publishing, 11);
 
 /**
  * Everything the execution service needs to run one tool (ResolveToolForCall).
@@ -591,7 +715,7 @@ export type ResolvedTool = Message<"toolport.catalog.v1.ResolvedTool"> & {
  * Use `create(ResolvedToolSchema)` to create a new message.
  */
 export const ResolvedToolSchema: GenMessage<ResolvedTool> = /*@__PURE__*/
-  messageDesc(file_toolport_catalog_v1_catalog_publishing, 9);
+  messageDesc(file_toolport_catalog_v1_catalog_publishing, 12);
 
 /**
  * One thing missing before a caller can run a tool (DescribeTool).
@@ -626,7 +750,7 @@ export type ReadinessGap = Message<"toolport.catalog.v1.ReadinessGap"> & {
  * Use `create(ReadinessGapSchema)` to create a new message.
  */
 export const ReadinessGapSchema: GenMessage<ReadinessGap> = /*@__PURE__*/
-  messageDesc(file_toolport_catalog_v1_catalog_publishing, 10);
+  messageDesc(file_toolport_catalog_v1_catalog_publishing, 13);
 
 /**
  * A credential-free tool for the registration guide's `try_first` list (ListStarterTools).
@@ -678,7 +802,7 @@ export type StarterTool = Message<"toolport.catalog.v1.StarterTool"> & {
  * Use `create(StarterToolSchema)` to create a new message.
  */
 export const StarterToolSchema: GenMessage<StarterTool> = /*@__PURE__*/
-  messageDesc(file_toolport_catalog_v1_catalog_publishing, 11);
+  messageDesc(file_toolport_catalog_v1_catalog_publishing, 14);
 
 /**
  * Who a credential is connected for.
@@ -737,6 +861,13 @@ export enum CredentialType {
    * @generated from enum value: CREDENTIAL_TYPE_BASIC = 3;
    */
   BASIC = 3,
+
+  /**
+   * An OAuth connection (tokens from an OAuth flow).
+   *
+   * @generated from enum value: CREDENTIAL_TYPE_OAUTH2 = 4;
+   */
+  OAUTH2 = 4,
 }
 
 /**
