@@ -1,4 +1,4 @@
-/** The catalog service's gRPC routes: every RPC of CatalogService, from three handler groups. */
+/** The catalog service's gRPC routes: every RPC of CatalogService, from four handler groups. */
 import type { ConnectRouter } from "@connectrpc/connect";
 import { AddressPolicy, Outbound } from "@toolport/kit/outbound";
 import { Sealer } from "@toolport/kit/sealing";
@@ -10,6 +10,7 @@ import { SearchIndex } from "./app/search-index.js";
 import type { catalogEnv } from "./config.js";
 import { createCatalogReadHandlers } from "./handlers/catalog-handlers.js";
 import { createInternalHandlers } from "./handlers/internal-handlers.js";
+import { createOAuthHandlers } from "./handlers/oauth-handlers.js";
 import { createPublishingHandlers } from "./handlers/publishing-handlers.js";
 
 export type CatalogConfig = z.infer<z.ZodObject<typeof catalogEnv>> & BaseConfig;
@@ -44,5 +45,6 @@ export function routes(router: ConnectRouter, ctx: ServiceContext<CatalogConfig>
     ...createCatalogReadHandlers(deps),
     ...createPublishingHandlers(deps),
     ...createInternalHandlers(deps),
+    ...createOAuthHandlers(deps),
   });
 }

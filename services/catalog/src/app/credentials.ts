@@ -72,6 +72,12 @@ export function checkMaterial(m: CredentialMaterial | undefined): {
       const password = required(m.password, "credential.basic.password");
       return { material: m, secret: password, reference: isReference(password, "credential.basic.password") };
     }
+    case "oauth2":
+      throw invalidArgument(
+        "invalid_credential",
+        "OAuth connections are made with POST /v1/services/{id}/oauth/connect, not connected as a credential",
+        { details: { field: "credential" } },
+      );
   }
 }
 
@@ -80,7 +86,8 @@ function hintFor(secret: string, reference: boolean): string {
   return reference || secret.length < 12 ? "" : secret.slice(-4);
 }
 
-const associated = (serviceId: string, scope: CredentialScope, ownerId: string) => `${serviceId}:${scope}:${ownerId}`;
+/** The associated data a credential is sealed with: its service, scope and owner. */
+export const associated = (serviceId: string, scope: CredentialScope, ownerId: string) => `${serviceId}:${scope}:${ownerId}`;
 
 function parseScope(scope: string | undefined): CredentialScope {
   if (scope === undefined || scope === "" || scope === "caller") return "caller";
@@ -88,7 +95,7 @@ function parseScope(scope: string | undefined): CredentialScope {
   throw invalidArgument("invalid_scope", "scope must be caller or organization", { details: { field: "scope" } });
 }
 
-function ownerFor(scope: CredentialScope, caller: Caller): string {
+export function ownerFor(scope: CredentialScope, caller: Caller): string {
   if (scope === "caller") return caller.accountId;
   if (!caller.isPlatformAdmin && caller.orgRole !== "owner" && caller.orgRole !== "admin") {
     throw permissionDenied("not_organization_admin", "only owners and admins connect credentials for the whole organization", {
@@ -98,7 +105,7 @@ function ownerFor(scope: CredentialScope, caller: Caller): string {
   return caller.organizationId;
 }
 
-async function visibleService(deps: CatalogDeps, idOrSlug: string, caller: Caller): Promise<ServiceRecord> {
+export async function visibleService(deps: CatalogDeps, idOrSlug: string, caller: Caller): Promise<ServiceRecord> {
   const service = await findService(deps.pool, idOrSlug.trim());
   if (!service || !canSee(service, caller)) {
     throw notFound("service_not_found", `service ${idOrSlug} not found`, { details: { service_id: idOrSlug } });
@@ -164,17 +171,35 @@ export async function deleteServiceCredential(
   return true;
 }
 
-/** For the execution service: the caller's credential, else its organization's; decrypted. */
+export interface ResolvedCredential {
+  scope: CredentialScope;
+  material: CredentialMaterial;
+  schemeName: string | null;
+  /** The credential's id (an OAuth connection's id). */
+  id: string;
+}
+
+/**
+ * For the execution service: the caller's working credential, else its organization's; decrypted. When
+ * there is none but a broken OAuth connection, `brokenReason` says why it broke.
+ */
 export async function resolveCredential(
   deps: CatalogDeps,
   input: { serviceId: string; accountId: string; organizationId: string; schemeName?: string },
-): Promise<{ scope: CredentialScope; material: CredentialMaterial; schemeName: string | null } | null> {
-  const found = await credentialsFor(deps.pool, input.serviceId, input.accountId, input.organizationId);
+): Promise<{ credential: ResolvedCredential | null; brokenReason: string | null }> {
+  const all = await credentialsFor(deps.pool, input.serviceId, input.accountId, input.organizationId);
+  const found = all.filter((c) => c.status === "active");
   const preferred = input.schemeName ? found.filter((c) => c.schemeName === input.schemeName) : [];
   const chosen = preferred[0] ?? found[0];
-  if (!chosen) return null;
+  if (!chosen) {
+    const broken = all.find((c) => c.status === "broken");
+    return { credential: null, brokenReason: broken ? (broken.brokenReason ?? "the connection is broken") : null };
+  }
   const material = JSON.parse(
     deps.sealer.open(chosen.sealed, associated(chosen.serviceId, chosen.scope, chosen.ownerId)),
   ) as CredentialMaterial;
-  return { scope: chosen.scope, material, schemeName: chosen.schemeName };
+  return {
+    credential: { scope: chosen.scope, material, schemeName: chosen.schemeName, id: chosen.id },
+    brokenReason: null,
+  };
 }

@@ -463,11 +463,13 @@ export async function reimportService(
     const scheme = service.securitySchemes[0];
     const connected =
       scheme && caller
-        ? await resolveCredential(deps, {
-            serviceId: service.id,
-            accountId: caller.accountId,
-            organizationId: caller.organizationId,
-          })
+        ? (
+            await resolveCredential(deps, {
+              serviceId: service.id,
+              accountId: caller.accountId,
+              organizationId: caller.organizationId,
+            })
+          ).credential
         : null;
     const usable = connected && !checkMaterial(connected.material).reference && connected.material.type === kindOf(scheme!);
     source = {

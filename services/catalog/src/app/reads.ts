@@ -10,6 +10,7 @@ import { rankResults } from "../domain/ranking.js";
 import { passesMinSuccessRate } from "../domain/reliability.js";
 import { exampleObject } from "../publishing/json-schema.js";
 import { exactMatchIds, findService, findTool, findToolsByName, listToolsWithService } from "../store/catalog-store.js";
+import { findOAuthClient } from "../store/oauth-store.js";
 import type { CatalogDeps } from "./deps.js";
 import { type ToolView, viewTools } from "./views.js";
 
@@ -139,16 +140,20 @@ export interface Described {
   view: ToolView;
   exampleInput: Record<string, unknown>;
   requiresConfirmation: boolean;
+  /** The OAuth client the publisher registered, when there is one: which scheme it connects, and how. */
+  oauthConnect: { schemeName: string; flow: string } | null;
 }
 
 /** GET /tools/{id}/describe. */
 export async function describeTool(deps: CatalogDeps, idOrSlug: string, caller: Caller | null): Promise<Described> {
   const view = await getTool(deps, idOrSlug, caller);
   const writes = view.tool.sideEffecting || (view.tool.method !== "" && !["GET", "HEAD"].includes(view.tool.method));
+  const client = view.tool.security.length > 0 ? await findOAuthClient(deps.pool, view.service.id) : null;
   return {
     view,
     exampleInput: view.tool.example ?? exampleObject(view.tool.inputSchema),
     requiresConfirmation: Boolean(caller?.requireConfirmation) && writes,
+    oauthConnect: client ? { schemeName: client.schemeName, flow: client.flow } : null,
   };
 }
 

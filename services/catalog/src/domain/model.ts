@@ -35,6 +35,17 @@ export interface SecuritySchemeInfo {
   parameterName?: string;
   bearerFormat?: string;
   description: string;
+  /** For oauth2: the document's authorizationCode and clientCredentials flows. */
+  oauthFlows?: { authorizationCode?: OAuthFlowInfo; clientCredentials?: OAuthFlowInfo };
+}
+
+/** One OAuth 2.0 flow as an OpenAPI document declares it; empty strings where it says nothing. */
+export interface OAuthFlowInfo {
+  authorizationUrl: string;
+  tokenUrl: string;
+  refreshUrl: string;
+  /** The scope names the document lists. */
+  scopes: string[];
 }
 
 export interface ServiceRecord {
@@ -98,6 +109,8 @@ export interface ToolDraft {
   version: string;
   sideEffecting: boolean;
   security: string[];
+  /** OAuth scopes the operation's security requirements name, per scheme; {} when none. */
+  securityScopes?: Record<string, string[]>;
   mcpToolName: string;
   internalHandler: string;
   /** Preferred slug (built-ins keep theirs); otherwise one is made from the service and name. */
@@ -127,13 +140,68 @@ export interface ToolWithService {
 }
 
 export type CredentialScope = "caller" | "organization";
-export type CredentialType = "api_key" | "bearer" | "basic";
+export type CredentialType = "api_key" | "bearer" | "basic" | "oauth2";
 
-/** Decrypted credential material. Secret strings may be env:// or vault:// references. */
+/** Decrypted credential material. Secret strings may be env:// or vault:// references (not OAuth tokens). */
 export type CredentialMaterial =
   | { type: "api_key"; value: string; parameterName?: string; location?: string }
   | { type: "bearer"; token: string }
-  | { type: "basic"; username: string; password: string };
+  | { type: "basic"; username: string; password: string }
+  | OAuthTokens;
+
+/** What an OAuth connection holds: the provider's tokens, sealed at rest like every credential. */
+export interface OAuthTokens {
+  type: "oauth2";
+  accessToken: string;
+  /** Absent for the client-credentials flow and for providers that issue none. */
+  refreshToken?: string;
+  tokenType: string;
+  /** When the access token expires (ISO 8601); absent when the provider did not say. */
+  expiresAt?: string;
+}
+
+export type ConnectionStatus = "active" | "broken";
+export type OAuthFlowName = "authorization_code" | "client_credentials";
+export type OAuthClientAuth = "client_secret_basic" | "client_secret_post";
+
+/** A publisher's OAuth client registration for a service (one per service). */
+export interface OAuthClientRecord {
+  serviceId: string;
+  schemeName: string;
+  flow: OAuthFlowName;
+  clientId: string;
+  /** Sealed client secret; null for a public client (PKCE only). */
+  sealedSecret: Buffer | null;
+  clientAuth: OAuthClientAuth;
+  authorizationUrl: string | null;
+  tokenUrl: string;
+  revocationUrl: string | null;
+  /** Scopes every connection asks for, beside the ones the tools' requirements name. */
+  scopes: string[];
+  /** One connection for the whole organization instead of one per person. */
+  shared: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** An OAuth connection as its owner sees it: never a token. */
+export interface ConnectionView {
+  id: string;
+  serviceId: string;
+  serviceName: string;
+  schemeName: string | null;
+  scope: CredentialScope;
+  status: ConnectionStatus;
+  brokenReason: string | null;
+  flow: OAuthFlowName;
+  scopes: string[];
+  expiresAt: Date | null;
+  refreshedAt: Date | null;
+  /** Where a person reconnects it (the console's connect page). */
+  configurationUrl: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
 
 export interface CredentialSummary {
   serviceId: string;

@@ -74,7 +74,9 @@ export function createCatalogReadHandlers(deps: CatalogDeps): Impl {
         requiresConfirmation: d.requiresConfirmation,
         securitySchemes: d.view.service.securitySchemes
           .filter((scheme) => d.view.tool.security.includes(scheme.name))
-          .map(securitySchemeToProto),
+          .map((scheme) =>
+            securitySchemeToProto(scheme, d.oauthConnect?.schemeName === scheme.name ? d.oauthConnect.flow : undefined),
+          ),
       });
     },
     async publicSearchTools(req, context) {

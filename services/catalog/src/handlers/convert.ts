@@ -8,6 +8,8 @@ import {
   type CredentialSummary as CredentialSummaryMsg,
   CredentialSummarySchema,
   CredentialType as CredentialTypeEnum,
+  OAuthFlowSchema,
+  OAuthFlowsSchema,
   type ResolvedTool,
   ResolvedToolSchema,
   type SecurityScheme,
@@ -50,7 +52,7 @@ import type {
 } from "../domain/model.js";
 import type { ServiceStats } from "../store/catalog-store.js";
 
-const ts = (d: Date | null | undefined) => (d ? timestampFromDate(d) : undefined);
+export const ts = (d: Date | null | undefined) => (d ? timestampFromDate(d) : undefined);
 
 export const readinessToProto: Record<Readiness, ReadinessEnum> = {
   ready: ReadinessEnum.READY,
@@ -235,7 +237,8 @@ export function serviceSummaryToProto(s: ServiceRecord): ServiceSummary {
   });
 }
 
-export function securitySchemeToProto(s: SecuritySchemeInfo): SecurityScheme {
+/** `connectFlow`: the flow a connection runs when the publisher registered an OAuth client for the scheme. */
+export function securitySchemeToProto(s: SecuritySchemeInfo, connectFlow?: string): SecurityScheme {
   return create(SecuritySchemeSchema, {
     name: s.name,
     type: s.type,
@@ -244,6 +247,13 @@ export function securitySchemeToProto(s: SecuritySchemeInfo): SecurityScheme {
     parameterName: s.parameterName,
     bearerFormat: s.bearerFormat,
     description: s.description,
+    oauthFlows: s.oauthFlows
+      ? create(OAuthFlowsSchema, {
+          authorizationCode: s.oauthFlows.authorizationCode ? create(OAuthFlowSchema, s.oauthFlows.authorizationCode) : undefined,
+          clientCredentials: s.oauthFlows.clientCredentials ? create(OAuthFlowSchema, s.oauthFlows.clientCredentials) : undefined,
+        })
+      : undefined,
+    connectFlow,
   });
 }
 
@@ -254,7 +264,7 @@ export function publishingToProto(s: ServiceRecord): ServicePublishing {
     baseUrl: s.baseUrl ?? undefined,
     mcpServerUrl: s.mcpServerUrl ?? undefined,
     openapiDocumentUrl: s.openapiDocumentUrl ?? undefined,
-    securitySchemes: s.securitySchemes.map(securitySchemeToProto),
+    securitySchemes: s.securitySchemes.map((scheme) => securitySchemeToProto(scheme)),
     importedAt: ts(s.importedAt),
   });
 }
@@ -263,7 +273,12 @@ export function credentialSummaryToProto(c: CredentialSummary): CredentialSummar
   return create(CredentialSummarySchema, {
     serviceId: c.serviceId,
     scope: c.scope === "caller" ? CredentialScopeEnum.CALLER : CredentialScopeEnum.ORGANIZATION,
-    type: { api_key: CredentialTypeEnum.API_KEY, bearer: CredentialTypeEnum.BEARER, basic: CredentialTypeEnum.BASIC }[c.type],
+    type: {
+      api_key: CredentialTypeEnum.API_KEY,
+      bearer: CredentialTypeEnum.BEARER,
+      basic: CredentialTypeEnum.BASIC,
+      oauth2: CredentialTypeEnum.OAUTH2,
+    }[c.type],
     isReference: c.isReference,
     hint: c.hint,
     createdAt: ts(c.createdAt),
@@ -293,7 +308,7 @@ export function resolvedToolToProto(v: ToolView): ResolvedTool {
     inputSchemaJson: jsonBytes(tool.inputSchema),
     requestBodySchemaJson: jsonBytes(tool.requestBodySchema ?? undefined),
     requestBodyContentType: tool.requestBodyContentType,
-    securitySchemes: schemes.map(securitySchemeToProto),
+    securitySchemes: schemes.map((scheme) => securitySchemeToProto(scheme)),
     sideEffecting: tool.sideEffecting,
     isPaid: tool.pricePerCallCents > 0n,
     pricePerCallCents: tool.pricePerCallCents,

@@ -19,13 +19,14 @@ import { checkCatalogIds, findServicesOnDomain, listStarterTools, resolveToolFor
 import type { CredentialMaterial } from "../domain/model.js";
 import { callerOf } from "./caller.js";
 import { resolvedToolToProto } from "./convert.js";
+import { oauthMaterialToProto } from "./oauth-handlers.js";
 
 type Impl = Pick<
   ServiceImpl<typeof CatalogService>,
   "resolveToolForCall" | "resolveCredential" | "checkCatalogIds" | "listStarterTools" | "findServicesOnDomain"
 >;
 
-function materialToProto(m: CredentialMaterial): CredentialMaterialMsg {
+function materialToProto(m: CredentialMaterial, credentialId: string): CredentialMaterialMsg {
   switch (m.type) {
     case "api_key":
       return create(CredentialMaterialSchema, {
@@ -42,6 +43,8 @@ function materialToProto(m: CredentialMaterial): CredentialMaterialMsg {
       return create(CredentialMaterialSchema, {
         kind: { case: "basic", value: create(BasicCredentialSchema, { username: m.username, password: m.password }) },
       });
+    case "oauth2":
+      return oauthMaterialToProto(m, credentialId);
   }
 }
 
@@ -56,17 +59,17 @@ export function createInternalHandlers(deps: CatalogDeps): Impl {
       return { tool: resolvedToolToProto(view) };
     },
     async resolveCredential(req) {
-      const found = await resolveCredential(deps, {
+      const { credential: found, brokenReason } = await resolveCredential(deps, {
         serviceId: req.serviceId,
         accountId: req.accountId,
         organizationId: req.organizationId,
         schemeName: req.schemeName,
       });
-      if (!found) return { found: false, scope: CredentialScope.UNSPECIFIED };
+      if (!found) return { found: false, scope: CredentialScope.UNSPECIFIED, brokenReason: brokenReason ?? "" };
       return {
         found: true,
         scope: found.scope === "caller" ? CredentialScope.CALLER : CredentialScope.ORGANIZATION,
-        credential: materialToProto(found.material),
+        credential: materialToProto(found.material, found.id),
         schemeName: found.schemeName ?? undefined,
       };
     },

@@ -126,7 +126,20 @@ describe("Slack: Swagger 2.0 converted on import", () => {
   it("keeps each operation's parameters, body, server and security scheme", () => {
     expect(api.warnings[0]).toMatch(/^converted from Swagger 2\.0 to OpenAPI 3\.0 \(swagger2openapi\)/);
     expect(api.baseUrl).toBe("https://slack.com/api");
-    expect(api.securitySchemes).toEqual([{ name: "slackAuth", type: "oauth2", description: "" }]);
+    expect(api.securitySchemes).toMatchObject([
+      {
+        name: "slackAuth",
+        type: "oauth2",
+        description: "",
+        oauthFlows: {
+          authorizationCode: {
+            authorizationUrl: "https://slack.com/oauth/authorize",
+            tokenUrl: "https://slack.com/api/oauth.access",
+          },
+        },
+      },
+    ]);
+    expect(api.securitySchemes[0]?.oauthFlows?.authorizationCode?.scopes).toContain("chat:write:user");
 
     const post = api.tools.find((t) => t.name === "chat_postMessage");
     expect(post).toMatchObject({

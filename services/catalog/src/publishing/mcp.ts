@@ -42,6 +42,8 @@ export function mcpAuthHeaders(scheme: SecuritySchemeInfo, material: CredentialM
       return { authorization: `Basic ${Buffer.from(`${material.username}:${material.password}`).toString("base64")}` };
     case "api_key":
       return { [(material.parameterName || scheme.parameterName || "x-api-key").toLowerCase()]: material.value };
+    case "oauth2":
+      return { authorization: `Bearer ${material.accessToken}` };
   }
 }
 

@@ -103,6 +103,26 @@ describe("OpenAPI 3.1: Train Travel API (YAML)", () => {
     expect(trips?.parameters.origin).toMatchObject({ required: true, jsonSchema: { format: "uuid" } });
     expect(trips?.inputSchema.required).toEqual(["origin", "destination", "date"]);
     expect(trips?.security).toEqual(["OAuth2"]);
+    // OAuth scopes per tool come from the requirements (the document's global one here, an operation's own below);
+    // the scheme keeps its flow's URLs and scope names for the OAuth client registration.
+    expect(trips?.securityScopes).toEqual({ OAuth2: ["read"] });
+    expect(api.tools.find((t) => t.name === "create-booking")?.securityScopes).toEqual({ OAuth2: ["write"] });
+    expect(api.securitySchemes).toEqual([
+      {
+        name: "OAuth2",
+        type: "oauth2",
+        description: "OAuth 2.0 authorization code following RFC8725 best practices.",
+        oauthFlows: {
+          authorizationCode: {
+            authorizationUrl: "https://example.com/oauth/authorize",
+            tokenUrl: "https://example.com/oauth/token",
+            refreshUrl: "",
+            scopes: ["read", "write"],
+          },
+        },
+      },
+    ]);
+    expect(api.warnings.join("\n")).not.toContain("OAuth");
 
     const pay = api.tools.find((t) => t.name === "create-booking-payment");
     expect(pay?.parameters.bookingId).toMatchObject({ location: "path", required: true });

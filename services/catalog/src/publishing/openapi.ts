@@ -18,6 +18,7 @@ import { parseDocument } from "yaml";
 import type {
   Contact,
   JsonSchema,
+  OAuthFlowInfo,
   ParameterLocation,
   SecuritySchemeInfo,
   ToolDraft,
@@ -512,6 +513,7 @@ function toolFromOperation(input: OperationInput): ToolDraft & { deprecated: boo
     version: input.version,
     sideEffecting: op["x-side-effecting"] === true,
     security: operationSecurity(op, input),
+    securityScopes: operationScopes(op, input),
     mcpToolName: "",
     internalHandler: "",
     deprecated: op.deprecated === true,
@@ -633,6 +635,38 @@ function operationSecurity(op: Record<string, unknown>, input: OperationInput): 
   return names;
 }
 
+/**
+ * The OAuth scopes an operation's requirements name, per scheme (`security: [{oauth: ["items:read"]}]`):
+ * what a connection must be granted for the tool to work. Schemes without scopes are left out.
+ */
+function operationScopes(op: Record<string, unknown>, input: OperationInput): Record<string, string[]> {
+  const requirements = Array.isArray(op.security) ? op.security : input.globalSecurity;
+  const scopes: Record<string, string[]> = {};
+  for (const requirement of requirements) {
+    if (!isObject(requirement)) continue;
+    for (const [name, list] of Object.entries(requirement)) {
+      if (!input.schemeNames.has(name) || !Array.isArray(list)) continue;
+      for (const scope of list) {
+        if (typeof scope !== "string" || scope.trim() === "") continue;
+        scopes[name] ??= [];
+        if (!scopes[name].includes(scope.trim())) scopes[name].push(scope.trim());
+      }
+    }
+  }
+  return scopes;
+}
+
+/** An OAuth flow object's URLs and scope names (`flows.authorizationCode`, `flows.clientCredentials`). */
+function oauthFlow(raw: unknown): OAuthFlowInfo | undefined {
+  if (!isObject(raw)) return undefined;
+  return {
+    authorizationUrl: str(raw.authorizationUrl),
+    tokenUrl: str(raw.tokenUrl),
+    refreshUrl: str(raw.refreshUrl),
+    scopes: isObject(raw.scopes) ? Object.keys(raw.scopes) : [],
+  };
+}
+
 function flattenSecuritySchemes(api: Record<string, unknown>, warnings: string[]): SecuritySchemeInfo[] {
   const components = isObject(api.components) ? api.components : {};
   const schemes = isObject(components.securitySchemes) ? components.securitySchemes : {};
@@ -653,9 +687,22 @@ function flattenSecuritySchemes(api: Record<string, unknown>, warnings: string[]
           `security scheme ${name}: HTTP scheme ${scheme.scheme} is not supported; connect a bearer or basic credential`,
         );
       }
-    } else if (type === "oauth2" || type === "openIdConnect") {
+    } else if (type === "oauth2") {
+      const flows = isObject(raw.flows) ? raw.flows : {};
+      const authorizationCode = oauthFlow(flows.authorizationCode);
+      const clientCredentials = oauthFlow(flows.clientCredentials);
+      scheme.oauthFlows = {
+        ...(authorizationCode ? { authorizationCode } : {}),
+        ...(clientCredentials ? { clientCredentials } : {}),
+      };
+      if (!authorizationCode && !clientCredentials) {
+        warnings.push(
+          `security scheme ${name} (oauth2): only the authorizationCode and clientCredentials flows are run; register an OAuth client with its URLs, or connect an access token as a bearer credential`,
+        );
+      }
+    } else if (type === "openIdConnect") {
       warnings.push(
-        `security scheme ${name} (${type}): the catalog does not run the OAuth flow; connect an access token as a bearer credential`,
+        `security scheme ${name} (openIdConnect): discovery is not read; register an OAuth client with the provider's authorization and token URLs, or connect an access token as a bearer credential`,
       );
     } else {
       warnings.push(`security scheme ${name}: type ${type} is not supported`);

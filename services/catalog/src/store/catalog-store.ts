@@ -287,6 +287,7 @@ export async function upsertToolDrafts(
       d.security,
       d.mcpToolName,
       d.internalHandler,
+      JSON.stringify(d.securityScopes ?? {}),
     ];
     const existingId = bySource.get(d.sourceKey);
     if (existingId) {
@@ -294,7 +295,7 @@ export async function upsertToolDrafts(
         `UPDATE tools SET name = $2, description = $3, tags = $4, method = $5, path = $6, parameters = $7, input_schema = $8,
             request_body_schema = $9, request_body_content_type = $10, output = $11, tips = COALESCE($12, tips),
             example = $13, version = $14, side_effecting = side_effecting OR $15, security = $16, mcp_tool_name = $17,
-            internal_handler = $18, passthrough_reason = COALESCE($19, passthrough_reason),
+            internal_handler = $18, security_scopes = $19, passthrough_reason = COALESCE($20, passthrough_reason),
             revision = revision + 1, updated_at = now()
           WHERE id = $1 RETURNING *`,
         [existingId, ...common, d.passthroughReason ?? null],
@@ -307,8 +308,8 @@ export async function upsertToolDrafts(
     const { rows } = await client.query(
       `INSERT INTO tools (id, service_id, slug, source_key, name, description, tags, method, path, parameters, input_schema,
           request_body_schema, request_body_content_type, output, tips, example, version, side_effecting, security, mcp_tool_name,
-          internal_handler, price_per_call_cents, deprecated, deprecation_message, passthrough_reason)
-       VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25) RETURNING *`,
+          internal_handler, security_scopes, price_per_call_cents, deprecated, deprecation_message, passthrough_reason)
+       VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26) RETURNING *`,
       [
         randomUUID(),
         options.serviceId,
@@ -403,4 +404,14 @@ export async function unknownIds(q: Queryable, table: "services" | "tools", ids:
   const { rows } = await q.query<{ id: string }>(`SELECT id::text AS id FROM ${table} WHERE id = ANY($1::uuid[])`, [uuids]);
   const known = new Set(rows.map((r) => r.id.toLowerCase()));
   return ids.filter((id) => !known.has(id.toLowerCase()));
+}
+
+/** The OAuth scopes the active tools of a service name for one security scheme, without repeats. */
+export async function scopesOfServiceTools(q: Queryable, serviceId: string, schemeName: string): Promise<string[]> {
+  const { rows } = await q.query<{ scope: string }>(
+    `SELECT DISTINCT jsonb_array_elements_text(COALESCE(security_scopes -> $2, '[]'::jsonb)) AS scope
+       FROM tools WHERE service_id = $1 AND status = 'active' ORDER BY scope`,
+    [serviceId, schemeName],
+  );
+  return rows.map((r) => r.scope);
 }

@@ -1,15 +1,22 @@
 /** Stored upstream credentials: sealed material plus the facts shown to their owner. */
 import { randomUUID } from "node:crypto";
-import type { CredentialScope, CredentialSummary, CredentialType } from "../domain/model.js";
+import type { ConnectionStatus, CredentialScope, CredentialSummary, CredentialType, OAuthFlowName } from "../domain/model.js";
 import type { Queryable } from "./rows.js";
 
 export interface SealedCredential extends CredentialSummary {
   id: string;
   ownerId: string;
   sealed: Buffer;
+  /** `broken` once an OAuth provider refused its refresh: it no longer serves calls. */
+  status: ConnectionStatus;
+  brokenReason: string | null;
+  oauthFlow: OAuthFlowName | null;
+  oauthScopes: string[];
+  expiresAt: Date | null;
+  refreshedAt: Date | null;
 }
 
-function fromRow(r: Record<string, unknown>): SealedCredential {
+export function sealedCredentialFromRow(r: Record<string, unknown>): SealedCredential {
   return {
     id: String(r.id),
     serviceId: String(r.service_id),
@@ -20,6 +27,12 @@ function fromRow(r: Record<string, unknown>): SealedCredential {
     isReference: Boolean(r.is_reference),
     hint: String(r.hint ?? ""),
     sealed: r.sealed as Buffer,
+    status: (r.status as ConnectionStatus) ?? "active",
+    brokenReason: r.broken_reason === null || r.broken_reason === undefined ? null : String(r.broken_reason),
+    oauthFlow: (r.oauth_flow as OAuthFlowName | null) ?? null,
+    oauthScopes: (r.oauth_scopes as string[]) ?? [],
+    expiresAt: (r.expires_at as Date | null) ?? null,
+    refreshedAt: (r.refreshed_at as Date | null) ?? null,
     createdAt: r.created_at as Date,
     updatedAt: r.updated_at as Date,
   };
@@ -35,19 +48,38 @@ export interface CredentialWrite {
   hint: string;
   sealed: Buffer;
   createdBy: string;
+  /** For an OAuth connection: its flow, granted scopes and the access token's expiry. */
+  oauth?: { flow: OAuthFlowName; scopes: string[]; expiresAt: Date | null };
 }
 
-/** Replaces the credential of the same service, scope and owner. */
+/** Replaces the credential of the same service, scope and owner (a broken connection becomes active again). */
 export async function putCredential(q: Queryable, c: CredentialWrite): Promise<SealedCredential> {
   const { rows } = await q.query(
-    `INSERT INTO credentials (id, service_id, scope, owner_id, type, scheme_name, is_reference, hint, sealed, created_by)
-     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)
+    `INSERT INTO credentials (id, service_id, scope, owner_id, type, scheme_name, is_reference, hint, sealed, created_by,
+       oauth_flow, oauth_scopes, expires_at)
+     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13)
      ON CONFLICT (service_id, scope, owner_id) DO UPDATE SET type = EXCLUDED.type, scheme_name = EXCLUDED.scheme_name,
-       is_reference = EXCLUDED.is_reference, hint = EXCLUDED.hint, sealed = EXCLUDED.sealed, updated_at = now()
+       is_reference = EXCLUDED.is_reference, hint = EXCLUDED.hint, sealed = EXCLUDED.sealed, status = 'active',
+       broken_reason = NULL, oauth_flow = EXCLUDED.oauth_flow, oauth_scopes = EXCLUDED.oauth_scopes,
+       expires_at = EXCLUDED.expires_at, refreshed_at = NULL, updated_at = now()
      RETURNING *`,
-    [randomUUID(), c.serviceId, c.scope, c.ownerId, c.type, c.schemeName, c.isReference, c.hint, c.sealed, c.createdBy],
+    [
+      randomUUID(),
+      c.serviceId,
+      c.scope,
+      c.ownerId,
+      c.type,
+      c.schemeName,
+      c.isReference,
+      c.hint,
+      c.sealed,
+      c.createdBy,
+      c.oauth?.flow ?? null,
+      c.oauth?.scopes ?? [],
+      c.oauth?.expiresAt ?? null,
+    ],
   );
-  return fromRow(rows[0]);
+  return sealedCredentialFromRow(rows[0]);
 }
 
 /** The caller's and its organization's credentials for a service, caller-scoped first. */
@@ -63,10 +95,10 @@ export async function credentialsFor(
       ORDER BY CASE scope WHEN 'caller' THEN 0 ELSE 1 END`,
     [serviceId, accountId, organizationId],
   );
-  return rows.map(fromRow);
+  return rows.map(sealedCredentialFromRow);
 }
 
-/** Ids of the services among `serviceIds` where the caller or its organization has a credential. */
+/** Ids of the services among `serviceIds` where the caller or its organization has a working credential. */
 export async function servicesWithCredential(
   q: Queryable,
   serviceIds: string[],
@@ -76,7 +108,8 @@ export async function servicesWithCredential(
   if (serviceIds.length === 0) return new Set();
   const { rows } = await q.query<{ service_id: string }>(
     `SELECT DISTINCT service_id FROM credentials
-      WHERE service_id = ANY($1::uuid[]) AND ((scope = 'caller' AND owner_id = $2) OR (scope = 'organization' AND owner_id = $3))`,
+      WHERE service_id = ANY($1::uuid[]) AND status = 'active'
+        AND ((scope = 'caller' AND owner_id = $2) OR (scope = 'organization' AND owner_id = $3))`,
     [serviceIds, accountId, organizationId],
   );
   return new Set(rows.map((r) => r.service_id));

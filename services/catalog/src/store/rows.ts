@@ -66,6 +66,7 @@ export function toolFromRow(r: Row): ToolRecord {
     sunsetDate: dateOrNull(r.sunset_date),
     passthroughReason: strOrNull(r.passthrough_reason),
     security: (r.security as string[]) ?? [],
+    securityScopes: (r.security_scopes as Record<string, string[]>) ?? {},
     mcpToolName: String(r.mcp_tool_name ?? ""),
     internalHandler: String(r.internal_handler ?? ""),
     revision: BigInt(r.revision as string | number | bigint),

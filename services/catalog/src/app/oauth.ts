@@ -1,0 +1,636 @@
+/**
+ * OAuth connections (issue 20). A publisher registers the service's OAuth client; a caller connects by
+ * the authorization-code flow with PKCE (S256) and a single-use state, or at once by the client-credentials
+ * flow; the tokens become a credential of type `oauth2`, sealed like the others, for the caller or (when
+ * the publisher marks the client `shared`) its organization. The execution service asks for a refresh
+ * before the access token expires (RefreshOAuthConnection); the catalog holds the refresh token and the
+ * client secret, which never leave it, and runs one token request per connection at a time (a row lock),
+ * so concurrent calls on any replica do not race a rotating refresh token. A provider that refuses the
+ * refresh (`invalid_grant`) breaks the connection: readiness is `needs_credential` again.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { conflict, failedPrecondition, invalidArgument, notFound, permissionDenied, unavailable } from "@toolport/kit/errors";
+import { withTransaction } from "@toolport/kit/pg";
+import type { Caller } from "../domain/access.js";
+import type {
+  ConnectionView,
+  CredentialScope,
+  OAuthClientAuth,
+  OAuthClientRecord,
+  OAuthFlowName,
+  OAuthTokens,
+  SecuritySchemeInfo,
+} from "../domain/model.js";
+import {
+  clientCredentials,
+  exchangeCode,
+  OAuthProviderError,
+  refreshTokens,
+  revokeToken,
+  type TokenClient,
+  type TokenSet,
+} from "../oauth/token-client.js";
+import { scopesOfServiceTools } from "../store/catalog-store.js";
+import { putCredential } from "../store/credentials-store.js";
+import {
+  type ConnectionRow,
+  connectionsOf,
+  deleteConnectionRow,
+  deleteOAuthClient,
+  findConnection,
+  findOAuthClient,
+  insertPendingAuthorization,
+  markConnectionBroken,
+  putOAuthClient as storeOAuthClient,
+  storeRefreshedTokens,
+  takePendingAuthorization,
+} from "../store/oauth-store.js";
+import { associated, ownerFor, visibleService } from "./credentials.js";
+import type { CatalogDeps } from "./deps.js";
+import { managedService, requireCaller } from "./publishing.js";
+import { configurationUrl } from "./views.js";
+
+/** Where providers send the browser back: the gateway's route, registered at the provider by the publisher. */
+export const CALLBACK_PATH = "/v1/oauth/callback";
+/** How long a started authorization is accepted. */
+const STATE_TTL_MS = 10 * 60_000;
+/** Provider errors on refresh that mean the grant is gone for good (RFC 6749 §5.2). */
+const GRANT_GONE = new Set(["invalid_grant", "invalid_client", "unauthorized_client"]);
+const OAUTH_TYPES = new Set(["oauth2", "openIdConnect"]);
+
+export function redirectUri(publicUrl: string): string {
+  return `${publicUrl.replace(/\/$/, "")}${CALLBACK_PATH}`;
+}
+
+const sha256 = (value: string) => createHash("sha256").update(value).digest("base64url");
+const clientSecretAad = (serviceId: string) => `oauth-client:${serviceId}`;
+const verifierAad = (stateHash: string) => `oauth-state:${stateHash}`;
+
+// ---- registration ---------------------------------------------------------------------------------
+
+export interface OAuthClientInput {
+  serviceId: string;
+  schemeName?: string;
+  clientId?: string;
+  clientSecret?: string;
+  flow?: string;
+  clientAuth?: string;
+  authorizationUrl?: string;
+  tokenUrl?: string;
+  revocationUrl?: string;
+  scopes: string[];
+  shared?: boolean;
+}
+
+export interface OAuthClientView {
+  client: OAuthClientRecord;
+  /** Every scope a connection asks for. */
+  scopes: string[];
+  redirectUri: string;
+}
+
+function oauthScheme(schemes: SecuritySchemeInfo[], name: string | undefined): SecuritySchemeInfo {
+  const candidates = schemes.filter((s) => OAUTH_TYPES.has(s.type));
+  if (name) {
+    const named = schemes.find((s) => s.name === name);
+    if (!named) {
+      throw invalidArgument("unknown_scheme", `the service has no security scheme ${name}`, {
+        details: { field: "scheme_name", schemes: schemes.map((s) => s.name) },
+      });
+    }
+    if (!OAUTH_TYPES.has(named.type)) {
+      throw invalidArgument("not_oauth_scheme", `security scheme ${name} is ${named.type}, not oauth2 or openIdConnect`, {
+        details: { field: "scheme_name" },
+      });
+    }
+    return named;
+  }
+  const first = candidates[0];
+  if (!first) {
+    throw invalidArgument("no_oauth_scheme", "the service's document declares no oauth2 or openIdConnect security scheme", {
+      details: { field: "scheme_name" },
+    });
+  }
+  return first;
+}
+
+/** An absolute http(s) URL; a relative one (OpenAPI allows it) is taken against the service's base URL. */
+function endpointUrl(value: string | undefined, field: string, base: string | null): string | null {
+  if (value === undefined || value.trim() === "") return null;
+  let url: URL;
+  try {
+    url = base ? new URL(value.trim(), `${base}/`) : new URL(value.trim());
+  } catch {
+    throw invalidArgument("invalid_url", `${field} must be an absolute http(s) URL`, { details: { field } });
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw invalidArgument("invalid_url", `${field} must be an absolute http(s) URL`, { details: { field } });
+  }
+  if (url.username || url.password) {
+    throw invalidArgument("invalid_url", `${field} must not carry a user name or password`, { details: { field } });
+  }
+  return url.toString();
+}
+
+function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], field: string): T | undefined {
+  if (value === undefined || value === "") return undefined;
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  throw invalidArgument(`invalid_${field}`, `${field} must be one of ${allowed.join(", ")}`, { details: { field } });
+}
+
+function checkScopes(scopes: string[]): string[] {
+  const out: string[] = [];
+  for (const scope of scopes) {
+    if (typeof scope !== "string" || scope === "" || scope.length > 200 || /[\s"\\]/.test(scope)) {
+      throw invalidArgument("invalid_scope_name", "scopes must be non-empty scope names without spaces, quotes or backslashes", {
+        details: { field: "scopes" },
+      });
+    }
+    if (!out.includes(scope)) out.push(scope);
+  }
+  if (out.length > 100) throw invalidArgument("too_many_scopes", "at most 100 scopes", { details: { field: "scopes" } });
+  return out;
+}
+
+export async function putOAuthClient(
+  deps: CatalogDeps,
+  input: OAuthClientInput,
+  caller: Caller | null,
+): Promise<OAuthClientView> {
+  const service = await managedService(deps, input.serviceId, caller);
+  const scheme = oauthScheme(service.securitySchemes, input.schemeName);
+  const clientId = (input.clientId ?? "").trim();
+  if (clientId === "" || clientId.length > 500) {
+    throw invalidArgument("missing_client_id", "client_id is required (at most 500 characters)", {
+      details: { field: "client_id" },
+    });
+  }
+  const secret = input.clientSecret === undefined || input.clientSecret === "" ? null : input.clientSecret;
+  if (secret !== null && secret.length > 2000) {
+    throw invalidArgument("invalid_client_secret", "client_secret is at most 2000 characters", {
+      details: { field: "client_secret" },
+    });
+  }
+  const flows = scheme.oauthFlows ?? {};
+  const flow: OAuthFlowName =
+    oneOf(input.flow, ["authorization_code", "client_credentials"] as const, "flow") ??
+    (flows.authorizationCode || input.authorizationUrl || !flows.clientCredentials ? "authorization_code" : "client_credentials");
+  const declared = flow === "authorization_code" ? flows.authorizationCode : flows.clientCredentials;
+  const authorizationUrl =
+    flow === "authorization_code"
+      ? endpointUrl(input.authorizationUrl || declared?.authorizationUrl, "authorization_url", service.baseUrl)
+      : null;
+  const tokenUrl = endpointUrl(input.tokenUrl || declared?.tokenUrl, "token_url", service.baseUrl);
+  if (flow === "authorization_code" && !authorizationUrl) {
+    throw invalidArgument("missing_authorization_url", `authorization_url is required: scheme ${scheme.name} does not give one`, {
+      details: { field: "authorization_url" },
+    });
+  }
+  if (!tokenUrl) {
+    throw invalidArgument("missing_token_url", `token_url is required: scheme ${scheme.name} does not give one`, {
+      details: { field: "token_url" },
+    });
+  }
+  if (flow === "client_credentials" && secret === null) {
+    throw invalidArgument("missing_client_secret", "the client-credentials flow needs a client_secret", {
+      details: { field: "client_secret" },
+    });
+  }
+  const record = await storeOAuthClient(
+    deps.pool,
+    {
+      serviceId: service.id,
+      schemeName: scheme.name,
+      flow,
+      clientId,
+      sealedSecret: secret === null ? null : deps.sealer.seal(secret, clientSecretAad(service.id)),
+      clientAuth:
+        oneOf(input.clientAuth, ["client_secret_basic", "client_secret_post"] as const, "client_auth") ?? "client_secret_basic",
+      authorizationUrl,
+      tokenUrl,
+      revocationUrl: endpointUrl(input.revocationUrl, "revocation_url", service.baseUrl),
+      scopes: checkScopes(input.scopes),
+      // A client-credentials token is the client's own, the same for everyone: one per organization.
+      shared: input.shared ?? flow === "client_credentials",
+    },
+    requireCaller(caller).accountId,
+  );
+  deps.log.info({ service_id: service.id, scheme: scheme.name, flow }, "OAuth client registered");
+  return clientView(deps, record);
+}
+
+async function clientView(deps: CatalogDeps, client: OAuthClientRecord): Promise<OAuthClientView> {
+  return { client, scopes: await connectionScopes(deps, client), redirectUri: redirectUri(deps.publicUrl) };
+}
+
+/** The registration's scopes and every scope the service's active tools name for its scheme. */
+async function connectionScopes(deps: CatalogDeps, client: OAuthClientRecord): Promise<string[]> {
+  const scopes = [...client.scopes];
+  for (const scope of await scopesOfServiceTools(deps.pool, client.serviceId, client.schemeName)) {
+    if (!scopes.includes(scope)) scopes.push(scope);
+  }
+  return scopes;
+}
+
+export async function getOAuthClient(deps: CatalogDeps, serviceId: string, caller: Caller | null): Promise<OAuthClientView> {
+  const service = await managedService(deps, serviceId, caller);
+  const client = await findOAuthClient(deps.pool, service.id);
+  if (!client) throw clientNotFound(service.id);
+  return clientView(deps, client);
+}
+
+export async function removeOAuthClient(deps: CatalogDeps, serviceId: string, caller: Caller | null): Promise<boolean> {
+  const service = await managedService(deps, serviceId, caller);
+  if (!(await deleteOAuthClient(deps.pool, service.id))) throw clientNotFound(service.id);
+  return true;
+}
+
+const clientNotFound = (serviceId: string) =>
+  notFound("oauth_client_not_found", "no OAuth client is registered for this service", { details: { service_id: serviceId } });
+
+function tokenClient(deps: CatalogDeps, client: OAuthClientRecord): TokenClient {
+  return {
+    clientId: client.clientId,
+    clientSecret: client.sealedSecret ? deps.sealer.open(client.sealedSecret, clientSecretAad(client.serviceId)) : null,
+    clientAuth: client.clientAuth,
+  };
+}
+
+// ---- connecting ------------------------------------------------------------------------------------
+
+/** A path on the gateway's own origin, so the callback is no open redirect. */
+function checkReturnTo(value: string | undefined, serviceId: string): string {
+  if (value === undefined || value === "") return `/console/services/${serviceId}/connect`;
+  if (!value.startsWith("/") || value.startsWith("//") || /[\\\s]/.test(value) || value.length > 2000) {
+    throw invalidArgument("invalid_return_to", "return_to must be a path on this gateway, such as /console/keys", {
+      details: { field: "return_to" },
+    });
+  }
+  return value;
+}
+
+export interface StartedConnection {
+  flow: OAuthFlowName;
+  authorizationUrl?: string;
+  expiresAt?: Date;
+  connection?: ConnectionView;
+}
+
+export async function startOAuthConnection(
+  deps: CatalogDeps,
+  input: { serviceId: string; returnTo?: string },
+  callerOrNull: Caller | null,
+): Promise<StartedConnection> {
+  const caller = requireCaller(callerOrNull);
+  const service = await visibleService(deps, input.serviceId, caller);
+  const returnTo = checkReturnTo(input.returnTo, service.id);
+  const client = await findOAuthClient(deps.pool, service.id);
+  if (!client) {
+    throw conflict(
+      "oauth_not_configured",
+      "the publisher registered no OAuth client for this service; connect an access token as a bearer credential instead",
+      { details: { service_id: service.id } },
+    );
+  }
+  const scope: CredentialScope = client.shared ? "organization" : "caller";
+  const ownerId = ownerFor(scope, caller);
+  const scopes = await connectionScopes(deps, client);
+
+  if (client.flow === "client_credentials") {
+    let tokens: TokenSet;
+    try {
+      tokens = await clientCredentials(deps.outbound, client.tokenUrl, tokenClient(deps, client), scopes);
+    } catch (err) {
+      throw providerRefused(deps, err, service.id);
+    }
+    const id = await storeConnection(deps, { client, scope, ownerId, accountId: caller.accountId, tokens, scopes });
+    deps.log.info({ service_id: service.id, scope, flow: client.flow }, "OAuth connection made");
+    const row = await findConnection(deps.pool, id);
+    return { flow: client.flow, connection: row ? connectionView(deps, row) : undefined };
+  }
+
+  const state = randomBytes(32).toString("base64url");
+  const verifier = randomBytes(32).toString("base64url");
+  const stateHash = sha256(state);
+  const expiresAt = new Date(Date.now() + STATE_TTL_MS);
+  const callback = redirectUri(deps.publicUrl);
+  await insertPendingAuthorization(deps.pool, {
+    stateHash,
+    serviceId: service.id,
+    scope,
+    ownerId,
+    accountId: caller.accountId,
+    sealedVerifier: deps.sealer.seal(verifier, verifierAad(stateHash)),
+    redirectUri: callback,
+    returnTo,
+    scopes,
+    expiresAt,
+  });
+  const url = new URL(client.authorizationUrl as string);
+  url.searchParams.set("response_type", "code");
+  url.searchParams.set("client_id", client.clientId);
+  url.searchParams.set("redirect_uri", callback);
+  if (scopes.length > 0) url.searchParams.set("scope", scopes.join(" "));
+  url.searchParams.set("state", state);
+  url.searchParams.set("code_challenge", sha256(verifier));
+  url.searchParams.set("code_challenge_method", "S256");
+  return { flow: client.flow, authorizationUrl: url.toString(), expiresAt };
+}
+
+/** A token request the provider refused or could not answer, as the caller's error (never a token). */
+function providerRefused(deps: CatalogDeps, err: unknown, serviceId: string): Error {
+  if (!(err instanceof OAuthProviderError)) return err as Error;
+  deps.log.warn({ service_id: serviceId, oauth_error: err.code, status: err.status }, "OAuth token request failed");
+  if (err.code === "unreachable") {
+    return unavailable("oauth_provider_unavailable", "the OAuth provider's token endpoint could not be reached; try again", {
+      details: { service_id: serviceId },
+    });
+  }
+  return failedPrecondition("oauth_token_request_failed", err.message, {
+    details: { service_id: serviceId, oauth_error: err.code },
+  });
+}
+
+function sealTokens(deps: CatalogDeps, serviceId: string, scope: CredentialScope, ownerId: string, t: OAuthTokens): Buffer {
+  return deps.sealer.seal(JSON.stringify(t), associated(serviceId, scope, ownerId));
+}
+
+function expiryOf(tokens: TokenSet): Date | null {
+  return tokens.expiresIn ? new Date(Date.now() + tokens.expiresIn * 1000) : null;
+}
+
+async function storeConnection(
+  deps: CatalogDeps,
+  c: {
+    client: OAuthClientRecord;
+    scope: CredentialScope;
+    ownerId: string;
+    accountId: string;
+    tokens: TokenSet;
+    scopes: string[];
+  },
+): Promise<string> {
+  const expiresAt = expiryOf(c.tokens);
+  const material: OAuthTokens = {
+    type: "oauth2",
+    accessToken: c.tokens.accessToken,
+    refreshToken: c.tokens.refreshToken,
+    tokenType: c.tokens.tokenType,
+    expiresAt: expiresAt?.toISOString(),
+  };
+  const stored = await putCredential(deps.pool, {
+    serviceId: c.client.serviceId,
+    scope: c.scope,
+    ownerId: c.ownerId,
+    type: "oauth2",
+    schemeName: c.client.schemeName,
+    isReference: false,
+    hint: "",
+    sealed: sealTokens(deps, c.client.serviceId, c.scope, c.ownerId, material),
+    createdBy: c.accountId,
+    // RFC 6749 §5.1: an answer without `scope` granted what was asked.
+    oauth: { flow: c.client.flow, scopes: c.tokens.scope ?? c.scopes, expiresAt },
+  });
+  return stored.id;
+}
+
+export interface CompletedConnection {
+  redirectTo: string;
+  connection?: ConnectionView;
+  error?: string;
+}
+
+/**
+ * The provider's redirect. An unknown, used or missing state is refused (400) without a redirect: it names
+ * no authorization, so there is nowhere safe to send the browser. Once the state is known, every outcome
+ * sends the browser back to where the connection started, with `oauth=connected` or `oauth_error=`.
+ */
+export async function completeOAuthConnection(
+  deps: CatalogDeps,
+  input: { state: string; code: string; error: string; errorDescription: string },
+): Promise<CompletedConnection> {
+  if (!input.state) {
+    throw invalidArgument("invalid_oauth_state", "the callback carries no state; start the connection again", {
+      details: { field: "state" },
+    });
+  }
+  const pending = await takePendingAuthorization(deps.pool, sha256(input.state));
+  if (!pending) {
+    throw invalidArgument(
+      "invalid_oauth_state",
+      "the state names no started authorization (unknown, or already used); start the connection again",
+      { details: { field: "state" } },
+    );
+  }
+  const back = (params: Record<string, string>): string => {
+    const url = new URL(pending.returnTo, deps.publicUrl);
+    for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+    return url.toString();
+  };
+  const fail = (error: string): CompletedConnection => {
+    deps.log.warn({ service_id: pending.serviceId, oauth_error: error }, "OAuth connection not made");
+    return { redirectTo: back({ oauth_error: error }), error };
+  };
+  if (pending.expiresAt.getTime() < Date.now()) return fail("state_expired");
+  // The provider's error code is a short token by RFC 6749; anything else is not repeated.
+  if (input.error) return fail(/^[\w.-]{1,64}$/.test(input.error) ? input.error : "authorization_failed");
+  if (!input.code) return fail("missing_code");
+  const client = await findOAuthClient(deps.pool, pending.serviceId);
+  if (client?.flow !== "authorization_code" || !client.authorizationUrl) return fail("oauth_not_configured");
+  let tokens: TokenSet;
+  try {
+    tokens = await exchangeCode(deps.outbound, client.tokenUrl, tokenClient(deps, client), {
+      code: input.code,
+      redirectUri: pending.redirectUri,
+      codeVerifier: deps.sealer.open(pending.sealedVerifier, verifierAad(pending.stateHash)),
+    });
+  } catch (err) {
+    if (!(err instanceof OAuthProviderError)) throw err;
+    deps.log.warn({ service_id: pending.serviceId, oauth_error: err.code, status: err.status }, "OAuth code exchange refused");
+    return { redirectTo: back({ oauth_error: "exchange_failed", reason: err.code }), error: "exchange_failed" };
+  }
+  const id = await storeConnection(deps, {
+    client,
+    scope: pending.scope,
+    ownerId: pending.ownerId,
+    accountId: pending.accountId,
+    tokens,
+    scopes: pending.scopes,
+  });
+  deps.log.info({ service_id: pending.serviceId, scope: pending.scope, flow: client.flow }, "OAuth connection made");
+  const row = await findConnection(deps.pool, id);
+  return { redirectTo: back({ oauth: "connected" }), connection: row ? connectionView(deps, row) : undefined };
+}
+
+// ---- connections -----------------------------------------------------------------------------------
+
+function connectionView(deps: CatalogDeps, row: ConnectionRow): ConnectionView {
+  return {
+    id: row.id,
+    serviceId: row.serviceId,
+    serviceName: row.serviceName,
+    schemeName: row.schemeName,
+    scope: row.scope,
+    status: row.status,
+    brokenReason: row.brokenReason,
+    flow: row.oauthFlow ?? "authorization_code",
+    scopes: row.oauthScopes,
+    expiresAt: row.expiresAt,
+    refreshedAt: row.refreshedAt,
+    configurationUrl: configurationUrl(deps.publicUrl, row.serviceId),
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
+}
+
+export async function listConnections(deps: CatalogDeps, callerOrNull: Caller | null): Promise<ConnectionView[]> {
+  const caller = requireCaller(callerOrNull);
+  return (await connectionsOf(deps.pool, caller.accountId, caller.organizationId)).map((r) => connectionView(deps, r));
+}
+
+/** A connection the caller may see: its own, or its organization's. 404 otherwise, as for an unknown id. */
+async function ownConnection(deps: CatalogDeps, id: string, caller: { accountId: string; organizationId: string }) {
+  const row = /^[0-9a-f-]{36}$/i.test(id) ? await findConnection(deps.pool, id) : null;
+  const mine =
+    row &&
+    ((row.scope === "caller" && row.ownerId === caller.accountId) ||
+      (row.scope === "organization" && row.ownerId === caller.organizationId));
+  if (!row || !mine) throw notFound("connection_not_found", `connection ${id} not found`, { details: { connection_id: id } });
+  return row;
+}
+
+function openTokens(deps: CatalogDeps, row: ConnectionRow): OAuthTokens {
+  return JSON.parse(deps.sealer.open(row.sealed, associated(row.serviceId, row.scope, row.ownerId))) as OAuthTokens;
+}
+
+/** Deletes a connection, first revoking its tokens at the provider when it offers RFC 7009 (best effort). */
+export async function deleteConnection(
+  deps: CatalogDeps,
+  id: string,
+  callerOrNull: Caller | null,
+): Promise<{ revokedAtProvider: boolean }> {
+  const caller = requireCaller(callerOrNull);
+  const row = await ownConnection(deps, id, caller);
+  if (row.scope === "organization" && !caller.isPlatformAdmin && caller.orgRole !== "owner" && caller.orgRole !== "admin") {
+    throw permissionDenied("not_organization_admin", "only owners and admins delete the organization's connections", {
+      details: { connection_id: id },
+    });
+  }
+  let revokedAtProvider = false;
+  const client = await findOAuthClient(deps.pool, row.serviceId);
+  if (client?.revocationUrl) {
+    const tokens = openTokens(deps, row);
+    const tc = tokenClient(deps, client);
+    // Revoking the refresh token ends the grant at most providers (RFC 7009 §2.1); the access token too,
+    // for those that keep them apart.
+    if (tokens.refreshToken) {
+      revokedAtProvider = await revokeToken(deps.outbound, client.revocationUrl, tc, tokens.refreshToken, "refresh_token");
+    }
+    const accessRevoked = await revokeToken(deps.outbound, client.revocationUrl, tc, tokens.accessToken, "access_token");
+    revokedAtProvider = tokens.refreshToken ? revokedAtProvider : accessRevoked;
+  }
+  await deleteConnectionRow(deps.pool, row.id);
+  deps.log.info(
+    { service_id: row.serviceId, connection_id: row.id, revoked_at_provider: revokedAtProvider },
+    "OAuth connection deleted",
+  );
+  return { revokedAtProvider };
+}
+
+// ---- refreshing (execution) ------------------------------------------------------------------------
+
+export interface RefreshInput {
+  connectionId: string;
+  accountId: string;
+  organizationId: string;
+  minValidSeconds: number;
+  rejectedAccessToken?: string;
+}
+
+/**
+ * A usable access token for a connection. Under a row lock: a call that waited for another's refresh
+ * finds the new token and returns it without a token request. A provider that says the grant is gone
+ * breaks the connection (committed), then the call fails with `oauth_connection_broken`.
+ */
+export async function refreshOAuthConnection(
+  deps: CatalogDeps,
+  input: RefreshInput,
+): Promise<{ tokens: OAuthTokens; connectionId: string; refreshed: boolean }> {
+  const outcome = await withTransaction(deps.pool, async (db) => {
+    const row = await findConnection(db, input.connectionId, true);
+    const mine =
+      row &&
+      ((row.scope === "caller" && row.ownerId === input.accountId) ||
+        (row.scope === "organization" && row.ownerId === input.organizationId));
+    if (!row || !mine) {
+      throw notFound("connection_not_found", `connection ${input.connectionId} not found`, {
+        details: { connection_id: input.connectionId },
+      });
+    }
+    if (row.status === "broken") return { broken: row.brokenReason ?? "the connection is broken" } as const;
+    const current = openTokens(deps, row);
+    const stale = input.rejectedAccessToken
+      ? current.accessToken === input.rejectedAccessToken
+      : current.expiresAt !== undefined && Date.parse(current.expiresAt) - Date.now() < input.minValidSeconds * 1000;
+    if (!stale) return { tokens: current, refreshed: false } as const;
+
+    const client = await findOAuthClient(db, row.serviceId);
+    const flow = row.oauthFlow ?? "authorization_code";
+    let broken: string | undefined;
+    let fresh: TokenSet | undefined;
+    if (!client) broken = "the service's OAuth client registration was removed";
+    else if (flow === "authorization_code" && !current.refreshToken)
+      broken = "the provider issued no refresh token and the access token expired";
+    else {
+      try {
+        fresh =
+          flow === "client_credentials"
+            ? await clientCredentials(deps.outbound, client.tokenUrl, tokenClient(deps, client), row.oauthScopes)
+            : await refreshTokens(deps.outbound, client.tokenUrl, tokenClient(deps, client), current.refreshToken as string);
+      } catch (err) {
+        if (!(err instanceof OAuthProviderError)) throw err;
+        deps.log.warn(
+          { service_id: row.serviceId, connection_id: row.id, oauth_error: err.code, status: err.status },
+          "OAuth refresh refused",
+        );
+        if (!GRANT_GONE.has(err.code)) {
+          throw unavailable("oauth_refresh_failed", `refreshing the OAuth token failed (${err.code}); try again`, {
+            details: { connection_id: row.id },
+          });
+        }
+        broken = `the provider refused the refresh (${err.code}); reconnect the service`;
+      }
+    }
+    if (broken !== undefined || !fresh) {
+      const reason = broken ?? "the connection is broken";
+      await markConnectionBroken(db, row.id, reason);
+      return { broken: reason } as const;
+    }
+    const expiresAt = expiryOf(fresh);
+    const tokens: OAuthTokens = {
+      type: "oauth2",
+      accessToken: fresh.accessToken,
+      // A provider that does not rotate keeps the old refresh token valid (RFC 6749 §6).
+      refreshToken: fresh.refreshToken ?? current.refreshToken,
+      tokenType: fresh.tokenType,
+      expiresAt: expiresAt?.toISOString(),
+    };
+    await storeRefreshedTokens(
+      db,
+      row.id,
+      sealTokens(deps, row.serviceId, row.scope, row.ownerId, tokens),
+      expiresAt,
+      fresh.scope,
+    );
+    deps.log.info({ service_id: row.serviceId, connection_id: row.id }, "OAuth token refreshed");
+    return { tokens, refreshed: true } as const;
+  });
+  if ("broken" in outcome) {
+    throw failedPrecondition("oauth_connection_broken", `the OAuth connection is broken: ${outcome.broken}`, {
+      details: { connection_id: input.connectionId },
+    });
+  }
+  return { tokens: outcome.tokens, connectionId: input.connectionId, refreshed: outcome.refreshed };
+}
+
+export type { OAuthClientAuth };
