@@ -28,6 +28,13 @@ export const executionEnv = {
   EXECUTION_UPSTREAM_TIMEOUT_MS: positiveInt(30_000).describe("deadline of one upstream call (REST or MCP), milliseconds"),
   EXECUTION_MAX_RESPONSE_BYTES: positiveInt(10 * 1024 * 1024).describe("largest upstream response body read, bytes"),
   EXECUTION_STORE_MAX_CHARS: positiveInt(DEFAULT_STORE_MAX_CHARS).describe("storage cap of one result, characters of JSON"),
+  EXECUTION_OAUTH_REFRESH_BEFORE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(3600)
+    .default(60)
+    .describe("an OAuth access token expiring within this many seconds is refreshed before the call uses it"),
   EXECUTION_SETTLEMENT_SWEEP_MS: z.coerce
     .number()
     .int()

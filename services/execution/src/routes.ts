@@ -83,6 +83,7 @@ export function createDeps(ctx: ServiceContext<ExecutionConfig>): ExecutionDeps 
       storeMaxChars: config.EXECUTION_STORE_MAX_CHARS,
       upgradeUrl: config.UPGRADE_URL,
       idempotencyLeaseMs: config.EXECUTION_UPSTREAM_TIMEOUT_MS + 30_000,
+      oauthRefreshBeforeSeconds: config.EXECUTION_OAUTH_REFRESH_BEFORE_SECONDS,
     },
     log,
   });

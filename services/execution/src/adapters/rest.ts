@@ -148,6 +148,11 @@ function attachCredential(
       into.injected.push({ value: credential.password, field: "PASSWORD" });
       into.injected.push({ value: `${credential.username}:${credential.password}`, field: "BASIC_AUTH" });
       return;
+    case "oauth":
+      // RFC 6750 §2.1, whatever case the provider wrote its token_type in.
+      into.headers.authorization = `Bearer ${credential.token}`;
+      into.injected.push({ value: credential.token, field: "OAUTH_ACCESS_TOKEN" });
+      return;
   }
 }
 

@@ -38,6 +38,9 @@ export class UpstreamRunner implements Runner {
         return { ...credential, token: await s.resolve(credential.token) };
       case "basic":
         return { ...credential, password: await s.resolve(credential.password) };
+      case "oauth":
+        // Tokens from an OAuth flow are never references.
+        return credential;
     }
   }
 
@@ -53,6 +56,8 @@ export class UpstreamRunner implements Runner {
           { value: credential.password, field: "PASSWORD" },
           { value: `${credential.username}:${credential.password}`, field: "BASIC_AUTH" },
         ];
+      case "oauth":
+        return [{ value: credential.token, field: "OAUTH_ACCESS_TOKEN" }];
     }
   }
 
@@ -149,5 +154,7 @@ function mcpHeaders(credential: Credential | undefined, schemes: SecurityScheme[
       return { authorization: `Bearer ${credential.token}` };
     case "basic":
       return { authorization: `Basic ${Buffer.from(`${credential.username}:${credential.password}`).toString("base64")}` };
+    case "oauth":
+      return { authorization: `Bearer ${credential.token}` };
   }
 }

@@ -4,10 +4,11 @@ import { Code, ConnectError, DomainError, readError, unavailable } from "@toolpo
 import { fromJsonBytes, objectFromJsonBytes } from "@toolport/kit/json-bytes";
 import type { Json } from "@toolport/kit/json-values";
 import type { BillingService } from "@toolport/proto/toolport/billing/v1/billing_service_pb";
-import type { ResolvedTool } from "@toolport/proto/toolport/catalog/v1/catalog_publishing_pb";
+import type { CredentialMaterial, ResolvedTool } from "@toolport/proto/toolport/catalog/v1/catalog_publishing_pb";
 import { ParameterLocation, ServiceType, ToolStatus } from "@toolport/proto/toolport/catalog/v1/catalog_resources_pb";
 import type { CatalogService } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
 import type { IdentityService } from "@toolport/proto/toolport/identity/v1/identity_service_pb";
+import { ExecutionFailure } from "../domain/failure.js";
 import type {
   Caller,
   Credential,
@@ -122,7 +123,7 @@ export class GrpcCatalog implements CatalogPort {
     }
   }
 
-  async resolveCredential(tool: ToolForCall, caller: Caller): Promise<Credential | undefined> {
+  async resolveCredential(tool: ToolForCall, caller: Caller): Promise<Credential | { broken: string } | undefined> {
     let res: Awaited<ReturnType<Client<typeof CatalogService>["resolveCredential"]>>;
     try {
       res = await this.client.resolveCredential({
@@ -133,22 +134,67 @@ export class GrpcCatalog implements CatalogPort {
     } catch (err) {
       throw translate("catalog", err);
     }
-    const kind = res.found ? res.credential?.kind : undefined;
-    switch (kind?.case) {
-      case "apiKey":
-        return {
-          kind: "api_key",
-          value: kind.value.value,
-          parameterName: kind.value.parameterName,
-          location: kind.value.location,
-        };
-      case "bearer":
-        return { kind: "bearer", token: kind.value.token };
-      case "basic":
-        return { kind: "basic", username: kind.value.username, password: kind.value.password };
-      default:
-        return undefined;
+    if (!res.found) return res.brokenReason ? { broken: res.brokenReason } : undefined;
+    return credentialFromProto(res.credential?.kind);
+  }
+
+  async refreshOAuth(
+    connectionId: string,
+    caller: Caller,
+    options: { minValidSeconds: number; rejectedToken?: string },
+  ): Promise<Credential> {
+    let res: Awaited<ReturnType<Client<typeof CatalogService>["refreshOAuthConnection"]>>;
+    try {
+      res = await this.client.refreshOAuthConnection({
+        connectionId,
+        accountId: caller.accountId,
+        organizationId: caller.organizationId,
+        minValidSeconds: options.minValidSeconds,
+        rejectedAccessToken: options.rejectedToken,
+      });
+    } catch (err) {
+      const received = err instanceof ConnectError ? readError(err) : undefined;
+      // The provider refused the refresh, or the connection went away meanwhile: the caller must reconnect.
+      if (received?.reason === "oauth_connection_broken" || received?.reason === "connection_not_found") {
+        throw new ExecutionFailure(
+          "auth",
+          "oauth_connection_broken",
+          `${received.message}; reconnect at the service's configuration_url`,
+        );
+      }
+      if (received?.reason === "oauth_refresh_failed") {
+        throw new ExecutionFailure("upstream", "oauth_refresh_failed", received.message);
+      }
+      throw translate("catalog", err);
     }
+    const credential = credentialFromProto(res.credential?.kind);
+    if (!credential) throw new ExecutionFailure("platform", "oauth_refresh_empty", "the catalog returned no access token");
+    return credential;
+  }
+}
+
+function credentialFromProto(kind: CredentialMaterial["kind"] | undefined): Credential | undefined {
+  switch (kind?.case) {
+    case "apiKey":
+      return {
+        kind: "api_key",
+        value: kind.value.value,
+        parameterName: kind.value.parameterName,
+        location: kind.value.location,
+      };
+    case "bearer":
+      return { kind: "bearer", token: kind.value.token };
+    case "basic":
+      return { kind: "basic", username: kind.value.username, password: kind.value.password };
+    case "oauth":
+      return {
+        kind: "oauth",
+        token: kind.value.accessToken,
+        expiresAt: kind.value.expiresAt ? timestampDate(kind.value.expiresAt) : undefined,
+        connectionId: kind.value.connectionId,
+      };
+    default:
+      return undefined;
   }
 }
 

@@ -46,6 +46,13 @@ class ChangingCatalog implements CatalogPort {
   async resolveCredential(): Promise<Credential | undefined> {
     return undefined;
   }
+  refreshes = 0;
+  async refreshOAuth(connectionId: string): Promise<Credential> {
+    this.refreshes++;
+    const n = this.refreshes;
+    await this.gate;
+    return { kind: "oauth", token: `token-${n}`, connectionId };
+  }
 }
 
 describe("CachingCatalog", () => {
@@ -120,5 +127,25 @@ describe("CachingCatalog", () => {
     cache.setLive(true);
     for (const id of ["a", "b", "c", "d"]) await cache.resolveTool(id, caller);
     expect(cache.size).toBe(2);
+  });
+
+  it("refreshes an OAuth connection once for every call waiting on it, and again once that refresh is done", async () => {
+    const inner = new ChangingCatalog();
+    let open!: () => void;
+    inner.gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const cache = new CachingCatalog(inner, { ttlMs: 60_000, maxEntries: 10 });
+    const caller = { accountId: "a", organizationId: "o", tier: "free", requireConfirmation: false };
+    const waiting = Array.from({ length: 20 }, () => cache.refreshOAuth("conn-1", caller, { minValidSeconds: 60 }));
+    const other = cache.refreshOAuth("conn-2", caller, { minValidSeconds: 60 });
+    open();
+    const tokens = await Promise.all(waiting);
+    expect(new Set(tokens.map((t) => (t.kind === "oauth" ? t.token : "")))).toEqual(new Set(["token-1"]));
+    const second = await other;
+    expect(second.kind === "oauth" ? second.connectionId : "").toBe("conn-2");
+    expect(inner.refreshes).toBe(2);
+    await cache.refreshOAuth("conn-1", caller, { minValidSeconds: 60 });
+    expect(inner.refreshes).toBe(3);
   });
 });

@@ -30,6 +30,7 @@ interface Entry {
 
 export class CachingCatalog implements CatalogPort {
   private readonly entries = new Map<string, Entry>();
+  private readonly refreshes = new Map<string, Promise<Credential>>();
   private generation = 0;
   private live = false;
   private readonly now: () => number;
@@ -77,8 +78,25 @@ export class CachingCatalog implements CatalogPort {
     return tool;
   }
 
-  resolveCredential(tool: ToolForCall, caller: Caller): Promise<Credential | undefined> {
+  resolveCredential(tool: ToolForCall, caller: Caller): Promise<Credential | { broken: string } | undefined> {
     return this.inner.resolveCredential(tool, caller);
+  }
+
+  /**
+   * Single-flight per connection: calls that find the same token expiring (or refused) while a refresh
+   * is in flight wait for that one instead of asking again. Across replicas the catalog's row lock does
+   * the same, so a provider sees one refresh per expiry however many calls are running.
+   */
+  refreshOAuth(
+    connectionId: string,
+    caller: Caller,
+    options: { minValidSeconds: number; rejectedToken?: string },
+  ): Promise<Credential> {
+    const inFlight = this.refreshes.get(connectionId);
+    if (inFlight) return inFlight;
+    const refresh = this.inner.refreshOAuth(connectionId, caller, options).finally(() => this.refreshes.delete(connectionId));
+    this.refreshes.set(connectionId, refresh);
+    return refresh;
   }
 }
 

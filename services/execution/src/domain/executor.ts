@@ -27,8 +27,8 @@ import { capResponse, DEFAULT_STORE_MAX_CHARS, type ResponseMeta, storageForm } 
 import { type ConsentProblem, type ConsentTokens, consentProblemMessage, needsConsent } from "./consent.js";
 import { envelopeText, isMcpError, unwrapMcpEnvelope } from "./envelope.js";
 import { type ErrorClassName, ExecutionFailure } from "./failure.js";
-import type { Caller, ToolForCall } from "./model.js";
-import type { BillingPort, CatalogPort, ExecutionStore, Runner, Settlement } from "./ports.js";
+import type { Caller, Credential, ToolForCall } from "./model.js";
+import type { BillingPort, CatalogPort, ExecutionStore, Runner, RunOutput, Settlement } from "./ports.js";
 import { type ProjectionReport, parseFields, project } from "./projection.js";
 import { type InjectedCredential, type RedactionReport, redact } from "./redaction/redact.js";
 
@@ -77,6 +77,8 @@ export interface ExecutorLimits {
   upgradeUrl: string;
   /** How long a claimed idempotency key may stay in flight before another attempt takes it over. */
   idempotencyLeaseMs: number;
+  /** An OAuth access token expiring within this many seconds is refreshed before use (default 60). */
+  oauthRefreshBeforeSeconds?: number;
 }
 
 export interface ExecutorDeps {
@@ -319,19 +321,22 @@ export class Executor {
     let report: RedactionReport | null = null;
     let failure: ExecutionFailure | undefined;
     try {
-      let credential = tool.securitySchemes.length > 0 ? await this.deps.catalog.resolveCredential(tool, caller) : undefined;
-      if (tool.securitySchemes.length > 0 && !credential) {
-        throw new ExecutionFailure(
-          "auth",
-          "missing_credential",
-          `no credential is connected for ${tool.serviceName}; connect one before calling this tool`,
-        );
+      const credential = await this.credentialFor(tool, caller);
+      injected = runner.injected(credential);
+      let output: RunOutput;
+      try {
+        output = await runner.run(tool, req.input, credential);
+      } catch (err) {
+        // A provider may end an access token before its expiry (revoked, keys rotated): one refresh and one
+        // retry. A 401 means the upstream did not act on the request, so sending it again is safe.
+        if (credential?.kind !== "oauth" || !(err instanceof ExecutionFailure) || err.errorType !== "http_401") throw err;
+        const fresh = await this.deps.catalog.refreshOAuth(credential.connectionId, caller, {
+          minValidSeconds: this.oauthRefreshBeforeSeconds(),
+          rejectedToken: credential.token,
+        });
+        injected = [...injected, ...runner.injected(fresh)];
+        output = await runner.run(tool, req.input, fresh);
       }
-      if (credential) {
-        credential = await runner.resolveSecrets(credential);
-        injected = runner.injected(credential);
-      }
-      const output = await runner.run(tool, req.input, credential);
       if (tool.serviceType === "mcp_server" && isMcpError(output.value)) {
         const text = envelopeText(output.value) ?? "the MCP tool reported an error";
         throw new ExecutionFailure("upstream", "mcp_tool_error", text.slice(0, 2000));
@@ -390,6 +395,39 @@ export class Executor {
       };
     }
     return this.render(executionId, tool, stored!, report, req, steps, maxChars, false, success && held ? tool.priceCents : 0n);
+  }
+
+  private oauthRefreshBeforeSeconds(): number {
+    return this.deps.limits.oauthRefreshBeforeSeconds ?? 60;
+  }
+
+  /**
+   * The credential a call sends: none for a tool that needs none; secret references resolved; an OAuth
+   * access token refreshed first when it expires within the refresh margin (single-flight per connection).
+   */
+  private async credentialFor(tool: ToolForCall, caller: Caller): Promise<Credential | undefined> {
+    if (tool.securitySchemes.length === 0) return undefined;
+    const found = await this.deps.catalog.resolveCredential(tool, caller);
+    if (!found) {
+      throw new ExecutionFailure(
+        "auth",
+        "missing_credential",
+        `no credential is connected for ${tool.serviceName}; connect one before calling this tool`,
+      );
+    }
+    if ("broken" in found) {
+      throw new ExecutionFailure(
+        "auth",
+        "oauth_connection_broken",
+        `the OAuth connection for ${tool.serviceName} is broken (${found.broken}); reconnect at the service's configuration_url`,
+      );
+    }
+    if (found.kind !== "oauth") return this.deps.runner.resolveSecrets(found);
+    const margin = this.oauthRefreshBeforeSeconds();
+    if (found.expiresAt && found.expiresAt.getTime() - Date.now() < margin * 1000) {
+      return this.deps.catalog.refreshOAuth(found.connectionId, caller, { minValidSeconds: margin });
+    }
+    return found;
   }
 
   /**

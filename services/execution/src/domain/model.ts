@@ -61,7 +61,9 @@ export interface ToolForCall {
 export type Credential =
   | { kind: "api_key"; value: string; parameterName?: string; location?: string }
   | { kind: "bearer"; token: string }
-  | { kind: "basic"; username: string; password: string };
+  | { kind: "basic"; username: string; password: string }
+  /** An OAuth connection's access token (sent as a bearer token); refreshed through the catalog. */
+  | { kind: "oauth"; token: string; expiresAt?: Date; connectionId: string };
 
 export interface Caller {
   accountId: string;

@@ -9,8 +9,21 @@ import type { InjectedCredential, RedactionReport } from "./redaction/redact.js"
 export interface CatalogPort {
   /** NOT_FOUND tool_not_found for unknown, invisible and sunset tools. */
   resolveTool(toolId: string, caller: Caller): Promise<ToolForCall>;
-  /** The caller's (or its organization's) connected credential, references unresolved. */
-  resolveCredential(tool: ToolForCall, caller: Caller): Promise<Credential | undefined>;
+  /**
+   * The caller's (or its organization's) connected credential, references unresolved. None connected:
+   * undefined, or `{broken}` when the only one is an OAuth connection the provider refused to refresh.
+   */
+  resolveCredential(tool: ToolForCall, caller: Caller): Promise<Credential | { broken: string } | undefined>;
+  /**
+   * A fresh access token for an OAuth connection: when the stored one expires within `minValidSeconds`, or
+   * is `rejectedToken` (the upstream answered 401). Throws ExecutionFailure (auth, oauth_connection_broken)
+   * when the provider refused the refresh.
+   */
+  refreshOAuth(
+    connectionId: string,
+    caller: Caller,
+    options: { minValidSeconds: number; rejectedToken?: string },
+  ): Promise<Credential>;
 }
 
 export interface BillingPort {
