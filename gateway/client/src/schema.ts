@@ -397,6 +397,111 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/services/{service_id}/oauth-client": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The service's OAuth client (publisher) */
+        get: operations["getOAuthClient"];
+        /**
+         * Register the service's OAuth client (publisher)
+         * @description The OAuth client Toolport uses to connect callers to this service. The authorization and token URLs default to the document's oauth2 scheme flows (`authorizationCode`, else `clientCredentials`); the scopes asked for are these plus those the operations' security requirements name. Register `redirect_uri` (in the answer) at the provider. The client secret is stored encrypted and never returned. Replaces an earlier registration.
+         */
+        put: operations["putOAuthClient"];
+        post?: never;
+        /**
+         * Remove the service's OAuth client (publisher)
+         * @description Connections already made stay until deleted, but can no longer be refreshed.
+         */
+        delete: operations["deleteOAuthClient"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/services/{service_id}/oauth/connect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Connect a service through its OAuth flow
+         * @description Authorization code (RFC 6749 with PKCE, RFC 7636): answers the provider's authorization URL with a single-use `state` and an S256 code challenge; send the person's browser there. The provider returns it to `/v1/oauth/callback`, which exchanges the code and sends the browser on to `return_to` with `oauth=connected` (or `oauth_error=<code>`). Client credentials: the token is fetched now and the connection answered. A connection serves the caller, or the whole organization when the publisher's client is `shared` (owners and admins only). 409 `oauth_not_configured` when the publisher registered no OAuth client.
+         */
+        post: operations["startOAuthConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oauth/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where the OAuth provider returns the browser
+         * @description Not called by programs: the provider redirects the person's browser here (RFC 6749 §4.1.2). The code is exchanged with the PKCE verifier of the authorization its `state` names (each state once, for 10 minutes), and the browser is sent on to the `return_to` given when the connection started, with `oauth=connected`, or `oauth_error=<code>` (`access_denied`, `exchange_failed` with `reason`, `state_expired`...) and nothing stored. A state that names no started authorization (unknown, used, missing) is a 400 `invalid_oauth_state`: there is nowhere safe to send the browser.
+         */
+        get: operations["oauthCallback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's OAuth connections
+         * @description The caller's own and its organization's, newest first; never a token.
+         */
+        get: operations["listConnections"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connections/{connection_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete an OAuth connection
+         * @description Revokes its tokens at the provider first when the client registration names an RFC 7009 endpoint (best effort: `revoked_at_provider` says whether the provider confirmed), then forgets them. An organization's connection is deleted by its owners and admins.
+         */
+        delete: operations["deleteConnection"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/agents": {
         parameters: {
             query?: never;
@@ -2027,6 +2132,28 @@ export interface components {
             parameter_name: string | null;
             bearer_format: string | null;
             description: string;
+            /** @description For type oauth2: the document's authorizationCode and clientCredentials flows; null otherwise. */
+            oauth_flows: {
+                authorization_code: {
+                    authorization_url: string | null;
+                    token_url: string | null;
+                    refresh_url: string | null;
+                    /** @description The scope names the document lists. */
+                    scopes: string[];
+                } | null;
+                client_credentials: {
+                    authorization_url: string | null;
+                    token_url: string | null;
+                    refresh_url: string | null;
+                    /** @description The scope names the document lists. */
+                    scopes: string[];
+                } | null;
+            } | null;
+            /**
+             * @description Set where the publisher registered an OAuth client for this scheme: how a connection is made (`POST /services/{service_id}/oauth/connect`). Null otherwise (only the tool's description sets it).
+             * @enum {string|null}
+             */
+            connect_flow: "authorization_code" | "client_credentials" | null;
         };
         /** @description The publisher-only facts of a service. */
         ServicePublishing: {
@@ -2076,8 +2203,11 @@ export interface components {
              * @enum {string}
              */
             scope: "caller" | "organization";
-            /** @enum {string} */
-            type: "api_key" | "bearer" | "basic";
+            /**
+             * @description oauth2: an OAuth connection (see `/connections`).
+             * @enum {string}
+             */
+            type: "api_key" | "bearer" | "basic" | "oauth2";
             /** @description The secret is an `env://` or `vault://` reference. */
             is_reference: boolean;
             /** @description The last four characters of a stored secret of 12 or more; null otherwise. */
@@ -2086,6 +2216,97 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+        };
+        /** @description A service's OAuth client registration, as its publisher sees it: never the client secret. */
+        OAuthClient: {
+            service_id: string;
+            /** @description The oauth2 (or openIdConnect) security scheme it serves. */
+            scheme_name: string;
+            /**
+             * @description How a connection is made: in a browser, or machine to machine.
+             * @enum {string}
+             */
+            flow: "authorization_code" | "client_credentials";
+            client_id: string;
+            /** @description A client secret is stored (encrypted); false for a public client. */
+            has_client_secret: boolean;
+            /**
+             * @description How the client authenticates at the token endpoint.
+             * @enum {string}
+             */
+            client_auth: "client_secret_basic" | "client_secret_post";
+            /** @description The provider's authorization endpoint; null for client credentials. */
+            authorization_url: string | null;
+            token_url: string;
+            /** @description The provider's RFC 7009 revocation endpoint; null when it offers none (tokens then expire on their own). */
+            revocation_url: string | null;
+            /** @description Every scope a connection asks for: the registration's own and those the tools' security requirements name. */
+            scopes: string[];
+            /** @description One connection for the whole organization, made by its owners and admins. */
+            shared: boolean;
+            /** @description The callback to register at the provider: `{PUBLIC_URL}/v1/oauth/callback`. */
+            redirect_uri: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description An OAuth connection: the tokens Toolport holds for a caller or an organization. Never a token. */
+        Connection: {
+            /** Format: uuid */
+            id: string;
+            service_id: string;
+            service_name: string;
+            scheme_name: string | null;
+            /**
+             * @description Whom it serves.
+             * @enum {string}
+             */
+            scope: "caller" | "organization";
+            /**
+             * @description `broken` once the provider refused a refresh (`invalid_grant`: revoked or expired at the provider); the service's tools are then `needs_credential` until it is reconnected at `configuration_url`.
+             * @enum {string}
+             */
+            status: "active" | "broken";
+            /** @description Why it broke, in words; null while active. */
+            broken_reason: string | null;
+            /** @enum {string} */
+            flow: "authorization_code" | "client_credentials";
+            /** @description The scopes granted. */
+            scopes: string[];
+            /**
+             * Format: date-time
+             * @description When the current access token expires (refreshed before it does).
+             */
+            expires_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the access token was last refreshed.
+             */
+            refreshed_at: string | null;
+            /** @description Where a person reconnects it (the console's connect page). */
+            configuration_url: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description Authorization code: where to send the person (`authorization_url`, with state and a PKCE challenge). Client credentials: the connection already made. */
+        OAuthConnectStarted: {
+            /** @enum {string} */
+            flow: "authorization_code" | "client_credentials";
+            authorization_url: string | null;
+            /**
+             * Format: date-time
+             * @description When the started authorization stops being accepted (10 minutes).
+             */
+            expires_at: string | null;
+            connection: components["schemas"]["Connection"] | null;
+            /**
+             * @description The service's tools' readiness once connected (client credentials); null until the person returns.
+             * @enum {string|null}
+             */
+            readiness: "ready" | "unavailable" | null;
         };
         /** @description A call that writes, sends, spends or deletes, made with a key that requires confirmation, was not run: the tool, the exact parameters, and the token that runs exactly this call (single use, until `expires_at`). */
         Consent: {
@@ -3912,7 +4133,9 @@ export interface operations {
                      *           "location": "header",
                      *           "parameter_name": "X-Api-Key",
                      *           "bearer_format": null,
-                     *           "description": ""
+                     *           "description": "",
+                     *           "oauth_flows": null,
+                     *           "connect_flow": null
                      *         }
                      *       ]
                      *     }
@@ -4531,7 +4754,9 @@ export interface operations {
                      *             "location": "header",
                      *             "parameter_name": "X-Api-Key",
                      *             "bearer_format": null,
-                     *             "description": ""
+                     *             "description": "",
+                     *             "oauth_flows": null,
+                     *             "connect_flow": null
                      *           }
                      *         ],
                      *         "imported_at": "2026-03-01T12:00:00.000Z"
@@ -4681,7 +4906,9 @@ export interface operations {
                      *             "location": "header",
                      *             "parameter_name": "X-Api-Key",
                      *             "bearer_format": null,
-                     *             "description": ""
+                     *             "description": "",
+                     *             "oauth_flows": null,
+                     *             "connect_flow": null
                      *           }
                      *         ],
                      *         "imported_at": "2026-03-01T12:00:00.000Z"
@@ -4850,7 +5077,9 @@ export interface operations {
                      *             "location": "header",
                      *             "parameter_name": "X-Api-Key",
                      *             "bearer_format": null,
-                     *             "description": ""
+                     *             "description": "",
+                     *             "oauth_flows": null,
+                     *             "connect_flow": null
                      *           }
                      *         ],
                      *         "imported_at": "2026-03-01T12:00:00.000Z"
@@ -5312,6 +5541,417 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["Timeout"];
+        };
+    };
+    getOAuthClient: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The organization to act in (the caller must belong to it); default: the caller's own. */
+                "svc-org-id"?: components["parameters"]["OrgId"];
+            };
+            path: {
+                /** @description The service's id, or its slug. */
+                service_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The registration. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "service_id": "0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b",
+                     *       "scheme_name": "oauth",
+                     *       "flow": "authorization_code",
+                     *       "client_id": "toolport-web",
+                     *       "has_client_secret": true,
+                     *       "client_auth": "client_secret_basic",
+                     *       "authorization_url": "https://auth.example.com/authorize",
+                     *       "token_url": "https://auth.example.com/token",
+                     *       "revocation_url": "https://auth.example.com/revoke",
+                     *       "scopes": [
+                     *         "items:read",
+                     *         "items:write"
+                     *       ],
+                     *       "shared": false,
+                     *       "redirect_uri": "https://api.toolport.example/v1/oauth/callback",
+                     *       "created_at": "2026-03-01T12:00:00.000Z",
+                     *       "updated_at": "2026-03-01T12:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OAuthClient"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["Timeout"];
+        };
+    };
+    putOAuthClient: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The organization to act in (the caller must belong to it); default: the caller's own. */
+                "svc-org-id"?: components["parameters"]["OrgId"];
+            };
+            path: {
+                /** @description The service's id, or its slug. */
+                service_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "client_id": "toolport-web",
+                 *       "client_secret": "s3cr3t-from-the-provider",
+                 *       "revocation_url": "https://auth.example.com/revoke"
+                 *     }
+                 */
+                "application/json": {
+                    client_id: string;
+                    /** @description Absent for a public client (PKCE alone). */
+                    client_secret?: string;
+                    /** @description Default: the service's first oauth2 or openIdConnect scheme. */
+                    scheme_name?: string;
+                    /**
+                     * @description Default: authorization_code when the scheme has that flow, else client_credentials.
+                     * @enum {string}
+                     */
+                    flow?: "authorization_code" | "client_credentials";
+                    /**
+                     * @description Default client_secret_basic.
+                     * @enum {string}
+                     */
+                    client_auth?: "client_secret_basic" | "client_secret_post";
+                    /** @description An absolute http(s) URL. */
+                    authorization_url?: string;
+                    /** @description An absolute http(s) URL. */
+                    token_url?: string;
+                    /** @description The provider's RFC 7009 endpoint, when it has one. */
+                    revocation_url?: string;
+                    /** @description Scopes to ask for beside the ones the tools name. */
+                    scopes?: string[];
+                    /** @description One connection for the whole organization (default: true for client credentials, else false). */
+                    shared?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Registered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "service_id": "0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b",
+                     *       "scheme_name": "oauth",
+                     *       "flow": "authorization_code",
+                     *       "client_id": "toolport-web",
+                     *       "has_client_secret": true,
+                     *       "client_auth": "client_secret_basic",
+                     *       "authorization_url": "https://auth.example.com/authorize",
+                     *       "token_url": "https://auth.example.com/token",
+                     *       "revocation_url": "https://auth.example.com/revoke",
+                     *       "scopes": [
+                     *         "items:read",
+                     *         "items:write"
+                     *       ],
+                     *       "shared": false,
+                     *       "redirect_uri": "https://api.toolport.example/v1/oauth/callback",
+                     *       "created_at": "2026-03-01T12:00:00.000Z",
+                     *       "updated_at": "2026-03-01T12:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OAuthClient"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["Timeout"];
+        };
+    };
+    deleteOAuthClient: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The organization to act in (the caller must belong to it); default: the caller's own. */
+                "svc-org-id"?: components["parameters"]["OrgId"];
+            };
+            path: {
+                /** @description The service's id, or its slug. */
+                service_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "deleted": true
+                     *     }
+                     */
+                    "application/json": {
+                        deleted: boolean;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["Timeout"];
+        };
+    };
+    startOAuthConnection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The organization to act in (the caller must belong to it); default: the caller's own. */
+                "svc-org-id"?: components["parameters"]["OrgId"];
+            };
+            path: {
+                /** @description The service's id, or its slug. */
+                service_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "return_to": "/console/services/0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b/connect"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description A path on this gateway to return the browser to (default: the service's connect page in the console). */
+                    return_to?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Started (authorization code) or connected (client credentials). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "flow": "authorization_code",
+                     *       "authorization_url": "https://auth.example.com/authorize?response_type=code&client_id=toolport-web&redirect_uri=https%3A%2F%2Fapi.toolport.example%2Fv1%2Foauth%2Fcallback&scope=items%3Aread&state=Qm9v&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256",
+                     *       "expires_at": "2026-03-01T12:10:00.000Z",
+                     *       "connection": null,
+                     *       "readiness": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OAuthConnectStarted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description `oauth_not_configured`: the service has no OAuth client; connect a bearer token instead. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `oauth_token_request_failed`: the provider refused the client-credentials token request. */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["Timeout"];
+        };
+    };
+    oauthCallback: {
+        parameters: {
+            query?: {
+                /** @description The state the authorization started with. */
+                state?: string;
+                /** @description The authorization code. */
+                code?: string;
+                /** @description The provider's error code, when the person refused or it failed. */
+                error?: string;
+                /** @description The provider's words about the error. */
+                error_description?: string;
+                /** @description The provider's issuer (RFC 9207); not used. */
+                iss?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To `return_to` with `oauth=connected` or `oauth_error=<code>`. */
+            302: {
+                headers: {
+                    /** @description Where the browser goes next. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["Timeout"];
+        };
+    };
+    listConnections: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The organization to act in (the caller must belong to it); default: the caller's own. */
+                "svc-org-id"?: components["parameters"]["OrgId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Connections. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                     *         "service_id": "0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b",
+                     *         "service_name": "Items API",
+                     *         "scheme_name": "oauth",
+                     *         "scope": "caller",
+                     *         "status": "active",
+                     *         "broken_reason": null,
+                     *         "flow": "authorization_code",
+                     *         "scopes": [
+                     *           "items:read",
+                     *           "items:write"
+                     *         ],
+                     *         "expires_at": "2026-03-01T13:00:00.000Z",
+                     *         "refreshed_at": null,
+                     *         "configuration_url": "https://api.toolport.example/console/services/0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b/connect",
+                     *         "created_at": "2026-03-01T12:00:00.000Z",
+                     *         "updated_at": "2026-03-01T12:00:00.000Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["Connection"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["Timeout"];
+        };
+    };
+    deleteConnection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The organization to act in (the caller must belong to it); default: the caller's own. */
+                "svc-org-id"?: components["parameters"]["OrgId"];
+            };
+            path: {
+                /** @description The connection's id. */
+                connection_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "deleted": true,
+                     *       "revoked_at_provider": true
+                     *     }
+                     */
+                    "application/json": {
+                        deleted: boolean;
+                        revoked_at_provider: boolean;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
             504: components["responses"]["Timeout"];

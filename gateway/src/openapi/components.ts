@@ -7,6 +7,7 @@ import { catalogSchemas } from "./operations/catalog.js";
 import { contentSchemas } from "./operations/content.js";
 import { executionSchemas } from "./operations/execution.js";
 import { identitySchemas } from "./operations/identity.js";
+import { oauthSchemas } from "./operations/oauth.js";
 import { webhooksSchemas } from "./operations/webhooks.js";
 import { workflowsSchemas } from "./operations/workflows.js";
 import {
@@ -49,6 +50,7 @@ export const componentSchemas: Record<string, Schema> = {
   Workflow: workflow,
   WorkflowSummary: workflowSummary(oneOf("private", "public")),
   ...catalogSchemas,
+  ...oauthSchemas,
   ...executionSchemas,
   ...identitySchemas,
   ...billingSchemas,

@@ -9,6 +9,7 @@ import { fromJsonBytes } from "@toolport/kit/json-bytes";
 import { enumName, isoTime } from "@toolport/kit/proto-json";
 import type {
   CredentialSummary,
+  OAuthFlow,
   ReadinessGap,
   SecurityScheme,
   ServicePublishing,
@@ -213,6 +214,23 @@ export function schemeJson(s: SecurityScheme): JsonObject {
     parameter_name: orNull(s.parameterName),
     bearer_format: orNull(s.bearerFormat),
     description: s.description,
+    oauth_flows: s.oauthFlows
+      ? {
+          authorization_code: flowJson(s.oauthFlows.authorizationCode),
+          client_credentials: flowJson(s.oauthFlows.clientCredentials),
+        }
+      : null,
+    connect_flow: orNull(s.connectFlow),
+  };
+}
+
+function flowJson(f: OAuthFlow | undefined): JsonObject | null {
+  if (!f) return null;
+  return {
+    authorization_url: f.authorizationUrl || null,
+    token_url: f.tokenUrl || null,
+    refresh_url: f.refreshUrl || null,
+    scopes: f.scopes,
   };
 }
 
@@ -240,7 +258,9 @@ export function credentialJson(c: CredentialSummary | undefined): JsonObject | n
         ? "bearer"
         : c.type === CredentialType.BASIC
           ? "basic"
-          : null;
+          : c.type === CredentialType.OAUTH2
+            ? "oauth2"
+            : null;
   return {
     service_id: c.serviceId,
     scope,

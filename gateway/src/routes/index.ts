@@ -10,12 +10,14 @@ import { catalogRoutes } from "./catalog.js";
 import { contentRoutes } from "./content.js";
 import { executionRoutes } from "./execution.js";
 import { identityRoutes } from "./identity.js";
+import { oauthRoutes } from "./oauth.js";
 import { webhooksRoutes } from "./webhooks.js";
 import { workflowRoutes } from "./workflows.js";
 
 export function apiRoutes(api: DescribedRouter, deps: AppDeps): void {
   executionRoutes(api, deps);
   catalogRoutes(api, deps);
+  oauthRoutes(api, deps);
   identityRoutes(api, deps);
   billingRoutes(api, deps);
   contentRoutes(api, deps);

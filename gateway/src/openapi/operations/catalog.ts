@@ -153,6 +153,8 @@ const examplePublishing = {
       parameter_name: "X-Api-Key",
       bearer_format: null,
       description: "",
+      oauth_flows: null,
+      connect_flow: null,
     },
   ],
   imported_at: T,
@@ -256,6 +258,18 @@ const readinessGap = {
   }),
 };
 
+const oauthFlowOrNull = {
+  oneOf: [
+    closed({
+      authorization_url: stringOrNull,
+      token_url: stringOrNull,
+      refresh_url: stringOrNull,
+      scopes: { ...stringArray, description: "The scope names the document lists." },
+    }),
+    { type: "null" },
+  ],
+};
+
 const securityScheme = {
   description: "One security scheme of the service (from the OpenAPI document, or declared for an MCP server).",
   ...closed({
@@ -270,6 +284,17 @@ const securityScheme = {
     parameter_name: { ...stringOrNull, description: "For type apiKey: the header, query or cookie name." },
     bearer_format: stringOrNull,
     description: string,
+    oauth_flows: {
+      oneOf: [closed({ authorization_code: oauthFlowOrNull, client_credentials: oauthFlowOrNull }), { type: "null" }],
+      description: "For type oauth2: the document's authorizationCode and clientCredentials flows; null otherwise.",
+    },
+    connect_flow: {
+      type: ["string", "null"],
+      enum: ["authorization_code", "client_credentials", null],
+      description:
+        "Set where the publisher registered an OAuth client for this scheme: how a connection is made " +
+        "(`POST /services/{service_id}/oauth/connect`). Null otherwise (only the tool's description sets it).",
+    },
   }),
 };
 
@@ -369,7 +394,10 @@ const catalogResponseSchemas: Record<string, Schema> = {
     ...closed({
       service_id: string,
       scope: { ...oneOf("caller", "organization"), description: "Who it serves: the caller, or its whole organization." },
-      type: oneOf("api_key", "bearer", "basic"),
+      type: {
+        ...oneOf("api_key", "bearer", "basic", "oauth2"),
+        description: "oauth2: an OAuth connection (see `/connections`).",
+      },
       is_reference: { ...boolean, description: "The secret is an `env://` or `vault://` reference." },
       hint: { ...stringOrNull, description: "The last four characters of a stored secret of 12 or more; null otherwise." },
       created_at: timestamp,
