@@ -6,6 +6,12 @@
  * Below: the credentials connected now (disconnect), and the readiness of the service's tools for this
  * person, refreshed on connecting so it turns `ready` without a reload.
  *
+ * OAuth: where the publisher registered an OAuth client (`connect_flow` on the scheme), one button starts
+ * the flow (`POST /services/{id}/oauth/connect`) and sends the browser to the provider; the provider
+ * returns it to the gateway's callback, which sends it back here with `oauth=connected` or
+ * `oauth_error=`. The OAuth connections of the service (`GET /connections`) are listed with their state:
+ * a broken one (the provider refused a refresh) is reconnected with the same button.
+ *
  * Where the facts come from: the security schemes are the managers' publishing facts on
  * `GET /services/{id}`, so the page reads them from `GET /tools/{id}/describe` (`security_schemes`), for
  * a tool of the service found with `GET /tools/search?service_id=` (both with the console key, which acts
@@ -14,7 +20,7 @@
  */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useId, useState } from "react";
-import { Link } from "wouter";
+import { Link, useSearch } from "wouter";
 import { type components, unwrap } from "../api";
 import { useSession } from "../session";
 import { Badge, ErrorNote, Field, Loading, Note, Page, TableWrap, When } from "../ui/index";
@@ -22,6 +28,7 @@ import { Badge, ErrorNote, Field, Loading, Note, Page, TableWrap, When } from ".
 type Scheme = components["schemas"]["ServiceSecurityScheme"];
 type Credential = components["schemas"]["CredentialSummary"];
 type ServiceSummary = components["schemas"]["ServiceSummary"];
+type Connection = components["schemas"]["Connection"];
 type Kind = "api_key" | "bearer" | "basic";
 
 const ENV_REF = /^env:\/\/[A-Za-z_][A-Za-z0-9_]*$/;
@@ -44,6 +51,16 @@ const TYPE_LABELS: Record<string, string> = {
   api_key: "API key",
   bearer: "Bearer token",
   basic: "Username and password",
+  oauth2: "OAuth connection",
+};
+
+/** Why the provider's round trip did not connect, in words (the callback's `oauth_error`). */
+const OAUTH_ERRORS: Record<string, string> = {
+  access_denied: "You (or the provider) declined the access.",
+  exchange_failed: "The provider refused to exchange the authorization code.",
+  state_expired: "The authorization took longer than 10 minutes.",
+  missing_code: "The provider returned no authorization code.",
+  oauth_not_configured: "The service no longer has an OAuth client.",
 };
 
 function kindOf(s: Scheme): Kind | "oauth" {
@@ -99,21 +116,30 @@ export default function Connect({ serviceId }: { serviceId: string }) {
 
   const name = schemes.data?.service?.name;
   const canOrg = organization?.role === "owner" || organization?.role === "admin";
+  const hasOAuth = Boolean(schemes.data?.schemes.some((s) => s.connect_flow));
   return (
     <Page title={name ? `Connect ${name}` : "Connect a service"}>
       <p className="lead">
         Tools of {name ?? "this service"} call its API with a credential you connect here. A stored secret is kept encrypted and
         never shown again; a reference is resolved only when a tool runs.
       </p>
+      <OAuthOutcome />
       <ErrorNote error={tools.error ?? credentials.error} />
       <Readiness tools={toolList} pending={tools.isPending} serviceName={name} />
       <section aria-labelledby="connected-title">
         <h2 id="connected-title">Connected credentials</h2>
         {credentials.isPending ? <Loading what="Loading credentials" /> : null}
         {credentials.data ? (
-          <Connected serviceId={serviceId} credentials={credentials.data} canOrg={canOrg} orgName={organization?.name} />
+          <Connected
+            serviceId={serviceId}
+            credentials={credentials.data.filter((c) => c.type !== "oauth2")}
+            canOrg={canOrg}
+            orgName={organization?.name}
+            oauth={hasOAuth}
+          />
         ) : null}
       </section>
+      {hasOAuth ? <OAuthConnections serviceId={serviceId} canOrg={canOrg} /> : null}
       {schemes.isPending && tools.isSuccess ? <Loading what="Reading how the service takes a credential" /> : null}
       <ErrorNote error={schemes.error} />
       {schemes.data && schemes.data.schemes.length === 0 ? (
@@ -189,11 +215,13 @@ function Connected({
   credentials,
   canOrg,
   orgName,
+  oauth,
 }: {
   serviceId: string;
   credentials: Credential[];
   canOrg: boolean;
   orgName: string | undefined;
+  oauth: boolean;
 }) {
   const { api } = useSession();
   const refresh = useRefreshAfterChange(serviceId);
@@ -204,7 +232,11 @@ function Connected({
       ),
     onSuccess: refresh,
   });
-  if (credentials.length === 0) return <p className="muted">None yet: connect one below.</p>;
+  if (credentials.length === 0) {
+    return (
+      <p className="muted">{oauth ? "No stored secret: OAuth connections are listed below." : "None yet: connect one below."}</p>
+    );
+  }
   return (
     <>
       <TableWrap label="Connected credentials">
@@ -293,19 +325,32 @@ function SchemeSection({
         Connect with {several ? <code>{scheme.name}</code> : null} {schemeTitle(scheme)}
       </h2>
       {scheme.description ? <p className="muted">{scheme.description}</p> : null}
-      {kind === "oauth" ? (
-        <Note kind="warning">
-          OAuth connections are not available yet. If the service accepts an access token as a bearer token, connect one below: it
-          is sent as <code>Authorization: Bearer …</code>.
-        </Note>
-      ) : null}
-      <SchemeForm
-        scheme={scheme}
-        kind={kind === "oauth" ? "bearer" : kind}
-        serviceId={serviceId}
-        canOrg={canOrg}
-        orgName={orgName}
-      />
+      {kind === "oauth" && scheme.connect_flow ? (
+        <>
+          <OAuthConnect serviceId={serviceId} flow={scheme.connect_flow} />
+          <details className="oauth-manual">
+            <summary>Or connect an access token by hand</summary>
+            <SchemeForm scheme={scheme} kind="bearer" serviceId={serviceId} canOrg={canOrg} orgName={orgName} />
+          </details>
+        </>
+      ) : (
+        <>
+          {kind === "oauth" ? (
+            <Note kind="warning">
+              The publisher has not registered an OAuth client for this service, so it cannot be connected through its provider
+              here. If the service accepts an access token as a bearer token, connect one below: it is sent as{" "}
+              <code>Authorization: Bearer …</code>.
+            </Note>
+          ) : null}
+          <SchemeForm
+            scheme={scheme}
+            kind={kind === "oauth" ? "bearer" : kind}
+            serviceId={serviceId}
+            canOrg={canOrg}
+            orgName={orgName}
+          />
+        </>
+      )}
     </section>
   );
 }
@@ -477,5 +522,143 @@ function SchemeForm({
         {put.isPending ? "Connecting…" : "Connect"}
       </button>
     </form>
+  );
+}
+
+/** What the provider's round trip ended in, from the callback's redirect (`oauth=connected`, `oauth_error=`). */
+function OAuthOutcome() {
+  const params = new URLSearchParams(useSearch());
+  const error = params.get("oauth_error");
+  if (params.get("oauth") === "connected") {
+    return <Note kind="success">Connected through the provider: the service's tools can now be called for you.</Note>;
+  }
+  if (!error) return null;
+  const reason = params.get("reason");
+  return (
+    <div className="note note-error" role="alert">
+      <strong>Not connected.</strong> {OAUTH_ERRORS[error] ?? "The provider did not grant access."} <code>{error}</code>
+      {reason ? (
+        <>
+          {" "}
+          <code>{reason}</code>
+        </>
+      ) : null}
+    </div>
+  );
+}
+
+/** Starts the OAuth flow: to the provider (authorization code), or connected at once (client credentials). */
+function OAuthConnect({ serviceId, flow }: { serviceId: string; flow: string }) {
+  const { api } = useSession();
+  const refresh = useRefreshAfterChange(serviceId);
+  const [made, setMade] = useState(false);
+  const start = useMutation({
+    mutationFn: () =>
+      unwrap(
+        api.POST("/v1/services/{service_id}/oauth/connect", {
+          params: { path: { service_id: serviceId } },
+          body: { return_to: `/console/services/${serviceId}/connect` },
+        }),
+      ),
+    onSuccess: async (answer) => {
+      if (answer.authorization_url) {
+        window.location.assign(answer.authorization_url);
+        return;
+      }
+      setMade(true);
+      await refresh();
+    },
+  });
+  return (
+    <div className="oauth-connect">
+      <p>
+        {flow === "client_credentials"
+          ? "Toolport fetches an access token with the publisher's client and renews it before it expires."
+          : "You sign in at the service's provider and grant access; Toolport keeps the tokens encrypted and renews them before they expire. They are never shown, not even to you."}
+      </p>
+      <button type="button" disabled={start.isPending} onClick={() => start.mutate()}>
+        {start.isPending ? "Connecting…" : flow === "client_credentials" ? "Connect" : "Connect with the provider"}
+      </button>
+      <ErrorNote error={start.error} />
+      {made ? <Note kind="success">Connected with the publisher's client.</Note> : null}
+    </div>
+  );
+}
+
+/** The service's OAuth connections for this person and organization, with their state. */
+function OAuthConnections({ serviceId, canOrg }: { serviceId: string; canOrg: boolean }) {
+  const { api, orgId } = useSession();
+  const refresh = useRefreshAfterChange(serviceId);
+  const queryClient = useQueryClient();
+  const connections = useQuery({
+    queryKey: ["connections", orgId],
+    queryFn: () => unwrap(api.GET("/v1/connections")),
+  });
+  const remove = useMutation({
+    mutationFn: (id: string) =>
+      unwrap(api.DELETE("/v1/connections/{connection_id}", { params: { path: { connection_id: id } } })),
+    onSuccess: async () => {
+      await queryClient.invalidateQueries({ queryKey: ["connections", orgId] });
+      await refresh();
+    },
+  });
+  const mine = (connections.data ?? []).filter((c: Connection) => c.service_id === serviceId);
+  return (
+    <section aria-labelledby="oauth-connections-title">
+      <h2 id="oauth-connections-title">OAuth connections</h2>
+      {connections.isPending ? <Loading what="Loading connections" /> : null}
+      <ErrorNote error={connections.error ?? remove.error} />
+      {connections.data && mine.length === 0 ? <p className="muted">None yet: connect below.</p> : null}
+      {mine.length > 0 ? (
+        <TableWrap label="OAuth connections of this service">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">State</th>
+                <th scope="col">For</th>
+                <th scope="col">Scopes</th>
+                <th scope="col">Token expires</th>
+                <th scope="col">Connected</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {mine.map((c: Connection) => (
+                <tr key={c.id}>
+                  <td>
+                    <Badge value={c.status === "broken" ? "failed" : "active"} label={c.status} />
+                    {c.broken_reason ? <p className="hint">{c.broken_reason}. Connect again below.</p> : null}
+                  </td>
+                  <td>{c.scope === "caller" ? "you" : "everyone in the organization"}</td>
+                  <td>{c.scopes.length > 0 ? c.scopes.join(" ") : <span className="muted">none named</span>}</td>
+                  <td>
+                    <When at={c.expires_at} />
+                  </td>
+                  <td>
+                    <When at={c.created_at} />
+                  </td>
+                  <td>
+                    {c.scope === "caller" || canOrg ? (
+                      <button
+                        type="button"
+                        className="button-secondary"
+                        disabled={remove.isPending}
+                        onClick={() => remove.mutate(c.id)}
+                      >
+                        Disconnect <span className="visually-hidden">the OAuth connection</span>
+                      </button>
+                    ) : (
+                      <span className="muted">owners and admins manage it</span>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableWrap>
+      ) : null}
+    </section>
   );
 }
