@@ -30,6 +30,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEchoApi, type Upstream } from "../../services/execution/test/upstreams.js";
 import { type ExecStack, startExecStack } from "../e2e/execution-support.js";
 import { type Receiver, startHttpsReceiver, testCertificates } from "../harness/https-receiver.js";
+import { type OAuthServer, startOAuthServer } from "../harness/oauth-server.js";
 import { until } from "../harness/wait.js";
 import { createTenant, IDENTITY_SECRET_KEY, type IdName, type Tenant } from "./tenants/accounts.js";
 import { checks, credentialedOperations, type Operation, type Outcome } from "./tenants/cases.js";
@@ -66,6 +67,7 @@ describe("tenant matrix", () => {
   let s: ExecStack;
   let upstream: Upstream;
   let receiver: Receiver;
+  let oauth: OAuthServer;
   let a: Tenant;
   let b: Tenant;
   let ctx: AimContext;
@@ -85,21 +87,22 @@ describe("tenant matrix", () => {
 
   beforeAll(async () => {
     const ca = await testCertificates();
-    [upstream, receiver] = await Promise.all([startEchoApi(), startHttpsReceiver()]);
+    [upstream, receiver, oauth] = await Promise.all([startEchoApi(), startHttpsReceiver(), startOAuthServer()]);
     s = await startExecStack(
       [`127.0.0.1:${upstream.port}`],
       {
         IDENTITY_SECRET_KEY,
         NODE_EXTRA_CA_CERTS: ca.caFile,
         CONTENT_OUTBOUND_ALLOW: `127.0.0.1:${upstream.port}`,
+        CATALOG_OUTBOUND_ALLOW: new URL(oauth.tokenUrl).host,
         WEBHOOKS_OUTBOUND_ALLOW: `127.0.0.1:${receiver.port}`,
         WEBHOOKS_POLL_MS: "200",
       },
       ["catalog", "execution", "billing", "identity", "content", "webhooks", "gateway"],
     );
-    const servers = { upstream: upstream.url, receiver: receiver.url };
+    const servers = { upstream: upstream.url, receiver: receiver.url, oauth };
     [a, b] = await Promise.all([createTenant(s, "A", servers), createTenant(s, "B", servers)]);
-    ctx = { ...servers, attackerEmail: b.email };
+    ctx = { upstream: upstream.url, receiver: receiver.url, attackerEmail: b.email };
     // What settles on its own (the test delivery, the site crawl) settles before A's objects are read.
     await until(
       "A's test delivery and site crawl to settle",
@@ -118,6 +121,7 @@ describe("tenant matrix", () => {
     await s?.stop();
     await upstream?.close();
     await receiver?.close();
+    await oauth?.close();
   });
 
   it("has a row for every credentialed operation of the document, and none for an operation that is gone", () => {

@@ -3,7 +3,8 @@
  * API key of their own, an organization of their own with a second member) and an agent (registered,
  * with its API key and wallet), and owns one of every kind of object the API keeps: API keys (one of
  * them revoked) and their usage, a published service with a stored credential and its tools, a stored
- * result of a call to a real upstream, a webhook with a delivery, a skill with a submission, a workflow
+ * result of a call to a real upstream, an OAuth service with its client and a connection (client
+ * credentials, against a real authorization server), a webhook with a delivery, a skill with a submission, a workflow
  * with a run, a site record and spending settings. Also an expired JWT of the person, signed with the
  * identity service's own signing key, so only its expiry is wrong.
  */
@@ -14,6 +15,7 @@ import { expect } from "vitest";
 import { loadSigningKey } from "../../../services/identity/src/auth/signing-keys.js";
 import { signupHuman } from "../../../services/identity/test/http.js";
 import { type ExecStack, echoApiDocument, registerAgent } from "../../e2e/execution-support.js";
+import type { OAuthServer } from "../../harness/oauth-server.js";
 
 /** The identity service's key-encryption secret on the matrix's stack (the expired JWT is signed with its key). */
 export const IDENTITY_SECRET_KEY = "tenant-matrix-secret-0123456789-abcdefghij";
@@ -41,6 +43,10 @@ export interface TenantIds {
   account: string;
   agent: string;
   wallet: string;
+  /** A service of the tenant's behind OAuth (client credentials), with a registered OAuth client. */
+  oauthService: string;
+  /** The tenant's OAuth connection to it (for its personal organization). */
+  connection: string;
 }
 
 export type IdName = keyof TenantIds;
@@ -105,6 +111,8 @@ export interface TenantServers {
   upstream: string;
   /** An HTTPS receiver's URL the webhooks service may deliver to. */
   receiver: string;
+  /** The OAuth authorization server the tenants' OAuth services use. */
+  oauth: OAuthServer;
 }
 
 /** Builds one tenant through the gateway, as its users would. */
@@ -139,6 +147,22 @@ export async function createTenant(s: ExecStack, label: string, servers: TenantS
   const tool = publishedTool.id as string;
   const credentialSecret = `cred-${tag}-${randomBytes(8).toString("hex")}`;
   ok(await call("PUT", `/services/${service}/credentials`, { key, body: { credential: { api_key: credentialSecret } } }));
+
+  const oauthPublished = await call("POST", "/services", {
+    key,
+    body: { api: { document: servers.oauth.openapi({ title: `OAuth ${tag}`, flows: ["clientCredentials"] }) } },
+  });
+  ok(oauthPublished, 201);
+  const oauthService = oauthPublished.body.service.id as string;
+  const machine = servers.oauth.machineClient;
+  ok(
+    await call("PUT", `/services/${oauthService}/oauth-client`, {
+      key,
+      body: { client_id: machine.clientId, client_secret: machine.clientSecret, revocation_url: servers.oauth.revocationUrl },
+    }),
+  );
+  const connected = await call("POST", `/services/${oauthService}/oauth/connect`, { token, body: {} });
+  ok(connected);
 
   const called = await call("POST", `/tools/call/${tool}`, { key, body: { tool_input: { n: 2 } } });
   ok(called);
@@ -198,6 +222,8 @@ export async function createTenant(s: ExecStack, label: string, servers: TenantS
     account: human.accountId,
     agent: agent.id,
     wallet: wallet.body.wallet_id ?? wallet.body.id,
+    oauthService,
+    connection: connected.body.connection.id,
   };
   for (const [name, id] of Object.entries(ids)) expect(id, `${label}'s ${name}`).toMatch(/^\S{3,}$/);
   return {

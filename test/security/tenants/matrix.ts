@@ -97,6 +97,18 @@ export const matrix: Record<string, Row> = {
   },
   "GET /v1/services/{service_id}/credentials": { params: { service_id: "service" }, slugs: { service_id: "serviceSlug" } },
   "DELETE /v1/services/{service_id}/credentials": { params: { service_id: "service" }, slugs: { service_id: "serviceSlug" } },
+  "PUT /v1/services/{service_id}/oauth-client": {
+    params: { service_id: "oauthService" },
+    body: () => ({ client_id: "intruder", client_secret: "intruder-secret", token_url: "https://intruder.example/token" }),
+  },
+  "GET /v1/services/{service_id}/oauth-client": { params: { service_id: "oauthService" } },
+  "DELETE /v1/services/{service_id}/oauth-client": { params: { service_id: "oauthService" } },
+  "POST /v1/services/{service_id}/oauth/connect": {
+    params: { service_id: "oauthService" },
+    body: () => ({ return_to: "/console/keys" }),
+  },
+  "GET /v1/connections": {},
+  "DELETE /v1/connections/{connection_id}": { params: { connection_id: "connection" } },
 
   // Identity
   "GET /v1/accounts/me": {},
@@ -212,6 +224,8 @@ export const readBack: Array<{ path: string; ids: IdName[] }> = [
   { path: "/services/{service}", ids: ["service"] },
   { path: "/services/{service}/tools", ids: ["service"] },
   { path: "/services/{service}/credentials", ids: ["service"] },
+  { path: "/services/{oauthService}/oauth-client", ids: ["oauthService"] },
+  { path: "/connections", ids: [] },
   { path: "/tools/executions/{execution}/result", ids: ["execution"] },
   { path: "/organizations/{organization}/members", ids: ["organization"] },
   { path: "/webhooks/{webhook}", ids: ["webhook"] },
