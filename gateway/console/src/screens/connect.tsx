@@ -275,23 +275,12 @@ function Connected({
                 <td>
                   <When at={c.updated_at} />
                 </td>
-                <td>
-                  {c.scope === "caller" || canOrg ? (
-                    <button
-                      type="button"
-                      className="button-secondary"
-                      disabled={disconnect.isPending}
-                      onClick={() => disconnect.mutate(c.scope)}
-                    >
-                      Disconnect{" "}
-                      <span className="visually-hidden">
-                        {c.scope === "caller" ? "your credential" : "the organization's credential"}
-                      </span>
-                    </button>
-                  ) : (
-                    <span className="muted">owners and admins manage it</span>
-                  )}
-                </td>
+                <DisconnectCell
+                  allowed={c.scope === "caller" || canOrg}
+                  pending={disconnect.isPending}
+                  onDisconnect={() => disconnect.mutate(c.scope)}
+                  what={c.scope === "caller" ? "your credential" : "the organization's credential"}
+                />
               </tr>
             ))}
           </tbody>
@@ -299,6 +288,32 @@ function Connected({
       </TableWrap>
       <ErrorNote error={disconnect.error} />
     </>
+  );
+}
+
+/** The last cell of a connected credential's row: disconnect it, or say who may. */
+function DisconnectCell({
+  allowed,
+  pending,
+  onDisconnect,
+  what,
+}: {
+  allowed: boolean;
+  pending: boolean;
+  onDisconnect: () => void;
+  /** What goes, for screen readers (the visible word is the same on every row). */
+  what: string;
+}) {
+  return (
+    <td>
+      {allowed ? (
+        <button type="button" className="button-secondary" disabled={pending} onClick={onDisconnect}>
+          Disconnect <span className="visually-hidden">{what}</span>
+        </button>
+      ) : (
+        <span className="muted">owners and admins manage it</span>
+      )}
+    </td>
   );
 }
 
@@ -639,20 +654,12 @@ function OAuthConnections({ serviceId, canOrg }: { serviceId: string; canOrg: bo
                   <td>
                     <When at={c.created_at} />
                   </td>
-                  <td>
-                    {c.scope === "caller" || canOrg ? (
-                      <button
-                        type="button"
-                        className="button-secondary"
-                        disabled={remove.isPending}
-                        onClick={() => remove.mutate(c.id)}
-                      >
-                        Disconnect <span className="visually-hidden">the OAuth connection</span>
-                      </button>
-                    ) : (
-                      <span className="muted">owners and admins manage it</span>
-                    )}
-                  </td>
+                  <DisconnectCell
+                    allowed={c.scope === "caller" || canOrg}
+                    pending={remove.isPending}
+                    onDisconnect={() => remove.mutate(c.id)}
+                    what="the OAuth connection"
+                  />
                 </tr>
               ))}
             </tbody>
