@@ -156,7 +156,10 @@ describe("OAuth test server (oidc-provider)", () => {
       status: 201,
       body: { name: "second", id: 2 },
     });
-    expect((await api("/echo-auth", accessToken)).body).toEqual({ authorization: `Bearer ${accessToken}` });
+    expect((await api("/echo-auth", accessToken)).body).toEqual({
+      authorization: `Bearer ${accessToken}`,
+      note: `the token I got is ${accessToken}, thanks`,
+    });
     const missing = await api("/items");
     expect(missing.status).toBe(401);
     expect(missing.wwwAuthenticate).toMatch(/^Bearer/);
