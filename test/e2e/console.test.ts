@@ -194,7 +194,8 @@ describe("the console", () => {
     await switcher.selectOption(teamId);
     await c.page.reload();
     await c.page.getByRole("navigation", { name: "Console" }).waitFor();
-    expect(await c.page.getByLabel("Organization").inputValue()).toBe(teamId);
+    // The choice is known once the person's organizations have loaded again (on a busy machine, after the frame).
+    await expect.poll(() => c.page.getByLabel("Organization").inputValue(), { timeout: 10_000 }).toBe(teamId);
     await c.page.waitForLoadState("networkidle");
     expect(orgHeaders.filter((h) => h === teamId).length).toBeGreaterThan(0);
     expect(c.errors).toEqual([]);
