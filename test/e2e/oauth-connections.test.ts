@@ -34,7 +34,8 @@ import {
   startConsoleStack,
 } from "./console-support.js";
 
-const TOKEN_TTL_SECONDS = 4;
+/** Short enough to wait out, long enough that a refreshed token outlives a burst of calls on a busy machine. */
+const TOKEN_TTL_SECONDS = 6;
 
 let oauth: OAuthServer;
 let s: ConsoleStack;
@@ -96,7 +97,7 @@ beforeAll(async () => {
       // The provider and its API listen on loopback: allowed explicitly, as an operator would.
       CATALOG_OUTBOUND_ALLOW: "127.0.0.1",
       EXECUTION_OUTBOUND_ALLOW: "127.0.0.1",
-      // Tokens live 4 s here; refresh only once one has (almost) expired.
+      // Tokens live 6 s here; refresh only once one has (almost) expired.
       EXECUTION_OAUTH_REFRESH_BEFORE_SECONDS: "1",
       // Every line there is: the secrets must be in none of them.
       LOG_LEVEL: "debug",
@@ -252,7 +253,9 @@ describe("OAuth connections", () => {
     const retried = await Promise.all(Array.from({ length: 5 }, () => callTool("listItems")));
     for (const r of retried) expect(r.body, JSON.stringify(r.body)).toMatchObject({ success: true });
     expect(oauth.counts.refresh).toBe(1);
-    expect(oauth.counts.apiUnauthorized).toBe(5);
+    // At least the first call sent the ended token; a call that looked its token up after the refresh sent the new one.
+    expect(oauth.counts.apiUnauthorized).toBeGreaterThanOrEqual(1);
+    expect(oauth.counts.apiUnauthorized).toBeLessThanOrEqual(5);
   });
 
   it("falls back to needs_credential when the grant is revoked at the provider, and connects again", async () => {
