@@ -24,6 +24,14 @@ export function stringField(body: Record<string, unknown>, field: string, prefix
   return value;
 }
 
+/** A boolean field; absent or null gives undefined; another type is a 400 naming it. */
+export function boolField(body: Record<string, unknown>, field: string): boolean | undefined {
+  const value = body[field];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "boolean") throw badField(field, "must be true or false");
+  return value;
+}
+
 /** An integer query parameter; absent gives undefined, anything not an integer is a 400. */
 export function intQuery(value: string | string[] | undefined, field: string): number | undefined {
   if (value === undefined || value === "") return undefined;

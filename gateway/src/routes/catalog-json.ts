@@ -14,7 +14,7 @@ import type {
   SecurityScheme,
   ServicePublishing,
 } from "@toolport/proto/toolport/catalog/v1/catalog_publishing_pb";
-import { CredentialScope, CredentialType } from "@toolport/proto/toolport/catalog/v1/catalog_publishing_pb";
+import { CredentialScopeSchema, CredentialTypeSchema } from "@toolport/proto/toolport/catalog/v1/catalog_publishing_pb";
 import {
   ParameterLocationSchema,
   type PublicTool,
@@ -250,21 +250,11 @@ export function publishingJson(p: ServicePublishing | undefined): JsonObject | n
 
 export function credentialJson(c: CredentialSummary | undefined): JsonObject | null {
   if (!c) return null;
-  const scope = c.scope === CredentialScope.CALLER ? "caller" : c.scope === CredentialScope.ORGANIZATION ? "organization" : null;
-  const type =
-    c.type === CredentialType.API_KEY
-      ? "api_key"
-      : c.type === CredentialType.BEARER
-        ? "bearer"
-        : c.type === CredentialType.BASIC
-          ? "basic"
-          : c.type === CredentialType.OAUTH2
-            ? "oauth2"
-            : null;
   return {
     service_id: c.serviceId,
-    scope,
-    type,
+    // CREDENTIAL_SCOPE_CALLER -> caller, CREDENTIAL_TYPE_API_KEY -> api_key, CREDENTIAL_TYPE_OAUTH2 -> oauth2.
+    scope: enumName(CredentialScopeSchema, c.scope),
+    type: enumName(CredentialTypeSchema, c.type),
     is_reference: c.isReference,
     hint: c.hint || null,
     created_at: iso(c.createdAt),

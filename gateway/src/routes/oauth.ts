@@ -4,12 +4,11 @@
  * the caller), and the caller's connections.
  */
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
-import { isoTime } from "@toolport/kit/proto-json";
+import { enumName, isoTime } from "@toolport/kit/proto-json";
 import type { Connection, OAuthClient } from "@toolport/proto/toolport/catalog/v1/catalog_oauth_pb";
-import { CredentialScope } from "@toolport/proto/toolport/catalog/v1/catalog_publishing_pb";
+import { CredentialScopeSchema } from "@toolport/proto/toolport/catalog/v1/catalog_publishing_pb";
 import type { AppDeps } from "../app.js";
-import { HttpError } from "../http/errors.js";
-import { objectBody, queryString, stringField, stringList } from "../http/input.js";
+import { boolField, objectBody, queryString, stringField, stringList } from "../http/input.js";
 import { auth } from "../middleware/auth.js";
 import type { DescribedRouter } from "../openapi/describe.js";
 import { oauthOps as ops } from "../openapi/operations/oauth.js";
@@ -42,7 +41,7 @@ export function connectionJson(c: Connection | undefined): JsonObject | null {
     service_id: c.serviceId,
     service_name: c.serviceName,
     scheme_name: c.schemeName ?? null,
-    scope: c.scope === CredentialScope.ORGANIZATION ? "organization" : "caller",
+    scope: enumName(CredentialScopeSchema, c.scope),
     status: c.status,
     broken_reason: c.brokenReason || null,
     flow: c.flow,
@@ -53,13 +52,6 @@ export function connectionJson(c: Connection | undefined): JsonObject | null {
     created_at: isoTime(c.createdAt),
     updated_at: isoTime(c.updatedAt),
   };
-}
-
-function optionalBool(body: JsonObject, field: string): boolean | undefined {
-  const v = body[field];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== "boolean") throw new HttpError(400, "invalid_request", `${field} must be true or false`, { field });
-  return v;
 }
 
 export function oauthRoutes(api: DescribedRouter, deps: AppDeps): void {
@@ -81,7 +73,7 @@ export function oauthRoutes(api: DescribedRouter, deps: AppDeps): void {
       tokenUrl: stringField(body, "token_url"),
       revocationUrl: stringField(body, "revocation_url"),
       scopes: stringList(body, "scopes") ?? [],
-      shared: optionalBool(body, "shared"),
+      shared: boolField(body, "shared"),
     });
     ctx.body = clientJson(client);
   });

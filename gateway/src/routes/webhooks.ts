@@ -7,7 +7,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { enumName, isoTime } from "@toolport/kit/proto-json";
 import { type Delivery, DeliveryStatusSchema, type Webhook } from "@toolport/proto/toolport/webhooks/v1/webhooks_resources_pb";
 import type { AppDeps } from "../app.js";
-import { badField, intQuery, objectBody, queryString, stringField } from "../http/input.js";
+import { badField, boolField, intQuery, objectBody, queryString, stringField } from "../http/input.js";
 import { auth } from "../middleware/auth.js";
 import type { DescribedRouter } from "../openapi/describe.js";
 import { webhooksOps as ops } from "../openapi/operations/webhooks.js";
@@ -54,13 +54,6 @@ function eventsField(body: Record<string, unknown>): string[] | undefined {
   if (!Array.isArray(value) || value.some((e) => typeof e !== "string"))
     throw badField("events", "must be an array of event names");
   return value as string[];
-}
-
-function boolField(body: Record<string, unknown>, field: string): boolean | undefined {
-  const value = body[field];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== "boolean") throw badField(field, "must be true or false");
-  return value;
 }
 
 export function webhooksRoutes(api: DescribedRouter, deps: AppDeps): void {

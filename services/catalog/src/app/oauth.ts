@@ -15,7 +15,6 @@ import type { Caller } from "../domain/access.js";
 import type {
   ConnectionView,
   CredentialScope,
-  OAuthClientAuth,
   OAuthClientRecord,
   OAuthFlowName,
   OAuthTokens,
@@ -30,8 +29,8 @@ import {
   type TokenClient,
   type TokenSet,
 } from "../oauth/token-client.js";
-import { scopesOfServiceTools } from "../store/catalog-store.js";
-import { putCredential } from "../store/credentials-store.js";
+import { findService, scopesOfServiceTools } from "../store/catalog-store.js";
+import { putCredential, type SealedCredential } from "../store/credentials-store.js";
 import {
   type ConnectionRow,
   connectionsOf,
@@ -45,9 +44,10 @@ import {
   storeRefreshedTokens,
   takePendingAuthorization,
 } from "../store/oauth-store.js";
+import type { Queryable } from "../store/rows.js";
 import { associated, ownerFor, visibleService } from "./credentials.js";
 import type { CatalogDeps } from "./deps.js";
-import { managedService, requireCaller } from "./publishing.js";
+import { managedService, oneOf, requireCaller } from "./publishing.js";
 import { configurationUrl } from "./views.js";
 
 /** Where providers send the browser back: the gateway's route, registered at the provider by the publisher. */
@@ -90,7 +90,6 @@ export interface OAuthClientView {
 }
 
 function oauthScheme(schemes: SecuritySchemeInfo[], name: string | undefined): SecuritySchemeInfo {
-  const candidates = schemes.filter((s) => OAUTH_TYPES.has(s.type));
   if (name) {
     const named = schemes.find((s) => s.name === name);
     if (!named) {
@@ -105,7 +104,7 @@ function oauthScheme(schemes: SecuritySchemeInfo[], name: string | undefined): S
     }
     return named;
   }
-  const first = candidates[0];
+  const first = schemes.find((s) => OAUTH_TYPES.has(s.type));
   if (!first) {
     throw invalidArgument("no_oauth_scheme", "the service's document declares no oauth2 or openIdConnect security scheme", {
       details: { field: "scheme_name" },
@@ -130,12 +129,6 @@ function endpointUrl(value: string | undefined, field: string, base: string | nu
     throw invalidArgument("invalid_url", `${field} must not carry a user name or password`, { details: { field } });
   }
   return url.toString();
-}
-
-function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], field: string): T | undefined {
-  if (value === undefined || value === "") return undefined;
-  if ((allowed as readonly string[]).includes(value)) return value as T;
-  throw invalidArgument(`invalid_${field}`, `${field} must be one of ${allowed.join(", ")}`, { details: { field } });
 }
 
 function checkScopes(scopes: string[]): string[] {
@@ -273,7 +266,9 @@ export interface StartedConnection {
   flow: OAuthFlowName;
   authorizationUrl?: string;
   expiresAt?: Date;
+  /** Client credentials: the connection made, and the readiness it gives the service's tools. */
   connection?: ConnectionView;
+  readiness?: "ready" | "unavailable";
 }
 
 export async function startOAuthConnection(
@@ -303,10 +298,13 @@ export async function startOAuthConnection(
     } catch (err) {
       throw providerRefused(deps, err, service.id);
     }
-    const id = await storeConnection(deps, { client, scope, ownerId, accountId: caller.accountId, tokens, scopes });
+    const stored = await storeConnection(deps, { client, scope, ownerId, accountId: caller.accountId, tokens, scopes });
     deps.log.info({ service_id: service.id, scope, flow: client.flow }, "OAuth connection made");
-    const row = await findConnection(deps.pool, id);
-    return { flow: client.flow, connection: row ? connectionView(deps, row) : undefined };
+    return {
+      flow: client.flow,
+      connection: connectionView(deps, { ...stored, serviceName: service.name }),
+      readiness: service.status === "retired" ? "unavailable" : "ready",
+    };
   }
 
   const state = randomBytes(32).toString("base64url");
@@ -369,7 +367,7 @@ async function storeConnection(
     tokens: TokenSet;
     scopes: string[];
   },
-): Promise<string> {
+): Promise<SealedCredential> {
   const expiresAt = expiryOf(c.tokens);
   const material: OAuthTokens = {
     type: "oauth2",
@@ -378,7 +376,7 @@ async function storeConnection(
     tokenType: c.tokens.tokenType,
     expiresAt: expiresAt?.toISOString(),
   };
-  const stored = await putCredential(deps.pool, {
+  return putCredential(deps.pool, {
     serviceId: c.client.serviceId,
     scope: c.scope,
     ownerId: c.ownerId,
@@ -391,7 +389,6 @@ async function storeConnection(
     // RFC 6749 §5.1: an answer without `scope` granted what was asked.
     oauth: { flow: c.client.flow, scopes: c.tokens.scope ?? c.scopes, expiresAt },
   });
-  return stored.id;
 }
 
 export interface CompletedConnection {
@@ -428,7 +425,9 @@ export async function completeOAuthConnection(
     return url.toString();
   };
   const fail = (error: string): CompletedConnection => {
-    deps.log.warn({ service_id: pending.serviceId, oauth_error: error }, "OAuth connection not made");
+    // error_description is the provider's words about the request (never a token), kept for the operator.
+    const description = input.errorDescription.slice(0, 200) || undefined;
+    deps.log.warn({ service_id: pending.serviceId, oauth_error: error, description }, "OAuth connection not made");
     return { redirectTo: back({ oauth_error: error }), error };
   };
   if (pending.expiresAt.getTime() < Date.now()) return fail("state_expired");
@@ -449,7 +448,7 @@ export async function completeOAuthConnection(
     deps.log.warn({ service_id: pending.serviceId, oauth_error: err.code, status: err.status }, "OAuth code exchange refused");
     return { redirectTo: back({ oauth_error: "exchange_failed", reason: err.code }), error: "exchange_failed" };
   }
-  const id = await storeConnection(deps, {
+  const stored = await storeConnection(deps, {
     client,
     scope: pending.scope,
     ownerId: pending.ownerId,
@@ -458,8 +457,11 @@ export async function completeOAuthConnection(
     scopes: pending.scopes,
   });
   deps.log.info({ service_id: pending.serviceId, scope: pending.scope, flow: client.flow }, "OAuth connection made");
-  const row = await findConnection(deps.pool, id);
-  return { redirectTo: back({ oauth: "connected" }), connection: row ? connectionView(deps, row) : undefined };
+  const service = await findService(deps.pool, pending.serviceId);
+  return {
+    redirectTo: back({ oauth: "connected" }),
+    connection: connectionView(deps, { ...stored, serviceName: service?.name ?? "" }),
+  };
 }
 
 // ---- connections -----------------------------------------------------------------------------------
@@ -488,14 +490,18 @@ export async function listConnections(deps: CatalogDeps, callerOrNull: Caller | 
   return (await connectionsOf(deps.pool, caller.accountId, caller.organizationId)).map((r) => connectionView(deps, r));
 }
 
-/** A connection the caller may see: its own, or its organization's. 404 otherwise, as for an unknown id. */
+/** Whether a connection serves this caller: its own, or its organization's. */
+const servesCaller = (row: ConnectionRow, who: { accountId: string; organizationId: string }) =>
+  (row.scope === "caller" && row.ownerId === who.accountId) ||
+  (row.scope === "organization" && row.ownerId === who.organizationId);
+
+const connectionNotFound = (id: string) =>
+  notFound("connection_not_found", `connection ${id} not found`, { details: { connection_id: id } });
+
+/** A connection the caller may see; 404 otherwise, as for an unknown id. */
 async function ownConnection(deps: CatalogDeps, id: string, caller: { accountId: string; organizationId: string }) {
   const row = /^[0-9a-f-]{36}$/i.test(id) ? await findConnection(deps.pool, id) : null;
-  const mine =
-    row &&
-    ((row.scope === "caller" && row.ownerId === caller.accountId) ||
-      (row.scope === "organization" && row.ownerId === caller.organizationId));
-  if (!row || !mine) throw notFound("connection_not_found", `connection ${id} not found`, { details: { connection_id: id } });
+  if (!row || !servesCaller(row, caller)) throw connectionNotFound(id);
   return row;
 }
 
@@ -520,14 +526,13 @@ export async function deleteConnection(
   const client = await findOAuthClient(deps.pool, row.serviceId);
   if (client?.revocationUrl) {
     const tokens = openTokens(deps, row);
-    const tc = tokenClient(deps, client);
-    // Revoking the refresh token ends the grant at most providers (RFC 7009 §2.1); the access token too,
-    // for those that keep them apart.
-    if (tokens.refreshToken) {
-      revokedAtProvider = await revokeToken(deps.outbound, client.revocationUrl, tc, tokens.refreshToken, "refresh_token");
-    }
-    const accessRevoked = await revokeToken(deps.outbound, client.revocationUrl, tc, tokens.accessToken, "access_token");
-    revokedAtProvider = tokens.refreshToken ? revokedAtProvider : accessRevoked;
+    const revoke = (token: string, hint: "refresh_token" | "access_token") =>
+      revokeToken(deps.outbound, client.revocationUrl as string, tokenClient(deps, client), token, hint);
+    // Revoking the refresh token ends the grant at most providers (RFC 7009 §2.1), so its answer is the one
+    // reported; the access token is revoked too, for providers that keep them apart.
+    const grantRevoked = tokens.refreshToken ? await revoke(tokens.refreshToken, "refresh_token") : undefined;
+    const accessRevoked = await revoke(tokens.accessToken, "access_token");
+    revokedAtProvider = grantRevoked ?? accessRevoked;
   }
   await deleteConnectionRow(deps.pool, row.id);
   deps.log.info(
@@ -555,18 +560,10 @@ export interface RefreshInput {
 export async function refreshOAuthConnection(
   deps: CatalogDeps,
   input: RefreshInput,
-): Promise<{ tokens: OAuthTokens; connectionId: string; refreshed: boolean }> {
+): Promise<{ tokens: OAuthTokens; refreshed: boolean }> {
   const outcome = await withTransaction(deps.pool, async (db) => {
     const row = await findConnection(db, input.connectionId, true);
-    const mine =
-      row &&
-      ((row.scope === "caller" && row.ownerId === input.accountId) ||
-        (row.scope === "organization" && row.ownerId === input.organizationId));
-    if (!row || !mine) {
-      throw notFound("connection_not_found", `connection ${input.connectionId} not found`, {
-        details: { connection_id: input.connectionId },
-      });
-    }
+    if (!row || !servesCaller(row, input)) throw connectionNotFound(input.connectionId);
     if (row.status === "broken") return { broken: row.brokenReason ?? "the connection is broken" } as const;
     const current = openTokens(deps, row);
     const stale = input.rejectedAccessToken
@@ -574,37 +571,10 @@ export async function refreshOAuthConnection(
       : current.expiresAt !== undefined && Date.parse(current.expiresAt) - Date.now() < input.minValidSeconds * 1000;
     if (!stale) return { tokens: current, refreshed: false } as const;
 
-    const client = await findOAuthClient(db, row.serviceId);
-    const flow = row.oauthFlow ?? "authorization_code";
-    let broken: string | undefined;
-    let fresh: TokenSet | undefined;
-    if (!client) broken = "the service's OAuth client registration was removed";
-    else if (flow === "authorization_code" && !current.refreshToken)
-      broken = "the provider issued no refresh token and the access token expired";
-    else {
-      try {
-        fresh =
-          flow === "client_credentials"
-            ? await clientCredentials(deps.outbound, client.tokenUrl, tokenClient(deps, client), row.oauthScopes)
-            : await refreshTokens(deps.outbound, client.tokenUrl, tokenClient(deps, client), current.refreshToken as string);
-      } catch (err) {
-        if (!(err instanceof OAuthProviderError)) throw err;
-        deps.log.warn(
-          { service_id: row.serviceId, connection_id: row.id, oauth_error: err.code, status: err.status },
-          "OAuth refresh refused",
-        );
-        if (!GRANT_GONE.has(err.code)) {
-          throw unavailable("oauth_refresh_failed", `refreshing the OAuth token failed (${err.code}); try again`, {
-            details: { connection_id: row.id },
-          });
-        }
-        broken = `the provider refused the refresh (${err.code}); reconnect the service`;
-      }
-    }
-    if (broken !== undefined || !fresh) {
-      const reason = broken ?? "the connection is broken";
-      await markConnectionBroken(db, row.id, reason);
-      return { broken: reason } as const;
+    const fresh = await newTokens(deps, db, row, current);
+    if ("broken" in fresh) {
+      await markConnectionBroken(db, row.id, fresh.broken);
+      return fresh;
     }
     const expiresAt = expiryOf(fresh);
     const tokens: OAuthTokens = {
@@ -630,7 +600,41 @@ export async function refreshOAuthConnection(
       details: { connection_id: input.connectionId },
     });
   }
-  return { tokens: outcome.tokens, connectionId: input.connectionId, refreshed: outcome.refreshed };
+  return { tokens: outcome.tokens, refreshed: outcome.refreshed };
 }
 
-export type { OAuthClientAuth };
+/**
+ * The token request a refresh makes: the refresh-token grant, or the client-credentials grant again.
+ * `{broken}` when the grant is gone for good (the provider said so, or there is nothing to refresh with);
+ * a provider that is down or answers 5xx throws UNAVAILABLE and changes nothing.
+ */
+async function newTokens(
+  deps: CatalogDeps,
+  db: Queryable,
+  row: ConnectionRow,
+  current: OAuthTokens,
+): Promise<TokenSet | { broken: string }> {
+  const client = await findOAuthClient(db, row.serviceId);
+  if (!client) return { broken: "the service's OAuth client registration was removed" };
+  const flow = row.oauthFlow ?? "authorization_code";
+  if (flow === "authorization_code" && !current.refreshToken) {
+    return { broken: "the provider issued no refresh token and the access token expired" };
+  }
+  try {
+    return flow === "client_credentials"
+      ? await clientCredentials(deps.outbound, client.tokenUrl, tokenClient(deps, client), row.oauthScopes)
+      : await refreshTokens(deps.outbound, client.tokenUrl, tokenClient(deps, client), current.refreshToken as string);
+  } catch (err) {
+    if (!(err instanceof OAuthProviderError)) throw err;
+    deps.log.warn(
+      { service_id: row.serviceId, connection_id: row.id, oauth_error: err.code, status: err.status },
+      "OAuth refresh refused",
+    );
+    if (!GRANT_GONE.has(err.code)) {
+      throw unavailable("oauth_refresh_failed", `refreshing the OAuth token failed (${err.code}); try again`, {
+        details: { connection_id: row.id },
+      });
+    }
+    return { broken: `the provider refused the refresh (${err.code}); reconnect the service` };
+  }
+}

@@ -89,7 +89,8 @@ export function requireCaller(caller: Caller | null): Caller {
   return caller;
 }
 
-function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], field: string): T | undefined {
+/** A field that must be one of `allowed`; absent gives undefined, anything else is a 400 naming it. */
+export function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], field: string): T | undefined {
   if (value === undefined) return undefined;
   if (!(allowed as readonly string[]).includes(value)) {
     throw invalidArgument(`invalid_${field}`, `${field} must be one of ${allowed.join(", ")}`, {
@@ -471,7 +472,7 @@ export async function reimportService(
             })
           ).credential
         : null;
-    const usable = connected && !checkMaterial(connected.material).reference && connected.material.type === kindOf(scheme!);
+    const usable = connected && connected.material.type === kindOf(scheme!) && !checkMaterial(connected.material).reference;
     source = {
       kind: "mcp_server",
       url: service.mcpServerUrl as string,

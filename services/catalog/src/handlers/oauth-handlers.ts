@@ -30,9 +30,8 @@ import {
   startOAuthConnection,
 } from "../app/oauth.js";
 import type { ConnectionView, OAuthTokens } from "../domain/model.js";
-import { findService } from "../store/catalog-store.js";
 import { callerOf } from "./caller.js";
-import { ts } from "./convert.js";
+import { readinessToProto, ts } from "./convert.js";
 
 type Impl = Pick<
   ServiceImpl<typeof CatalogService>,
@@ -130,17 +129,12 @@ export function createOAuthHandlers(deps: CatalogDeps): Impl {
     },
     async startOAuthConnection(req, context) {
       const started = await startOAuthConnection(deps, { serviceId: req.serviceId, returnTo: req.returnTo }, callerOf(context));
-      const service = started.connection ? await findService(deps.pool, started.connection.serviceId) : null;
       return {
         flow: started.flow,
         authorizationUrl: started.authorizationUrl,
         expiresAt: ts(started.expiresAt),
         connection: started.connection ? connectionToProto(started.connection) : undefined,
-        readiness: !started.connection
-          ? Readiness.UNSPECIFIED
-          : service?.status === "retired"
-            ? Readiness.UNAVAILABLE
-            : Readiness.READY,
+        readiness: started.readiness ? readinessToProto[started.readiness] : Readiness.UNSPECIFIED,
       };
     },
     async completeOAuthConnection(req) {
@@ -164,14 +158,14 @@ export function createOAuthHandlers(deps: CatalogDeps): Impl {
       return { deleted: true, revokedAtProvider };
     },
     async refreshOAuthConnection(req) {
-      const { tokens, connectionId, refreshed } = await refreshOAuthConnection(deps, {
+      const { tokens, refreshed } = await refreshOAuthConnection(deps, {
         connectionId: req.connectionId,
         accountId: req.accountId,
         organizationId: req.organizationId,
         minValidSeconds: req.minValidSeconds ?? 60,
         rejectedAccessToken: req.rejectedAccessToken,
       });
-      return { credential: oauthMaterialToProto(tokens, connectionId), refreshed };
+      return { credential: oauthMaterialToProto(tokens, req.connectionId), refreshed };
     },
   };
 }

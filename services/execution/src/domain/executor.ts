@@ -77,8 +77,8 @@ export interface ExecutorLimits {
   upgradeUrl: string;
   /** How long a claimed idempotency key may stay in flight before another attempt takes it over. */
   idempotencyLeaseMs: number;
-  /** An OAuth access token expiring within this many seconds is refreshed before use (default 60). */
-  oauthRefreshBeforeSeconds?: number;
+  /** An OAuth access token expiring within this many seconds is refreshed before use. */
+  oauthRefreshBeforeSeconds: number;
 }
 
 export interface ExecutorDeps {
@@ -331,7 +331,7 @@ export class Executor {
         // retry. A 401 means the upstream did not act on the request, so sending it again is safe.
         if (credential?.kind !== "oauth" || !(err instanceof ExecutionFailure) || err.errorType !== "http_401") throw err;
         const fresh = await this.deps.catalog.refreshOAuth(credential.connectionId, caller, {
-          minValidSeconds: this.oauthRefreshBeforeSeconds(),
+          minValidSeconds: this.deps.limits.oauthRefreshBeforeSeconds,
           rejectedToken: credential.token,
         });
         injected = [...injected, ...runner.injected(fresh)];
@@ -397,10 +397,6 @@ export class Executor {
     return this.render(executionId, tool, stored!, report, req, steps, maxChars, false, success && held ? tool.priceCents : 0n);
   }
 
-  private oauthRefreshBeforeSeconds(): number {
-    return this.deps.limits.oauthRefreshBeforeSeconds ?? 60;
-  }
-
   /**
    * The credential a call sends: none for a tool that needs none; secret references resolved; an OAuth
    * access token refreshed first when it expires within the refresh margin (single-flight per connection).
@@ -423,7 +419,7 @@ export class Executor {
       );
     }
     if (found.kind !== "oauth") return this.deps.runner.resolveSecrets(found);
-    const margin = this.oauthRefreshBeforeSeconds();
+    const margin = this.deps.limits.oauthRefreshBeforeSeconds;
     if (found.expiresAt && found.expiresAt.getTime() - Date.now() < margin * 1000) {
       return this.deps.catalog.refreshOAuth(found.connectionId, caller, { minValidSeconds: margin });
     }
