@@ -33,7 +33,7 @@
 //  3. a batch of 10 calls to a 100 ms upstream through the c1 gateway (expected about 100 ms, not 1 s).
 //     Without section 1, only the upstream, the durable Postgres and the c1 stack are started.
 // Each stack (c1, c1r, c2) has its own databases on its Postgres server (bench_<stack>_<service>, through
-// <SERVICE>_DATABASE_URL), its own NATS server and NATS_CONSUMER_PREFIX (bench_<stack>_; a shared NATS
+// <SERVICE>_DATABASE_URL), its own NATS server and NATS_NAMESPACE (bench_<stack>; a shared NATS
 // would have each stack's consumers record the other stacks' execution events too), publishes the bench
 // upstream's OpenAPI document and registers its own agent. Both Postgres servers get max_connections=300
 // (the pools of c1, c2 and the floor on one server can exceed the default 100). Postgres, NATS and nginx are started here on free ports in
@@ -119,7 +119,7 @@ async function startStack({ id, layout, pg, upstreamPort }) {
   const env = {
     DATABASE_URL: pg.url,
     NATS_URL: nats.url,
-    NATS_CONSUMER_PREFIX: `bench_${id}_`,
+    NATS_NAMESPACE: `bench_${id}`,
     LOG_LEVEL: "info",
     CATALOG_SECRET_KEY: "a".repeat(64),
     EXECUTION_OUTBOUND_ALLOW: `127.0.0.1:${upstreamPort}`,

@@ -12,7 +12,7 @@
 //    output goes to a log file whose warnings and errors are summed up after each level.
 //    WEBHOOKS_OUTBOUND_ALLOW=127.0.0.1:<receiver port>, NODE_EXTRA_CA_CERTS=<the bench CA>,
 //    WEBHOOKS_ENDPOINT_CONCURRENCY=<level>: the process is restarted for each level (same databases, same
-//    durable consumers through the same NATS_CONSUMER_PREFIX; nothing is pending between levels).
+//    durable consumers in the same NATS_NAMESPACE; nothing is pending between levels).
 //  - The receiver: a node:https server in a child process of its own (its CPU tracked apart, and not
 //    competing with this process's event loop), with a leaf certificate for IP:127.0.0.1 signed by a CA,
 //    both made with the `openssl` binary (EC P-256). It answers 200 "ok" as soon as the body is read and
@@ -73,7 +73,9 @@ const STALL_MS = Number(process.env.BENCH_STALL_MS ?? 30_000);
 const PUBLISH_WINDOW = 256;
 const GOALS = { rps: 1000, p50Ms: 50 };
 const ROLES = ["identity", "webhooks", "gateway"];
-const SUBJECT = "toolport.execution.completed";
+/** The stack's NATS namespace: its stream and subjects (`<namespace>.toolport.…`) are its own. */
+const NAMESPACE = "bench_webhooks";
+const SUBJECT = `${NAMESPACE}.toolport.execution.completed`;
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "toolport-bench-webhooks-"));
 const now = () => performance.timeOrigin + performance.now();
@@ -363,7 +365,7 @@ try {
   const env = {
     DATABASE_URL: pg.url,
     NATS_URL: nats.url,
-    NATS_CONSUMER_PREFIX: "bench_webhooks_",
+    NATS_NAMESPACE: NAMESPACE,
     LOG_LEVEL: "warn",
     PUBLIC_URL: `http://127.0.0.1:${ports.gateway}`,
     IDENTITY_SECRET_KEY: "i".repeat(48),

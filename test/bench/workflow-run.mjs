@@ -99,7 +99,7 @@ try {
   const env = {
     DATABASE_URL: pg.url,
     NATS_URL: nats.url,
-    NATS_CONSUMER_PREFIX: "bench_wf_",
+    NATS_NAMESPACE: "bench_wf",
     LOG_LEVEL: "info", // for the "toolport listening" line; the access lines after it are drained, not kept
     CATALOG_SECRET_KEY: "a".repeat(64),
     EXECUTION_CONSENT_SECRET: "c".repeat(48),

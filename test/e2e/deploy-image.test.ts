@@ -100,7 +100,7 @@ describe("the container image (deploy/Dockerfile), built and started without Doc
       NODE_ENV: "production",
       DATABASE_URL: inject("pgUrl"),
       NATS_URL: inject("natsUrl"),
-      NATS_CONSUMER_PREFIX: `img${tag}-`,
+      NATS_NAMESPACE: `img${tag}`,
       LOG_LEVEL: "info",
     };
     const ports: Record<string, number> = {};

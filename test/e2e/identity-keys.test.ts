@@ -3,10 +3,12 @@
  * catalog processes: exact response shapes, every bad input named, membership rules, revocation seen
  * by a second gateway on the next call, and usage computed from real execution events on JetStream.
  */
+
 import { randomUUID } from "node:crypto";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, type ConnectError } from "@connectrpc/connect";
+import { natsNames } from "@toolport/kit/events";
 import { createPool } from "@toolport/kit/pg";
 import { createServiceClient } from "@toolport/kit/rpc";
 import { CatalogService } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
@@ -336,7 +338,9 @@ describe("API keys, organizations, usage and the client helper", () => {
         ...over,
       });
       const subject = event.status === ExecutionStatus.SUCCESS ? "toolport.execution.completed" : "toolport.execution.failed";
-      await nc.jetstream().publish(subject, toBinary(ExecutionEventSchema, event), { msgID: eventId });
+      await nc
+        .jetstream()
+        .publish(natsNames(stack.env.NATS_NAMESPACE).wire(subject), toBinary(ExecutionEventSchema, event), { msgID: eventId });
       return event;
     }
 

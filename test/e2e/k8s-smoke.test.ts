@@ -33,8 +33,8 @@
  *
  * Overridden, the only differences from the manifest's env (asserted below):
  * - HOST: the pod's address instead of 0.0.0.0 (binding every address is what a pod IP of its own allows);
- * - NATS_CONSUMER_PREFIX (added): the harness's NATS is shared by every test file, and durable consumers
- *   without a prefix would take each other's messages (services/billing/test runs billing with none);
+ * - NATS_NAMESPACE (added): the harness's NATS is shared by every test file; a namespace gives these
+ *   services a stream and subjects of their own, so they neither take nor see other files' events;
  * - EXECUTION_OUTBOUND_ALLOW (added, execution only): the upstream API is on loopback, which the outbound
  *   guard refuses; the allow-list names just its address. The catalog needs none (the document is inline).
  *
@@ -157,7 +157,7 @@ describe("the dev overlay's Deployments, run locally from the rendered manifests
     dns = serviceDns(r, pods, { "toolport-postgres": pg.host, "toolport-nats": nats.host });
     api = await startEchoApi();
     overrides = {
-      "*": { NATS_CONSUMER_PREFIX: `k8s${tag}-` },
+      "*": { NATS_NAMESPACE: `k8s${tag}` },
       execution: { EXECUTION_OUTBOUND_ALLOW: `127.0.0.1:${api.port}` },
     };
     for (const pod of pods) await assertPortsFree(pod);

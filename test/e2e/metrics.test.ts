@@ -87,7 +87,7 @@ describe("metrics", () => {
             return u.toString();
           })(),
           NATS_URL: inject("natsUrl"),
-          NATS_CONSUMER_PREFIX: `m${Math.random().toString(36).slice(2, 8)}-`,
+          NATS_NAMESPACE: `m${Math.random().toString(36).slice(2, 8)}`,
           PORT: String(await freePort()),
           METRICS_PORT: String(metricsPort),
           STRIPE_WEBHOOK_SECRET: "whsec_metrics",

@@ -5,12 +5,14 @@
  * or doubled, and the receivers see each delivery id at least once. Runs one process per role (only the
  * webhooks process is killed) on a NATS server of its own (so it can be restarted).
  */
+
 import { randomUUID } from "node:crypto";
 import { mkdtemp } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { natsNames } from "@toolport/kit/events";
 import { createPool, type Pool } from "@toolport/kit/pg";
 import { ExecutionStatus } from "@toolport/proto/toolport/common/v1/types_pb";
 import { ExecutionEventSchema } from "@toolport/proto/toolport/events/v1/events_pb";
@@ -103,7 +105,11 @@ describe("webhooks under faults", () => {
         status: ExecutionStatus.SUCCESS,
         seconds: 0.01,
       });
-      await js.publish("toolport.execution.completed", toBinary(ExecutionEventSchema, event), { msgID: eventId });
+      await js.publish(
+        natsNames(stack.env.NATS_NAMESPACE).wire("toolport.execution.completed"),
+        toBinary(ExecutionEventSchema, event),
+        { msgID: eventId },
+      );
     }
     await nc.close();
 

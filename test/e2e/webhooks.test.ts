@@ -6,9 +6,11 @@
  * redirects not followed, pausing and resuming, a private address refused at send, history and
  * redelivery, secret rotation with both signatures, and the circuit.
  */
+
 import { randomUUID } from "node:crypto";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { natsNames } from "@toolport/kit/events";
 import { createPool, type Pool } from "@toolport/kit/pg";
 import { WorkflowRunStatus } from "@toolport/proto/toolport/common/v1/types_pb";
 import { SpendLimitApproachingSchema, WorkflowEventSchema } from "@toolport/proto/toolport/events/v1/events_pb";
@@ -258,6 +260,7 @@ describe("webhooks", () => {
         "agent.spend.limit_approaching",
       ]);
       const js = nc.jetstream();
+      const wire = natsNames(s.stack.env.NATS_NAMESPACE).wire;
       const at = timestampFromDate(new Date("2026-11-24T10:00:00.123Z"));
       const workflow = (status: WorkflowRunStatus, error?: string) =>
         toBinary(
@@ -276,10 +279,12 @@ describe("webhooks", () => {
           }),
         );
       const start = b.requests.length;
-      await js.publish("toolport.workflow.completed", workflow(WorkflowRunStatus.COMPLETED), { msgID: randomUUID() });
-      await js.publish("toolport.workflow.failed", workflow(WorkflowRunStatus.FAILED, "step 3 failed"), { msgID: randomUUID() });
+      await js.publish(wire("toolport.workflow.completed"), workflow(WorkflowRunStatus.COMPLETED), { msgID: randomUUID() });
+      await js.publish(wire("toolport.workflow.failed"), workflow(WorkflowRunStatus.FAILED, "step 3 failed"), {
+        msgID: randomUUID(),
+      });
       await js.publish(
-        "toolport.spend.limit_approaching",
+        wire("toolport.spend.limit_approaching"),
         toBinary(
           SpendLimitApproachingSchema,
           create(SpendLimitApproachingSchema, {

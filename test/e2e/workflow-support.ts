@@ -7,6 +7,7 @@
 import { randomUUID } from "node:crypto";
 import http from "node:http";
 import { fromBinary } from "@bufbuild/protobuf";
+import { natsNames } from "@toolport/kit/events";
 import { WorkflowRunStatus } from "@toolport/proto/toolport/common/v1/types_pb";
 import { WorkflowEventSchema } from "@toolport/proto/toolport/events/v1/events_pb";
 import { AckPolicy, connect, DeliverPolicy } from "nats";
@@ -164,22 +165,26 @@ export interface SeenWorkflowEvent {
   ownerId: string;
 }
 
-/** Every workflow event on the stream so far (a throwaway consumer from the start, read to the end). */
-export async function workflowEvents(natsUrl: string): Promise<SeenWorkflowEvent[]> {
-  const nc = await connect({ servers: natsUrl });
+/**
+ * Every workflow event on the stack's stream so far (a throwaway consumer from the start, read to the
+ * end), its subject as the code names it (without the stack's NATS_NAMESPACE).
+ */
+export async function workflowEvents(stack: { env: Record<string, string> }): Promise<SeenWorkflowEvent[]> {
+  const names = natsNames(stack.env.NATS_NAMESPACE);
+  const nc = await connect({ servers: stack.env.NATS_URL });
   const jsm = await nc.jetstreamManager();
   const name = `wf-events-${randomUUID().slice(0, 8)}`;
   try {
     // One subject, not a list: the Debian nats-server predates filter_subjects (2.10).
-    const info = await jsm.consumers.add("TOOLPORT", {
+    const info = await jsm.consumers.add(names.stream, {
       durable_name: name,
-      filter_subject: "toolport.workflow.>",
+      filter_subject: names.wire("toolport.workflow.>"),
       deliver_policy: DeliverPolicy.All,
       ack_policy: AckPolicy.None,
     });
     const out: SeenWorkflowEvent[] = [];
     let left = info.num_pending;
-    const consumer = await nc.jetstream().consumers.get("TOOLPORT", name);
+    const consumer = await nc.jetstream().consumers.get(names.stream, name);
     while (left > 0) {
       const batch = await consumer.fetch({ max_messages: Math.min(left, 500), expires: 5000 });
       let got = 0;
@@ -187,7 +192,7 @@ export async function workflowEvents(natsUrl: string): Promise<SeenWorkflowEvent
         got++;
         const e = fromBinary(WorkflowEventSchema, m.data);
         out.push({
-          subject: m.subject,
+          subject: names.logical(m.subject),
           runId: e.executionId,
           workflowId: e.workflowId,
           status: e.status === WorkflowRunStatus.COMPLETED ? "completed" : "failed",
@@ -203,7 +208,7 @@ export async function workflowEvents(natsUrl: string): Promise<SeenWorkflowEvent
     }
     return out;
   } finally {
-    await jsm.consumers.delete("TOOLPORT", name).catch(() => {});
+    await jsm.consumers.delete(names.stream, name).catch(() => {});
     await nc.close();
   }
 }

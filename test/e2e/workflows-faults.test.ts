@@ -7,7 +7,7 @@
  * holds nothing, and each run has exactly one completion event. One process per role: only content dies.
  */
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type AgentKey,
   balanceAtomic,
@@ -121,9 +121,9 @@ describe("workflow runs when the content process is killed mid-step", () => {
     // Exactly one completion event per run.
     const ids = new Set(runs.map((r) => r.runId));
     await expect
-      .poll(async () => (await workflowEvents(inject("natsUrl"))).filter((e) => ids.has(e.runId)).length, { timeout: 10_000 })
+      .poll(async () => (await workflowEvents(s.stack)).filter((e) => ids.has(e.runId)).length, { timeout: 10_000 })
       .toBe(STEPS);
-    const events = (await workflowEvents(inject("natsUrl"))).filter((e) => ids.has(e.runId));
+    const events = (await workflowEvents(s.stack)).filter((e) => ids.has(e.runId));
     expect(new Set(events.map((e) => e.runId)).size).toBe(STEPS);
     for (const e of events)
       expect(e).toMatchObject({ subject: "toolport.workflow.completed", stepsCompleted: STEPS, stepsTotal: STEPS });

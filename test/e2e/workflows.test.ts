@@ -6,7 +6,7 @@
  * the public list's search, sort and paging, and an async run polled to its end.
  */
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signupHuman } from "../../services/identity/test/http.js";
 import type { Call, Reply } from "../harness/http.js";
 import {
@@ -163,7 +163,7 @@ describe("workflows", () => {
 
     // One completion event with the spec's fields.
     await expect
-      .poll(async () => (await workflowEvents(inject("natsUrl"))).filter((e) => e.runId === r.run_id), { timeout: 10_000 })
+      .poll(async () => (await workflowEvents(s.stack)).filter((e) => e.runId === r.run_id), { timeout: 10_000 })
       .toEqual([
         {
           subject: "toolport.workflow.completed",
@@ -321,7 +321,7 @@ describe("workflows", () => {
     const stats = await call("GET", `/workflows/${wf.id}`, { key: alice.key });
     expect(stats.body).toMatchObject({ total_executions: 1, success_rate: 0 });
     await expect
-      .poll(async () => (await workflowEvents(inject("natsUrl"))).filter((e) => e.runId === r.run_id), { timeout: 10_000 })
+      .poll(async () => (await workflowEvents(s.stack)).filter((e) => e.runId === r.run_id), { timeout: 10_000 })
       .toEqual([
         expect.objectContaining({
           subject: "toolport.workflow.failed",

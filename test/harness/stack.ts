@@ -126,8 +126,9 @@ async function prepare(extraEnv: Record<string, string>, infra?: StackOptions["i
     ...(process.env as Record<string, string>),
     DATABASE_URL: pgUrl,
     NATS_URL: infra?.natsUrl ?? inject("natsUrl"),
-    // Durable consumers of this stack only: other stacks on the same NATS must not take its events.
-    NATS_CONSUMER_PREFIX: `s${tag}-`,
+    // A stream and subjects of this stack's own: other stacks on the same NATS neither receive its events
+    // nor replay their history into it (a test publishing an event itself uses natsNames(env.NATS_NAMESPACE)).
+    NATS_NAMESPACE: `s${tag}`,
     LOG_LEVEL: "info",
     GATEWAY_URL: `http://127.0.0.1:${ports.gateway}`,
     PUBLIC_URL: `http://127.0.0.1:${ports.gateway}`,

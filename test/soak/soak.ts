@@ -483,7 +483,7 @@ export interface Snapshot {
   pricedSeen: LoadRecord["pricedSeen"];
   executionEvents: Array<{ id: string; published: boolean }>;
   workflowEvents: Array<{ id: string; published: boolean }>;
-  /** Event ids in each consumer's inbox, by durable name (the inbox keeps it without NATS_CONSUMER_PREFIX). */
+  /** Event ids in each consumer's inbox, by durable name (and the subject without NATS_NAMESPACE). */
   inbox: Record<string, string[]>;
   deadLetters: number;
   deliveries: Array<{ id: string; status: string; in_flight: boolean }>;

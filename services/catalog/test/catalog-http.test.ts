@@ -557,7 +557,7 @@ describe("reliability and recommendations from execution events", () => {
       { toolId: reverse.id, serviceId, accountId: alice.id, success: true },
       { toolId: reverse.id, serviceId, accountId: bob.id, success: true },
     ];
-    await publishExecutions(s.natsUrl, events);
+    await publishExecutions(s, events);
 
     await expect
       .poll(async () => (await call(s, "GET", `/tools/${geocode.id}`, { agent: alice })).body.reliability?.calls_30d, {

@@ -4,12 +4,14 @@
  * would take turns receiving the events this file publishes), agents registered through the
  * gateway, JSON helpers, and execution events published the way the execution service does.
  */
+
 import { randomBytes, randomUUID } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { natsNames } from "@toolport/kit/events";
 import { ErrorClass, ExecutionStatus } from "@toolport/proto/toolport/common/v1/types_pb";
 import { ExecutionEventSchema } from "@toolport/proto/toolport/events/v1/events_pb";
 import { connect } from "nats";
@@ -23,6 +25,8 @@ export const SECRET_KEY = randomBytes(32).toString("hex");
 export interface CatalogStack {
   stack: Stack;
   natsUrl: string;
+  /** The stack's NATS namespace (NATS_NAMESPACE), for events a test publishes itself. */
+  natsNamespace: string;
   url: (p: string) => string;
   stop(): Promise<void>;
 }
@@ -35,6 +39,7 @@ export async function startCatalogStack(names: ProcessName[], env: Record<string
     return {
       stack,
       natsUrl: nats.url,
+      natsNamespace: stack.env.NATS_NAMESPACE ?? "",
       url: (p) => `${stack.gatewayUrl}/v1${p}`,
       async stop() {
         await stack.stopAll();
@@ -112,8 +117,12 @@ export interface ExecutionInit {
 }
 
 /** Publishes toolport.execution.* events onto JetStream as the execution service's relay does. */
-export async function publishExecutions(natsUrl: string, events: ExecutionInit[]): Promise<string[]> {
-  const nc = await connect({ servers: natsUrl });
+export async function publishExecutions(
+  to: { natsUrl: string; natsNamespace: string },
+  events: ExecutionInit[],
+): Promise<string[]> {
+  const { wire } = natsNames(to.natsNamespace);
+  const nc = await connect({ servers: to.natsUrl });
   const js = nc.jetstream();
   const ids: string[] = [];
   try {
@@ -137,7 +146,7 @@ export async function publishExecutions(natsUrl: string, events: ExecutionInit[]
         errorType: e.success ? undefined : (e.errorType ?? "http_502"),
       });
       await js.publish(
-        e.success ? "toolport.execution.completed" : "toolport.execution.failed",
+        wire(e.success ? "toolport.execution.completed" : "toolport.execution.failed"),
         toBinary(ExecutionEventSchema, msg),
         { msgID: eventId },
       );

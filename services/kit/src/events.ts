@@ -37,7 +37,47 @@ import {
   traceHeaders,
 } from "./tracing.js";
 
-export const STREAM = "TOOLPORT";
+/**
+ * Where one deployment's events live on a NATS server: its stream, and the subjects on the wire. Code
+ * names subjects without the namespace (Subjects); the relay adds it when publishing, a consumer adds it to
+ * its filter and takes it off what it receives. Deployments or test stacks sharing one server each give
+ * a namespace (NATS_NAMESPACE), so each has a stream and subjects of its own: none receives another's
+ * events, and a new one does not replay another's history. Without one: stream TOOLPORT, `toolport.>`.
+ */
+export interface NatsNames {
+  stream: string;
+  /** The subject on the wire for a subject of Subjects (or a filter with wildcards). */
+  wire(subject: string): string;
+  /** The subject as code names it, for a subject received on the wire. */
+  logical(wireSubject: string): string;
+}
+
+/** Letters, digits, _ and - (a NATS subject token and a stream name's part); not `toolport`, whose subjects would overlap the default stream's. */
+export const NATS_NAMESPACE_PATTERN = /^(?!toolport$)[A-Za-z0-9_-]{0,32}$/;
+
+export function natsNames(namespace = ""): NatsNames {
+  if (!NATS_NAMESPACE_PATTERN.test(namespace))
+    throw new Error(`NATS namespace ${JSON.stringify(namespace)}: up to 32 letters, digits, _ and -, and not "toolport"`);
+  if (!namespace) return { stream: "TOOLPORT", wire: (s) => s, logical: (s) => s };
+  const prefix = `${namespace}.`;
+  return {
+    stream: `TOOLPORT_${namespace}`,
+    wire: (s) => prefix + s,
+    logical: (s) => (s.startsWith(prefix) ? s.slice(prefix.length) : s),
+  };
+}
+
+let names = natsNames();
+
+/** This process's namespace (NATS_NAMESPACE). Set once by startService, before the stream, relay and consumers. */
+export function setNatsNamespace(namespace: string): void {
+  names = natsNames(namespace);
+}
+
+/** The stream and wire subjects of this process's namespace. */
+export function currentNatsNames(): NatsNames {
+  return names;
+}
 
 /** Every subject the system publishes, named once. */
 export const Subjects = {
@@ -84,12 +124,12 @@ export async function connectNats(url: string, name: string, log: Logger): Promi
 export async function ensureStream(nc: NatsConnection): Promise<void> {
   const jsm = await nc.jetstreamManager();
   try {
-    await jsm.streams.info(STREAM);
+    await jsm.streams.info(names.stream);
   } catch {
     try {
       await jsm.streams.add({
-        name: STREAM,
-        subjects: ["toolport.>"],
+        name: names.stream,
+        subjects: [names.wire("toolport.>")],
         storage: StorageType.File,
         duplicate_window: 2 * 60 * 1_000_000_000, // 2 minutes, in nanoseconds
       });
@@ -360,7 +400,7 @@ export class OutboxRelay {
           : undefined;
         if (span) for (const [name, value] of Object.entries(traceHeaders(span.context))) h.set(name, value);
         try {
-          const ack = await this.js.publish(row.subject, row.payload, { msgID: row.id, headers: h, timeout: 2000 });
+          const ack = await this.js.publish(names.wire(row.subject), row.payload, { msgID: row.id, headers: h, timeout: 2000 });
           span?.end();
           return ack;
         } catch (err) {
@@ -445,16 +485,6 @@ export interface ConsumerOptions<Desc extends DescMessage> {
   maxDeliver?: number;
 }
 
-let consumerPrefix = "";
-
-/**
- * Namespaces JetStream durable consumer names (`NATS_CONSUMER_PREFIX`), so several deployments or
- * test stacks sharing one NATS server do not take each other's messages. Set once by startService.
- */
-export function setConsumerPrefix(prefix: string): void {
-  consumerPrefix = prefix;
-}
-
 export interface RunningConsumer {
   stop(): Promise<void>;
 }
@@ -462,25 +492,25 @@ export interface RunningConsumer {
 export async function startConsumer<Desc extends DescMessage>(options: ConsumerOptions<Desc>): Promise<RunningConsumer> {
   const { nc, subject, log } = options;
   if (!options.handle && !options.applyStatement) throw new Error(`consumer ${options.durable}: give handle or applyStatement`);
-  const durable = consumerPrefix + options.durable;
+  const { durable } = options;
   const maxDeliver = options.maxDeliver ?? 8;
   const jsm = await nc.jetstreamManager();
   const config = {
     durable_name: durable,
     ack_policy: AckPolicy.Explicit,
     deliver_policy: DeliverPolicy.All,
-    filter_subject: subject,
+    filter_subject: names.wire(subject),
     ack_wait: 30 * 1_000_000_000,
     // One more than our own limit, so we get the chance to record the poison message ourselves.
     max_deliver: maxDeliver + 1,
   };
   try {
-    await jsm.consumers.info(STREAM, durable);
-    await jsm.consumers.update(STREAM, durable, { filter_subject: subject, max_deliver: maxDeliver + 1 });
+    await jsm.consumers.info(names.stream, durable);
+    await jsm.consumers.update(names.stream, durable, { filter_subject: config.filter_subject, max_deliver: maxDeliver + 1 });
   } catch {
-    await jsm.consumers.add(STREAM, config);
+    await jsm.consumers.add(names.stream, config);
   }
-  const consumer = await nc.jetstream().consumers.get(STREAM, durable);
+  const consumer = await nc.jetstream().consumers.get(names.stream, durable);
   let messages: ConsumerMessages | undefined;
   let stopped = false;
 
@@ -548,6 +578,9 @@ interface Decoded<Desc extends DescMessage> {
   requestId: string;
 }
 
+/** A received message's subject as code names it (without the namespace). */
+const subjectOf = (msg: JsMsg) => names.logical(msg.subject);
+
 const eventIdOf = (msg: JsMsg) => msg.headers?.get("Nats-Msg-Id") || `${msg.info.stream}:${msg.seq}`;
 
 /** The trace context a message's publisher sent (traceparent), or undefined when it sent none (tracing off). */
@@ -557,13 +590,17 @@ function publishedIn(msg: JsMsg) {
 
 const consumerSpan = (durable: string, msg: JsMsg) => ({
   kind: SpanKind.CONSUMER,
-  attributes: { "messaging.system": "nats", "messaging.destination.name": msg.subject, "messaging.consumer.group.name": durable },
+  attributes: {
+    "messaging.system": "nats",
+    "messaging.destination.name": subjectOf(msg),
+    "messaging.consumer.group.name": durable,
+  },
 });
 
 /** Applies one message's effect in a consumer span under its publish span, when it came with one. */
 function consumed<T>(durable: string, msg: JsMsg, fn: () => Promise<T>): Promise<T> {
   const parent = publishedIn(msg);
-  return parent ? inSpan(`${msg.subject} process`, { ...consumerSpan(durable, msg), parent }, fn) : fn();
+  return parent ? inSpan(`${subjectOf(msg)} process`, { ...consumerSpan(durable, msg), parent }, fn) : fn();
 }
 
 /**
@@ -612,7 +649,7 @@ async function applyInStatement<Desc extends DescMessage>(
   // One statement applies them all: each message that came in a trace gets its consumer span around it.
   const spans = batch.flatMap((d) => {
     const parent = publishedIn(d.msg);
-    return parent ? [beginSpan(`${d.msg.subject} process`, { ...consumerSpan(durable, d.msg), parent })] : [];
+    return parent ? [beginSpan(`${subjectOf(d.msg)} process`, { ...consumerSpan(durable, d.msg), parent })] : [];
   });
   try {
     const rows = batch.flatMap((d) => {
@@ -627,7 +664,7 @@ async function applyInStatement<Desc extends DescMessage>(
          SELECT $2, m.event_id, m.subject FROM unnest($3::text[], $4::text[]) AS m(event_id, subject)
          ON CONFLICT DO NOTHING RETURNING event_id
        ) ${statement.sql}`,
-      values: [JSON.stringify(rows), durable, batch.map((d) => d.eventId), batch.map((d) => d.msg.subject)],
+      values: [JSON.stringify(rows), durable, batch.map((d) => d.eventId), batch.map((d) => subjectOf(d.msg))],
     });
   } catch (err) {
     for (const span of spans) span.end(err);
@@ -659,14 +696,14 @@ async function applyTogether<Desc extends DescMessage>(options: ConsumerOptions<
       `INSERT INTO inbox (consumer, event_id, subject)
        SELECT $1, m.event_id, m.subject FROM unnest($2::text[], $3::text[]) AS m(event_id, subject)
        ON CONFLICT DO NOTHING RETURNING event_id`,
-      [durable, batch.map((d) => d.eventId), batch.map((d) => d.msg.subject)],
+      [durable, batch.map((d) => d.eventId), batch.map((d) => subjectOf(d.msg))],
     );
     // Already applied (a redelivery after a crash, a republished row), or twice in this batch:
     // its inbox row was not inserted now, so its effect is not applied again.
     const fresh = new Set(rows.map((r) => r.event_id));
     for (const d of batch) {
       if (!fresh.delete(d.eventId)) continue;
-      const ctx: EventContext = { client, eventId: d.eventId, subject: d.msg.subject };
+      const ctx: EventContext = { client, eventId: d.eventId, subject: subjectOf(d.msg) };
       await runInScope({ requestId: d.requestId }, () => consumed(durable, d.msg, () => applyOne(options, d.event, ctx)));
     }
     await client.query("COMMIT");
@@ -720,10 +757,10 @@ async function handleOne<Desc extends DescMessage>(options: ConsumerOptions<Desc
       await client.query("BEGIN");
       const inserted = await client.query(
         "INSERT INTO inbox (consumer, event_id, subject) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-        [durable, eventId, msg.subject],
+        [durable, eventId, subjectOf(msg)],
       );
       if (inserted.rowCount === 1) {
-        await consumed(durable, msg, () => applyOne(options, event, { client, eventId, subject: msg.subject }));
+        await consumed(durable, msg, () => applyOne(options, event, { client, eventId, subject: subjectOf(msg) }));
       }
       await client.query("COMMIT");
       msg.ack();
@@ -754,7 +791,7 @@ async function deadLetter<Desc extends DescMessage>(options: ConsumerOptions<Des
     .query("INSERT INTO dead_letters (consumer, event_id, subject, payload, error, deliveries) VALUES ($1, $2, $3, $4, $5, $6)", [
       options.durable,
       eventId,
-      msg.subject,
+      subjectOf(msg),
       Buffer.from(msg.data),
       error.slice(0, 2000),
       msg.info.deliveryCount,

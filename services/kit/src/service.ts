@@ -8,7 +8,7 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import type { NatsConnection } from "nats";
 import { z } from "zod";
 import { loadConfig, logLevel, port, url } from "./config.js";
-import { connectNats, ensureStream, OutboxRelay, setConsumerPrefix } from "./events.js";
+import { connectNats, ensureStream, NATS_NAMESPACE_PATTERN, OutboxRelay, setNatsNamespace } from "./events.js";
 import { ServingStatus } from "./health.js";
 import { onShutdown } from "./lifecycle.js";
 import { createLogger, type Logger } from "./logger.js";
@@ -29,11 +29,13 @@ export function serviceEnv(name: string, defaultPort: number) {
       .optional()
       .describe(`full URL of the ${name} database, overriding DATABASE_URL`),
     NATS_URL: url(["nats"], "nats://127.0.0.1:4222").describe("NATS server with JetStream enabled"),
-    NATS_CONSUMER_PREFIX: z
+    NATS_NAMESPACE: z
       .string()
-      .regex(/^[A-Za-z0-9_-]*$/, "letters, digits, _ and - only")
+      .regex(NATS_NAMESPACE_PATTERN, 'up to 32 letters, digits, _ and -, and not "toolport"')
       .default("")
-      .describe("prefix of durable consumer names, when several deployments or test stacks share one NATS server"),
+      .describe(
+        "this deployment's own stream (TOOLPORT_<namespace>) and subjects (<namespace>.toolport.*), when several deployments or test stacks share one NATS server",
+      ),
     LOG_LEVEL: logLevel,
     SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000).describe("how long in-flight calls may run after SIGTERM"),
     OUTBOX_BATCH_DELAY_MS: z.coerce
@@ -89,7 +91,7 @@ export interface BaseConfig {
   HOST: string;
   DATABASE_URL: string;
   NATS_URL: string;
-  NATS_CONSUMER_PREFIX: string;
+  NATS_NAMESPACE: string;
   LOG_LEVEL: string;
   SHUTDOWN_GRACE_MS: number;
   OUTBOX_BATCH_DELAY_MS: number;
@@ -148,7 +150,7 @@ export async function startService<S extends z.ZodRawShape>(
 ): Promise<RunningService> {
   const { config, log, databaseUrl, pool } = await prepare(def, env);
   const nc = await connectNats(config.NATS_URL, def.name, log);
-  setConsumerPrefix(config.NATS_CONSUMER_PREFIX);
+  setNatsNamespace(config.NATS_NAMESPACE);
   await ensureStream(nc);
   const relay = new OutboxRelay({ pool, nc, log, nudgeDelayMs: config.OUTBOX_BATCH_DELAY_MS, role: def.name });
   await relay.start();

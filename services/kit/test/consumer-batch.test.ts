@@ -21,10 +21,10 @@ import {
   connectNats,
   enqueueEvent,
   ensureStream,
+  natsNames,
   OutboxRelay,
   PoisonMessageError,
   type RunningConsumer,
-  STREAM,
   startConsumer,
 } from "../src/events.js";
 import { createLogger } from "../src/logger.js";
@@ -96,7 +96,7 @@ describe("batched consumers and pipelined relay", () => {
     until(
       "the consumer to ack everything delivered",
       async () => {
-        const info = await (await nc.jetstreamManager()).consumers.info(STREAM, durable);
+        const info = await (await nc.jetstreamManager()).consumers.info(natsNames().stream, durable);
         return info.num_ack_pending === 0 && info.num_pending === 0 && info.delivered.consumer_seq >= delivered;
       },
       { timeoutMs: 30_000, intervalMs: 50 },
@@ -147,7 +147,7 @@ describe("batched consumers and pipelined relay", () => {
       await consumer.stop();
 
       // Replay the whole stream from the start: every message is already in the inbox.
-      await (await nc.jetstreamManager()).consumers.delete(STREAM, durable);
+      await (await nc.jetstreamManager()).consumers.delete(natsNames().stream, durable);
       consumer = await startRecording(durable, subject);
       await settled(durable, 501);
       rows = await effects(durable);
@@ -434,10 +434,10 @@ describe("batched consumers and pipelined relay", () => {
   /** Every message stored on a subject, in stream order, with its Nats-Msg-Id and request id header. */
   async function readSubject(subject: string, expected: number) {
     const jsm = await nc.jetstreamManager();
-    const stored = (await jsm.streams.info(STREAM, { subjects_filter: subject })).state.subjects?.[subject] ?? 0;
+    const stored = (await jsm.streams.info(natsNames().stream, { subjects_filter: subject })).state.subjects?.[subject] ?? 0;
     expect(stored).toBe(expected);
     const name = `read-${randomUUID()}`;
-    await jsm.consumers.add(STREAM, {
+    await jsm.consumers.add(natsNames().stream, {
       name,
       filter_subject: subject,
       ack_policy: AckPolicy.None,
@@ -445,7 +445,7 @@ describe("batched consumers and pipelined relay", () => {
       inactive_threshold: 60 * 1_000_000_000,
     });
     const out: { id: string | undefined; requestId: string | undefined; seq: number }[] = [];
-    const reader = await nc.jetstream().consumers.get(STREAM, name);
+    const reader = await nc.jetstream().consumers.get(natsNames().stream, name);
     while (out.length < expected) {
       const batch = await reader.fetch({ max_messages: 1000, expires: 2000 });
       const before = out.length;
@@ -454,7 +454,7 @@ describe("batched consumers and pipelined relay", () => {
       }
       if (out.length === before) break;
     }
-    await jsm.consumers.delete(STREAM, name).catch(() => {});
+    await jsm.consumers.delete(natsNames().stream, name).catch(() => {});
     return out;
   }
 });

@@ -8,7 +8,7 @@
  * event fails (the engine is unreachable), the index is rebuilt from Postgres once the engine answers.
  */
 import { fromBinary } from "@bufbuild/protobuf";
-import { STREAM, Subjects } from "@toolport/kit/events";
+import { currentNatsNames, Subjects } from "@toolport/kit/events";
 import type { Logger } from "@toolport/kit/logger";
 import { CatalogToolChangedSchema, ChangeKind } from "@toolport/proto/toolport/events/v1/events_pb";
 import { type ConsumerMessages, DeliverPolicy, type NatsConnection } from "nats";
@@ -21,8 +21,8 @@ export interface IndexConsumer {
 }
 
 export async function startIndexConsumer(nc: NatsConnection, index: SearchIndex, log: Logger): Promise<IndexConsumer> {
-  const consumer = await nc.jetstream().consumers.get(STREAM, {
-    filterSubjects: Subjects.catalogToolChanged,
+  const consumer = await nc.jetstream().consumers.get(currentNatsNames().stream, {
+    filterSubjects: currentNatsNames().wire(Subjects.catalogToolChanged),
     deliver_policy: DeliverPolicy.New,
   });
   const messages: ConsumerMessages = await consumer.consume({ max_messages: 256 });

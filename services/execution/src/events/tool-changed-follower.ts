@@ -6,7 +6,7 @@
  * consumer exists, and off (cache emptied) while the NATS connection is down, since events published
  * meanwhile may reach us late; it comes back on, emptied again, when the connection is back.
  */
-import { STREAM, Subjects } from "@toolport/kit/events";
+import { currentNatsNames, Subjects } from "@toolport/kit/events";
 import type { Logger } from "@toolport/kit/logger";
 import type { ConsumerMessages, NatsConnection } from "nats";
 import { DeliverPolicy } from "nats";
@@ -17,8 +17,8 @@ export interface ToolChangeFollower {
 }
 
 export async function followToolChanges(nc: NatsConnection, cache: CachingCatalog, log: Logger): Promise<ToolChangeFollower> {
-  const consumer = await nc.jetstream().consumers.get(STREAM, {
-    filterSubjects: Subjects.catalogToolChanged,
+  const consumer = await nc.jetstream().consumers.get(currentNatsNames().stream, {
+    filterSubjects: currentNatsNames().wire(Subjects.catalogToolChanged),
     deliver_policy: DeliverPolicy.New,
   });
   const messages: ConsumerMessages = await consumer.consume({ max_messages: 256 });
