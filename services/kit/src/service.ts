@@ -36,6 +36,13 @@ export function serviceEnv(name: string, defaultPort: number) {
       .describe(
         "this deployment's own stream (TOOLPORT_<namespace>) and subjects (<namespace>.toolport.*), when several deployments or test stacks share one NATS server",
       ),
+    // Replaced by NATS_NAMESPACE: ignoring it would give deployments that set it the same durable consumers
+    // on one stream, each taking events meant for the other; so a value stops the start and says so.
+    NATS_CONSUMER_PREFIX: z
+      .string()
+      .max(0, "was replaced by NATS_NAMESPACE (a stream and subjects of the deployment's own); set that instead")
+      .optional()
+      .describe("removed; see NATS_NAMESPACE"),
     LOG_LEVEL: logLevel,
     SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000).describe("how long in-flight calls may run after SIGTERM"),
     OUTBOX_BATCH_DELAY_MS: z.coerce

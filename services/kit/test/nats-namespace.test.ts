@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startNats } from "../../../deploy/local/infra.mjs";
 import { type TestDatabase, testDatabase } from "../../../test/harness/db.js";
 import { until } from "../../../test/harness/wait.js";
+import { loadConfig } from "../src/config.js";
 import {
   connectNats,
   currentNatsNames,
@@ -51,6 +52,16 @@ describe("natsNames", () => {
       const parsed = (serviceEnv("kit", 1).NATS_NAMESPACE as { safeParse(v: unknown): { success: boolean } }).safeParse(bad);
       expect(parsed.success, bad).toBe(false);
     }
+  });
+});
+
+describe("NATS_CONSUMER_PREFIX", () => {
+  it("stops the start with a message naming NATS_NAMESPACE instead of being ignored", () => {
+    const shape = serviceEnv("kit", 1);
+    expect(() => loadConfig(shape, { NATS_CONSUMER_PREFIX: "team-a-" })).toThrow(
+      /NATS_CONSUMER_PREFIX: was replaced by NATS_NAMESPACE/,
+    );
+    expect(loadConfig(shape, { NATS_CONSUMER_PREFIX: "" }).NATS_NAMESPACE).toBe("");
   });
 });
 

@@ -139,7 +139,7 @@ export default function Connect({ serviceId }: { serviceId: string }) {
           />
         ) : null}
       </section>
-      {hasOAuth ? <OAuthConnections serviceId={serviceId} canOrg={canOrg} /> : null}
+      {hasOAuth ? <OAuthConnections serviceId={serviceId} canOrg={canOrg} orgName={organization?.name} /> : null}
       {schemes.isPending && tools.isSuccess ? <Loading what="Reading how the service takes a credential" /> : null}
       <ErrorNote error={schemes.error} />
       {schemes.data && schemes.data.schemes.length === 0 ? (
@@ -257,7 +257,7 @@ function Connected({
             {credentials.map((c) => (
               <tr key={c.scope}>
                 <td>{TYPE_LABELS[c.type] ?? c.type}</td>
-                <td>{c.scope === "caller" ? "you" : `everyone in ${orgName ?? "the organization"}`}</td>
+                <td>{whoItServes(c.scope, orgName)}</td>
                 <td>
                   {c.is_reference ? (
                     <Badge value="reference" label="reference" />
@@ -289,6 +289,11 @@ function Connected({
       <ErrorNote error={disconnect.error} />
     </>
   );
+}
+
+/** Whom a credential or connection serves, for its "For" column. */
+function whoItServes(scope: string, orgName: string | undefined): string {
+  return scope === "caller" ? "you" : `everyone in ${orgName ?? "the organization"}`;
 }
 
 /** The last cell of a connected credential's row: disconnect it, or say who may. */
@@ -601,7 +606,7 @@ function OAuthConnect({ serviceId, flow }: { serviceId: string; flow: string }) 
 }
 
 /** The service's OAuth connections for this person and organization, with their state. */
-function OAuthConnections({ serviceId, canOrg }: { serviceId: string; canOrg: boolean }) {
+function OAuthConnections({ serviceId, canOrg, orgName }: { serviceId: string; canOrg: boolean; orgName: string | undefined }) {
   const { api, orgId } = useSession();
   const refresh = useRefreshAfterChange(serviceId);
   const queryClient = useQueryClient();
@@ -646,7 +651,7 @@ function OAuthConnections({ serviceId, canOrg }: { serviceId: string; canOrg: bo
                     <Badge value={c.status === "broken" ? "failed" : "active"} label={c.status} />
                     {c.broken_reason ? <p className="hint">{c.broken_reason}. Connect again below.</p> : null}
                   </td>
-                  <td>{c.scope === "caller" ? "you" : "everyone in the organization"}</td>
+                  <td>{whoItServes(c.scope, orgName)}</td>
                   <td>{c.scopes.length > 0 ? c.scopes.join(" ") : <span className="muted">none named</span>}</td>
                   <td>
                     <When at={c.expires_at} />

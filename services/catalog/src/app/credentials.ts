@@ -5,7 +5,7 @@
  * unresolved, for the execution service to resolve at call time.
  */
 import { invalidArgument, notFound, permissionDenied } from "@toolport/kit/errors";
-import { type Caller, canSee } from "../domain/access.js";
+import { administersOrganization, type Caller, canSee } from "../domain/access.js";
 import type { CredentialMaterial, CredentialScope, CredentialSummary, ServiceRecord } from "../domain/model.js";
 import { findService } from "../store/catalog-store.js";
 import { credentialsFor, deleteCredential, putCredential } from "../store/credentials-store.js";
@@ -97,7 +97,7 @@ function parseScope(scope: string | undefined): CredentialScope {
 
 export function ownerFor(scope: CredentialScope, caller: Caller): string {
   if (scope === "caller") return caller.accountId;
-  if (!caller.isPlatformAdmin && caller.orgRole !== "owner" && caller.orgRole !== "admin") {
+  if (!administersOrganization(caller)) {
     throw permissionDenied("not_organization_admin", "only owners and admins connect credentials for the whole organization", {
       details: { field: "scope" },
     });

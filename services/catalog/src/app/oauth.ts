@@ -11,7 +11,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { conflict, failedPrecondition, invalidArgument, notFound, permissionDenied, unavailable } from "@toolport/kit/errors";
 import { withTransaction } from "@toolport/kit/pg";
-import type { Caller } from "../domain/access.js";
+import { administersOrganization, type Caller } from "../domain/access.js";
 import type {
   ConnectionView,
   CredentialScope,
@@ -29,7 +29,7 @@ import {
   type TokenClient,
   type TokenSet,
 } from "../oauth/token-client.js";
-import { findService, scopesOfServiceTools } from "../store/catalog-store.js";
+import { scopesOfServiceTools } from "../store/catalog-store.js";
 import { putCredential, type SealedCredential } from "../store/credentials-store.js";
 import {
   type ConnectionRow,
@@ -302,7 +302,7 @@ export async function startOAuthConnection(
     deps.log.info({ service_id: service.id, scope, flow: client.flow }, "OAuth connection made");
     return {
       flow: client.flow,
-      connection: connectionView(deps, { ...stored, serviceName: service.name }),
+      connection: connectionView(deps, { ...stored, serviceName: service.name, flow: client.flow }),
       readiness: service.status === "retired" ? "unavailable" : "ready",
     };
   }
@@ -392,9 +392,8 @@ async function storeConnection(
 }
 
 export interface CompletedConnection {
+  /** return_to with `oauth=connected`, or `oauth_error=` (and the provider's `reason`). */
   redirectTo: string;
-  connection?: ConnectionView;
-  error?: string;
 }
 
 /**
@@ -428,7 +427,7 @@ export async function completeOAuthConnection(
     // error_description is the provider's words about the request (never a token), kept for the operator.
     const description = input.errorDescription.slice(0, 200) || undefined;
     deps.log.warn({ service_id: pending.serviceId, oauth_error: error, description }, "OAuth connection not made");
-    return { redirectTo: back({ oauth_error: error }), error };
+    return { redirectTo: back({ oauth_error: error }) };
   };
   if (pending.expiresAt.getTime() < Date.now()) return fail("state_expired");
   // The provider's error code is a short token by RFC 6749; anything else is not repeated.
@@ -446,9 +445,9 @@ export async function completeOAuthConnection(
   } catch (err) {
     if (!(err instanceof OAuthProviderError)) throw err;
     deps.log.warn({ service_id: pending.serviceId, oauth_error: err.code, status: err.status }, "OAuth code exchange refused");
-    return { redirectTo: back({ oauth_error: "exchange_failed", reason: err.code }), error: "exchange_failed" };
+    return { redirectTo: back({ oauth_error: "exchange_failed", reason: err.code }) };
   }
-  const stored = await storeConnection(deps, {
+  await storeConnection(deps, {
     client,
     scope: pending.scope,
     ownerId: pending.ownerId,
@@ -457,11 +456,7 @@ export async function completeOAuthConnection(
     scopes: pending.scopes,
   });
   deps.log.info({ service_id: pending.serviceId, scope: pending.scope, flow: client.flow }, "OAuth connection made");
-  const service = await findService(deps.pool, pending.serviceId);
-  return {
-    redirectTo: back({ oauth: "connected" }),
-    connection: connectionView(deps, { ...stored, serviceName: service?.name ?? "" }),
-  };
+  return { redirectTo: back({ oauth: "connected" }) };
 }
 
 // ---- connections -----------------------------------------------------------------------------------
@@ -475,7 +470,7 @@ function connectionView(deps: CatalogDeps, row: ConnectionRow): ConnectionView {
     scope: row.scope,
     status: row.status,
     brokenReason: row.brokenReason,
-    flow: row.oauthFlow ?? "authorization_code",
+    flow: row.flow,
     scopes: row.oauthScopes,
     expiresAt: row.expiresAt,
     refreshedAt: row.refreshedAt,
@@ -517,7 +512,7 @@ export async function deleteConnection(
 ): Promise<{ revokedAtProvider: boolean }> {
   const caller = requireCaller(callerOrNull);
   const row = await ownConnection(deps, id, caller);
-  if (row.scope === "organization" && !caller.isPlatformAdmin && caller.orgRole !== "owner" && caller.orgRole !== "admin") {
+  if (row.scope === "organization" && !administersOrganization(caller)) {
     throw permissionDenied("not_organization_admin", "only owners and admins delete the organization's connections", {
       details: { connection_id: id },
     });
@@ -616,12 +611,11 @@ async function newTokens(
 ): Promise<TokenSet | { broken: string }> {
   const client = await findOAuthClient(db, row.serviceId);
   if (!client) return { broken: "the service's OAuth client registration was removed" };
-  const flow = row.oauthFlow ?? "authorization_code";
-  if (flow === "authorization_code" && !current.refreshToken) {
+  if (row.flow === "authorization_code" && !current.refreshToken) {
     return { broken: "the provider issued no refresh token and the access token expired" };
   }
   try {
-    return flow === "client_credentials"
+    return row.flow === "client_credentials"
       ? await clientCredentials(deps.outbound, client.tokenUrl, tokenClient(deps, client), row.oauthScopes)
       : await refreshTokens(deps.outbound, client.tokenUrl, tokenClient(deps, client), current.refreshToken as string);
   } catch (err) {

@@ -42,6 +42,11 @@ export function isPublic(service: ServiceRecord): boolean {
   return service.visibility === "public";
 }
 
+/** Whether the caller acts for its whole organization: an owner or admin there, or a platform admin. */
+export function administersOrganization(caller: Caller): boolean {
+  return caller.isPlatformAdmin || caller.orgRole === "owner" || caller.orgRole === "admin";
+}
+
 export function canManage(service: ServiceRecord, caller: Caller | null): boolean {
   if (!caller) return false;
   if (caller.isPlatformAdmin) return true;

@@ -41,6 +41,7 @@ import {
 import { ErrorClass, Visibility as VisibilityEnum } from "@toolport/proto/toolport/common/v1/types_pb";
 import type { ToolView } from "../app/views.js";
 import type {
+  CredentialScope,
   CredentialSummary,
   ParameterLocation,
   Readiness,
@@ -53,6 +54,11 @@ import type {
 import type { ServiceStats } from "../store/catalog-store.js";
 
 export const ts = (d: Date | null | undefined) => (d ? timestampFromDate(d) : undefined);
+
+export const credentialScopeToProto: Record<CredentialScope, CredentialScopeEnum> = {
+  caller: CredentialScopeEnum.CALLER,
+  organization: CredentialScopeEnum.ORGANIZATION,
+};
 
 export const readinessToProto: Record<Readiness, ReadinessEnum> = {
   ready: ReadinessEnum.READY,
@@ -272,7 +278,7 @@ export function publishingToProto(s: ServiceRecord): ServicePublishing {
 export function credentialSummaryToProto(c: CredentialSummary): CredentialSummaryMsg {
   return create(CredentialSummarySchema, {
     serviceId: c.serviceId,
-    scope: c.scope === "caller" ? CredentialScopeEnum.CALLER : CredentialScopeEnum.ORGANIZATION,
+    scope: credentialScopeToProto[c.scope],
     type: {
       api_key: CredentialTypeEnum.API_KEY,
       bearer: CredentialTypeEnum.BEARER,

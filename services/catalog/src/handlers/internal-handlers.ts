@@ -18,7 +18,7 @@ import type { CatalogDeps } from "../app/deps.js";
 import { checkCatalogIds, findServicesOnDomain, listStarterTools, resolveToolForCall } from "../app/internal.js";
 import type { CredentialMaterial } from "../domain/model.js";
 import { callerOf } from "./caller.js";
-import { resolvedToolToProto } from "./convert.js";
+import { credentialScopeToProto, resolvedToolToProto } from "./convert.js";
 import { oauthMaterialToProto } from "./oauth-handlers.js";
 
 type Impl = Pick<
@@ -68,7 +68,7 @@ export function createInternalHandlers(deps: CatalogDeps): Impl {
       if (!found) return { found: false, scope: CredentialScope.UNSPECIFIED, brokenReason: brokenReason ?? "" };
       return {
         found: true,
-        scope: found.scope === "caller" ? CredentialScope.CALLER : CredentialScope.ORGANIZATION,
+        scope: credentialScopeToProto[found.scope],
         credential: materialToProto(found.material, found.id),
         schemeName: found.schemeName ?? undefined,
       };

@@ -12,7 +12,6 @@ import {
 import {
   type CredentialMaterial as CredentialMaterialMsg,
   CredentialMaterialSchema,
-  CredentialScope,
   OAuthAccessTokenSchema,
 } from "@toolport/proto/toolport/catalog/v1/catalog_publishing_pb";
 import { Readiness } from "@toolport/proto/toolport/catalog/v1/catalog_resources_pb";
@@ -31,7 +30,7 @@ import {
 } from "../app/oauth.js";
 import type { ConnectionView, OAuthTokens } from "../domain/model.js";
 import { callerOf } from "./caller.js";
-import { readinessToProto, ts } from "./convert.js";
+import { credentialScopeToProto, readinessToProto, ts } from "./convert.js";
 
 type Impl = Pick<
   ServiceImpl<typeof CatalogService>,
@@ -71,7 +70,7 @@ function connectionToProto(c: ConnectionView): Connection {
     serviceId: c.serviceId,
     serviceName: c.serviceName,
     schemeName: c.schemeName ?? undefined,
-    scope: c.scope === "caller" ? CredentialScope.CALLER : CredentialScope.ORGANIZATION,
+    scope: credentialScopeToProto[c.scope],
     status: c.status,
     brokenReason: c.brokenReason ?? "",
     flow: c.flow,
@@ -144,11 +143,7 @@ export function createOAuthHandlers(deps: CatalogDeps): Impl {
         error: req.error,
         errorDescription: req.errorDescription,
       });
-      return {
-        redirectTo: done.redirectTo,
-        connection: done.connection ? connectionToProto(done.connection) : undefined,
-        error: done.error ?? "",
-      };
+      return { redirectTo: done.redirectTo };
     },
     async listConnections(_req, context) {
       return { connections: (await listConnections(deps, callerOf(context))).map(connectionToProto) };

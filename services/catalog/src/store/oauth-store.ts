@@ -126,27 +126,33 @@ export async function takePendingAuthorization(q: Queryable, stateHash: string):
 
 export interface ConnectionRow extends SealedCredential {
   serviceName: string;
+  /** The flow that made it (an oauth2 row always has one). */
+  flow: OAuthFlowName;
+}
+
+/** OAuth connections (credentials of type oauth2) with their service's name. */
+const CONNECTIONS = `SELECT c.*, s.name AS service_name FROM credentials c JOIN services s ON s.id = c.service_id
+  WHERE c.type = 'oauth2'`;
+
+function connectionFromRow(r: Record<string, unknown>): ConnectionRow {
+  const credential = sealedCredentialFromRow(r);
+  return { ...credential, serviceName: String(r.service_name), flow: credential.oauthFlow ?? "authorization_code" };
 }
 
 /** The OAuth connections of a caller and of its organization, newest first. */
 export async function connectionsOf(q: Queryable, accountId: string, organizationId: string): Promise<ConnectionRow[]> {
   const { rows } = await q.query(
-    `SELECT c.*, s.name AS service_name FROM credentials c JOIN services s ON s.id = c.service_id
-      WHERE c.type = 'oauth2' AND ((c.scope = 'caller' AND c.owner_id = $1) OR (c.scope = 'organization' AND c.owner_id = $2))
+    `${CONNECTIONS} AND ((c.scope = 'caller' AND c.owner_id = $1) OR (c.scope = 'organization' AND c.owner_id = $2))
       ORDER BY c.created_at DESC, c.id`,
     [accountId, organizationId],
   );
-  return rows.map((r) => ({ ...sealedCredentialFromRow(r), serviceName: String(r.service_name) }));
+  return rows.map(connectionFromRow);
 }
 
 /** One OAuth connection by id, locked for the rest of the transaction when `lock` is set. */
 export async function findConnection(q: Queryable, id: string, lock = false): Promise<ConnectionRow | null> {
-  const { rows } = await q.query(
-    `SELECT c.*, s.name AS service_name FROM credentials c JOIN services s ON s.id = c.service_id
-      WHERE c.id = $1 AND c.type = 'oauth2'${lock ? " FOR UPDATE OF c" : ""}`,
-    [id],
-  );
-  return rows[0] ? { ...sealedCredentialFromRow(rows[0]), serviceName: String(rows[0].service_name) } : null;
+  const { rows } = await q.query(`${CONNECTIONS} AND c.id = $1${lock ? " FOR UPDATE OF c" : ""}`, [id]);
+  return rows[0] ? connectionFromRow(rows[0]) : null;
 }
 
 export async function storeRefreshedTokens(

@@ -140,7 +140,7 @@ function checkDepth(value: unknown): void {
 
 /**
  * An MCP server takes the caller's credential in request headers, per the scheme its publisher declared
- * (catalog README, "MCP servers that need a credential"): bearer and basic in Authorization, an API key
+ * (catalog README, "MCP servers that need a credential"): bearer, OAuth and basic in Authorization, an API key
  * in the scheme's header unless the credential names its own.
  */
 function mcpHeaders(credential: Credential | undefined, schemes: SecurityScheme[]): Record<string, string> {
@@ -151,10 +151,9 @@ function mcpHeaders(credential: Credential | undefined, schemes: SecurityScheme[
       return { [header.toLowerCase()]: credential.value };
     }
     case "bearer":
+    case "oauth":
       return { authorization: `Bearer ${credential.token}` };
     case "basic":
       return { authorization: `Basic ${Buffer.from(`${credential.username}:${credential.password}`).toString("base64")}` };
-    case "oauth":
-      return { authorization: `Bearer ${credential.token}` };
   }
 }
