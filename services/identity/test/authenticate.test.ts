@@ -72,7 +72,16 @@ describe("identity Authenticate", () => {
         .last_used_at;
     const withKey = (organizationId?: string) =>
       identity.authenticate({ credential: { case: "apiKey", value: plaintext }, organizationId });
-    return { account, personal, team, keyId, plaintext, lastUsed, withKey };
+    /** Another key of the account, bound to `organization` with these stored permissions. */
+    const addKey = async (organization: string, permissions: object | null) => {
+      const other = newPlaintext();
+      await pool.query(
+        "INSERT INTO api_keys (id, account_id, organization_id, name, key_hash, key_prefix, permissions) VALUES ($1, $2, $3, 'k2', $4, $5, $6)",
+        [randomUUID(), account, organization, createHash("sha256").update(other).digest(), other.slice(0, 8), permissions],
+      );
+      return (organizationId?: string) => identity.authenticate({ credential: { case: "apiKey", value: other }, organizationId });
+    };
+    return { account, personal, team, keyId, plaintext, lastUsed, withKey, addKey };
   }
 
   it("resolves key, account and role in the key's organization, or in a selected one the account belongs to", async () => {
@@ -85,8 +94,22 @@ describe("identity Authenticate", () => {
       orgRole: OrgRole.MEMBER,
       personalOrganizationId: s.personal,
     });
-    const selected = (await s.withKey(s.personal)).principal!;
-    expect(selected).toMatchObject({ organizationId: s.personal, orgRole: OrgRole.OWNER, keyId: s.keyId });
+    // A key bound to a shared organization acts only there (README "Permissions").
+    expect(await refusal(s.withKey(s.personal))).toEqual({ code: Code.PermissionDenied, reason: "key_organization_mismatch" });
+    // An unrestricted key of the personal organization selects any organization its owner belongs to.
+    const personalKey = await s.addKey(s.personal, null);
+    const selected = (await personalKey(s.team)).principal!;
+    expect(selected).toMatchObject({ organizationId: s.team, orgRole: OrgRole.MEMBER, keyPermissions: undefined });
+    // A restricted one does not.
+    const restricted = await s.addKey(s.personal, {
+      allowed_services: null,
+      allowed_tools: null,
+      max_cost_per_call_cents: null,
+      daily_spend_limit_cents: null,
+      require_confirmation: true,
+    });
+    expect((await restricted()).principal!.organizationId).toBe(s.personal);
+    expect(await refusal(restricted(s.team))).toEqual({ code: Code.PermissionDenied, reason: "key_organization_mismatch" });
   });
 
   it("sets last_used on the first use, skips rewrites within 30 seconds, rewrites after", async () => {
@@ -96,7 +119,7 @@ describe("identity Authenticate", () => {
     const first = await s.lastUsed();
     expect(first).toBeInstanceOf(Date);
     await s.withKey();
-    await s.withKey(s.personal);
+    await s.withKey(s.team);
     expect(await s.lastUsed()).toEqual(first);
     // Older than the window: the next use writes it again.
     await pool.query("UPDATE api_keys SET last_used_at = now() - interval '31 seconds' WHERE id = $1", [s.keyId]);
@@ -121,10 +144,13 @@ describe("identity Authenticate", () => {
     await s.withKey();
     await pool.query("DELETE FROM memberships WHERE organization_id = $1 AND account_id = $2", [s.team, s.account]);
     expect(await refusal(s.withKey())).toEqual({ code: Code.Unauthenticated, reason: "key_organization_left" });
-    // Still usable in an organization the owner belongs to, until revoked.
-    expect((await s.withKey(s.personal)).principal!.organizationId).toBe(s.personal);
+    // Dead everywhere: an organization the owner still belongs to does not revive it.
+    expect(await refusal(s.withKey(s.personal))).toEqual({ code: Code.Unauthenticated, reason: "key_organization_left" });
+    // Back in the organization it works again, until revoked.
+    await pool.query("INSERT INTO memberships (organization_id, account_id, role) VALUES ($1, $2, 'member')", [s.team, s.account]);
+    expect((await s.withKey()).principal!.organizationId).toBe(s.team);
     await pool.query("UPDATE api_keys SET revoked_at = now() WHERE id = $1", [s.keyId]);
-    expect(await refusal(s.withKey(s.personal))).toEqual({ code: Code.Unauthenticated, reason: "unauthenticated" });
+    expect(await refusal(s.withKey())).toEqual({ code: Code.Unauthenticated, reason: "unauthenticated" });
   });
 
   it("resolves a Toolport JWT's account in its personal organization or a selected one", async () => {

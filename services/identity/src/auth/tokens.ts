@@ -28,7 +28,7 @@ export interface TokenSettings {
 }
 
 export type VerifiedToken =
-  | { kind: "toolport"; accountId: string }
+  | { kind: "toolport"; accountId: string; session: { id: string; expiresAt: Date } | null }
   | { kind: "external"; issuer: string; subject: string; email: string | undefined; name: string | undefined };
 
 export class TokenService {
@@ -85,7 +85,9 @@ export class TokenService {
       };
     }
     const payload = await this.check(token, this.localKeys, this.settings.issuer, this.settings.audience, [SIGNING_ALG]);
-    return { kind: "toolport", accountId: payload.sub! };
+    // The sign-in a console key is bound to: every token Toolport issues carries a jti.
+    const session = typeof payload.jti === "string" ? { id: payload.jti, expiresAt: new Date(payload.exp! * 1000) } : null;
+    return { kind: "toolport", accountId: payload.sub!, session };
   }
 
   private async check(

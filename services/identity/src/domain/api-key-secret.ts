@@ -5,7 +5,7 @@
  * of a key is stored: for a 256-bit random secret a fast hash is enough (nothing to brute-force), and it
  * lets a key be found by an index lookup instead of a scan.
  */
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 
 export const API_KEY_PREFIX = "tp_";
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -32,6 +32,24 @@ export interface NewApiKeySecret {
 
 export function generateApiKeySecret(): NewApiKeySecret {
   const plaintext = API_KEY_PREFIX + randomBase62(SECRET_CHARS);
+  return { plaintext, hash: hashApiKey(plaintext), prefix: keyPrefix(plaintext) };
+}
+
+/**
+ * A key derived from a server secret and a label instead of drawn at random: the same label always gives
+ * the same key, so concurrent requests for one console key (one sign-in, one organization) agree without
+ * storing a plaintext. HMAC-SHA256 gives 256 bits, written as 43 base62 characters like a random key.
+ * Whoever could derive it needs the server secret, and the label's sign-in token already carries at
+ * least the key's power.
+ */
+export function deriveApiKeySecret(serverSecret: string, label: string): NewApiKeySecret {
+  let n = BigInt(`0x${createHmac("sha256", serverSecret).update(`toolport api key\0${label}`).digest("hex")}`);
+  let body = "";
+  while (n > 0n) {
+    body = BASE62[Number(n % 62n)] + body;
+    n /= 62n;
+  }
+  const plaintext = API_KEY_PREFIX + body.padStart(SECRET_CHARS, "0");
   return { plaintext, hash: hashApiKey(plaintext), prefix: keyPrefix(plaintext) };
 }
 

@@ -5,6 +5,7 @@
  */
 import { notFound, unauthenticated } from "@toolport/kit/errors";
 import { hashApiKey, hashesMatch, looksLikeApiKey } from "./api-key-secret.js";
+import { keyOrganizationMismatch, maySelectOrganization } from "./authority.js";
 import type { Account, ApiKey, ResolvedPrincipal } from "./model.js";
 import type { AccountStore, KeyStore, MembershipRole, OrganizationStore } from "./ports.js";
 import { isUuid } from "./validation.js";
@@ -31,7 +32,17 @@ export async function authenticateApiKey(
   const presented = hashApiKey(plaintext);
   const found = await deps.keys.authenticateKey(presented, chosen);
   if (!found || !hashesMatch(presented, found.storedHash)) throw invalidCredentials();
-  return principalOf(found.account, found.key, found.membership, selector, "api_key");
+  // README "Permissions": a key works only while its owner belongs to the organization it is bound to,
+  // whatever organization the request selects.
+  if (!found.boundMembership) throw keyOrganizationLeft();
+  const principal = principalOf(found.account, found.key, found.membership, selector, "api_key");
+  // A selected organization the owner belongs to, but that this key may not act in.
+  if (principal.organizationId.toLowerCase() !== found.key.organizationId.toLowerCase()) {
+    if (!maySelectOrganization(found.key, found.account.personalOrganizationId)) {
+      throw keyOrganizationMismatch(found.key.organizationId, principal.organizationId);
+    }
+  }
+  return principal;
 }
 
 /** A Toolport JWT's account -> principal in one store round trip. */
@@ -51,6 +62,10 @@ export const organizationNotFound = (id: string) =>
     details: { organization_id: id },
   });
 
+/** The key's owner has since left the organization the key is bound to: the key no longer works anywhere. */
+const keyOrganizationLeft = () =>
+  unauthenticated("key_organization_left", "this key's organization no longer includes its owner");
+
 /** A selector that names no organization (not a UUID) is looked up as this id, which matches nothing. */
 const NO_ORGANIZATION = "00000000-0000-0000-0000-000000000000";
 
@@ -60,7 +75,7 @@ const NO_ORGANIZATION = "00000000-0000-0000-0000-000000000000";
  */
 function chosenOrganization(selector: string | undefined): string | null {
   if (selector === undefined || selector === "") return null;
-  return isUuid(selector) ? selector : NO_ORGANIZATION;
+  return isUuid(selector) ? selector.toLowerCase() : NO_ORGANIZATION;
 }
 
 /**
@@ -76,10 +91,9 @@ function principalOf(
 ): ResolvedPrincipal {
   if (!membership) {
     if (selector !== undefined && selector !== "") throw organizationNotFound(selector);
-    // The key's owner has since left the organization the key is bound to: the key no longer works.
-    throw unauthenticated("key_organization_left", "this key's organization no longer includes its owner");
+    throw keyOrganizationLeft();
   }
-  return { account, organizationId: membership.organizationId, role: membership.role, key, method };
+  return { account, organizationId: membership.organizationId, role: membership.role, key, method, session: null };
 }
 
 /**

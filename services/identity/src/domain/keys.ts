@@ -3,8 +3,9 @@
  * view. A key belongs to an account and is bound to one organization it runs in.
  */
 import { randomUUID } from "node:crypto";
-import { notFound, permissionDenied, unavailable } from "@toolport/kit/errors";
-import { generateApiKeySecret } from "./api-key-secret.js";
+import { notFound, permissionDenied, unauthenticated, unavailable } from "@toolport/kit/errors";
+import { deriveApiKeySecret, generateApiKeySecret, type NewApiKeySecret } from "./api-key-secret.js";
+import { assertSameOrganization, assertWithin, keyRestricted, maySelectOrganization } from "./authority.js";
 import type { ApiKey, Caller, Permissions } from "./model.js";
 import type { CatalogPort, KeyStore, KeyUsageSummary, OrganizationStore } from "./ports.js";
 import {
@@ -43,22 +44,16 @@ export async function createKey(
   const purpose = optionalText("purpose", input.purpose, 200);
   const permissions = input.permissions ? validatePermissions(input.permissions) : null;
 
-  const organizationId = input.organizationId?.trim() || caller.personalOrganizationId;
-  const unknownOrg = notFound("organization_not_found", `organization ${organizationId} does not exist`, {
-    details: { organization_id: organizationId },
-  });
-  if (!isUuid(organizationId) || !(await deps.organizations.organizationExists(organizationId))) throw unknownOrg;
-  const membership = await deps.organizations.membership(organizationId, caller.accountId);
-  if (!membership) {
-    throw permissionDenied("not_a_member", "you are not a member of this organization", {
-      details: { organization_id: organizationId },
-    });
+  // A key made with a key is never wider than it (README "Permissions"). A key that acts only in its own
+  // organization makes keys there by default, and only there.
+  const maker = caller.keyId ? await deps.keys.keyById(caller.keyId) : null;
+  const makerStaysHome = maker !== null && !maySelectOrganization(maker, caller.personalOrganizationId);
+  const organizationId = input.organizationId?.trim() || (makerStaysHome ? maker.organizationId : caller.personalOrganizationId);
+  if (maker) {
+    assertWithin(maker.permissions, permissions);
+    if (makerStaysHome) assertSameOrganization(maker.organizationId, organizationId);
   }
-  if (membership.role === "viewer") {
-    throw permissionDenied("insufficient_role", "viewers cannot create keys for an organization", {
-      details: { organization_id: organizationId, role: membership.role },
-    });
-  }
+  await assertMayMakeKeysIn(deps.organizations, caller, organizationId);
   if (permissions) await checkCatalogIds(deps.catalog, permissions);
 
   const secret = generateApiKeySecret();
@@ -73,8 +68,84 @@ export async function createKey(
     agentName,
     agentType,
     purpose,
+    createdByKeyId: maker?.id ?? null,
   });
   return { key, plaintext: secret.plaintext };
+}
+
+/** The organization exists, the caller is a member of it, and not a viewer (spec: 404, then 403). */
+async function assertMayMakeKeysIn(organizations: OrganizationStore, caller: Caller, organizationId: string): Promise<void> {
+  const unknownOrg = notFound("organization_not_found", `organization ${organizationId} does not exist`, {
+    details: { organization_id: organizationId },
+  });
+  if (!isUuid(organizationId) || !(await organizations.organizationExists(organizationId))) throw unknownOrg;
+  const membership = await organizations.membership(organizationId, caller.accountId);
+  if (!membership) {
+    throw permissionDenied("not_a_member", "you are not a member of this organization", {
+      details: { organization_id: organizationId },
+    });
+  }
+  if (membership.role === "viewer") {
+    throw permissionDenied("insufficient_role", "viewers cannot create keys for an organization", {
+      details: { organization_id: organizationId, role: membership.role },
+    });
+  }
+}
+
+/** What the console's key looks like: one per sign-in and organization, ending with the sign-in. */
+const CONSOLE_KEY = {
+  name: "Toolport console",
+  agentType: "other" as const,
+  purpose: "Calls tools, funds the wallet and runs workflows from the Toolport console, for one sign-in",
+};
+
+/**
+ * The console key of the caller's sign-in in an organization: derived from the sign-in, so every screen
+ * asking at once gets the same key and one row exists. It expires with the sign-in's token and is
+ * revoked when the sign-in ends; asked again after that, it is refused (sign in again).
+ */
+export async function issueConsoleKey(
+  deps: Pick<KeyDeps, "keys" | "organizations">,
+  serverSecret: string,
+  caller: Caller,
+  input: { organizationId: string | undefined },
+): Promise<{ key: ApiKey; plaintext: string }> {
+  const session = caller.session;
+  if (!session || caller.keyId) {
+    throw permissionDenied("session_required", "a console key is issued to a signed-in person's JWT from Toolport only");
+  }
+  const organizationId = input.organizationId?.trim() || caller.organizationId;
+  await assertMayMakeKeysIn(deps.organizations, caller, organizationId);
+  const secret: NewApiKeySecret = deriveApiKeySecret(
+    serverSecret,
+    `console\0${caller.accountId}\0${session.id}\0${organizationId.toLowerCase()}`,
+  );
+  const key = await deps.keys.issueConsoleKey({
+    id: randomUUID(),
+    accountId: caller.accountId,
+    organizationId,
+    name: CONSOLE_KEY.name,
+    hash: secret.hash,
+    prefix: secret.prefix,
+    permissions: null,
+    agentName: null,
+    agentType: CONSOLE_KEY.agentType,
+    purpose: CONSOLE_KEY.purpose,
+    expiresAt: session.expiresAt,
+    consoleSession: session.id,
+  });
+  if (!key || key.revokedAt || key.accountId !== caller.accountId) {
+    throw unauthenticated("console_session_ended", "this sign-in has ended; sign in again");
+  }
+  return { key, plaintext: secret.plaintext };
+}
+
+/** Ends the caller's sign-in: its console keys are revoked (the handler drops their quota leases). */
+export async function endSession(deps: Pick<KeyDeps, "keys">, caller: Caller): Promise<ApiKey[]> {
+  if (!caller.session || caller.keyId) {
+    throw permissionDenied("session_required", "only a signed-in person's JWT from Toolport ends a sign-in");
+  }
+  return deps.keys.revokeSessionKeys(caller.accountId, caller.session.id);
 }
 
 /** Allow-lists may only name what exists; an unchecked id is never accepted. */
@@ -105,6 +176,13 @@ export async function listKeys(
   caller: Caller,
   input: { organizationId: string | undefined; includeRevoked: boolean },
 ): Promise<ApiKey[]> {
+  if (caller.keyId && caller.keyPermissions) {
+    // A restricted key sees itself and the keys it made, whatever organization is asked for.
+    const made = await deps.keys.keyAndDescendants(caller.keyId);
+    return made.filter(
+      (k) => (input.includeRevoked || !k.revokedAt) && (!input.organizationId || k.organizationId === input.organizationId),
+    );
+  }
   if (!input.organizationId) return deps.keys.keysOfAccount(caller.accountId, input.includeRevoked);
   const orgId = input.organizationId;
   const membership = isUuid(orgId) ? await deps.organizations.membership(orgId, caller.accountId) : null;
@@ -118,16 +196,30 @@ export async function listKeys(
 
 const keyNotFound = (id: string) => notFound("api_key_not_found", `API key ${id} not found`, { details: { key_id: id } });
 
-/** The key's own account, or an owner or admin of the key's organization, may revoke it. */
+/**
+ * The key's own account, or an owner or admin of the key's organization, may revoke it; a restricted key
+ * only itself and the keys it made.
+ */
 export async function revokeKey(deps: Pick<KeyDeps, "keys" | "organizations">, caller: Caller, keyId: string): Promise<ApiKey> {
   const key = isUuid(keyId) ? await deps.keys.keyById(keyId) : null;
   if (!key) throw keyNotFound(keyId);
-  if (key.accountId !== caller.accountId) {
-    const membership = await deps.organizations.membership(key.organizationId, caller.accountId);
-    if (membership?.role !== "owner" && membership?.role !== "admin") throw keyNotFound(keyId);
+  if (caller.keyId && caller.keyPermissions) {
+    const made = await deps.keys.keyAndDescendants(caller.keyId);
+    if (!made.some((k) => k.id === key.id)) {
+      if (key.accountId !== caller.accountId) await assertManages(deps.organizations, caller, key);
+      throw keyRestricted("revoke keys other than itself and the keys it made");
+    }
+  } else if (key.accountId !== caller.accountId) {
+    await assertManages(deps.organizations, caller, key);
   }
   if (key.revokedAt) return key;
   return (await deps.keys.revokeKey(key.id, caller.accountId)) ?? key;
+}
+
+/** Someone else's key is revoked by an owner or admin of its organization; to anyone else it does not exist. */
+async function assertManages(organizations: OrganizationStore, caller: Caller, key: ApiKey): Promise<void> {
+  const membership = await organizations.membership(key.organizationId, caller.accountId);
+  if (membership?.role !== "owner" && membership?.role !== "admin") throw keyNotFound(key.id);
 }
 
 export interface KeyUsage extends KeyUsageSummary {

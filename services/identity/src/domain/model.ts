@@ -62,7 +62,16 @@ export interface ApiKey {
   createdAt: Date;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
+  /** When it stops working by itself (a console key); null = never. */
+  expiresAt: Date | null;
+  /** The key it was made with; null when made with a JWT or at registration. */
+  createdByKeyId: string | null;
+  /** A console key: the sign-in (JWT jti) it was made for, or "left_over"; null otherwise. */
+  consoleSession: string | null;
 }
+
+/** `consoleSession` of a console key made before keys were tied to a sign-in. */
+export const LEFT_OVER_CONSOLE_KEY = "left_over";
 
 /** Who is calling, as the gateway resolved it. */
 export interface Caller {
@@ -70,6 +79,10 @@ export interface Caller {
   organizationId: string;
   personalOrganizationId: string;
   keyId: string | null;
+  /** The key's permissions; null for an unrestricted key or a JWT. */
+  keyPermissions: Permissions | null;
+  /** For a Toolport JWT: its sign-in (the token's jti) and when it ends. */
+  session: { id: string; expiresAt: Date } | null;
 }
 
 /** The resolved caller of Authenticate, before it is written as a proto Principal. */
@@ -79,4 +92,6 @@ export interface ResolvedPrincipal {
   role: Role;
   key: ApiKey | null;
   method: "api_key" | "jwt";
+  /** For a Toolport JWT: its sign-in (jti) and expiry. */
+  session: { id: string; expiresAt: Date } | null;
 }

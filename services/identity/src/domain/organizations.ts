@@ -6,6 +6,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { conflict, failedPrecondition, notFound, permissionDenied } from "@toolport/kit/errors";
 import { organizationNotFound } from "./authenticate.js";
+import { requireUnrestricted } from "./authority.js";
 import type { Caller, Member, OrganizationMembership, Role } from "./model.js";
 import type { AccountStore, OrganizationStore } from "./ports.js";
 import { invalidField, isUuid, parseRole, requireText } from "./validation.js";
@@ -31,6 +32,7 @@ export async function createOrganization(
   caller: Caller,
   input: { name: string; slug: string | undefined },
 ): Promise<OrganizationMembership> {
+  requireUnrestricted(caller, "create organizations");
   const name = requireText("name", input.name, 100);
   let slug: string;
   if (input.slug?.trim()) {
@@ -74,6 +76,7 @@ export async function addMember(
   caller: Caller,
   input: { organizationId: string; accountId: string | undefined; email: string | undefined; role: string },
 ): Promise<Member> {
+  requireUnrestricted(caller, "change organization membership");
   const role = parseRole(input.role);
   const mine = await requireManager(deps.organizations, caller, input.organizationId);
   if (role === "owner" && mine.role !== "owner") throw permissionDenied("insufficient_role", "only owners add owners");
@@ -96,7 +99,8 @@ export async function updateMember(
   orgs: OrganizationStore,
   caller: Caller,
   input: { organizationId: string; accountId: string; role: string },
-): Promise<Member> {
+): Promise<{ member: Member; before: Role }> {
+  requireUnrestricted(caller, "change organization membership");
   const role: Role = parseRole(input.role);
   const mine = await requireManager(orgs, caller, input.organizationId);
   const target = isUuid(input.accountId) ? await orgs.membership(input.organizationId, input.accountId) : null;
@@ -109,7 +113,7 @@ export async function updateMember(
   }
   const updated = await orgs.updateMember(input.organizationId, input.accountId, role);
   if (!updated) throw notFound("member_not_found", "that account is not a member of this organization");
-  return updated;
+  return { member: updated, before: target.role };
 }
 
 export async function removeMember(
@@ -117,6 +121,7 @@ export async function removeMember(
   caller: Caller,
   input: { organizationId: string; accountId: string },
 ): Promise<void> {
+  requireUnrestricted(caller, "change organization membership");
   const self = input.accountId === caller.accountId;
   const mine = self
     ? await requireMembership(orgs, caller, input.organizationId)

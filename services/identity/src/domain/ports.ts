@@ -26,6 +26,9 @@ export interface NewApiKey {
   agentName: string | null;
   agentType: AgentType | null;
   purpose: string | null;
+  createdByKeyId?: string | null;
+  expiresAt?: Date | null;
+  consoleSession?: string | null;
 }
 
 export interface KeyUsageSummary {
@@ -72,6 +75,8 @@ export interface AccountInOrganization {
 export interface KeyPrincipal extends AccountInOrganization {
   key: ApiKey;
   storedHash: Buffer;
+  /** Whether the key's owner is still a member of the organization the key is bound to. */
+  boundMembership: boolean;
 }
 
 export interface OrganizationStore {
@@ -101,6 +106,12 @@ export interface KeyStore {
   keysOfAccount(accountId: string, includeRevoked: boolean): Promise<ApiKey[]>;
   keysOfOrganization(organizationId: string, includeRevoked: boolean): Promise<ApiKey[]>;
   revokeKey(id: string, by: string): Promise<ApiKey | null>;
+  /** The key and every key made with it, directly or through keys it made (newest first). */
+  keyAndDescendants(id: string): Promise<ApiKey[]>;
+  /** Inserts the sign-in's console key unless a key with its hash exists; either way the stored row. */
+  issueConsoleKey(key: NewApiKey): Promise<ApiKey | null>;
+  /** Revokes the account's console keys of one sign-in; the keys revoked. */
+  revokeSessionKeys(accountId: string, session: string): Promise<ApiKey[]>;
   usageOfKey(keyId: string, days: number): Promise<KeyUsageSummary>;
 }
 

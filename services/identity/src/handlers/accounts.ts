@@ -95,7 +95,7 @@ export function accountHandlers(deps: IdentityDeps): Impl {
         case "bearerToken": {
           const verified = await (await deps.tokens).verify(req.credential.value);
           if (verified.kind === "toolport") {
-            resolved = await authenticateAccount(deps, verified.accountId, selector);
+            resolved = { ...(await authenticateAccount(deps, verified.accountId, selector)), session: verified.session };
             break;
           }
           const account = await externalUser(deps.accounts, verified);

@@ -1,7 +1,7 @@
 /** Domain values <-> proto messages, in one place for every identity handler. */
 
 import { create } from "@bufbuild/protobuf";
-import { type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { type Timestamp, timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
 import { unauthenticated } from "@toolport/kit/errors";
 import { jsonBytes } from "@toolport/kit/json-bytes";
@@ -9,6 +9,7 @@ import { principalKey } from "@toolport/kit/rpc";
 import {
   AccountKind,
   AuthMethod,
+  Grant,
   type KeyPermissions,
   KeyPermissionsSchema,
   OrgRole,
@@ -21,6 +22,7 @@ import {
   AgentType,
   type ApiKey as ApiKeyMsg,
   ApiKeySchema,
+  ConsoleKey,
   type GettingStarted,
   GettingStartedSchema,
   type Membership,
@@ -30,17 +32,20 @@ import {
   type Organization as OrganizationMsg,
   OrganizationSchema,
 } from "@toolport/proto/toolport/identity/v1/identity_resources_pb";
+import { type CreateApiKeyResponse, CreateApiKeyResponseSchema } from "@toolport/proto/toolport/identity/v1/identity_service_pb";
+import { type Grant as DomainGrant, grantsOf, roleGrantsOf } from "../domain/authority.js";
 import type { Guide } from "../domain/guide.js";
-import type {
-  Account,
-  ApiKey,
-  Caller,
-  AgentType as DomainAgentType,
-  Member,
-  OrganizationMembership,
-  Permissions,
-  ResolvedPrincipal,
-  Role,
+import {
+  type Account,
+  type ApiKey,
+  type Caller,
+  type AgentType as DomainAgentType,
+  LEFT_OVER_CONSOLE_KEY,
+  type Member,
+  type OrganizationMembership,
+  type Permissions,
+  type ResolvedPrincipal,
+  type Role,
 } from "../domain/model.js";
 
 const ts = (d: Date | null): Timestamp | undefined => (d ? timestampFromDate(d) : undefined);
@@ -71,6 +76,8 @@ export function requireCaller(context: HandlerContext): Caller {
     organizationId: p.organizationId,
     personalOrganizationId: p.personalOrganizationId,
     keyId: p.keyId ?? null,
+    keyPermissions: permissionsFromProto(p.keyPermissions),
+    session: p.sessionId && p.sessionExpiresAt ? { id: p.sessionId, expiresAt: timestampDate(p.sessionExpiresAt) } : null,
   };
 }
 
@@ -109,8 +116,21 @@ export function principalToProto(r: ResolvedPrincipal): Principal {
     agentName: r.key?.agentName ?? undefined,
     accountKind: r.account.kind === "agent" ? AccountKind.AGENT : AccountKind.HUMAN,
     personalOrganizationId: r.account.personalOrganizationId,
+    grants: grantsOf(r.role, r.key).map((g) => grantToProto[g]),
+    roleGrants: roleGrantsOf(r.role).map((g) => grantToProto[g]),
+    sessionId: r.session?.id,
+    sessionExpiresAt: ts(r.session?.expiresAt ?? null),
   });
 }
+
+const grantToProto: Record<DomainGrant, Grant> = {
+  call_tools: Grant.CALL_TOOLS,
+  manage_catalog: Grant.MANAGE_CATALOG,
+  manage_credentials: Grant.MANAGE_CREDENTIALS,
+  manage_spending: Grant.MANAGE_SPENDING,
+  manage_organizations: Grant.MANAGE_ORGANIZATIONS,
+  manage_keys: Grant.MANAGE_KEYS,
+};
 
 export function accountToProto(a: Account): AccountMsg {
   return create(AccountSchema, {
@@ -139,6 +159,34 @@ export function apiKeyToProto(k: ApiKey): ApiKeyMsg {
     agentType: agentType(k.agentType),
     purpose: k.purpose ?? undefined,
     revokedAt: ts(k.revokedAt),
+    expiresAt: ts(k.expiresAt),
+    createdByKeyId: k.createdByKeyId ?? undefined,
+    consoleKey: consoleKeyOf(k),
+  });
+}
+
+export function consoleKeyOf(k: ApiKey): ConsoleKey {
+  if (k.consoleSession === null) return ConsoleKey.UNSPECIFIED;
+  return k.consoleSession === LEFT_OVER_CONSOLE_KEY ? ConsoleKey.LEFT_OVER : ConsoleKey.SESSION;
+}
+
+/** A key as CreateApiKey and IssueConsoleKey answer it: with its plaintext, shown once. */
+export function createdKeyToProto(key: ApiKey, plaintext: string): CreateApiKeyResponse {
+  return create(CreateApiKeyResponseSchema, {
+    id: key.id,
+    key: plaintext,
+    keyPrefix: key.keyPrefix,
+    name: key.name,
+    createdAt: ts(key.createdAt),
+    lastUsed: undefined,
+    permissions: permissionsToProto(key.permissions),
+    organizationId: key.organizationId,
+    agentName: key.agentName ?? undefined,
+    agentType: agentType(key.agentType),
+    purpose: key.purpose ?? undefined,
+    expiresAt: ts(key.expiresAt),
+    createdByKeyId: key.createdByKeyId ?? undefined,
+    consoleKey: consoleKeyOf(key),
   });
 }
 

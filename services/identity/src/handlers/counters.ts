@@ -4,6 +4,7 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { IdentityService } from "@toolport/proto/toolport/identity/v1/identity_service_pb";
 import { invalidCredentials } from "../domain/authenticate.js";
+import { insufficientRole } from "../domain/authority.js";
 import { rateLimitRequest } from "../domain/counters.js";
 import { invalidField, isUuid } from "../domain/validation.js";
 import { HOLDER_PATTERN } from "../events/lease-drops.js";
@@ -108,6 +109,8 @@ export function counterHandlers(deps: IdentityDeps): Impl {
       // The key was revoked, or its owner left the call's organization, since the principal was
       // resolved: refused like Authenticate refuses it, and nothing was reserved.
       if (!outcome.keyValid) throw invalidCredentials();
+      // Made a viewer since the principal was resolved (README "Permissions"): viewers do not call.
+      if (!outcome.roleAllowsCalls) throw insufficientRole("viewer", "call this organization's tools");
       const refused = req.want > 0 && outcome.granted === 0;
       const retryAfterSeconds = refused
         ? Math.max(1, Math.ceil((outcome.windowEnd.getTime() - outcome.now.getTime()) / 1000))

@@ -1,14 +1,15 @@
 /** API keys, their usage, and the client helper. */
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { IdentityService } from "@toolport/proto/toolport/identity/v1/identity_service_pb";
-import { createKey, keyUsage, listKeys, revokeKey } from "../domain/keys.js";
+import { DEV_SECRET_KEY } from "../config.js";
+import { createKey, endSession, issueConsoleKey, keyUsage, listKeys, revokeKey } from "../domain/keys.js";
 import { buildMcpJson, resolveMcpOrganization } from "../domain/mcp-json.js";
 import {
   agentType,
   apiKeyToProto,
+  createdKeyToProto,
   organizationContextToProto,
   permissionsFromProto,
-  permissionsToProto,
   requireCaller,
   ts,
 } from "./convert.js";
@@ -16,7 +17,7 @@ import type { IdentityDeps } from "./deps.js";
 
 type Impl = Pick<
   ServiceImpl<typeof IdentityService>,
-  "createApiKey" | "listApiKeys" | "revokeApiKey" | "getApiKeyUsage" | "getMcpJson"
+  "createApiKey" | "listApiKeys" | "revokeApiKey" | "getApiKeyUsage" | "getMcpJson" | "issueConsoleKey" | "endSession"
 >;
 
 export function keyHandlers(deps: IdentityDeps): Impl {
@@ -31,20 +32,26 @@ export function keyHandlers(deps: IdentityDeps): Impl {
         purpose: req.purpose,
         organizationId: req.organizationId,
       });
-      deps.log.info({ key_id: key.id, organization_id: key.organizationId }, "api key created");
-      return {
-        id: key.id,
-        key: plaintext,
-        keyPrefix: key.keyPrefix,
-        name: key.name,
-        createdAt: ts(key.createdAt),
-        lastUsed: undefined,
-        permissions: permissionsToProto(key.permissions),
-        organizationId: key.organizationId,
-        agentName: key.agentName ?? undefined,
-        agentType: agentType(key.agentType),
-        purpose: key.purpose ?? undefined,
-      };
+      deps.log.info(
+        { key_id: key.id, organization_id: key.organizationId, created_by_key_id: key.createdByKeyId },
+        "api key created",
+      );
+      return createdKeyToProto(key, plaintext);
+    },
+
+    async issueConsoleKey(req, context) {
+      const caller = requireCaller(context);
+      const secret = deps.config.IDENTITY_SECRET_KEY ?? DEV_SECRET_KEY;
+      const { key, plaintext } = await issueConsoleKey(deps, secret, caller, { organizationId: req.organizationId });
+      return { key: createdKeyToProto(key, plaintext) };
+    },
+
+    async endSession(_req, context) {
+      const caller = requireCaller(context);
+      const revoked = await endSession(deps, caller);
+      for (const key of revoked) await deps.leases.drop({ keyId: key.id });
+      deps.log.info({ account_id: caller.accountId, revoked_keys: revoked.length }, "sign-in ended");
+      return { revokedKeys: revoked.length };
     },
 
     async listApiKeys(req, context) {

@@ -54,11 +54,16 @@ export function organizationHandlers(deps: IdentityDeps): Impl {
     },
 
     async updateMember(req, context) {
-      const member = await updateMember(orgs, requireCaller(context), {
+      const { member, before } = await updateMember(orgs, requireCaller(context), {
         organizationId: req.organizationId,
         accountId: req.accountId,
         role: req.role,
       });
+      // Made a viewer: the member no longer calls the organization's tools. Live quota leases of its keys
+      // there are dropped before answering, so the next call re-checks the role (as for a removal).
+      if (member.role === "viewer" && before !== "viewer") {
+        await deps.leases.drop({ accountId: req.accountId, organizationId: req.organizationId });
+      }
       return { member: memberToProto(member) };
     },
 

@@ -16,6 +16,9 @@ interface KeyRow {
   created_at: Date;
   last_used_at: Date | null;
   revoked_at: Date | null;
+  expires_at: Date | null;
+  created_by_key_id: string | null;
+  console_session: string | null;
 }
 
 /** jsonb form; caps are decimal strings so no bigint passes through a JSON number. */
@@ -28,7 +31,7 @@ interface StoredPermissions {
 }
 
 const KEY_COLUMNS =
-  "id, account_id, organization_id, name, key_prefix, permissions, agent_name, agent_type, purpose, created_at, last_used_at, revoked_at";
+  "id, account_id, organization_id, name, key_prefix, permissions, agent_name, agent_type, purpose, created_at, last_used_at, revoked_at, expires_at, created_by_key_id, console_session";
 
 function toStored(p: Permissions | null): string | null {
   if (!p) return null;
@@ -67,6 +70,9 @@ function toKey(row: KeyRow): ApiKey {
     createdAt: row.created_at,
     lastUsedAt: row.last_used_at,
     revokedAt: row.revoked_at,
+    expiresAt: row.expires_at,
+    createdByKeyId: row.created_by_key_id,
+    consoleSession: row.console_session,
   };
 }
 
@@ -87,12 +93,13 @@ interface AuthenticateRow extends KeyRow {
   a_created_at: Date;
   m_organization_id: string | null;
   m_role: Role | null;
+  b_role: Role | null;
 }
 
 /**
  * Authenticate's API-key path, one statement (prepared per connection as a named statement): the
- * active key by hash, its account, the account's membership of $2 (the key's own organization when
- * null), and, only when that membership exists, the throttled `last_used_at` write. An UPDATE that
+ * active (not revoked, not expired) key by hash, its account, the account's membership of $2 (the key's
+ * own organization when null) and of the key's own organization (a key whose owner left it is dead), and, only when that membership exists, the throttled `last_used_at` write. An UPDATE that
  * matches no row assigns no transaction id, so the read-only case commits without a WAL flush.
  * Concurrent uses of one key: the first takes the row lock and writes, the others re-check the
  * condition against the new value and skip.
@@ -100,41 +107,48 @@ interface AuthenticateRow extends KeyRow {
 const AUTHENTICATE_KEY = `
 WITH hit AS (
   SELECT k.id, k.account_id, k.organization_id, k.name, k.key_prefix, k.permissions, k.agent_name, k.agent_type,
-         k.purpose, k.created_at, k.last_used_at, k.revoked_at, k.key_hash,
+         k.purpose, k.created_at, k.last_used_at, k.revoked_at, k.expires_at, k.created_by_key_id, k.console_session,
+         k.key_hash,
          a.kind AS a_kind, a.name AS a_name, a.email AS a_email, a.tier AS a_tier,
          a.personal_organization_id AS a_personal_organization_id, a.is_platform_admin AS a_is_platform_admin,
          a.created_at AS a_created_at,
-         m.organization_id AS m_organization_id, m.role AS m_role
+         m.organization_id AS m_organization_id, m.role AS m_role, b.role AS b_role
     FROM api_keys k
     JOIN accounts a ON a.id = k.account_id
     LEFT JOIN memberships m ON m.account_id = k.account_id AND m.organization_id = coalesce($2::uuid, k.organization_id)
-   WHERE k.key_hash = $1 AND k.revoked_at IS NULL
+    LEFT JOIN memberships b ON b.account_id = k.account_id AND b.organization_id = k.organization_id
+   WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())
 ), touched AS (
   UPDATE api_keys t SET last_used_at = now()
     FROM hit
-   WHERE t.id = hit.id AND hit.m_role IS NOT NULL
+   WHERE t.id = hit.id AND hit.m_role IS NOT NULL AND hit.b_role IS NOT NULL
      AND (t.last_used_at IS NULL OR t.last_used_at < now() - make_interval(secs => ${LAST_USED_RESOLUTION_SECONDS}))
   RETURNING t.id
 )
 SELECT * FROM hit`;
 
+const INSERT_KEY = `INSERT INTO api_keys (id, account_id, organization_id, name, key_hash, key_prefix, permissions, agent_name,
+   agent_type, purpose, created_by_key_id, expires_at, console_session)
+   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`;
+
+const keyValues = (key: NewApiKey) => [
+  key.id,
+  key.accountId,
+  key.organizationId,
+  key.name,
+  key.hash,
+  key.prefix,
+  toStored(key.permissions),
+  key.agentName,
+  key.agentType,
+  key.purpose,
+  key.createdByKeyId ?? null,
+  key.expiresAt ?? null,
+  key.consoleSession ?? null,
+];
+
 export async function insertKey(client: Pool | PoolClient, key: NewApiKey): Promise<ApiKey> {
-  const { rows } = await client.query<KeyRow>(
-    `INSERT INTO api_keys (id, account_id, organization_id, name, key_hash, key_prefix, permissions, agent_name, agent_type, purpose)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${KEY_COLUMNS}`,
-    [
-      key.id,
-      key.accountId,
-      key.organizationId,
-      key.name,
-      key.hash,
-      key.prefix,
-      toStored(key.permissions),
-      key.agentName,
-      key.agentType,
-      key.purpose,
-    ],
-  );
+  const { rows } = await client.query<KeyRow>(`${INSERT_KEY} RETURNING ${KEY_COLUMNS}`, keyValues(key));
   return toKey(rows[0]!);
 }
 
@@ -164,6 +178,7 @@ export function keyStore(pool: Pool): KeyStore {
           createdAt: row.a_created_at,
         },
         membership: row.m_role ? { organizationId: row.m_organization_id!, role: row.m_role } : null,
+        boundMembership: row.b_role !== null,
       };
     },
 
@@ -184,6 +199,38 @@ export function keyStore(pool: Pool): KeyStore {
       const { rows } = await pool.query<KeyRow>(
         `SELECT ${KEY_COLUMNS} FROM api_keys WHERE organization_id = $1 AND ($2 OR revoked_at IS NULL) ORDER BY created_at DESC, id`,
         [organizationId, includeRevoked],
+      );
+      return rows.map(toKey);
+    },
+
+    async keyAndDescendants(id) {
+      const { rows } = await pool.query<KeyRow>(
+        `WITH RECURSIVE made AS (
+           SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = $1
+           UNION
+           SELECT ${KEY_COLUMNS.split(", ")
+             .map((c) => `k.${c}`)
+             .join(", ")} FROM api_keys k JOIN made ON k.created_by_key_id = made.id
+         )
+         SELECT ${KEY_COLUMNS} FROM made ORDER BY created_at DESC, id`,
+        [id],
+      );
+      return rows.map(toKey);
+    },
+
+    async issueConsoleKey(key) {
+      // The same sign-in and organization derive the same key: the first insert wins, every other one
+      // (two screens at once) finds its row.
+      await pool.query(`${INSERT_KEY} ON CONFLICT (key_hash) DO NOTHING`, keyValues(key));
+      const { rows } = await pool.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE key_hash = $1`, [key.hash]);
+      return rows[0] ? toKey(rows[0]) : null;
+    },
+
+    async revokeSessionKeys(accountId, session) {
+      const { rows } = await pool.query<KeyRow>(
+        `UPDATE api_keys SET revoked_at = now(), revoked_by = $1
+          WHERE account_id = $1 AND console_session = $2 AND revoked_at IS NULL RETURNING ${KEY_COLUMNS}`,
+        [accountId, session],
       );
       return rows.map(toKey);
     },

@@ -20,6 +20,8 @@ export interface LeaseRequest {
 
 export interface LeaseOutcome {
   keyValid: boolean;
+  /** False when the caller is only a viewer of the organization the call runs in (nothing reserved). */
+  roleAllowsCalls: boolean;
   granted: number;
   hits: number;
   windowStart: Date;
@@ -36,6 +38,7 @@ export interface LeaseOutcome {
 export async function leaseCallAllowance(pool: Pool, req: LeaseRequest): Promise<LeaseOutcome> {
   const { rows } = await pool.query<{
     key_ok: boolean;
+    role_ok: boolean | null;
     granted: number;
     hits: number | null;
     window_start: Date;
@@ -48,7 +51,7 @@ export async function leaseCallAllowance(pool: Pool, req: LeaseRequest): Promise
     ttl_ms: number;
   }>({
     name: "identity_lease_call_allowance",
-    text: `SELECT key_ok, granted, hits, window_start, window_end, db_now, free_granted::text, free_calls::text,
+    text: `SELECT key_ok, role_ok, granted, hits, window_start, window_end, db_now, free_granted::text, free_calls::text,
                   to_char(month, 'YYYY-MM-DD') AS month, resets_at, ttl_ms
              FROM lease_call_allowance($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
     values: [
@@ -75,6 +78,7 @@ export async function leaseCallAllowance(pool: Pool, req: LeaseRequest): Promise
   const row = rows[0]!;
   return {
     keyValid: row.key_ok,
+    roleAllowsCalls: row.role_ok !== false,
     granted: row.granted,
     hits: row.hits ?? 0,
     windowStart: row.window_start,

@@ -4,6 +4,8 @@
 
 import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { StringList } from "./types_pb.js";
 import { file_toolport_common_v1_types } from "./types_pb.js";
 import type { Message } from "@bufbuild/protobuf";
@@ -12,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file toolport/common/v1/principal.proto.
  */
 export const file_toolport_common_v1_principal: GenFile = /*@__PURE__*/
-  fileDesc("CiJ0b29scG9ydC9jb21tb24vdjEvcHJpbmNpcGFsLnByb3RvEhJ0b29scG9ydC5jb21tb24udjEiowMKCVByaW5jaXBhbBISCgphY2NvdW50X2lkGAEgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgCIAEoCRITCgZrZXlfaWQYAyABKAlIAIgBARIzCgthdXRoX21ldGhvZBgEIAEoDjIeLnRvb2xwb3J0LmNvbW1vbi52MS5BdXRoTWV0aG9kEi0KCG9yZ19yb2xlGAUgASgOMhsudG9vbHBvcnQuY29tbW9uLnYxLk9yZ1JvbGUSGQoRaXNfcGxhdGZvcm1fYWRtaW4YBiABKAgSOwoPa2V5X3Blcm1pc3Npb25zGAcgASgLMiIudG9vbHBvcnQuY29tbW9uLnYxLktleVBlcm1pc3Npb25zEgwKBHRpZXIYCCABKAkSFwoKYWdlbnRfbmFtZRgJIAEoCUgBiAEBEjUKDGFjY291bnRfa2luZBgKIAEoDjIfLnRvb2xwb3J0LmNvbW1vbi52MS5BY2NvdW50S2luZBIgChhwZXJzb25hbF9vcmdhbml6YXRpb25faWQYCyABKAlCCQoHX2tleV9pZEINCgtfYWdlbnRfbmFtZSKjAgoOS2V5UGVybWlzc2lvbnMSOAoQYWxsb3dlZF9zZXJ2aWNlcxgBIAEoCzIeLnRvb2xwb3J0LmNvbW1vbi52MS5TdHJpbmdMaXN0EjUKDWFsbG93ZWRfdG9vbHMYAiABKAsyHi50b29scG9ydC5jb21tb24udjEuU3RyaW5nTGlzdBIkChdtYXhfY29zdF9wZXJfY2FsbF9jZW50cxgDIAEoA0gAiAEBEiQKF2RhaWx5X3NwZW5kX2xpbWl0X2NlbnRzGAQgASgDSAGIAQESHAoUcmVxdWlyZV9jb25maXJtYXRpb24YBSABKAhCGgoYX21heF9jb3N0X3Blcl9jYWxsX2NlbnRzQhoKGF9kYWlseV9zcGVuZF9saW1pdF9jZW50cypXCgpBdXRoTWV0aG9kEhsKF0FVVEhfTUVUSE9EX1VOU1BFQ0lGSUVEEAASFwoTQVVUSF9NRVRIT0RfQVBJX0tFWRABEhMKD0FVVEhfTUVUSE9EX0pXVBACKnUKB09yZ1JvbGUSGAoUT1JHX1JPTEVfVU5TUEVDSUZJRUQQABISCg5PUkdfUk9MRV9PV05FUhABEhIKDk9SR19ST0xFX0FETUlOEAISEwoPT1JHX1JPTEVfTUVNQkVSEAMSEwoPT1JHX1JPTEVfVklFV0VSEAQqWwoLQWNjb3VudEtpbmQSHAoYQUNDT1VOVF9LSU5EX1VOU1BFQ0lGSUVEEAASFgoSQUNDT1VOVF9LSU5EX0FHRU5UEAESFgoSQUNDT1VOVF9LSU5EX0hVTUFOEAJiBnByb3RvMw", [file_toolport_common_v1_types]);
+  fileDesc("CiJ0b29scG9ydC9jb21tb24vdjEvcHJpbmNpcGFsLnByb3RvEhJ0b29scG9ydC5jb21tb24udjEi3gQKCVByaW5jaXBhbBISCgphY2NvdW50X2lkGAEgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgCIAEoCRITCgZrZXlfaWQYAyABKAlIAIgBARIzCgthdXRoX21ldGhvZBgEIAEoDjIeLnRvb2xwb3J0LmNvbW1vbi52MS5BdXRoTWV0aG9kEi0KCG9yZ19yb2xlGAUgASgOMhsudG9vbHBvcnQuY29tbW9uLnYxLk9yZ1JvbGUSGQoRaXNfcGxhdGZvcm1fYWRtaW4YBiABKAgSOwoPa2V5X3Blcm1pc3Npb25zGAcgASgLMiIudG9vbHBvcnQuY29tbW9uLnYxLktleVBlcm1pc3Npb25zEgwKBHRpZXIYCCABKAkSFwoKYWdlbnRfbmFtZRgJIAEoCUgBiAEBEjUKDGFjY291bnRfa2luZBgKIAEoDjIfLnRvb2xwb3J0LmNvbW1vbi52MS5BY2NvdW50S2luZBIgChhwZXJzb25hbF9vcmdhbml6YXRpb25faWQYCyABKAkSKQoGZ3JhbnRzGAwgAygOMhkudG9vbHBvcnQuY29tbW9uLnYxLkdyYW50EhcKCnNlc3Npb25faWQYDSABKAlIAogBARI2ChJzZXNzaW9uX2V4cGlyZXNfYXQYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KC3JvbGVfZ3JhbnRzGA8gAygOMhkudG9vbHBvcnQuY29tbW9uLnYxLkdyYW50QgkKB19rZXlfaWRCDQoLX2FnZW50X25hbWVCDQoLX3Nlc3Npb25faWQiowIKDktleVBlcm1pc3Npb25zEjgKEGFsbG93ZWRfc2VydmljZXMYASABKAsyHi50b29scG9ydC5jb21tb24udjEuU3RyaW5nTGlzdBI1Cg1hbGxvd2VkX3Rvb2xzGAIgASgLMh4udG9vbHBvcnQuY29tbW9uLnYxLlN0cmluZ0xpc3QSJAoXbWF4X2Nvc3RfcGVyX2NhbGxfY2VudHMYAyABKANIAIgBARIkChdkYWlseV9zcGVuZF9saW1pdF9jZW50cxgEIAEoA0gBiAEBEhwKFHJlcXVpcmVfY29uZmlybWF0aW9uGAUgASgIQhoKGF9tYXhfY29zdF9wZXJfY2FsbF9jZW50c0IaChhfZGFpbHlfc3BlbmRfbGltaXRfY2VudHMqvgEKBUdyYW50EhUKEUdSQU5UX1VOU1BFQ0lGSUVEEAASFAoQR1JBTlRfQ0FMTF9UT09MUxABEhgKFEdSQU5UX01BTkFHRV9DQVRBTE9HEAISHAoYR1JBTlRfTUFOQUdFX0NSRURFTlRJQUxTEAMSGQoVR1JBTlRfTUFOQUdFX1NQRU5ESU5HEAQSHgoaR1JBTlRfTUFOQUdFX09SR0FOSVpBVElPTlMQBRIVChFHUkFOVF9NQU5BR0VfS0VZUxAGKlcKCkF1dGhNZXRob2QSGwoXQVVUSF9NRVRIT0RfVU5TUEVDSUZJRUQQABIXChNBVVRIX01FVEhPRF9BUElfS0VZEAESEwoPQVVUSF9NRVRIT0RfSldUEAIqdQoHT3JnUm9sZRIYChRPUkdfUk9MRV9VTlNQRUNJRklFRBAAEhIKDk9SR19ST0xFX09XTkVSEAESEgoOT1JHX1JPTEVfQURNSU4QAhITCg9PUkdfUk9MRV9NRU1CRVIQAxITCg9PUkdfUk9MRV9WSUVXRVIQBCpbCgtBY2NvdW50S2luZBIcChhBQ0NPVU5UX0tJTkRfVU5TUEVDSUZJRUQQABIWChJBQ0NPVU5UX0tJTkRfQUdFTlQQARIWChJBQ0NPVU5UX0tJTkRfSFVNQU4QAmIGcHJvdG8z", [file_google_protobuf_timestamp, file_toolport_common_v1_types]);
 
 /**
  * The authenticated caller. The gateway obtains it from IdentityService.Authenticate and passes it to
@@ -100,6 +102,37 @@ export type Principal = Message<"toolport.common.v1.Principal"> & {
    * @generated from field: string personal_organization_id = 11;
    */
   personalOrganizationId: string;
+
+  /**
+   * What this principal may do beyond reading, decided by identity alone (services/identity
+   * src/domain/authority.ts) from the role in organization_id and the key's restrictions. A service
+   * refuses an action whose grant is missing (403 `key_restricted` when the key's restrictions took it
+   * away, `insufficient_role` when the role did); it never re-derives the rule.
+   *
+   * @generated from field: repeated toolport.common.v1.Grant grants = 12;
+   */
+  grants: Grant[];
+
+  /**
+   * For a Toolport JWT: its session (the token's `jti`) and when it expires. A console key is bound to
+   * the session it was made in and ends with it.
+   *
+   * @generated from field: optional string session_id = 13;
+   */
+  sessionId?: string | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp session_expires_at = 14;
+   */
+  sessionExpiresAt?: Timestamp | undefined;
+
+  /**
+   * What the role alone would grant (before the key's restrictions), so a refusal can say which of the
+   * two took a grant away.
+   *
+   * @generated from field: repeated toolport.common.v1.Grant role_grants = 15;
+   */
+  roleGrants: Grant[];
 };
 
 /**
@@ -159,6 +192,69 @@ export const KeyPermissionsSchema: GenMessage<KeyPermissions> = /*@__PURE__*/
   messageDesc(file_toolport_common_v1_principal, 1);
 
 /**
+ * An action a principal may be granted (README "Permissions"). Reading and the caller's own content
+ * need no grant.
+ *
+ * @generated from enum toolport.common.v1.Grant
+ */
+export enum Grant {
+  /**
+   * @generated from enum value: GRANT_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Call the organization's tools with its credentials (execution, MCP, workflow steps): member role
+   * or above.
+   *
+   * @generated from enum value: GRANT_CALL_TOOLS = 1;
+   */
+  CALL_TOOLS = 1,
+
+  /**
+   * Publish, edit, reimport or delete services and tools; register or delete OAuth clients.
+   *
+   * @generated from enum value: GRANT_MANAGE_CATALOG = 2;
+   */
+  MANAGE_CATALOG = 2,
+
+  /**
+   * Connect or delete stored credentials and OAuth connections: member role or above.
+   *
+   * @generated from enum value: GRANT_MANAGE_CREDENTIALS = 3;
+   */
+  MANAGE_CREDENTIALS = 3,
+
+  /**
+   * Change spending settings.
+   *
+   * @generated from enum value: GRANT_MANAGE_SPENDING = 4;
+   */
+  MANAGE_SPENDING = 4,
+
+  /**
+   * Create organizations and change membership (the role rules of identity still apply).
+   *
+   * @generated from enum value: GRANT_MANAGE_ORGANIZATIONS = 5;
+   */
+  MANAGE_ORGANIZATIONS = 5,
+
+  /**
+   * Revoke keys other than the key itself and the keys it created (the ownership and role rules of
+   * identity still apply).
+   *
+   * @generated from enum value: GRANT_MANAGE_KEYS = 6;
+   */
+  MANAGE_KEYS = 6,
+}
+
+/**
+ * Describes the enum toolport.common.v1.Grant.
+ */
+export const GrantSchema: GenEnum<Grant> = /*@__PURE__*/
+  enumDesc(file_toolport_common_v1_principal, 0);
+
+/**
  * How a principal authenticated.
  *
  * @generated from enum toolport.common.v1.AuthMethod
@@ -188,7 +284,7 @@ export enum AuthMethod {
  * Describes the enum toolport.common.v1.AuthMethod.
  */
 export const AuthMethodSchema: GenEnum<AuthMethod> = /*@__PURE__*/
-  enumDesc(file_toolport_common_v1_principal, 0);
+  enumDesc(file_toolport_common_v1_principal, 1);
 
 /**
  * A member's role in an organization (spec "Organization context").
@@ -226,7 +322,7 @@ export enum OrgRole {
  * Describes the enum toolport.common.v1.OrgRole.
  */
 export const OrgRoleSchema: GenEnum<OrgRole> = /*@__PURE__*/
-  enumDesc(file_toolport_common_v1_principal, 1);
+  enumDesc(file_toolport_common_v1_principal, 2);
 
 /**
  * Whether an account is a self-registered agent (POST /agents) or a human (signup).
@@ -254,5 +350,5 @@ export enum AccountKind {
  * Describes the enum toolport.common.v1.AccountKind.
  */
 export const AccountKindSchema: GenEnum<AccountKind> = /*@__PURE__*/
-  enumDesc(file_toolport_common_v1_principal, 2);
+  enumDesc(file_toolport_common_v1_principal, 3);
 

@@ -8,7 +8,7 @@ import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { KeyPermissions, Principal } from "../../common/v1/principal_pb.js";
 import { file_toolport_common_v1_principal } from "../../common/v1/principal_pb.js";
-import type { Account, AgentType, ApiKey, ApiKeyUsage, GettingStarted, Jwk, Membership, Organization, OrganizationContext } from "./identity_resources_pb.js";
+import type { Account, AgentType, ApiKey, ApiKeyUsage, ConsoleKey, GettingStarted, Jwk, Membership, Organization, OrganizationContext } from "./identity_resources_pb.js";
 import { file_toolport_identity_v1_identity_resources } from "./identity_resources_pb.js";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
@@ -16,7 +16,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file toolport/identity/v1/identity_service.proto.
  */
 export const file_toolport_identity_v1_identity_service: GenFile = /*@__PURE__*/
-  fileDesc("Cit0b29scG9ydC9pZGVudGl0eS92MS9pZGVudGl0eV9zZXJ2aWNlLnByb3RvEhR0b29scG9ydC5pZGVudGl0eS52MSKjAQoUUmVnaXN0ZXJBZ2VudFJlcXVlc3QSDAoEbmFtZRgBIAEoCRIWCg5vcGVyYXRvcl9lbWFpbBgCIAEoCRIRCgljbGllbnRfaXAYAyABKAkSHAoPcHVibGljX2Jhc2VfdXJsGAQgASgJSACIAQESFAoHbWNwX3VybBgFIAEoCUgBiAEBQhIKEF9wdWJsaWNfYmFzZV91cmxCCgoIX21jcF91cmwi7gEKFVJlZ2lzdGVyQWdlbnRSZXNwb25zZRIQCghhZ2VudF9pZBgBIAEoCRIPCgdhcGlfa2V5GAIgASgJEhEKCXdhbGxldF9pZBgDIAEoCRIUCgxiYWxhbmNlX3VzZGMYBCABKAkSHAoPZGVwb3NpdF9hZGRyZXNzGAUgASgJSACIAQESGAoQcmVnaXN0cmF0aW9uX3VybBgGIAEoCRI9Cg9nZXR0aW5nX3N0YXJ0ZWQYByABKAsyJC50b29scG9ydC5pZGVudGl0eS52MS5HZXR0aW5nU3RhcnRlZEISChBfZGVwb3NpdF9hZGRyZXNzIm4KGEdldEdldHRpbmdTdGFydGVkUmVxdWVzdBIcCg9wdWJsaWNfYmFzZV91cmwYASABKAlIAIgBARIUCgdtY3BfdXJsGAIgASgJSAGIAQFCEgoQX3B1YmxpY19iYXNlX3VybEIKCghfbWNwX3VybCJ0ChlHZXRHZXR0aW5nU3RhcnRlZFJlc3BvbnNlEj0KD2dldHRpbmdfc3RhcnRlZBgBIAEoCzIkLnRvb2xwb3J0LmlkZW50aXR5LnYxLkdldHRpbmdTdGFydGVkEhgKEHJlZ2lzdHJhdGlvbl91cmwYAiABKAkiTAoNU2lnbnVwUmVxdWVzdBINCgVlbWFpbBgBIAEoCRIQCghwYXNzd29yZBgCIAEoCRIRCgRuYW1lGAMgASgJSACIAQFCBwoFX25hbWUiewoOU2lnbnVwUmVzcG9uc2USEgoKYWNjb3VudF9pZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSFAoMYWNjZXNzX3Rva2VuGAMgASgJEhIKCnRva2VuX3R5cGUYBCABKAkSEgoKZXhwaXJlc19pbhgFIAEoBSIvCgxMb2dpblJlcXVlc3QSDQoFZW1haWwYASABKAkSEAoIcGFzc3dvcmQYAiABKAkiYQoNTG9naW5SZXNwb25zZRISCgphY2NvdW50X2lkGAEgASgJEhQKDGFjY2Vzc190b2tlbhgCIAEoCRISCgp0b2tlbl90eXBlGAMgASgJEhIKCmV4cGlyZXNfaW4YBCABKAUiEAoOR2V0Sndrc1JlcXVlc3QiOgoPR2V0Sndrc1Jlc3BvbnNlEicKBGtleXMYASADKAsyGS50b29scG9ydC5pZGVudGl0eS52MS5Kd2sigAEKE0F1dGhlbnRpY2F0ZVJlcXVlc3QSEQoHYXBpX2tleRgBIAEoCUgAEhYKDGJlYXJlcl90b2tlbhgCIAEoCUgAEhwKD29yZ2FuaXphdGlvbl9pZBgDIAEoCUgBiAEBQgwKCmNyZWRlbnRpYWxCEgoQX29yZ2FuaXphdGlvbl9pZCJIChRBdXRoZW50aWNhdGVSZXNwb25zZRIwCglwcmluY2lwYWwYASABKAsyHS50b29scG9ydC5jb21tb24udjEuUHJpbmNpcGFsIjsKEUdldEFjY291bnRSZXF1ZXN0EhcKCmFjY291bnRfaWQYASABKAlIAIgBAUINCgtfYWNjb3VudF9pZCJEChJHZXRBY2NvdW50UmVzcG9uc2USLgoHYWNjb3VudBgBIAEoCzIdLnRvb2xwb3J0LmlkZW50aXR5LnYxLkFjY291bnQigAIKE0NyZWF0ZUFwaUtleVJlcXVlc3QSDAoEbmFtZRgBIAEoCRI3CgtwZXJtaXNzaW9ucxgCIAEoCzIiLnRvb2xwb3J0LmNvbW1vbi52MS5LZXlQZXJtaXNzaW9ucxIXCgphZ2VudF9uYW1lGAMgASgJSACIAQESFwoKYWdlbnRfdHlwZRgEIAEoCUgBiAEBEhQKB3B1cnBvc2UYBSABKAlIAogBARIcCg9vcmdhbml6YXRpb25faWQYBiABKAlIA4gBAUINCgtfYWdlbnRfbmFtZUINCgtfYWdlbnRfdHlwZUIKCghfcHVycG9zZUISChBfb3JnYW5pemF0aW9uX2lkIoEDChRDcmVhdGVBcGlLZXlSZXNwb25zZRIKCgJpZBgBIAEoCRILCgNrZXkYAiABKAkSEgoKa2V5X3ByZWZpeBgDIAEoCRIMCgRuYW1lGAQgASgJEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi0KCWxhc3RfdXNlZBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNwoLcGVybWlzc2lvbnMYByABKAsyIi50b29scG9ydC5jb21tb24udjEuS2V5UGVybWlzc2lvbnMSFwoPb3JnYW5pemF0aW9uX2lkGAggASgJEhcKCmFnZW50X25hbWUYCSABKAlIAIgBARIzCgphZ2VudF90eXBlGAogASgOMh8udG9vbHBvcnQuaWRlbnRpdHkudjEuQWdlbnRUeXBlEhQKB3B1cnBvc2UYCyABKAlIAYgBAUINCgtfYWdlbnRfbmFtZUIKCghfcHVycG9zZSJfChJMaXN0QXBpS2V5c1JlcXVlc3QSHAoPb3JnYW5pemF0aW9uX2lkGAEgASgJSACIAQESFwoPaW5jbHVkZV9yZXZva2VkGAIgASgIQhIKEF9vcmdhbml6YXRpb25faWQiQQoTTGlzdEFwaUtleXNSZXNwb25zZRIqCgRrZXlzGAEgAygLMhwudG9vbHBvcnQuaWRlbnRpdHkudjEuQXBpS2V5IiUKE1Jldm9rZUFwaUtleVJlcXVlc3QSDgoGa2V5X2lkGAEgASgJIlIKFFJldm9rZUFwaUtleVJlc3BvbnNlEg8KB3Jldm9rZWQYASABKAgSKQoDa2V5GAIgASgLMhwudG9vbHBvcnQuaWRlbnRpdHkudjEuQXBpS2V5IkMKFUdldEFwaUtleVVzYWdlUmVxdWVzdBIOCgZrZXlfaWQYASABKAkSEQoEZGF5cxgCIAEoBUgAiAEBQgcKBV9kYXlzIkoKFkdldEFwaUtleVVzYWdlUmVzcG9uc2USMAoFdXNhZ2UYASABKAsyIS50b29scG9ydC5pZGVudGl0eS52MS5BcGlLZXlVc2FnZSKDAQoRR2V0TWNwSnNvblJlcXVlc3QSEwoGb3JnX2lkGAEgASgJSACIAQESGgoNaGVhZGVyX29yZ19pZBgCIAEoCUgBiAEBEhQKB21jcF91cmwYAyABKAlIAogBAUIJCgdfb3JnX2lkQhAKDl9oZWFkZXJfb3JnX2lkQgoKCF9tY3BfdXJsIqoBChJHZXRNY3BKc29uUmVzcG9uc2USDAoEZmlsZRgBIAEoCRINCgVzY29wZRgCIAEoCRIpCghtY3BfanNvbhgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSNgoDb3JnGAQgASgLMikudG9vbHBvcnQuaWRlbnRpdHkudjEuT3JnYW5pemF0aW9uQ29udGV4dBIUCgxpbnN0cnVjdGlvbnMYBSABKAkiRQoZQ3JlYXRlT3JnYW5pemF0aW9uUmVxdWVzdBIMCgRuYW1lGAEgASgJEhEKBHNsdWcYAiABKAlIAIgBAUIHCgVfc2x1ZyJWChpDcmVhdGVPcmdhbml6YXRpb25SZXNwb25zZRI4Cgxvcmdhbml6YXRpb24YASABKAsyIi50b29scG9ydC5pZGVudGl0eS52MS5Pcmdhbml6YXRpb24iGgoYTGlzdE9yZ2FuaXphdGlvbnNSZXF1ZXN0IlYKGUxpc3RPcmdhbml6YXRpb25zUmVzcG9uc2USOQoNb3JnYW5pemF0aW9ucxgBIAMoCzIiLnRvb2xwb3J0LmlkZW50aXR5LnYxLk9yZ2FuaXphdGlvbiI/Ch1HZXRPcmdhbml6YXRpb25Db250ZXh0UmVxdWVzdBITCgZvcmdfaWQYASABKAlIAIgBAUIJCgdfb3JnX2lkIlgKHkdldE9yZ2FuaXphdGlvbkNvbnRleHRSZXNwb25zZRI2CgNvcmcYASABKAsyKS50b29scG9ydC5pZGVudGl0eS52MS5Pcmdhbml6YXRpb25Db250ZXh0Ii0KEkxpc3RNZW1iZXJzUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkiSAoTTGlzdE1lbWJlcnNSZXNwb25zZRIxCgdtZW1iZXJzGAEgAygLMiAudG9vbHBvcnQuaWRlbnRpdHkudjEuTWVtYmVyc2hpcCJqChBBZGRNZW1iZXJSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIUCgphY2NvdW50X2lkGAIgASgJSAASDwoFZW1haWwYAyABKAlIABIMCgRyb2xlGAQgASgJQggKBm1lbWJlciJFChFBZGRNZW1iZXJSZXNwb25zZRIwCgZtZW1iZXIYASABKAsyIC50b29scG9ydC5pZGVudGl0eS52MS5NZW1iZXJzaGlwIlAKE1VwZGF0ZU1lbWJlclJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSDAoEcm9sZRgDIAEoCSJIChRVcGRhdGVNZW1iZXJSZXNwb25zZRIwCgZtZW1iZXIYASABKAsyIC50b29scG9ydC5pZGVudGl0eS52MS5NZW1iZXJzaGlwIkIKE1JlbW92ZU1lbWJlclJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkiJwoUUmVtb3ZlTWVtYmVyUmVzcG9uc2USDwoHcmVtb3ZlZBgBIAEoCCKBAQoXQ29uc3VtZVJhdGVMaW1pdFJlcXVlc3QSDgoGYnVja2V0GAEgASgJEhMKC3N1YmplY3Rfa2V5GAIgASgJEg0KBWxpbWl0GAMgASgFEhYKDndpbmRvd19zZWNvbmRzGAQgASgFEhEKBGNvc3QYBSABKAVIAIgBAUIHCgVfY29zdCKYAQoYQ29uc3VtZVJhdGVMaW1pdFJlc3BvbnNlEg8KB2FsbG93ZWQYASABKAgSDQoFbGltaXQYAiABKAUSEQoJcmVtYWluaW5nGAMgASgFEiwKCHJlc2V0X2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIbChNyZXRyeV9hZnRlcl9zZWNvbmRzGAUgASgFIkYKGkNvbnN1bWVGcmVlVGllckNhbGxSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSFAoMZXhlY3V0aW9uX2lkGAIgASgJIoYBChtDb25zdW1lRnJlZVRpZXJDYWxsUmVzcG9uc2USDwoHYWxsb3dlZBgBIAEoCBIYChBjYWxsc190aGlzX21vbnRoGAIgASgDEg0KBWxpbWl0GAMgASgDEi0KCXJlc2V0c19hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi4AIKGUxlYXNlQ2FsbEFsbG93YW5jZVJlcXVlc3QSQQoKcmF0ZV9saW1pdBgBIAEoCzItLnRvb2xwb3J0LmlkZW50aXR5LnYxLkNvbnN1bWVSYXRlTGltaXRSZXF1ZXN0EgwKBHdhbnQYAiABKAUSIQoUZnJlZV90aWVyX2FjY291bnRfaWQYAyABKAlIAIgBARIRCglmcmVlX3dhbnQYBCABKAUSNgoJa2V5X2NoZWNrGAUgASgLMh4udG9vbHBvcnQuaWRlbnRpdHkudjEuS2V5Q2hlY2tIAYgBARIOCgZob2xkZXIYBiABKAkSPwoJZ2l2ZV9iYWNrGAcgASgLMicudG9vbHBvcnQuaWRlbnRpdHkudjEuQWxsb3dhbmNlR2l2ZUJhY2tIAogBAUIXChVfZnJlZV90aWVyX2FjY291bnRfaWRCDAoKX2tleV9jaGVja0IMCgpfZ2l2ZV9iYWNrIkcKCEtleUNoZWNrEg4KBmtleV9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgDIAEoCSJ2ChFBbGxvd2FuY2VHaXZlQmFjaxIwCgx3aW5kb3dfc3RhcnQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEgwKBGhpdHMYAiABKAUSDQoFbW9udGgYAyABKAkSEgoKZnJlZV9jYWxscxgEIAEoAyKxAgoaTGVhc2VDYWxsQWxsb3dhbmNlUmVzcG9uc2USDwoHZ3JhbnRlZBgBIAEoBRJCCgpyYXRlX2xpbWl0GAIgASgLMi4udG9vbHBvcnQuaWRlbnRpdHkudjEuQ29uc3VtZVJhdGVMaW1pdFJlc3BvbnNlEjAKDHdpbmRvd19zdGFydBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMZnJlZV9ncmFudGVkGAQgASgDEkkKCWZyZWVfdGllchgFIAEoCzIxLnRvb2xwb3J0LmlkZW50aXR5LnYxLkNvbnN1bWVGcmVlVGllckNhbGxSZXNwb25zZUgAiAEBEg0KBW1vbnRoGAYgASgJEg4KBnR0bF9tcxgHIAEoBUIMCgpfZnJlZV90aWVyIlIKE0Ryb3BBbGxvd2FuY2VMZWFzZXMSDgoGa2V5X2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAMgASgJMqUSCg9JZGVudGl0eVNlcnZpY2USaAoNUmVnaXN0ZXJBZ2VudBIqLnRvb2xwb3J0LmlkZW50aXR5LnYxLlJlZ2lzdGVyQWdlbnRSZXF1ZXN0GisudG9vbHBvcnQuaWRlbnRpdHkudjEuUmVnaXN0ZXJBZ2VudFJlc3BvbnNlEnQKEUdldEdldHRpbmdTdGFydGVkEi4udG9vbHBvcnQuaWRlbnRpdHkudjEuR2V0R2V0dGluZ1N0YXJ0ZWRSZXF1ZXN0Gi8udG9vbHBvcnQuaWRlbnRpdHkudjEuR2V0R2V0dGluZ1N0YXJ0ZWRSZXNwb25zZRJTCgZTaWdudXASIy50b29scG9ydC5pZGVudGl0eS52MS5TaWdudXBSZXF1ZXN0GiQudG9vbHBvcnQuaWRlbnRpdHkudjEuU2lnbnVwUmVzcG9uc2USUAoFTG9naW4SIi50b29scG9ydC5pZGVudGl0eS52MS5Mb2dpblJlcXVlc3QaIy50b29scG9ydC5pZGVudGl0eS52MS5Mb2dpblJlc3BvbnNlElYKB0dldEp3a3MSJC50b29scG9ydC5pZGVudGl0eS52MS5HZXRKd2tzUmVxdWVzdBolLnRvb2xwb3J0LmlkZW50aXR5LnYxLkdldEp3a3NSZXNwb25zZRJlCgxBdXRoZW50aWNhdGUSKS50b29scG9ydC5pZGVudGl0eS52MS5BdXRoZW50aWNhdGVSZXF1ZXN0GioudG9vbHBvcnQuaWRlbnRpdHkudjEuQXV0aGVudGljYXRlUmVzcG9uc2USXwoKR2V0QWNjb3VudBInLnRvb2xwb3J0LmlkZW50aXR5LnYxLkdldEFjY291bnRSZXF1ZXN0GigudG9vbHBvcnQuaWRlbnRpdHkudjEuR2V0QWNjb3VudFJlc3BvbnNlEmUKDENyZWF0ZUFwaUtleRIpLnRvb2xwb3J0LmlkZW50aXR5LnYxLkNyZWF0ZUFwaUtleVJlcXVlc3QaKi50b29scG9ydC5pZGVudGl0eS52MS5DcmVhdGVBcGlLZXlSZXNwb25zZRJiCgtMaXN0QXBpS2V5cxIoLnRvb2xwb3J0LmlkZW50aXR5LnYxLkxpc3RBcGlLZXlzUmVxdWVzdBopLnRvb2xwb3J0LmlkZW50aXR5LnYxLkxpc3RBcGlLZXlzUmVzcG9uc2USZQoMUmV2b2tlQXBpS2V5EikudG9vbHBvcnQuaWRlbnRpdHkudjEuUmV2b2tlQXBpS2V5UmVxdWVzdBoqLnRvb2xwb3J0LmlkZW50aXR5LnYxLlJldm9rZUFwaUtleVJlc3BvbnNlEmsKDkdldEFwaUtleVVzYWdlEisudG9vbHBvcnQuaWRlbnRpdHkudjEuR2V0QXBpS2V5VXNhZ2VSZXF1ZXN0GiwudG9vbHBvcnQuaWRlbnRpdHkudjEuR2V0QXBpS2V5VXNhZ2VSZXNwb25zZRJfCgpHZXRNY3BKc29uEicudG9vbHBvcnQuaWRlbnRpdHkudjEuR2V0TWNwSnNvblJlcXVlc3QaKC50b29scG9ydC5pZGVudGl0eS52MS5HZXRNY3BKc29uUmVzcG9uc2USdwoSQ3JlYXRlT3JnYW5pemF0aW9uEi8udG9vbHBvcnQuaWRlbnRpdHkudjEuQ3JlYXRlT3JnYW5pemF0aW9uUmVxdWVzdBowLnRvb2xwb3J0LmlkZW50aXR5LnYxLkNyZWF0ZU9yZ2FuaXphdGlvblJlc3BvbnNlEnQKEUxpc3RPcmdhbml6YXRpb25zEi4udG9vbHBvcnQuaWRlbnRpdHkudjEuTGlzdE9yZ2FuaXphdGlvbnNSZXF1ZXN0Gi8udG9vbHBvcnQuaWRlbnRpdHkudjEuTGlzdE9yZ2FuaXphdGlvbnNSZXNwb25zZRKDAQoWR2V0T3JnYW5pemF0aW9uQ29udGV4dBIzLnRvb2xwb3J0LmlkZW50aXR5LnYxLkdldE9yZ2FuaXphdGlvbkNvbnRleHRSZXF1ZXN0GjQudG9vbHBvcnQuaWRlbnRpdHkudjEuR2V0T3JnYW5pemF0aW9uQ29udGV4dFJlc3BvbnNlEmIKC0xpc3RNZW1iZXJzEigudG9vbHBvcnQuaWRlbnRpdHkudjEuTGlzdE1lbWJlcnNSZXF1ZXN0GikudG9vbHBvcnQuaWRlbnRpdHkudjEuTGlzdE1lbWJlcnNSZXNwb25zZRJcCglBZGRNZW1iZXISJi50b29scG9ydC5pZGVudGl0eS52MS5BZGRNZW1iZXJSZXF1ZXN0GicudG9vbHBvcnQuaWRlbnRpdHkudjEuQWRkTWVtYmVyUmVzcG9uc2USZQoMVXBkYXRlTWVtYmVyEikudG9vbHBvcnQuaWRlbnRpdHkudjEuVXBkYXRlTWVtYmVyUmVxdWVzdBoqLnRvb2xwb3J0LmlkZW50aXR5LnYxLlVwZGF0ZU1lbWJlclJlc3BvbnNlEmUKDFJlbW92ZU1lbWJlchIpLnRvb2xwb3J0LmlkZW50aXR5LnYxLlJlbW92ZU1lbWJlclJlcXVlc3QaKi50b29scG9ydC5pZGVudGl0eS52MS5SZW1vdmVNZW1iZXJSZXNwb25zZRJxChBDb25zdW1lUmF0ZUxpbWl0Ei0udG9vbHBvcnQuaWRlbnRpdHkudjEuQ29uc3VtZVJhdGVMaW1pdFJlcXVlc3QaLi50b29scG9ydC5pZGVudGl0eS52MS5Db25zdW1lUmF0ZUxpbWl0UmVzcG9uc2USegoTQ29uc3VtZUZyZWVUaWVyQ2FsbBIwLnRvb2xwb3J0LmlkZW50aXR5LnYxLkNvbnN1bWVGcmVlVGllckNhbGxSZXF1ZXN0GjEudG9vbHBvcnQuaWRlbnRpdHkudjEuQ29uc3VtZUZyZWVUaWVyQ2FsbFJlc3BvbnNlEncKEkxlYXNlQ2FsbEFsbG93YW5jZRIvLnRvb2xwb3J0LmlkZW50aXR5LnYxLkxlYXNlQ2FsbEFsbG93YW5jZVJlcXVlc3QaMC50b29scG9ydC5pZGVudGl0eS52MS5MZWFzZUNhbGxBbGxvd2FuY2VSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_toolport_common_v1_principal, file_toolport_identity_v1_identity_resources]);
+  fileDesc("Cit0b29scG9ydC9pZGVudGl0eS92MS9pZGVudGl0eV9zZXJ2aWNlLnByb3RvEhR0b29scG9ydC5pZGVudGl0eS52MSKjAQoUUmVnaXN0ZXJBZ2VudFJlcXVlc3QSDAoEbmFtZRgBIAEoCRIWCg5vcGVyYXRvcl9lbWFpbBgCIAEoCRIRCgljbGllbnRfaXAYAyABKAkSHAoPcHVibGljX2Jhc2VfdXJsGAQgASgJSACIAQESFAoHbWNwX3VybBgFIAEoCUgBiAEBQhIKEF9wdWJsaWNfYmFzZV91cmxCCgoIX21jcF91cmwi7gEKFVJlZ2lzdGVyQWdlbnRSZXNwb25zZRIQCghhZ2VudF9pZBgBIAEoCRIPCgdhcGlfa2V5GAIgASgJEhEKCXdhbGxldF9pZBgDIAEoCRIUCgxiYWxhbmNlX3VzZGMYBCABKAkSHAoPZGVwb3NpdF9hZGRyZXNzGAUgASgJSACIAQESGAoQcmVnaXN0cmF0aW9uX3VybBgGIAEoCRI9Cg9nZXR0aW5nX3N0YXJ0ZWQYByABKAsyJC50b29scG9ydC5pZGVudGl0eS52MS5HZXR0aW5nU3RhcnRlZEISChBfZGVwb3NpdF9hZGRyZXNzIm4KGEdldEdldHRpbmdTdGFydGVkUmVxdWVzdBIcCg9wdWJsaWNfYmFzZV91cmwYASABKAlIAIgBARIUCgdtY3BfdXJsGAIgASgJSAGIAQFCEgoQX3B1YmxpY19iYXNlX3VybEIKCghfbWNwX3VybCJ0ChlHZXRHZXR0aW5nU3RhcnRlZFJlc3BvbnNlEj0KD2dldHRpbmdfc3RhcnRlZBgBIAEoCzIkLnRvb2xwb3J0LmlkZW50aXR5LnYxLkdldHRpbmdTdGFydGVkEhgKEHJlZ2lzdHJhdGlvbl91cmwYAiABKAkiTAoNU2lnbnVwUmVxdWVzdBINCgVlbWFpbBgBIAEoCRIQCghwYXNzd29yZBgCIAEoCRIRCgRuYW1lGAMgASgJSACIAQFCBwoFX25hbWUiewoOU2lnbnVwUmVzcG9uc2USEgoKYWNjb3VudF9pZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSFAoMYWNjZXNzX3Rva2VuGAMgASgJEhIKCnRva2VuX3R5cGUYBCABKAkSEgoKZXhwaXJlc19pbhgFIAEoBSIvCgxMb2dpblJlcXVlc3QSDQoFZW1haWwYASABKAkSEAoIcGFzc3dvcmQYAiABKAkiYQoNTG9naW5SZXNwb25zZRISCgphY2NvdW50X2lkGAEgASgJEhQKDGFjY2Vzc190b2tlbhgCIAEoCRISCgp0b2tlbl90eXBlGAMgASgJEhIKCmV4cGlyZXNfaW4YBCABKAUiEAoOR2V0Sndrc1JlcXVlc3QiOgoPR2V0Sndrc1Jlc3BvbnNlEicKBGtleXMYASADKAsyGS50b29scG9ydC5pZGVudGl0eS52MS5Kd2sigAEKE0F1dGhlbnRpY2F0ZVJlcXVlc3QSEQoHYXBpX2tleRgBIAEoCUgAEhYKDGJlYXJlcl90b2tlbhgCIAEoCUgAEhwKD29yZ2FuaXphdGlvbl9pZBgDIAEoCUgBiAEBQgwKCmNyZWRlbnRpYWxCEgoQX29yZ2FuaXphdGlvbl9pZCJIChRBdXRoZW50aWNhdGVSZXNwb25zZRIwCglwcmluY2lwYWwYASABKAsyHS50b29scG9ydC5jb21tb24udjEuUHJpbmNpcGFsIjsKEUdldEFjY291bnRSZXF1ZXN0EhcKCmFjY291bnRfaWQYASABKAlIAIgBAUINCgtfYWNjb3VudF9pZCJEChJHZXRBY2NvdW50UmVzcG9uc2USLgoHYWNjb3VudBgBIAEoCzIdLnRvb2xwb3J0LmlkZW50aXR5LnYxLkFjY291bnQigAIKE0NyZWF0ZUFwaUtleVJlcXVlc3QSDAoEbmFtZRgBIAEoCRI3CgtwZXJtaXNzaW9ucxgCIAEoCzIiLnRvb2xwb3J0LmNvbW1vbi52MS5LZXlQZXJtaXNzaW9ucxIXCgphZ2VudF9uYW1lGAMgASgJSACIAQESFwoKYWdlbnRfdHlwZRgEIAEoCUgBiAEBEhQKB3B1cnBvc2UYBSABKAlIAogBARIcCg9vcmdhbml6YXRpb25faWQYBiABKAlIA4gBAUINCgtfYWdlbnRfbmFtZUINCgtfYWdlbnRfdHlwZUIKCghfcHVycG9zZUISChBfb3JnYW5pemF0aW9uX2lkIp4EChRDcmVhdGVBcGlLZXlSZXNwb25zZRIKCgJpZBgBIAEoCRILCgNrZXkYAiABKAkSEgoKa2V5X3ByZWZpeBgDIAEoCRIMCgRuYW1lGAQgASgJEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi0KCWxhc3RfdXNlZBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNwoLcGVybWlzc2lvbnMYByABKAsyIi50b29scG9ydC5jb21tb24udjEuS2V5UGVybWlzc2lvbnMSFwoPb3JnYW5pemF0aW9uX2lkGAggASgJEhcKCmFnZW50X25hbWUYCSABKAlIAIgBARIzCgphZ2VudF90eXBlGAogASgOMh8udG9vbHBvcnQuaWRlbnRpdHkudjEuQWdlbnRUeXBlEhQKB3B1cnBvc2UYCyABKAlIAYgBARIuCgpleHBpcmVzX2F0GAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIeChFjcmVhdGVkX2J5X2tleV9pZBgNIAEoCUgCiAEBEjUKC2NvbnNvbGVfa2V5GA4gASgOMiAudG9vbHBvcnQuaWRlbnRpdHkudjEuQ29uc29sZUtleUINCgtfYWdlbnRfbmFtZUIKCghfcHVycG9zZUIUChJfY3JlYXRlZF9ieV9rZXlfaWQiSgoWSXNzdWVDb25zb2xlS2V5UmVxdWVzdBIcCg9vcmdhbml6YXRpb25faWQYASABKAlIAIgBAUISChBfb3JnYW5pemF0aW9uX2lkIlIKF0lzc3VlQ29uc29sZUtleVJlc3BvbnNlEjcKA2tleRgBIAEoCzIqLnRvb2xwb3J0LmlkZW50aXR5LnYxLkNyZWF0ZUFwaUtleVJlc3BvbnNlIhMKEUVuZFNlc3Npb25SZXF1ZXN0IioKEkVuZFNlc3Npb25SZXNwb25zZRIUCgxyZXZva2VkX2tleXMYASABKAUiXwoSTGlzdEFwaUtleXNSZXF1ZXN0EhwKD29yZ2FuaXphdGlvbl9pZBgBIAEoCUgAiAEBEhcKD2luY2x1ZGVfcmV2b2tlZBgCIAEoCEISChBfb3JnYW5pemF0aW9uX2lkIkEKE0xpc3RBcGlLZXlzUmVzcG9uc2USKgoEa2V5cxgBIAMoCzIcLnRvb2xwb3J0LmlkZW50aXR5LnYxLkFwaUtleSIlChNSZXZva2VBcGlLZXlSZXF1ZXN0Eg4KBmtleV9pZBgBIAEoCSJSChRSZXZva2VBcGlLZXlSZXNwb25zZRIPCgdyZXZva2VkGAEgASgIEikKA2tleRgCIAEoCzIcLnRvb2xwb3J0LmlkZW50aXR5LnYxLkFwaUtleSJDChVHZXRBcGlLZXlVc2FnZVJlcXVlc3QSDgoGa2V5X2lkGAEgASgJEhEKBGRheXMYAiABKAVIAIgBAUIHCgVfZGF5cyJKChZHZXRBcGlLZXlVc2FnZVJlc3BvbnNlEjAKBXVzYWdlGAEgASgLMiEudG9vbHBvcnQuaWRlbnRpdHkudjEuQXBpS2V5VXNhZ2UigwEKEUdldE1jcEpzb25SZXF1ZXN0EhMKBm9yZ19pZBgBIAEoCUgAiAEBEhoKDWhlYWRlcl9vcmdfaWQYAiABKAlIAYgBARIUCgdtY3BfdXJsGAMgASgJSAKIAQFCCQoHX29yZ19pZEIQCg5faGVhZGVyX29yZ19pZEIKCghfbWNwX3VybCKqAQoSR2V0TWNwSnNvblJlc3BvbnNlEgwKBGZpbGUYASABKAkSDQoFc2NvcGUYAiABKAkSKQoIbWNwX2pzb24YAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EjYKA29yZxgEIAEoCzIpLnRvb2xwb3J0LmlkZW50aXR5LnYxLk9yZ2FuaXphdGlvbkNvbnRleHQSFAoMaW5zdHJ1Y3Rpb25zGAUgASgJIkUKGUNyZWF0ZU9yZ2FuaXphdGlvblJlcXVlc3QSDAoEbmFtZRgBIAEoCRIRCgRzbHVnGAIgASgJSACIAQFCBwoFX3NsdWciVgoaQ3JlYXRlT3JnYW5pemF0aW9uUmVzcG9uc2USOAoMb3JnYW5pemF0aW9uGAEgASgLMiIudG9vbHBvcnQuaWRlbnRpdHkudjEuT3JnYW5pemF0aW9uIhoKGExpc3RPcmdhbml6YXRpb25zUmVxdWVzdCJWChlMaXN0T3JnYW5pemF0aW9uc1Jlc3BvbnNlEjkKDW9yZ2FuaXphdGlvbnMYASADKAsyIi50b29scG9ydC5pZGVudGl0eS52MS5Pcmdhbml6YXRpb24iPwodR2V0T3JnYW5pemF0aW9uQ29udGV4dFJlcXVlc3QSEwoGb3JnX2lkGAEgASgJSACIAQFCCQoHX29yZ19pZCJYCh5HZXRPcmdhbml6YXRpb25Db250ZXh0UmVzcG9uc2USNgoDb3JnGAEgASgLMikudG9vbHBvcnQuaWRlbnRpdHkudjEuT3JnYW5pemF0aW9uQ29udGV4dCItChJMaXN0TWVtYmVyc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJIkgKE0xpc3RNZW1iZXJzUmVzcG9uc2USMQoHbWVtYmVycxgBIAMoCzIgLnRvb2xwb3J0LmlkZW50aXR5LnYxLk1lbWJlcnNoaXAiagoQQWRkTWVtYmVyUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSFAoKYWNjb3VudF9pZBgCIAEoCUgAEg8KBWVtYWlsGAMgASgJSAASDAoEcm9sZRgEIAEoCUIICgZtZW1iZXIiRQoRQWRkTWVtYmVyUmVzcG9uc2USMAoGbWVtYmVyGAEgASgLMiAudG9vbHBvcnQuaWRlbnRpdHkudjEuTWVtYmVyc2hpcCJQChNVcGRhdGVNZW1iZXJSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEgwKBHJvbGUYAyABKAkiSAoUVXBkYXRlTWVtYmVyUmVzcG9uc2USMAoGbWVtYmVyGAEgASgLMiAudG9vbHBvcnQuaWRlbnRpdHkudjEuTWVtYmVyc2hpcCJCChNSZW1vdmVNZW1iZXJSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJIicKFFJlbW92ZU1lbWJlclJlc3BvbnNlEg8KB3JlbW92ZWQYASABKAgigQEKF0NvbnN1bWVSYXRlTGltaXRSZXF1ZXN0Eg4KBmJ1Y2tldBgBIAEoCRITCgtzdWJqZWN0X2tleRgCIAEoCRINCgVsaW1pdBgDIAEoBRIWCg53aW5kb3dfc2Vjb25kcxgEIAEoBRIRCgRjb3N0GAUgASgFSACIAQFCBwoFX2Nvc3QimAEKGENvbnN1bWVSYXRlTGltaXRSZXNwb25zZRIPCgdhbGxvd2VkGAEgASgIEg0KBWxpbWl0GAIgASgFEhEKCXJlbWFpbmluZxgDIAEoBRIsCghyZXNldF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGwoTcmV0cnlfYWZ0ZXJfc2Vjb25kcxgFIAEoBSJGChpDb25zdW1lRnJlZVRpZXJDYWxsUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhQKDGV4ZWN1dGlvbl9pZBgCIAEoCSKGAQobQ29uc3VtZUZyZWVUaWVyQ2FsbFJlc3BvbnNlEg8KB2FsbG93ZWQYASABKAgSGAoQY2FsbHNfdGhpc19tb250aBgCIAEoAxINCgVsaW1pdBgDIAEoAxItCglyZXNldHNfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIuACChlMZWFzZUNhbGxBbGxvd2FuY2VSZXF1ZXN0EkEKCnJhdGVfbGltaXQYASABKAsyLS50b29scG9ydC5pZGVudGl0eS52MS5Db25zdW1lUmF0ZUxpbWl0UmVxdWVzdBIMCgR3YW50GAIgASgFEiEKFGZyZWVfdGllcl9hY2NvdW50X2lkGAMgASgJSACIAQESEQoJZnJlZV93YW50GAQgASgFEjYKCWtleV9jaGVjaxgFIAEoCzIeLnRvb2xwb3J0LmlkZW50aXR5LnYxLktleUNoZWNrSAGIAQESDgoGaG9sZGVyGAYgASgJEj8KCWdpdmVfYmFjaxgHIAEoCzInLnRvb2xwb3J0LmlkZW50aXR5LnYxLkFsbG93YW5jZUdpdmVCYWNrSAKIAQFCFwoVX2ZyZWVfdGllcl9hY2NvdW50X2lkQgwKCl9rZXlfY2hlY2tCDAoKX2dpdmVfYmFjayJHCghLZXlDaGVjaxIOCgZrZXlfaWQYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAyABKAkidgoRQWxsb3dhbmNlR2l2ZUJhY2sSMAoMd2luZG93X3N0YXJ0GAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIMCgRoaXRzGAIgASgFEg0KBW1vbnRoGAMgASgJEhIKCmZyZWVfY2FsbHMYBCABKAMisQIKGkxlYXNlQ2FsbEFsbG93YW5jZVJlc3BvbnNlEg8KB2dyYW50ZWQYASABKAUSQgoKcmF0ZV9saW1pdBgCIAEoCzIuLnRvb2xwb3J0LmlkZW50aXR5LnYxLkNvbnN1bWVSYXRlTGltaXRSZXNwb25zZRIwCgx3aW5kb3dfc3RhcnQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDGZyZWVfZ3JhbnRlZBgEIAEoAxJJCglmcmVlX3RpZXIYBSABKAsyMS50b29scG9ydC5pZGVudGl0eS52MS5Db25zdW1lRnJlZVRpZXJDYWxsUmVzcG9uc2VIAIgBARINCgVtb250aBgGIAEoCRIOCgZ0dGxfbXMYByABKAVCDAoKX2ZyZWVfdGllciJSChNEcm9wQWxsb3dhbmNlTGVhc2VzEg4KBmtleV9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgDIAEoCTL2EwoPSWRlbnRpdHlTZXJ2aWNlEmgKDVJlZ2lzdGVyQWdlbnQSKi50b29scG9ydC5pZGVudGl0eS52MS5SZWdpc3RlckFnZW50UmVxdWVzdBorLnRvb2xwb3J0LmlkZW50aXR5LnYxLlJlZ2lzdGVyQWdlbnRSZXNwb25zZRJ0ChFHZXRHZXR0aW5nU3RhcnRlZBIuLnRvb2xwb3J0LmlkZW50aXR5LnYxLkdldEdldHRpbmdTdGFydGVkUmVxdWVzdBovLnRvb2xwb3J0LmlkZW50aXR5LnYxLkdldEdldHRpbmdTdGFydGVkUmVzcG9uc2USUwoGU2lnbnVwEiMudG9vbHBvcnQuaWRlbnRpdHkudjEuU2lnbnVwUmVxdWVzdBokLnRvb2xwb3J0LmlkZW50aXR5LnYxLlNpZ251cFJlc3BvbnNlElAKBUxvZ2luEiIudG9vbHBvcnQuaWRlbnRpdHkudjEuTG9naW5SZXF1ZXN0GiMudG9vbHBvcnQuaWRlbnRpdHkudjEuTG9naW5SZXNwb25zZRJWCgdHZXRKd2tzEiQudG9vbHBvcnQuaWRlbnRpdHkudjEuR2V0Sndrc1JlcXVlc3QaJS50b29scG9ydC5pZGVudGl0eS52MS5HZXRKd2tzUmVzcG9uc2USZQoMQXV0aGVudGljYXRlEikudG9vbHBvcnQuaWRlbnRpdHkudjEuQXV0aGVudGljYXRlUmVxdWVzdBoqLnRvb2xwb3J0LmlkZW50aXR5LnYxLkF1dGhlbnRpY2F0ZVJlc3BvbnNlEl8KCkdldEFjY291bnQSJy50b29scG9ydC5pZGVudGl0eS52MS5HZXRBY2NvdW50UmVxdWVzdBooLnRvb2xwb3J0LmlkZW50aXR5LnYxLkdldEFjY291bnRSZXNwb25zZRJlCgxDcmVhdGVBcGlLZXkSKS50b29scG9ydC5pZGVudGl0eS52MS5DcmVhdGVBcGlLZXlSZXF1ZXN0GioudG9vbHBvcnQuaWRlbnRpdHkudjEuQ3JlYXRlQXBpS2V5UmVzcG9uc2USYgoLTGlzdEFwaUtleXMSKC50b29scG9ydC5pZGVudGl0eS52MS5MaXN0QXBpS2V5c1JlcXVlc3QaKS50b29scG9ydC5pZGVudGl0eS52MS5MaXN0QXBpS2V5c1Jlc3BvbnNlEmUKDFJldm9rZUFwaUtleRIpLnRvb2xwb3J0LmlkZW50aXR5LnYxLlJldm9rZUFwaUtleVJlcXVlc3QaKi50b29scG9ydC5pZGVudGl0eS52MS5SZXZva2VBcGlLZXlSZXNwb25zZRJrCg5HZXRBcGlLZXlVc2FnZRIrLnRvb2xwb3J0LmlkZW50aXR5LnYxLkdldEFwaUtleVVzYWdlUmVxdWVzdBosLnRvb2xwb3J0LmlkZW50aXR5LnYxLkdldEFwaUtleVVzYWdlUmVzcG9uc2USbgoPSXNzdWVDb25zb2xlS2V5EiwudG9vbHBvcnQuaWRlbnRpdHkudjEuSXNzdWVDb25zb2xlS2V5UmVxdWVzdBotLnRvb2xwb3J0LmlkZW50aXR5LnYxLklzc3VlQ29uc29sZUtleVJlc3BvbnNlEl8KCkVuZFNlc3Npb24SJy50b29scG9ydC5pZGVudGl0eS52MS5FbmRTZXNzaW9uUmVxdWVzdBooLnRvb2xwb3J0LmlkZW50aXR5LnYxLkVuZFNlc3Npb25SZXNwb25zZRJfCgpHZXRNY3BKc29uEicudG9vbHBvcnQuaWRlbnRpdHkudjEuR2V0TWNwSnNvblJlcXVlc3QaKC50b29scG9ydC5pZGVudGl0eS52MS5HZXRNY3BKc29uUmVzcG9uc2USdwoSQ3JlYXRlT3JnYW5pemF0aW9uEi8udG9vbHBvcnQuaWRlbnRpdHkudjEuQ3JlYXRlT3JnYW5pemF0aW9uUmVxdWVzdBowLnRvb2xwb3J0LmlkZW50aXR5LnYxLkNyZWF0ZU9yZ2FuaXphdGlvblJlc3BvbnNlEnQKEUxpc3RPcmdhbml6YXRpb25zEi4udG9vbHBvcnQuaWRlbnRpdHkudjEuTGlzdE9yZ2FuaXphdGlvbnNSZXF1ZXN0Gi8udG9vbHBvcnQuaWRlbnRpdHkudjEuTGlzdE9yZ2FuaXphdGlvbnNSZXNwb25zZRKDAQoWR2V0T3JnYW5pemF0aW9uQ29udGV4dBIzLnRvb2xwb3J0LmlkZW50aXR5LnYxLkdldE9yZ2FuaXphdGlvbkNvbnRleHRSZXF1ZXN0GjQudG9vbHBvcnQuaWRlbnRpdHkudjEuR2V0T3JnYW5pemF0aW9uQ29udGV4dFJlc3BvbnNlEmIKC0xpc3RNZW1iZXJzEigudG9vbHBvcnQuaWRlbnRpdHkudjEuTGlzdE1lbWJlcnNSZXF1ZXN0GikudG9vbHBvcnQuaWRlbnRpdHkudjEuTGlzdE1lbWJlcnNSZXNwb25zZRJcCglBZGRNZW1iZXISJi50b29scG9ydC5pZGVudGl0eS52MS5BZGRNZW1iZXJSZXF1ZXN0GicudG9vbHBvcnQuaWRlbnRpdHkudjEuQWRkTWVtYmVyUmVzcG9uc2USZQoMVXBkYXRlTWVtYmVyEikudG9vbHBvcnQuaWRlbnRpdHkudjEuVXBkYXRlTWVtYmVyUmVxdWVzdBoqLnRvb2xwb3J0LmlkZW50aXR5LnYxLlVwZGF0ZU1lbWJlclJlc3BvbnNlEmUKDFJlbW92ZU1lbWJlchIpLnRvb2xwb3J0LmlkZW50aXR5LnYxLlJlbW92ZU1lbWJlclJlcXVlc3QaKi50b29scG9ydC5pZGVudGl0eS52MS5SZW1vdmVNZW1iZXJSZXNwb25zZRJxChBDb25zdW1lUmF0ZUxpbWl0Ei0udG9vbHBvcnQuaWRlbnRpdHkudjEuQ29uc3VtZVJhdGVMaW1pdFJlcXVlc3QaLi50b29scG9ydC5pZGVudGl0eS52MS5Db25zdW1lUmF0ZUxpbWl0UmVzcG9uc2USegoTQ29uc3VtZUZyZWVUaWVyQ2FsbBIwLnRvb2xwb3J0LmlkZW50aXR5LnYxLkNvbnN1bWVGcmVlVGllckNhbGxSZXF1ZXN0GjEudG9vbHBvcnQuaWRlbnRpdHkudjEuQ29uc3VtZUZyZWVUaWVyQ2FsbFJlc3BvbnNlEncKEkxlYXNlQ2FsbEFsbG93YW5jZRIvLnRvb2xwb3J0LmlkZW50aXR5LnYxLkxlYXNlQ2FsbEFsbG93YW5jZVJlcXVlc3QaMC50b29scG9ydC5pZGVudGl0eS52MS5MZWFzZUNhbGxBbGxvd2FuY2VSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_toolport_common_v1_principal, file_toolport_identity_v1_identity_resources]);
 
 /**
  * Request of RegisterAgent (spec item 16).
@@ -555,6 +555,25 @@ export type CreateApiKeyResponse = Message<"toolport.identity.v1.CreateApiKeyRes
    * @generated from field: optional string purpose = 11;
    */
   purpose?: string | undefined;
+
+  /**
+   * When the key stops working by itself (a console key); absent = never.
+   *
+   * @generated from field: google.protobuf.Timestamp expires_at = 12;
+   */
+  expiresAt?: Timestamp | undefined;
+
+  /**
+   * The key this one was made with; absent when made with a JWT.
+   *
+   * @generated from field: optional string created_by_key_id = 13;
+   */
+  createdByKeyId?: string | undefined;
+
+  /**
+   * @generated from field: toolport.identity.v1.ConsoleKey console_key = 14;
+   */
+  consoleKey: ConsoleKey;
 };
 
 /**
@@ -563,6 +582,82 @@ export type CreateApiKeyResponse = Message<"toolport.identity.v1.CreateApiKeyRes
  */
 export const CreateApiKeyResponseSchema: GenMessage<CreateApiKeyResponse> = /*@__PURE__*/
   messageDesc(file_toolport_identity_v1_identity_service, 15);
+
+/**
+ * Request of IssueConsoleKey.
+ *
+ * @generated from message toolport.identity.v1.IssueConsoleKeyRequest
+ */
+export type IssueConsoleKeyRequest = Message<"toolport.identity.v1.IssueConsoleKeyRequest"> & {
+  /**
+   * Default: the principal's organization.
+   *
+   * @generated from field: optional string organization_id = 1;
+   */
+  organizationId?: string | undefined;
+};
+
+/**
+ * Describes the message toolport.identity.v1.IssueConsoleKeyRequest.
+ * Use `create(IssueConsoleKeyRequestSchema)` to create a new message.
+ */
+export const IssueConsoleKeyRequestSchema: GenMessage<IssueConsoleKeyRequest> = /*@__PURE__*/
+  messageDesc(file_toolport_identity_v1_identity_service, 16);
+
+/**
+ * Response of IssueConsoleKey: the key as created (the same plaintext for every call of the sign-in).
+ *
+ * @generated from message toolport.identity.v1.IssueConsoleKeyResponse
+ */
+export type IssueConsoleKeyResponse = Message<"toolport.identity.v1.IssueConsoleKeyResponse"> & {
+  /**
+   * @generated from field: toolport.identity.v1.CreateApiKeyResponse key = 1;
+   */
+  key?: CreateApiKeyResponse | undefined;
+};
+
+/**
+ * Describes the message toolport.identity.v1.IssueConsoleKeyResponse.
+ * Use `create(IssueConsoleKeyResponseSchema)` to create a new message.
+ */
+export const IssueConsoleKeyResponseSchema: GenMessage<IssueConsoleKeyResponse> = /*@__PURE__*/
+  messageDesc(file_toolport_identity_v1_identity_service, 17);
+
+/**
+ * Request of EndSession.
+ *
+ * @generated from message toolport.identity.v1.EndSessionRequest
+ */
+export type EndSessionRequest = Message<"toolport.identity.v1.EndSessionRequest"> & {
+};
+
+/**
+ * Describes the message toolport.identity.v1.EndSessionRequest.
+ * Use `create(EndSessionRequestSchema)` to create a new message.
+ */
+export const EndSessionRequestSchema: GenMessage<EndSessionRequest> = /*@__PURE__*/
+  messageDesc(file_toolport_identity_v1_identity_service, 18);
+
+/**
+ * Response of EndSession.
+ *
+ * @generated from message toolport.identity.v1.EndSessionResponse
+ */
+export type EndSessionResponse = Message<"toolport.identity.v1.EndSessionResponse"> & {
+  /**
+   * Console keys revoked.
+   *
+   * @generated from field: int32 revoked_keys = 1;
+   */
+  revokedKeys: number;
+};
+
+/**
+ * Describes the message toolport.identity.v1.EndSessionResponse.
+ * Use `create(EndSessionResponseSchema)` to create a new message.
+ */
+export const EndSessionResponseSchema: GenMessage<EndSessionResponse> = /*@__PURE__*/
+  messageDesc(file_toolport_identity_v1_identity_service, 19);
 
 /**
  * Request of ListApiKeys.
@@ -590,7 +685,7 @@ export type ListApiKeysRequest = Message<"toolport.identity.v1.ListApiKeysReques
  * Use `create(ListApiKeysRequestSchema)` to create a new message.
  */
 export const ListApiKeysRequestSchema: GenMessage<ListApiKeysRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_service, 16);
+  messageDesc(file_toolport_identity_v1_identity_service, 20);
 
 /**
  * Response of ListApiKeys, newest first.
@@ -609,7 +704,7 @@ export type ListApiKeysResponse = Message<"toolport.identity.v1.ListApiKeysRespo
  * Use `create(ListApiKeysResponseSchema)` to create a new message.
  */
 export const ListApiKeysResponseSchema: GenMessage<ListApiKeysResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_service, 17);
+  messageDesc(file_toolport_identity_v1_identity_service, 21);
 
 /**
  * Request of RevokeApiKey.
@@ -628,7 +723,7 @@ export type RevokeApiKeyRequest = Message<"toolport.identity.v1.RevokeApiKeyRequ
  * Use `create(RevokeApiKeyRequestSchema)` to create a new message.
  */
 export const RevokeApiKeyRequestSchema: GenMessage<RevokeApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_service, 18);
+  messageDesc(file_toolport_identity_v1_identity_service, 22);
 
 /**
  * Response of RevokeApiKey.
@@ -652,7 +747,7 @@ export type RevokeApiKeyResponse = Message<"toolport.identity.v1.RevokeApiKeyRes
  * Use `create(RevokeApiKeyResponseSchema)` to create a new message.
  */
 export const RevokeApiKeyResponseSchema: GenMessage<RevokeApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_service, 19);
+  messageDesc(file_toolport_identity_v1_identity_service, 23);
 
 /**
  * Request of GetApiKeyUsage (spec item 22).
@@ -680,7 +775,7 @@ export type GetApiKeyUsageRequest = Message<"toolport.identity.v1.GetApiKeyUsage
  * Use `create(GetApiKeyUsageRequestSchema)` to create a new message.
  */
 export const GetApiKeyUsageRequestSchema: GenMessage<GetApiKeyUsageRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_service, 20);
+  messageDesc(file_toolport_identity_v1_identity_service, 24);
 
 /**
  * Response of GetApiKeyUsage.
@@ -699,7 +794,7 @@ export type GetApiKeyUsageResponse = Message<"toolport.identity.v1.GetApiKeyUsag
  * Use `create(GetApiKeyUsageResponseSchema)` to create a new message.
  */
 export const GetApiKeyUsageResponseSchema: GenMessage<GetApiKeyUsageResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_service, 21);
+  messageDesc(file_toolport_identity_v1_identity_service, 25);
 
 /**
  * Request of GetMcpJson (spec item 35).
@@ -734,7 +829,7 @@ export type GetMcpJsonRequest = Message<"toolport.identity.v1.GetMcpJsonRequest"
  * Use `create(GetMcpJsonRequestSchema)` to create a new message.
  */
 export const GetMcpJsonRequestSchema: GenMessage<GetMcpJsonRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_service, 22);
+  messageDesc(file_toolport_identity_v1_identity_service, 26);
 
 /**
  * Response of GetMcpJson.
@@ -783,7 +878,7 @@ export type GetMcpJsonResponse = Message<"toolport.identity.v1.GetMcpJsonRespons
  * Use `create(GetMcpJsonResponseSchema)` to create a new message.
  */
 export const GetMcpJsonResponseSchema: GenMessage<GetMcpJsonResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_service, 23);
+  messageDesc(file_toolport_identity_v1_identity_service, 27);
 
 /**
  * Request of CreateOrganization.
@@ -809,7 +904,7 @@ export type CreateOrganizationRequest = Message<"toolport.identity.v1.CreateOrga
  * Use `create(CreateOrganizationRequestSchema)` to create a new message.
  */
 export const CreateOrganizationRequestSchema: GenMessage<CreateOrganizationRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_service, 24);
+  messageDesc(file_toolport_identity_v1_identity_service, 28);
 
 /**
  * Response of CreateOrganization.
@@ -828,7 +923,7 @@ export type CreateOrganizationResponse = Message<"toolport.identity.v1.CreateOrg
  * Use `create(CreateOrganizationResponseSchema)` to create a new message.
  */
 export const CreateOrganizationResponseSchema: GenMessage<CreateOrganizationResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_service, 25);
+  messageDesc(file_toolport_identity_v1_identity_service, 29);
 
 /**
  * Request of ListOrganizations.
@@ -843,7 +938,7 @@ export type ListOrganizationsRequest = Message<"toolport.identity.v1.ListOrganiz
  * Use `create(ListOrganizationsRequestSchema)` to create a new message.
  */
 export const ListOrganizationsRequestSchema: GenMessage<ListOrganizationsRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_service, 26);
+  messageDesc(file_toolport_identity_v1_identity_service, 30);
 
 /**
  * Response of ListOrganizations.
@@ -862,7 +957,7 @@ export type ListOrganizationsResponse = Message<"toolport.identity.v1.ListOrgani
  * Use `create(ListOrganizationsResponseSchema)` to create a new message.
  */
 export const ListOrganizationsResponseSchema: GenMessage<ListOrganizationsResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_service, 27);
+  messageDesc(file_toolport_identity_v1_identity_service, 31);
 
 /**
  * Request of GetOrganizationContext.
@@ -883,7 +978,7 @@ export type GetOrganizationContextRequest = Message<"toolport.identity.v1.GetOrg
  * Use `create(GetOrganizationContextRequestSchema)` to create a new message.
  */
 export const GetOrganizationContextRequestSchema: GenMessage<GetOrganizationContextRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_service, 28);
+  messageDesc(file_toolport_identity_v1_identity_service, 32);
 
 /**
  * Response of GetOrganizationContext.
@@ -902,7 +997,7 @@ export type GetOrganizationContextResponse = Message<"toolport.identity.v1.GetOr
  * Use `create(GetOrganizationContextResponseSchema)` to create a new message.
  */
 export const GetOrganizationContextResponseSchema: GenMessage<GetOrganizationContextResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_service, 29);
+  messageDesc(file_toolport_identity_v1_identity_service, 33);
 
 /**
  * Request of ListMembers.
@@ -921,7 +1016,7 @@ export type ListMembersRequest = Message<"toolport.identity.v1.ListMembersReques
  * Use `create(ListMembersRequestSchema)` to create a new message.
  */
 export const ListMembersRequestSchema: GenMessage<ListMembersRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_service, 30);
+  messageDesc(file_toolport_identity_v1_identity_service, 34);
 
 /**
  * Response of ListMembers.
@@ -940,7 +1035,7 @@ export type ListMembersResponse = Message<"toolport.identity.v1.ListMembersRespo
  * Use `create(ListMembersResponseSchema)` to create a new message.
  */
 export const ListMembersResponseSchema: GenMessage<ListMembersResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_service, 31);
+  messageDesc(file_toolport_identity_v1_identity_service, 35);
 
 /**
  * Request of AddMember.
@@ -985,7 +1080,7 @@ export type AddMemberRequest = Message<"toolport.identity.v1.AddMemberRequest"> 
  * Use `create(AddMemberRequestSchema)` to create a new message.
  */
 export const AddMemberRequestSchema: GenMessage<AddMemberRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_service, 32);
+  messageDesc(file_toolport_identity_v1_identity_service, 36);
 
 /**
  * Response of AddMember.
@@ -1004,7 +1099,7 @@ export type AddMemberResponse = Message<"toolport.identity.v1.AddMemberResponse"
  * Use `create(AddMemberResponseSchema)` to create a new message.
  */
 export const AddMemberResponseSchema: GenMessage<AddMemberResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_service, 33);
+  messageDesc(file_toolport_identity_v1_identity_service, 37);
 
 /**
  * Request of UpdateMember.
@@ -1035,7 +1130,7 @@ export type UpdateMemberRequest = Message<"toolport.identity.v1.UpdateMemberRequ
  * Use `create(UpdateMemberRequestSchema)` to create a new message.
  */
 export const UpdateMemberRequestSchema: GenMessage<UpdateMemberRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_service, 34);
+  messageDesc(file_toolport_identity_v1_identity_service, 38);
 
 /**
  * Response of UpdateMember.
@@ -1054,7 +1149,7 @@ export type UpdateMemberResponse = Message<"toolport.identity.v1.UpdateMemberRes
  * Use `create(UpdateMemberResponseSchema)` to create a new message.
  */
 export const UpdateMemberResponseSchema: GenMessage<UpdateMemberResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_service, 35);
+  messageDesc(file_toolport_identity_v1_identity_service, 39);
 
 /**
  * Request of RemoveMember.
@@ -1078,7 +1173,7 @@ export type RemoveMemberRequest = Message<"toolport.identity.v1.RemoveMemberRequ
  * Use `create(RemoveMemberRequestSchema)` to create a new message.
  */
 export const RemoveMemberRequestSchema: GenMessage<RemoveMemberRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_service, 36);
+  messageDesc(file_toolport_identity_v1_identity_service, 40);
 
 /**
  * Response of RemoveMember.
@@ -1097,7 +1192,7 @@ export type RemoveMemberResponse = Message<"toolport.identity.v1.RemoveMemberRes
  * Use `create(RemoveMemberResponseSchema)` to create a new message.
  */
 export const RemoveMemberResponseSchema: GenMessage<RemoveMemberResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_service, 37);
+  messageDesc(file_toolport_identity_v1_identity_service, 41);
 
 /**
  * Request of ConsumeRateLimit (internal).
@@ -1144,7 +1239,7 @@ export type ConsumeRateLimitRequest = Message<"toolport.identity.v1.ConsumeRateL
  * Use `create(ConsumeRateLimitRequestSchema)` to create a new message.
  */
 export const ConsumeRateLimitRequestSchema: GenMessage<ConsumeRateLimitRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_service, 38);
+  messageDesc(file_toolport_identity_v1_identity_service, 42);
 
 /**
  * Response of ConsumeRateLimit.
@@ -1187,7 +1282,7 @@ export type ConsumeRateLimitResponse = Message<"toolport.identity.v1.ConsumeRate
  * Use `create(ConsumeRateLimitResponseSchema)` to create a new message.
  */
 export const ConsumeRateLimitResponseSchema: GenMessage<ConsumeRateLimitResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_service, 39);
+  messageDesc(file_toolport_identity_v1_identity_service, 43);
 
 /**
  * Request of ConsumeFreeTierCall (internal; execution).
@@ -1213,7 +1308,7 @@ export type ConsumeFreeTierCallRequest = Message<"toolport.identity.v1.ConsumeFr
  * Use `create(ConsumeFreeTierCallRequestSchema)` to create a new message.
  */
 export const ConsumeFreeTierCallRequestSchema: GenMessage<ConsumeFreeTierCallRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_service, 40);
+  messageDesc(file_toolport_identity_v1_identity_service, 44);
 
 /**
  * Response of ConsumeFreeTierCall: the `usage` object of the 429 body.
@@ -1249,7 +1344,7 @@ export type ConsumeFreeTierCallResponse = Message<"toolport.identity.v1.ConsumeF
  * Use `create(ConsumeFreeTierCallResponseSchema)` to create a new message.
  */
 export const ConsumeFreeTierCallResponseSchema: GenMessage<ConsumeFreeTierCallResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_service, 41);
+  messageDesc(file_toolport_identity_v1_identity_service, 45);
 
 /**
  * Request of LeaseCallAllowance (internal; execution).
@@ -1314,7 +1409,7 @@ export type LeaseCallAllowanceRequest = Message<"toolport.identity.v1.LeaseCallA
  * Use `create(LeaseCallAllowanceRequestSchema)` to create a new message.
  */
 export const LeaseCallAllowanceRequestSchema: GenMessage<LeaseCallAllowanceRequest> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_service, 42);
+  messageDesc(file_toolport_identity_v1_identity_service, 46);
 
 /**
  * The API key a call was authenticated with, re-checked by LeaseCallAllowance.
@@ -1349,7 +1444,7 @@ export type KeyCheck = Message<"toolport.identity.v1.KeyCheck"> & {
  * Use `create(KeyCheckSchema)` to create a new message.
  */
 export const KeyCheckSchema: GenMessage<KeyCheck> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_service, 43);
+  messageDesc(file_toolport_identity_v1_identity_service, 47);
 
 /**
  * What a lease did not use, as LeaseCallAllowanceResponse described it.
@@ -1385,7 +1480,7 @@ export type AllowanceGiveBack = Message<"toolport.identity.v1.AllowanceGiveBack"
  * Use `create(AllowanceGiveBackSchema)` to create a new message.
  */
 export const AllowanceGiveBackSchema: GenMessage<AllowanceGiveBack> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_service, 44);
+  messageDesc(file_toolport_identity_v1_identity_service, 48);
 
 /**
  * Response of LeaseCallAllowance.
@@ -1444,7 +1539,7 @@ export type LeaseCallAllowanceResponse = Message<"toolport.identity.v1.LeaseCall
  * Use `create(LeaseCallAllowanceResponseSchema)` to create a new message.
  */
 export const LeaseCallAllowanceResponseSchema: GenMessage<LeaseCallAllowanceResponse> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_service, 45);
+  messageDesc(file_toolport_identity_v1_identity_service, 49);
 
 /**
  * Sent by identity as a NATS request (not JetStream) on `_toolport.leases.<holder>` to each holder of a
@@ -1479,7 +1574,7 @@ export type DropAllowanceLeases = Message<"toolport.identity.v1.DropAllowanceLea
  * Use `create(DropAllowanceLeasesSchema)` to create a new message.
  */
 export const DropAllowanceLeasesSchema: GenMessage<DropAllowanceLeases> = /*@__PURE__*/
-  messageDesc(file_toolport_identity_v1_identity_service, 46);
+  messageDesc(file_toolport_identity_v1_identity_service, 50);
 
 /**
  * IdentityService owns accounts, agents, organizations, API keys, JWT, key usage and the shared rate
@@ -1601,6 +1696,29 @@ export const IdentityService: GenService<{
     methodKind: "unary";
     input: typeof GetApiKeyUsageRequestSchema;
     output: typeof GetApiKeyUsageResponseSchema;
+  },
+  /**
+   * POST /auth/console-key (JWT only): the console key of the caller's sign-in (the JWT's session) in
+   * an organization. The same sign-in and organization always get the same key, however many screens
+   * ask at once; it expires with the sign-in and is revoked by EndSession. FAILED_PRECONDITION
+   * console_session_ended when the sign-in was ended.
+   *
+   * @generated from rpc toolport.identity.v1.IdentityService.IssueConsoleKey
+   */
+  issueConsoleKey: {
+    methodKind: "unary";
+    input: typeof IssueConsoleKeyRequestSchema;
+    output: typeof IssueConsoleKeyResponseSchema;
+  },
+  /**
+   * POST /auth/logout (JWT only): ends the caller's sign-in: revokes every console key made for it.
+   *
+   * @generated from rpc toolport.identity.v1.IdentityService.EndSession
+   */
+  endSession: {
+    methodKind: "unary";
+    input: typeof EndSessionRequestSchema;
+    output: typeof EndSessionResponseSchema;
   },
   /**
    * GET /coding-client/mcp-json: the project-scope .mcp.json for a coding-assistant client.

@@ -1,0 +1,48 @@
+/**
+ * The one check every service makes before an action beyond reading: is its grant in the principal?
+ * Identity alone decides the grants (services/identity/src/domain/authority.ts, README "Permissions");
+ * a service never re-derives the rule, it only says why the grant is missing: the key's restrictions
+ * took it away (403 `key_restricted`) or the role did (403 `insufficient_role`).
+ */
+import { Grant, OrgRole, type Principal } from "@toolport/proto/toolport/common/v1/principal_pb";
+import { permissionDenied } from "./errors.js";
+
+export { Grant };
+
+/** What a service keeps of the principal to check grants with. */
+export interface Authority {
+  grants: ReadonlySet<Grant>;
+  /** What the role alone would grant: a grant in here but not in `grants` was taken by the key. */
+  roleGrants: ReadonlySet<Grant>;
+  /** The role in the request's organization ("owner", "admin", "member", "viewer"); null when unknown. */
+  role: string | null;
+}
+
+const roleNames: Record<OrgRole, string | null> = {
+  [OrgRole.UNSPECIFIED]: null,
+  [OrgRole.OWNER]: "owner",
+  [OrgRole.ADMIN]: "admin",
+  [OrgRole.MEMBER]: "member",
+  [OrgRole.VIEWER]: "viewer",
+};
+
+export function authorityOf(p: Principal): Authority {
+  return { grants: new Set(p.grants), roleGrants: new Set(p.roleGrants), role: roleNames[p.orgRole] };
+}
+
+/** Throws 403 unless the caller holds `grant`; `action` completes "cannot ..." in the message. */
+export function requireGrant(authority: Authority, grant: Grant, action: string): void {
+  if (authority.grants.has(grant)) return;
+  if (authority.roleGrants.has(grant)) {
+    throw permissionDenied("key_restricted", `a key with permissions cannot ${action}; use an unrestricted key or a JWT`, {
+      details: { action },
+    });
+  }
+  throw permissionDenied(
+    "insufficient_role",
+    `a ${authority.role ?? "member without a role"} of this organization cannot ${action}`,
+    {
+      details: { role: authority.role, action },
+    },
+  );
+}
