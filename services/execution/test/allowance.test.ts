@@ -37,6 +37,7 @@ describe("quota leases", () => {
     organizationId: randomUUID(),
     tier,
     requireConfirmation: false,
+    callRefusal: null,
   });
   async function hits(subject: string): Promise<number> {
     const { rows } = await db.query<{ n: number }>(

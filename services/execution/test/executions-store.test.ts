@@ -46,6 +46,7 @@ function record(i: number): ExecutionRecord {
       keyId: i % 2 ? `key-${i}` : undefined,
       tier: "free",
       requireConfirmation: false,
+      callRefusal: null,
     },
     tool: {
       id: randomUUID(),

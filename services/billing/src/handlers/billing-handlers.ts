@@ -5,6 +5,7 @@
  */
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { invalidArgument, permissionDenied, unavailable } from "@toolport/kit/errors";
+import { authorityOf, Grant, requireGrant } from "@toolport/kit/grants";
 import type { Logger } from "@toolport/kit/logger";
 import { requirePrincipal } from "@toolport/kit/rpc";
 import { FundingMethod } from "@toolport/proto/toolport/billing/v1/billing_resources_pb";
@@ -159,7 +160,9 @@ export function createBillingHandlers(billing: Billing, log: Logger): ServiceImp
     },
 
     async updateSpendingSettings(req, context) {
-      const { accountId } = caller(context);
+      const principal = caller(context);
+      requireGrant(authorityOf(principal), Grant.MANAGE_SPENDING, "change spending settings");
+      const { accountId } = principal;
       const change = {
         maxPerCallAtomic: req.maxPerCallAtomic,
         dailyLimitAtomic: req.clearDailyLimitAtomic ? null : req.dailyLimitAtomic,

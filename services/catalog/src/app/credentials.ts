@@ -5,7 +5,7 @@
  * unresolved, for the execution service to resolve at call time.
  */
 import { invalidArgument, notFound, permissionDenied } from "@toolport/kit/errors";
-import { administersOrganization, type Caller, canSee } from "../domain/access.js";
+import { administersOrganization, assertMayManageCredentials, type Caller, canSee } from "../domain/access.js";
 import type { CredentialMaterial, CredentialScope, CredentialSummary, ServiceRecord } from "../domain/model.js";
 import { findService } from "../store/catalog-store.js";
 import { credentialsFor, deleteCredential, putCredential } from "../store/credentials-store.js";
@@ -119,6 +119,7 @@ export async function putServiceCredential(
   callerOrNull: Caller | null,
 ): Promise<CredentialSummary> {
   const caller = requireCaller(callerOrNull);
+  assertMayManageCredentials(caller, "connect credentials");
   const service = await visibleService(deps, input.serviceId, caller);
   const scope = parseScope(input.scope);
   const ownerId = ownerFor(scope, caller);
@@ -161,6 +162,7 @@ export async function deleteServiceCredential(
   callerOrNull: Caller | null,
 ): Promise<boolean> {
   const caller = requireCaller(callerOrNull);
+  assertMayManageCredentials(caller, "delete credentials");
   const service = await visibleService(deps, idOrSlug, caller);
   const scope = parseScope(scopeInput);
   const deleted = await deleteCredential(deps.pool, service.id, scope, ownerFor(scope, caller));

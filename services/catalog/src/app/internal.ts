@@ -33,6 +33,8 @@ export async function resolveToolForCall(
           allowedServices: null,
           allowedTools: null,
           requireConfirmation: false,
+          // Resolving a tool for a call reads; it grants nothing.
+          authority: { grants: new Set(), roleGrants: new Set(), role: null },
         }
       : null);
   if (!pair || !canSee(pair.service, caller) || isSunset(pair.tool)) {

@@ -11,7 +11,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { conflict, failedPrecondition, invalidArgument, notFound, permissionDenied, unavailable } from "@toolport/kit/errors";
 import { withTransaction } from "@toolport/kit/pg";
-import { administersOrganization, type Caller } from "../domain/access.js";
+import { administersOrganization, assertMayManageCatalog, assertMayManageCredentials, type Caller } from "../domain/access.js";
 import type {
   ConnectionView,
   CredentialScope,
@@ -150,6 +150,7 @@ export async function putOAuthClient(
   input: OAuthClientInput,
   caller: Caller | null,
 ): Promise<OAuthClientView> {
+  assertMayManageCatalog(requireCaller(caller), "register OAuth clients");
   const service = await managedService(deps, input.serviceId, caller);
   const scheme = oauthScheme(service.securitySchemes, input.schemeName);
   const clientId = (input.clientId ?? "").trim();
@@ -233,6 +234,7 @@ export async function getOAuthClient(deps: CatalogDeps, serviceId: string, calle
 }
 
 export async function removeOAuthClient(deps: CatalogDeps, serviceId: string, caller: Caller | null): Promise<boolean> {
+  assertMayManageCatalog(requireCaller(caller), "delete OAuth clients");
   const service = await managedService(deps, serviceId, caller);
   if (!(await deleteOAuthClient(deps.pool, service.id))) throw clientNotFound(service.id);
   return true;
@@ -277,6 +279,7 @@ export async function startOAuthConnection(
   callerOrNull: Caller | null,
 ): Promise<StartedConnection> {
   const caller = requireCaller(callerOrNull);
+  assertMayManageCredentials(caller, "connect OAuth connections");
   const service = await visibleService(deps, input.serviceId, caller);
   const returnTo = checkReturnTo(input.returnTo, service.id);
   const client = await findOAuthClient(deps.pool, service.id);
@@ -511,6 +514,7 @@ export async function deleteConnection(
   callerOrNull: Caller | null,
 ): Promise<{ revokedAtProvider: boolean }> {
   const caller = requireCaller(callerOrNull);
+  assertMayManageCredentials(caller, "delete OAuth connections");
   const row = await ownConnection(deps, id, caller);
   if (row.scope === "organization" && !administersOrganization(caller)) {
     throw permissionDenied("not_organization_admin", "only owners and admins delete the organization's connections", {

@@ -9,7 +9,7 @@ import { randomUUID } from "node:crypto";
 import { conflict, DomainError, invalidArgument, notFound, permissionDenied, unauthenticated } from "@toolport/kit/errors";
 import { replaceNul } from "@toolport/kit/json-guard";
 import { type PoolClient, withTransaction } from "@toolport/kit/pg";
-import { assertCanManage, assertCanPublishInto, type Caller, canSee } from "../domain/access.js";
+import { assertCanManage, assertCanPublishInto, assertMayManageCatalog, type Caller, canSee } from "../domain/access.js";
 import {
   type Contact,
   type CredentialMaterial,
@@ -261,6 +261,7 @@ export async function createService(
   callerOrNull: Caller | null,
 ): Promise<PublishResult> {
   const caller = requireCaller(callerOrNull);
+  assertMayManageCatalog(caller, "publish services");
   if (!input.source) {
     throw invalidArgument(
       "missing_source",
@@ -405,6 +406,7 @@ export async function updateService(
   input: UpdateServiceInput,
   caller: Caller | null,
 ): Promise<ServiceRecord> {
+  assertMayManageCatalog(requireCaller(caller), "edit services");
   const service = await managedService(deps, idOrSlug, caller);
   const tier = oneOf(input.verificationTier, verificationTiers, "verification_tier");
   if (tier !== undefined && !caller?.isPlatformAdmin) {
@@ -457,6 +459,7 @@ export async function reimportService(
   api: { documentText?: string; documentUrl?: string; baseUrl?: string } | undefined,
   caller: Caller | null,
 ): Promise<PublishResult> {
+  assertMayManageCatalog(requireCaller(caller), "reimport services");
   const service = await managedService(deps, idOrSlug, caller);
   let source: SourceInput;
   if (service.serviceType === "mcp_server") {
@@ -527,6 +530,7 @@ export async function reimportService(
 }
 
 export async function deleteService(deps: CatalogDeps, idOrSlug: string, caller: Caller | null): Promise<void> {
+  assertMayManageCatalog(requireCaller(caller), "delete services");
   const service = await managedService(deps, idOrSlug, caller);
   const toolIds = await changeTools(deps, async (client) => {
     const ids = await deleteServiceRow(client, service.id);
@@ -576,6 +580,7 @@ export async function updateTool(
   input: UpdateToolInput,
   caller: Caller | null,
 ): Promise<ToolRecord> {
+  assertMayManageCatalog(requireCaller(caller), "edit tools");
   const { tool } = await managedTool(deps, idOrSlug, caller);
   if (input.name !== undefined && input.name.trim() === "") {
     throw invalidArgument("invalid_name", "name must not be empty", { details: { field: "name" } });
@@ -625,6 +630,7 @@ export async function updateTool(
 }
 
 export async function deleteTool(deps: CatalogDeps, idOrSlug: string, caller: Caller | null): Promise<void> {
+  assertMayManageCatalog(requireCaller(caller), "delete tools");
   const { tool } = await managedTool(deps, idOrSlug, caller);
   await changeTools(deps, async (client) => {
     await deleteToolRow(client, tool.id);

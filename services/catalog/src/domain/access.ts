@@ -8,6 +8,7 @@
  * that organization's services.
  */
 import { permissionDenied } from "@toolport/kit/errors";
+import { type Authority, Grant, requireGrant } from "@toolport/kit/grants";
 import type { ServiceRecord } from "./model.js";
 
 export type OrgRole = "owner" | "admin" | "member" | "viewer" | null;
@@ -23,6 +24,18 @@ export interface Caller {
   /** Null = all. */
   allowedTools: string[] | null;
   requireConfirmation: boolean;
+  /** What identity granted (README "Permissions"): checked before every change. */
+  authority: Authority;
+}
+
+/** Publishing, editing, reimporting or deleting services and tools; registering OAuth clients. */
+export function assertMayManageCatalog(caller: Caller, action: string): void {
+  requireGrant(caller.authority, Grant.MANAGE_CATALOG, action);
+}
+
+/** Connecting or deleting stored credentials and OAuth connections. */
+export function assertMayManageCredentials(caller: Caller, action: string): void {
+  requireGrant(caller.authority, Grant.MANAGE_CREDENTIALS, action);
 }
 
 /** Whether a caller may see the service on its authenticated routes (list, search, get). */

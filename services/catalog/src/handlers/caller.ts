@@ -1,5 +1,6 @@
 /** The gateway's principal (gRPC metadata) -> the catalog's Caller. */
 import type { HandlerContext } from "@connectrpc/connect";
+import { authorityOf } from "@toolport/kit/grants";
 import { principalKey } from "@toolport/kit/rpc";
 import { OrgRole, type Principal } from "@toolport/proto/toolport/common/v1/principal_pb";
 import type { Caller, OrgRole as DomainOrgRole } from "../domain/access.js";
@@ -23,6 +24,7 @@ export function callerFromPrincipal(p: Principal | undefined): Caller | null {
     allowedServices: perms?.allowedServices ? perms.allowedServices.values : null,
     allowedTools: perms?.allowedTools ? perms.allowedTools.values : null,
     requireConfirmation: perms?.requireConfirmation ?? false,
+    authority: authorityOf(p),
   };
 }
 

@@ -2,7 +2,7 @@
 
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { notFound } from "@toolport/kit/errors";
+import { notFound, unauthenticated } from "@toolport/kit/errors";
 import { jsonBytes } from "@toolport/kit/json-bytes";
 import { ReadinessGapSchema } from "@toolport/proto/toolport/catalog/v1/catalog_publishing_pb";
 import { RecommendationSchema } from "@toolport/proto/toolport/catalog/v1/catalog_resources_pb";
@@ -11,6 +11,7 @@ import {
   DescribeToolResponseSchema,
   GetRecommendationsResponseSchema,
 } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
+import { listCallableTools } from "../app/callable.js";
 import type { CatalogDeps } from "../app/deps.js";
 import { describeTool, getTool, getToolByName, listPublicServiceTools, listTools, searchTools } from "../app/reads.js";
 import { recommend } from "../app/recommendations.js";
@@ -38,10 +39,25 @@ type Impl = Pick<
   | "listPublicServices"
   | "getPublicService"
   | "listPublicServiceTools"
+  | "listCallableTools"
 >;
 
 export function createCatalogReadHandlers(deps: CatalogDeps): Impl {
   return {
+    async listCallableTools(req, context) {
+      const caller = callerOf(context);
+      if (!caller) throw unauthenticated("unauthenticated", "this call needs an authenticated caller");
+      const callable = await listCallableTools(deps, caller, {
+        services: req.allowedServices ? req.allowedServices.values : null,
+        tools: req.allowedTools ? req.allowedTools.values : null,
+        limit: req.limit,
+      });
+      return {
+        count: callable.count,
+        tools: callable.tools.map((t) => ({ id: t.id, name: t.name, serviceId: t.service_id, serviceName: t.service_name })),
+        warnings: callable.warnings,
+      };
+    },
     async listTools(_req, context) {
       return { tools: (await listTools(deps, callerOf(context))).map(toolToProto) };
     },

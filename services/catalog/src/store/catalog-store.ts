@@ -415,3 +415,60 @@ export async function scopesOfServiceTools(q: Queryable, serviceId: string, sche
   );
   return rows.map((r) => r.scope);
 }
+
+/** One tool a pair of allow-lists lets through, with its service's name. */
+export interface CallableToolRow {
+  id: string;
+  name: string;
+  service_id: string;
+  service_name: string;
+}
+
+/**
+ * The active, unsunset tools of live services the caller sees that pass both allow-lists (null = all),
+ * counted, and the first `limit` by service name then tool name. One statement; it reads only the rows
+ * the lists and the visibility let through, never the whole catalog into memory.
+ */
+export async function callableTools(
+  q: Queryable,
+  who: { organizationId: string; isPlatformAdmin: boolean },
+  services: string[] | null,
+  tools: string[] | null,
+  limit: number,
+): Promise<{ count: bigint; tools: CallableToolRow[] }> {
+  const { rows } = await q.query<CallableToolRow & { total: string }>(
+    `WITH hit AS (
+       SELECT t.id::text AS id, t.name, s.id::text AS service_id, s.name AS service_name
+         FROM tools t JOIN services s ON s.id = t.service_id
+        WHERE t.status = 'active' AND s.status <> 'retired' AND (t.sunset_date IS NULL OR t.sunset_date > now())
+          AND ($1::uuid[] IS NULL OR s.id = ANY($1::uuid[]))
+          AND ($2::uuid[] IS NULL OR t.id = ANY($2::uuid[]))
+          AND (s.visibility IN ('public', 'internal') OR s.organization_id = $3 OR $4)
+     )
+     SELECT h.*, (SELECT count(*) FROM hit)::text AS total
+       FROM (SELECT * FROM hit ORDER BY service_name, name, id LIMIT $5) h
+     UNION ALL
+     SELECT NULL, NULL, NULL, NULL, (SELECT count(*) FROM hit)::text WHERE NOT EXISTS (SELECT 1 FROM hit)`,
+    [services?.filter(isUuid) ?? null, tools?.filter(isUuid) ?? null, who.organizationId, who.isPlatformAdmin, limit],
+  );
+  return { count: BigInt(rows[0]?.total ?? "0"), tools: rows.filter((r) => r.id !== null) };
+}
+
+/** The listed tools that exist, each with its service (for the allow-lists' warnings). */
+export async function toolsWithServices(q: Queryable, ids: string[]): Promise<CallableToolRow[]> {
+  const { rows } = await q.query<CallableToolRow>(
+    `SELECT t.id::text AS id, t.name, s.id::text AS service_id, s.name AS service_name
+       FROM tools t JOIN services s ON s.id = t.service_id WHERE t.id = ANY($1::uuid[])`,
+    [ids.filter(isUuid)],
+  );
+  return rows;
+}
+
+/** Names of the listed services that exist, by id (lower case). */
+export async function serviceNamesById(q: Queryable, ids: string[]): Promise<Map<string, string>> {
+  const { rows } = await q.query<{ id: string; name: string }>(
+    "SELECT id::text AS id, name FROM services WHERE id = ANY($1::uuid[])",
+    [ids.filter(isUuid)],
+  );
+  return new Map(rows.map((r) => [r.id.toLowerCase(), r.name]));
+}

@@ -3,7 +3,13 @@ import type { Caller, Credential, ToolForCall } from "../domain/model.js";
 import type { CatalogPort } from "../domain/ports.js";
 import { CachingCatalog } from "./tool-cache.js";
 
-const caller: Caller = { accountId: "acc-1", organizationId: "org-1", tier: "free", requireConfirmation: false };
+const caller: Caller = {
+  accountId: "acc-1",
+  organizationId: "org-1",
+  tier: "free",
+  requireConfirmation: false,
+  callRefusal: null,
+};
 
 function tool(id: string, revision: bigint, sunsetAt?: Date): ToolForCall {
   return {
@@ -136,7 +142,7 @@ describe("CachingCatalog", () => {
       open = resolve;
     });
     const cache = new CachingCatalog(inner, { ttlMs: 60_000, maxEntries: 10 });
-    const caller = { accountId: "a", organizationId: "o", tier: "free", requireConfirmation: false };
+    const caller = { accountId: "a", organizationId: "o", tier: "free", requireConfirmation: false, callRefusal: null };
     const waiting = Array.from({ length: 20 }, () => cache.refreshOAuth("conn-1", caller, { minValidSeconds: 60 }));
     const other = cache.refreshOAuth("conn-2", caller, { minValidSeconds: 60 });
     open();

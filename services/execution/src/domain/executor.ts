@@ -105,6 +105,7 @@ export class Executor {
   /** A single call: refusals throw. */
   async call(caller: Caller, req: CallRequest): Promise<CallOutcome> {
     const { catalog, store, validator, log } = this.deps;
+    if (caller.callRefusal) throw caller.callRefusal;
     const tool = await catalog.resolveTool(req.toolId, caller);
     // A deactivated tool is refused like an unknown one (the catalog still describes it to its publisher).
     if (!tool?.active) throw notFound("tool_not_found", `tool ${req.toolId} not found`, { details: { tool_id: req.toolId } });
@@ -148,6 +149,8 @@ export class Executor {
    * (401), once every element has settled. Elements that ran before the refusal stay recorded.
    */
   async batch(caller: Caller, reqs: CallRequest[]): Promise<CallOutcome[]> {
+    // A caller who may not call at all (a viewer) is refused as a whole, not element by element.
+    if (caller.callRefusal) throw caller.callRefusal;
     const settled = await Promise.allSettled(reqs.map((r) => this.callElement(caller, r)));
     const refused = settled.find((s) => s.status === "rejected");
     if (refused) throw refused.reason;
@@ -163,7 +166,8 @@ export class Executor {
       return await this.call(caller, req);
     } catch (err) {
       const domain = asDomainError(err);
-      if (domain?.code === Code.Unauthenticated) throw domain;
+      // The caller's own refusals, found by the allowance's re-check: its key, or its role since demoted.
+      if (domain?.code === Code.Unauthenticated || domain?.reason === "insufficient_role") throw domain;
       if (!domain) {
         this.deps.log.error({ err, tool_id: req.toolId }, "batch element failed");
         return refusalOutcome(req.toolId, { reason: "internal_error", message: "internal error", details: {} });
@@ -513,14 +517,20 @@ export class Executor {
   }
 }
 
-/** The key's allow-lists: a present list must contain the tool (or its service). */
+/**
+ * The key's allow-lists (README "Permissions"): both must match. The tool must be in allowed_tools (or
+ * that list absent) AND its service in allowed_services (or that list absent).
+ */
+export function permits(caller: Pick<Caller, "allowedServices" | "allowedTools">, toolId: string, serviceId: string): boolean {
+  const has = (list: string[], id: string) => list.some((x) => x.toLowerCase() === id.toLowerCase());
+  return (
+    (!caller.allowedTools || has(caller.allowedTools, toolId)) &&
+    (!caller.allowedServices || has(caller.allowedServices, serviceId))
+  );
+}
+
 export function checkPermission(tool: ToolForCall, caller: Caller): void {
-  const toolOk =
-    !caller.allowedTools ||
-    caller.allowedTools.includes(tool.id) ||
-    (tool.slug !== undefined && caller.allowedTools.includes(tool.slug));
-  const serviceOk = !caller.allowedServices || caller.allowedServices.includes(tool.serviceId);
-  if (toolOk && serviceOk) return;
+  if (permits(caller, tool.id, tool.serviceId)) return;
   throw permissionDenied("tool_not_permitted", `this API key is not permitted to call ${tool.name}`, {
     details: { tool_id: tool.id, service_id: tool.serviceId },
   });

@@ -75,4 +75,9 @@ export interface Caller {
   maxCostPerCallCents?: bigint;
   dailySpendLimitCents?: bigint;
   requireConfirmation: boolean;
+  /**
+   * Why this caller may not call the organization's tools (identity's grants: a viewer), or null. Decided
+   * where the principal is read (handlers/convert.ts); refused before anything else of a call.
+   */
+  callRefusal: Error | null;
 }

@@ -132,6 +132,7 @@ export interface StoredExecution {
   id: string;
   accountId: string;
   toolId: string;
+  serviceId: string;
   serviceType: ServiceType;
   status: "success" | "error";
   error: string | null;

@@ -7,6 +7,7 @@ import type { JsonObject } from "@toolport/kit/json-values";
 import { principalKey } from "@toolport/kit/rpc";
 import type { ExecutionService } from "@toolport/proto/toolport/execution/v1/execution_service_pb";
 import type { CallRequest, Executor } from "../domain/executor.js";
+import { permits } from "../domain/executor.js";
 import { readStoredResult } from "../domain/results.js";
 import type { PgExecutionStore } from "../store/executions-store.js";
 import { callerFromPrincipal, outcomeToProto, resultViewToProto } from "./convert.js";
@@ -80,8 +81,9 @@ export function createExecutionHandlers(deps: HandlerDeps): ServiceImpl<typeof E
     async getExecutionResult(req, context) {
       const caller = callerFromPrincipal(context.values.get(principalKey));
       const stored = await deps.store.find(req.executionId.trim());
-      // Another caller's handle reads exactly like one that does not exist.
-      if (!stored || stored.accountId !== caller.accountId) {
+      // Another caller's handle reads exactly like one that does not exist; so does a result of a tool the
+      // caller's key may not call (README "Permissions": results follow the allow-lists).
+      if (!stored || stored.accountId !== caller.accountId || !permits(caller, stored.toolId, stored.serviceId)) {
         throw notFound("execution_not_found", "no execution with this id", { details: { execution_id: req.executionId } });
       }
       return { result: resultViewToProto(readStoredResult(stored, req.path, req.maxChars)) };

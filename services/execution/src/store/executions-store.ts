@@ -268,6 +268,7 @@ export class PgExecutionStore implements ExecutionStore {
       id: string;
       account_id: string;
       tool_id: string;
+      service_id: string;
       service_type: ServiceType;
       status: "success" | "error";
       error: string | null;
@@ -279,7 +280,7 @@ export class PgExecutionStore implements ExecutionStore {
       cost_cents: bigint;
       executed_at: Date;
     }>(
-      `SELECT id, account_id, tool_id, service_type, status, error, error_class, result_json, stored_meta, redaction,
+      `SELECT id, account_id, tool_id, service_id, service_type, status, error, error_class, result_json, stored_meta, redaction,
               passthrough_reason, cost_cents, executed_at
          FROM executions WHERE id = $1`,
       [executionId],
@@ -290,6 +291,7 @@ export class PgExecutionStore implements ExecutionStore {
       id: row.id,
       accountId: row.account_id,
       toolId: row.tool_id,
+      serviceId: row.service_id,
       serviceType: row.service_type,
       status: row.status,
       error: row.error,

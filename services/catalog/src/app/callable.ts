@@ -1,0 +1,57 @@
+/**
+ * What a key with a pair of allow-lists could call (POST /v1/api-keys/callable-tools), for the person
+ * picking them. The meaning is execution's (domain/executor.ts there): a tool passes when it is in
+ * allowed_tools (or that list is absent) AND its service is in allowed_services (or that list is absent).
+ */
+import type { Caller } from "../domain/access.js";
+import { type CallableToolRow, callableTools, serviceNamesById, toolsWithServices } from "../store/catalog-store.js";
+import type { CatalogDeps } from "./deps.js";
+
+export const CALLABLE_DEFAULT_LIMIT = 20;
+
+export interface Callable {
+  count: bigint;
+  tools: CallableToolRow[];
+  warnings: string[];
+}
+
+export async function listCallableTools(
+  deps: Pick<CatalogDeps, "pool">,
+  caller: Caller,
+  input: { services: string[] | null; tools: string[] | null; limit: number | undefined },
+): Promise<Callable> {
+  const limit = Math.min(100, Math.max(1, input.limit ?? CALLABLE_DEFAULT_LIMIT));
+  const found = await callableTools(deps.pool, caller, input.services, input.tools, limit);
+  return { ...found, warnings: await warningsFor(deps, input.services, input.tools) };
+}
+
+/** Why the lists let less through than they seem to: each listed tool outside the listed services, and so on. */
+async function warningsFor(
+  deps: Pick<CatalogDeps, "pool">,
+  services: string[] | null,
+  tools: string[] | null,
+): Promise<string[]> {
+  const warnings: string[] = [];
+  if (services?.length === 0) warnings.push("allowed_services is an empty list: the key can call no tool");
+  if (tools?.length === 0) warnings.push("allowed_tools is an empty list: the key can call no tool");
+  if (!services?.length || !tools?.length) return warnings;
+  const listed = await toolsWithServices(deps.pool, tools);
+  const allowedServices = new Set(services.map((id) => id.toLowerCase()));
+  const servicesWithTools = new Set<string>();
+  for (const tool of listed) {
+    if (allowedServices.has(tool.service_id.toLowerCase())) servicesWithTools.add(tool.service_id.toLowerCase());
+    else {
+      warnings.push(
+        `${tool.name} is in allowed_tools but its service ${tool.service_name} is not in allowed_services: the key cannot call it`,
+      );
+    }
+  }
+  const names = await serviceNamesById(deps.pool, services);
+  for (const id of services) {
+    if (!servicesWithTools.has(id.toLowerCase())) {
+      const name = names.get(id.toLowerCase()) ?? id;
+      warnings.push(`${name} is in allowed_services but none of its tools is in allowed_tools: none of them is callable`);
+    }
+  }
+  return warnings;
+}
