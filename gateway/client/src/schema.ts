@@ -642,6 +642,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/auth/console-key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The console key of this sign-in
+         * @description For the console: the API key that runs the few key-only operations (calling a tool, funding, running a workflow) for the signed-in person, in the organization `svc-org-id` (or `organization_id`) names. The same sign-in (session token) and organization always get the same key, however many screens ask at once, so console keys do not pile up. It is unrestricted, bound to the organization, expires with the session token (`expires_at`) and is revoked by `POST /v1/auth/logout`; asked again after that, 401 `console_session_ended`. Only a Toolport session token gets one (403 `session_required`).
+         */
+        post: operations["issueConsoleKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End this sign-in
+         * @description Revokes every console key made for this sign-in (session token), at once on every replica.
+         */
+        post: operations["logOut"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/accounts/me": {
         parameters: {
             query?: never;
@@ -668,15 +708,35 @@ export interface paths {
         };
         /**
          * The caller's API keys
-         * @description Newest first, never the secret. With `organization_id`: that organization's keys (all of them for its owners and admins, the caller's own otherwise).
+         * @description Newest first, never the secret. With `organization_id`: that organization's keys (all of them for its owners and admins, the caller's own otherwise). A restricted key lists only itself and the keys it made.
          */
         get: operations["listApiKeys"];
         put?: never;
         /**
          * Create an API key
-         * @description An agent may create keys with its own key. The key belongs to `organization_id` (default: the caller's personal organization), which the caller must be a member of (403 `not_a_member`; viewers 403 `insufficient_role`; unknown 404 `organization_not_found`). Calls made with the key then run in that organization without an org header; its owners and admins can revoke it. Ids in the allow-lists must exist in the catalog (400 naming the element; 503 `catalog_unavailable` when it cannot be checked).
+         * @description An agent may create keys with its own key. The key belongs to `organization_id` (default: the caller's personal organization; for a key that acts only in its own organization, that one), which the caller must be a member of (403 `not_a_member`; viewers 403 `insufficient_role`; unknown 404 `organization_not_found`). Calls made with the key then run in that organization without an org header; its owners and admins can revoke it. Ids in the allow-lists must exist in the catalog (400 naming the element; 503 `catalog_unavailable` when it cannot be checked). A key made with a key is never wider than that key: lists a subset of its lists (null only under null), caps no higher, `require_confirmation` kept, the same organization; asking for more is 403 `permission_exceeds_key` with `details.field` naming the field, and nothing is created.
          */
         post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api-keys/callable-tools": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * What a key with these allow-lists could call
+         * @description The tools, among those the caller sees, that a key with these allow-lists could call: a tool counts when it is in `allowed_tools` (or that list is null) and its service is in `allowed_services` (or that list is null), exactly as calls are checked. `warnings` says why a pair of lists lets less through than it seems to (a listed tool outside every listed service, a listed service with none of the listed tools).
+         */
+        post: operations["listCallableTools"];
         delete?: never;
         options?: never;
         head?: never;
@@ -695,7 +755,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke an API key
-         * @description By the key's own account, or an owner or admin of the key's organization (anyone else gets 404). Immediate on every replica; revoking a revoked key answers it again.
+         * @description By the key's own account, or an owner or admin of the key's organization, an owner's key included (anyone else gets 404). A restricted key revokes only itself and the keys it made (403 `key_restricted`). Immediate on every replica; revoking a revoked key answers it again.
          */
         delete: operations["revokeApiKey"];
         options?: never;
@@ -2445,11 +2505,11 @@ export interface components {
             /** Format: date-time */
             created_at: string;
         };
-        /** @description What a key may do. Allow-lists null = everything; caps in cents, null = none; with `require_confirmation`, calls that write, send, spend or delete need the consent handshake. */
+        /** @description What a key may do. Both allow-lists must match: a tool is callable when it is in `allowed_tools` (or that list is null) and its service is in `allowed_services` (or that list is null). Caps in cents, null = none; with `require_confirmation`, calls that write, send, spend or delete need the consent handshake. A key with permissions (a restricted key) cannot manage the catalog, credentials, spending settings, organizations or other keys (403 `key_restricted`). */
         ApiKeyPermissions: {
-            /** @description Service ids; null = all. */
+            /** @description Service ids; null = all. A tool must also pass `allowed_tools`. */
             allowed_services: string[] | null;
-            /** @description Tool ids; null = all. */
+            /** @description Tool ids; null = all. A tool must also pass `allowed_services`. */
             allowed_tools: string[] | null;
             max_cost_per_call_cents: number | null;
             daily_spend_limit_cents: number | null;
@@ -2479,6 +2539,18 @@ export interface components {
              */
             agent_type: "coding_agent" | "assistant" | "workflow" | "service" | "other" | null;
             purpose: string | null;
+            /**
+             * Format: date-time
+             * @description When the key stops working by itself (a console key); null = never.
+             */
+            expires_at: string | null;
+            /** @description The key this one was made with (it is never wider than that key); null when made with a JWT. */
+            created_by_key_id: string | null;
+            /**
+             * @description `session`: made by the console for one sign-in, revoked on sign-out and expired with the sign-in; `left_over`: made by an earlier console that kept a key per browser with no end (revoke it); null: not a console key.
+             * @enum {string|null}
+             */
+            console_key: "session" | "left_over" | null;
             /** @description The key, in plaintext: returned once. */
             key: string;
         };
@@ -2503,6 +2575,18 @@ export interface components {
              */
             agent_type: "coding_agent" | "assistant" | "workflow" | "service" | "other" | null;
             purpose: string | null;
+            /**
+             * Format: date-time
+             * @description When the key stops working by itself (a console key); null = never.
+             */
+            expires_at: string | null;
+            /** @description The key this one was made with (it is never wider than that key); null when made with a JWT. */
+            created_by_key_id: string | null;
+            /**
+             * @description `session`: made by the console for one sign-in, revoked on sign-out and expired with the sign-in; `left_over`: made by an earlier console that kept a key per browser with no end (revoke it); null: not a console key.
+             * @enum {string|null}
+             */
+            console_key: "session" | "left_over" | null;
             /** @description The account that owns the key. */
             account_id: string;
             /**
@@ -6337,6 +6421,115 @@ export interface operations {
             504: components["responses"]["Timeout"];
         };
     };
+    issueConsoleKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The organization to act in (the caller must belong to it); default: the caller's own. */
+                "svc-org-id"?: components["parameters"]["OrgId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description Default: the organization the request runs in.
+                     */
+                    organization_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The key, with its plaintext (the same for every call of this sign-in and organization). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "ecf4e346-4c8b-4c34-add9-27c5149d8da3",
+                     *       "key_prefix": "tp_zZz1l",
+                     *       "name": "Toolport console",
+                     *       "created_at": "2025-10-02T14:03:10Z",
+                     *       "key": "tp_zZz1liDMvG5IVTmupgoAANnDgQy6BjbSudkqy1Zejey",
+                     *       "last_used": null,
+                     *       "permissions": null,
+                     *       "organization_id": "b1f3a3b0-6932-45ec-aff3-cb39a15072eb",
+                     *       "agent_name": null,
+                     *       "agent_type": "other",
+                     *       "purpose": "Calls tools, funds the wallet and runs workflows from the Toolport console, for one sign-in",
+                     *       "expires_at": "2025-10-02T15:03:10Z",
+                     *       "created_by_key_id": null,
+                     *       "console_key": "session"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreatedApiKey"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The organization does not exist (`organization_not_found`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["Timeout"];
+        };
+    };
+    logOut: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The organization to act in (the caller must belong to it); default: the caller's own. */
+                "svc-org-id"?: components["parameters"]["OrgId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sign-in's console keys are revoked. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "revoked_keys": 1
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description How many console keys were revoked. */
+                        revoked_keys: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["Timeout"];
+        };
+    };
     getMyAccount: {
         parameters: {
             query?: never;
@@ -6430,7 +6623,10 @@ export interface operations {
                      *         "agent_name": "build bot",
                      *         "agent_type": "coding_agent",
                      *         "purpose": "Runs the nightly checks",
-                     *         "revoked_at": null
+                     *         "revoked_at": null,
+                     *         "expires_at": null,
+                     *         "created_by_key_id": null,
+                     *         "console_key": null
                      *       }
                      *     ]
                      */
@@ -6483,11 +6679,11 @@ export interface operations {
                  */
                 "application/json": {
                     name: string;
-                    /** @description Omitted or null = unrestricted. Any other field is refused. */
+                    /** @description Omitted or null = unrestricted (refused to a restricted key: `permission_exceeds_key`). Any other field is refused. Both allow-lists must match for a tool to be callable. */
                     permissions?: {
-                        /** @description Service ids; null = all. */
+                        /** @description Service ids; null = all. A tool must also pass `allowed_tools`. */
                         allowed_services?: string[] | null;
-                        /** @description Tool ids; null = all. */
+                        /** @description Tool ids; null = all. A tool must also pass `allowed_services`. */
                         allowed_tools?: string[] | null;
                         /** @description Per-call cost cap in cents; null = none. */
                         max_cost_per_call_cents?: number | null;
@@ -6534,7 +6730,10 @@ export interface operations {
                      *       "organization_id": "b1f3a3b0-6932-45ec-aff3-cb39a15072eb",
                      *       "agent_name": "build bot",
                      *       "agent_type": "coding_agent",
-                     *       "purpose": "Runs the nightly checks"
+                     *       "purpose": "Runs the nightly checks",
+                     *       "expires_at": null,
+                     *       "created_by_key_id": null,
+                     *       "console_key": null
                      *     }
                      */
                     "application/json": components["schemas"]["CreatedApiKey"];
@@ -6552,6 +6751,80 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["Timeout"];
+        };
+    };
+    listCallableTools: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The organization to act in (the caller must belong to it); default: the caller's own. */
+                "svc-org-id"?: components["parameters"]["OrgId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "allowed_services": [
+                 *         "2f0c3c57-0f4b-4a5e-9d59-3c1c4d9e7a11"
+                 *       ],
+                 *       "allowed_tools": null
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Service ids; null or omitted = all. */
+                    allowed_services?: string[] | null;
+                    /** @description Tool ids; null or omitted = all. */
+                    allowed_tools?: string[] | null;
+                    /** @description How many tools to list (default 20). */
+                    limit?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The count, the first tools (by service name, then tool name) and warnings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "count": 1,
+                     *       "tools": [
+                     *         {
+                     *           "id": "7a1d9c2e-5b3f-4e8a-b6c4-0d2e9f1a3b5c",
+                     *           "name": "get_forecast",
+                     *           "service_id": "2f0c3c57-0f4b-4a5e-9d59-3c1c4d9e7a11",
+                     *           "service_name": "Weather"
+                     *         }
+                     *       ],
+                     *       "warnings": []
+                     *     }
+                     */
+                    "application/json": {
+                        count: number;
+                        tools: {
+                            id: string;
+                            name: string;
+                            service_id: string;
+                            service_name: string;
+                        }[];
+                        warnings: string[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -6602,7 +6875,10 @@ export interface operations {
                      *         "agent_name": "build bot",
                      *         "agent_type": "coding_agent",
                      *         "purpose": "Runs the nightly checks",
-                     *         "revoked_at": "2025-10-15T16:45:00Z"
+                     *         "revoked_at": "2025-10-15T16:45:00Z",
+                     *         "expires_at": null,
+                     *         "created_by_key_id": null,
+                     *         "console_key": null
                      *       }
                      *     }
                      */

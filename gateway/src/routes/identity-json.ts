@@ -12,6 +12,7 @@ import {
   AgentTypeSchema,
   type ApiKey,
   type ApiKeyUsage,
+  ConsoleKeySchema,
   type GettingStarted,
   type Membership,
   type Organization,
@@ -24,10 +25,11 @@ import { badField } from "../http/input.js";
 
 export { badField, boolQuery, intQuery, stringField } from "../http/input.js";
 
-function idList(p: Record<string, unknown>, field: string): { values: string[] } | undefined {
+/** An allow-list of ids; absent or null = all. `prefix` names where it sits in the body for errors. */
+export function idList(p: Record<string, unknown>, field: string, prefix = "permissions."): { values: string[] } | undefined {
   const value = p[field];
   if (value === undefined || value === null) return undefined;
-  const name = `permissions.${field}`;
+  const name = `${prefix}${field}`;
   if (!Array.isArray(value)) throw badField(name, "must be an array of ids or null");
   value.forEach((v, i) => {
     if (typeof v !== "string") throw badField(`${name}[${i}]`, "must be a string id");
@@ -108,6 +110,16 @@ export function createdKeyJson(k: CreateApiKeyResponse): JsonObject {
     agent_name: k.agentName ?? null,
     agent_type: enumName(AgentTypeSchema, k.agentType),
     purpose: k.purpose ?? null,
+    ...keyOriginJson(k),
+  };
+}
+
+/** When a key ends by itself, what made it, and whether it is a console key. */
+function keyOriginJson(k: CreateApiKeyResponse | ApiKey): JsonObject {
+  return {
+    expires_at: iso(k.expiresAt),
+    created_by_key_id: k.createdByKeyId ?? null,
+    console_key: enumName(ConsoleKeySchema, k.consoleKey),
   };
 }
 
@@ -126,6 +138,7 @@ export function keyJson(k: ApiKey): JsonObject {
     agent_type: enumName(AgentTypeSchema, k.agentType),
     purpose: k.purpose ?? null,
     revoked_at: iso(k.revokedAt),
+    ...keyOriginJson(k),
   };
 }
 

@@ -19,6 +19,7 @@ import {
   createdKeyJson,
   guideJson,
   guideMarkdown,
+  idList,
   intQuery,
   keyJson,
   memberJson,
@@ -47,6 +48,7 @@ export function identityRoutes(api: DescribedRouter, deps: AppDeps): void {
   const describedAt = { reference: `${publicUrl}/docs`, openapi: `${publicUrl}/v1/openapi.json` };
   const none = auth(identity, "none");
   const either = auth(identity, "api_key_or_jwt");
+  const jwt = auth(identity, "jwt");
 
   // ---- agents ----
 
@@ -120,6 +122,19 @@ export function identityRoutes(api: DescribedRouter, deps: AppDeps): void {
     };
   });
 
+  // The console's key for this sign-in (README "The console"), and ending the sign-in.
+  api.post("/auth/console-key", ops.consoleKey, jwt, async (ctx) => {
+    const body = objectBody(ctx);
+    const res = await identity.issueConsoleKey({ organizationId: stringField(body, "organization_id") });
+    if (!res.key) throw badField("organization_id", "no key returned");
+    ctx.body = createdKeyJson(res.key);
+  });
+
+  api.post("/auth/logout", ops.logout, jwt, async (ctx) => {
+    const res = await identity.endSession({});
+    ctx.body = { revoked_keys: res.revokedKeys };
+  });
+
   api.get("/accounts/me", ops.me, either, async (ctx) => {
     const { account } = await identity.getAccount({});
     ctx.body = accountJson(account);
@@ -138,6 +153,25 @@ export function identityRoutes(api: DescribedRouter, deps: AppDeps): void {
       organizationId: stringField(body, "organization_id"),
     });
     ctx.body = createdKeyJson(res);
+  });
+
+  // Served by the catalog: it alone knows which tools a pair of allow-lists lets through.
+  api.post("/api-keys/callable-tools", ops.callableTools, either, async (ctx) => {
+    const body = objectBody(ctx);
+    const limit = body.limit;
+    if (limit !== undefined && (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > 100)) {
+      throw badField("limit", "must be an integer from 1 to 100");
+    }
+    const res = await deps.clients.catalog.listCallableTools({
+      allowedServices: idList(body, "allowed_services", ""),
+      allowedTools: idList(body, "allowed_tools", ""),
+      limit: limit as number | undefined,
+    });
+    ctx.body = {
+      count: Number(res.count),
+      tools: res.tools.map((t) => ({ id: t.id, name: t.name, service_id: t.serviceId, service_name: t.serviceName })),
+      warnings: res.warnings,
+    };
   });
 
   api.get("/api-keys", ops.listKeys, either, async (ctx) => {

@@ -40,6 +40,18 @@ const apiKeyFields = {
   agent_name: stringOrNull,
   agent_type: agentTypeOrNull,
   purpose: stringOrNull,
+  expires_at: { ...timestampOrNull, description: "When the key stops working by itself (a console key); null = never." },
+  created_by_key_id: {
+    ...stringOrNull,
+    description: "The key this one was made with (it is never wider than that key); null when made with a JWT.",
+  },
+  console_key: {
+    type: ["string", "null"],
+    enum: ["session", "left_over", null],
+    description:
+      "`session`: made by the console for one sign-in, revoked on sign-out and expired with the sign-in; `left_over`: " +
+      "made by an earlier console that kept a key per browser with no end (revoke it); null: not a console key.",
+  },
 };
 
 export const identitySchemas: Record<string, Schema> = {
@@ -117,11 +129,22 @@ export const identitySchemas: Record<string, Schema> = {
   },
   ApiKeyPermissions: {
     description:
-      "What a key may do. Allow-lists null = everything; caps in cents, null = none; with `require_confirmation`, calls " +
-      "that write, send, spend or delete need the consent handshake.",
+      "What a key may do. Both allow-lists must match: a tool is callable when it is in `allowed_tools` (or that list " +
+      "is null) and its service is in `allowed_services` (or that list is null). Caps in cents, null = none; with " +
+      "`require_confirmation`, calls that write, send, spend or delete need the consent handshake. A key with " +
+      "permissions (a restricted key) cannot manage the catalog, credentials, spending settings, organizations or " +
+      "other keys (403 `key_restricted`).",
     ...closed({
-      allowed_services: { type: ["array", "null"], items: string, description: "Service ids; null = all." },
-      allowed_tools: { type: ["array", "null"], items: string, description: "Tool ids; null = all." },
+      allowed_services: {
+        type: ["array", "null"],
+        items: string,
+        description: "Service ids; null = all. A tool must also pass `allowed_tools`.",
+      },
+      allowed_tools: {
+        type: ["array", "null"],
+        items: string,
+        description: "Tool ids; null = all. A tool must also pass `allowed_services`.",
+      },
       max_cost_per_call_cents: { type: ["integer", "null"] },
       daily_spend_limit_cents: { type: ["integer", "null"] },
       require_confirmation: boolean,
@@ -307,6 +330,8 @@ const keyFields = {
   name: "ci",
   created_at: "2025-10-02T14:03:10Z",
 };
+const exampleServiceId = "2f0c3c57-0f4b-4a5e-9d59-3c1c4d9e7a11";
+const exampleToolId = "7a1d9c2e-5b3f-4e8a-b6c4-0d2e9f1a3b5c";
 const keyAgentFields = { agent_name: "build bot", agent_type: "coding_agent", purpose: "Runs the nightly checks" };
 const createdKeyExample = {
   ...keyFields,
@@ -315,6 +340,9 @@ const createdKeyExample = {
   permissions: keyPermissionsExample,
   organization_id: agentOrgId,
   ...keyAgentFields,
+  expires_at: null,
+  created_by_key_id: null,
+  console_key: null,
 };
 const apiKeyExample = {
   ...keyFields,
@@ -324,6 +352,9 @@ const apiKeyExample = {
   account_id: agentId,
   ...keyAgentFields,
   revoked_at: null,
+  expires_at: null,
+  created_by_key_id: null,
+  console_key: null,
 };
 const acmeContextExample = { org_id: acmeId, org_name: "Acme", org_slug: "acme", role: "owner" };
 const acmeExample = {
@@ -514,10 +545,14 @@ export const identityOps = {
     summary: "Create an API key",
     description:
       "An agent may create keys with its own key. The key belongs to `organization_id` (default: the caller's " +
-      "personal organization), which the caller must be a member of (403 `not_a_member`; viewers 403 " +
-      "`insufficient_role`; unknown 404 `organization_not_found`). Calls made with the key then run in that " +
-      "organization without an org header; its owners and admins can revoke it. Ids in the allow-lists must exist " +
-      "in the catalog (400 naming the element; 503 `catalog_unavailable` when it cannot be checked).",
+      "personal organization; for a key that acts only in its own organization, that one), which the caller must " +
+      "be a member of (403 `not_a_member`; viewers 403 `insufficient_role`; unknown 404 `organization_not_found`). " +
+      "Calls made with the key then run in that organization without an org header; its owners and admins can " +
+      "revoke it. Ids in the allow-lists must exist in the catalog (400 naming the element; 503 " +
+      "`catalog_unavailable` when it cannot be checked). A key made with a key is never wider than that key: lists " +
+      "a subset of its lists (null only under null), caps no higher, `require_confirmation` kept, the same " +
+      "organization; asking for more is 403 `permission_exceeds_key` with `details.field` naming the field, and " +
+      "nothing is created.",
     tags: ["Agents"],
     body: {
       schema: {
@@ -527,11 +562,13 @@ export const identityOps = {
           name: name100,
           permissions: {
             type: ["object", "null"],
-            description: "Omitted or null = unrestricted. Any other field is refused.",
+            description:
+              "Omitted or null = unrestricted (refused to a restricted key: `permission_exceeds_key`). Any other field " +
+              "is refused. Both allow-lists must match for a tool to be callable.",
             additionalProperties: false,
             properties: {
-              allowed_services: { ...idList, description: "Service ids; null = all." },
-              allowed_tools: { ...idList, description: "Tool ids; null = all." },
+              allowed_services: { ...idList, description: "Service ids; null = all. A tool must also pass `allowed_tools`." },
+              allowed_tools: { ...idList, description: "Tool ids; null = all. A tool must also pass `allowed_services`." },
               max_cost_per_call_cents: { ...cents, description: "Per-call cost cap in cents; null = none." },
               daily_spend_limit_cents: { ...cents, description: "Daily spend cap in cents; null = none." },
               require_confirmation: {
@@ -564,7 +601,7 @@ export const identityOps = {
     summary: "The caller's API keys",
     description:
       "Newest first, never the secret. With `organization_id`: that organization's keys (all of them for its owners " +
-      "and admins, the caller's own otherwise).",
+      "and admins, the caller's own otherwise). A restricted key lists only itself and the keys it made.",
     tags: ["Agents"],
     query: {
       organization_id: { description: "List this organization's keys; 404 when the caller is not a member.", schema: uuid },
@@ -582,7 +619,8 @@ export const identityOps = {
     operationId: "revokeApiKey",
     summary: "Revoke an API key",
     description:
-      "By the key's own account, or an owner or admin of the key's organization (anyone else gets 404). Immediate " +
+      "By the key's own account, or an owner or admin of the key's organization, an owner's key included (anyone " +
+      "else gets 404). A restricted key revokes only itself and the keys it made (403 `key_restricted`). Immediate " +
       "on every replica; revoking a revoked key answers it again.",
     tags: ["Agents"],
     path: keyId,
@@ -594,6 +632,96 @@ export const identityOps = {
           id: apiKeyExample.id,
           revoked: true,
           key: { ...apiKeyExample, revoked_at: "2025-10-15T16:45:00Z" },
+        },
+      },
+    },
+  },
+  consoleKey: {
+    operationId: "issueConsoleKey",
+    summary: "The console key of this sign-in",
+    description:
+      "For the console: the API key that runs the few key-only operations (calling a tool, funding, running a " +
+      "workflow) for the signed-in person, in the organization `svc-org-id` (or `organization_id`) names. The same " +
+      "sign-in (session token) and organization always get the same key, however many screens ask at once, so " +
+      "console keys do not pile up. It is unrestricted, bound to the organization, expires with the session token " +
+      "(`expires_at`) and is revoked by `POST /v1/auth/logout`; asked again after that, 401 `console_session_ended`. " +
+      "Only a Toolport session token gets one (403 `session_required`).",
+    tags: ["Agents"],
+    body: {
+      schema: {
+        type: "object",
+        properties: { organization_id: { ...uuid, description: "Default: the organization the request runs in." } },
+      },
+      example: {},
+      required: false,
+    },
+    responses: {
+      200: {
+        description: "The key, with its plaintext (the same for every call of this sign-in and organization).",
+        schema: ref("CreatedApiKey"),
+        example: {
+          ...createdKeyExample,
+          name: "Toolport console",
+          permissions: null,
+          agent_name: null,
+          agent_type: "other",
+          purpose: "Calls tools, funds the wallet and runs workflows from the Toolport console, for one sign-in",
+          expires_at: "2025-10-02T15:03:10Z",
+          created_by_key_id: null,
+          console_key: "session",
+        },
+      },
+      404: error("The organization does not exist (`organization_not_found`)."),
+    },
+  },
+  logout: {
+    operationId: "logOut",
+    summary: "End this sign-in",
+    description: "Revokes every console key made for this sign-in (session token), at once on every replica.",
+    tags: ["Agents"],
+    responses: {
+      200: {
+        description: "The sign-in's console keys are revoked.",
+        schema: closed({ revoked_keys: { ...integer, minimum: 0, description: "How many console keys were revoked." } }),
+        example: { revoked_keys: 1 },
+      },
+    },
+  },
+  callableTools: {
+    operationId: "listCallableTools",
+    summary: "What a key with these allow-lists could call",
+    description:
+      "The tools, among those the caller sees, that a key with these allow-lists could call: a tool counts when it " +
+      "is in `allowed_tools` (or that list is null) and its service is in `allowed_services` (or that list is null), " +
+      "exactly as calls are checked. `warnings` says why a pair of lists lets less through than it seems to (a " +
+      "listed tool outside every listed service, a listed service with none of the listed tools).",
+    tags: ["Agents"],
+    body: {
+      schema: {
+        type: "object",
+        properties: {
+          allowed_services: { ...idList, description: "Service ids; null or omitted = all." },
+          allowed_tools: { ...idList, description: "Tool ids; null or omitted = all." },
+          limit: { type: "integer", minimum: 1, maximum: 100, description: "How many tools to list (default 20)." },
+        },
+      },
+      example: { allowed_services: [exampleServiceId], allowed_tools: null },
+    },
+    responses: {
+      200: {
+        description: "The count, the first tools (by service name, then tool name) and warnings.",
+        schema: closed({
+          count: { ...integer, minimum: 0 },
+          tools: {
+            type: "array",
+            items: closed({ id: string, name: string, service_id: string, service_name: string }),
+          },
+          warnings: { type: "array", items: string },
+        }),
+        example: {
+          count: 1,
+          tools: [{ id: exampleToolId, name: "get_forecast", service_id: exampleServiceId, service_name: "Weather" }],
+          warnings: [],
         },
       },
     },
