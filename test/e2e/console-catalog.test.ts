@@ -407,7 +407,13 @@ describe("the catalog screens", () => {
     });
     expect(confirming.status, JSON.stringify(confirming.body)).toBe(200);
     const keyItem = `toolport.console-key.${me.body.id}.${orgId}`;
-    const keyValue = JSON.stringify({ id: confirming.body.id, key: confirming.body.key });
+    // The console caches its key per sign-in (the session token's tail names it; api.ts).
+    const keyValue = JSON.stringify({
+      id: confirming.body.id,
+      key: confirming.body.key,
+      signIn: token.slice(-16),
+      expiresAt: null,
+    });
     await page.evaluate(`localStorage.setItem(${JSON.stringify(keyItem)}, ${JSON.stringify(keyValue)})`);
     await page.goto(`${s.url}/tools/${service.tools.create_note}`);
     await page.getByLabel("text (required)").fill("remember the milk");

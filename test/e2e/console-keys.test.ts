@@ -1,8 +1,9 @@
 /**
  * The console's key, wallet and assistant screens in a real browser against the real stack: a key made
  * with an allow-list is shown once, permits only its tool, has its calls counted on the usage page, and
- * is refused once revoked; funding by crypto shows the wallet's deposit address and its QR code; the
- * spending settings refuse a bad value and save a good one; the .mcp.json helper copies the file and
+ * is refused once revoked; funding by crypto shows the wallet's deposit address and its QR code, with the
+ * sign-in's console key, whose revocation on the keys screen ends the sign-in (the gateway makes no other
+ * for it); the spending settings refuse a bad value and save a good one; the .mcp.json helper copies the file and
  * the `claude mcp add` line. Every screen is scanned with axe and captured at laptop and phone width.
  */
 import type { Browser, Locator, Page } from "playwright-core";
@@ -154,7 +155,7 @@ describe("the console's keys, wallet and assistant screens", () => {
     await page.getByRole("heading", { name: "slug bot" }).waitFor();
     expect(await page.getByTestId("shown-once").count()).toBe(0);
     expect(await page.content()).not.toContain(key);
-    await page.getByText("Only 1 tool; $12.34 a day at most.").waitFor();
+    await page.getByText("Tools: 1 listed, in any service; $12.34 a day at most.").waitFor();
 
     // The allow-list at work: slugify runs (twice, once failing on its input), another tool is refused.
     const slug = await api("/tools/call/text-slugify", { key, method: "POST", body: { tool_input: { text: "Hello World" } } });
@@ -255,14 +256,22 @@ describe("the console's keys, wallet and assistant screens", () => {
     await checkScreen(page, "wallet", page.getByRole("heading", { name: "Add funds" }));
     await api(`/api-keys/${created.body.id}`, { token: me.token, method: "DELETE" });
 
-    // The funding ran with the console key, which the keys screen marks; revoking it forgets it here.
+    // The funding ran with this sign-in's console key, which the keys screen marks. The gateway makes no
+    // other for this sign-in once it is revoked: revoking it ends the sign-in, as the form warns.
     await page.getByRole("link", { name: "API keys" }).click();
-    const card = page.getByRole("listitem").filter({ hasText: "this browser's console key" });
+    const card = page.getByRole("listitem").filter({ hasText: "console key of this sign-in" });
     await card.getByRole("heading", { name: "Toolport console" }).waitFor();
+    const [consoleKey] = ((await api(`/api-keys?organization_id=${me.orgId}`, { token: me.token })).body as Json[]).filter(
+      (k) => k.console_key === "session",
+    );
     await card.getByRole("button", { name: "Revoke Toolport console", exact: true }).click();
+    await card.getByText("revoking it ends the sign-in").waitFor();
     await card.getByRole("button", { name: "Revoke Toolport console?" }).click();
-    await page.getByText("No keys in this organization yet.").waitFor();
+    await page.getByRole("heading", { name: "Sign in to Toolport" }).waitFor();
+    await page.getByText("You revoked the console key of your sign-in, which ended it.").waitFor();
     expect(await page.evaluate("Object.keys(localStorage).filter((k) => k.startsWith('toolport.console-key.'))")).toEqual([]);
+    const listed = (await api(`/api-keys?organization_id=${me.orgId}&include_revoked=true`, { token: me.token })).body as Json[];
+    expect(listed.find((k) => k.id === consoleKey.id)?.revoked_at).toEqual(expect.any(String));
     expectClean(c);
     await c.close();
   });

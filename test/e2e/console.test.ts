@@ -238,8 +238,8 @@ describe("the console", () => {
       headers: { authorization: `Bearer ${token}` },
     });
     expect(listed.status).toBe(200);
-    const keys = (await listed.json()) as Array<{ id: string; name: string; revoked_at: string | null }>;
-    expect(keys.find((k) => k.id === stored.id)).toMatchObject({ name: "Toolport console", revoked_at: expect.any(String) });
+    const keys = (await listed.json()) as Array<{ id: string; console_key: string | null; revoked_at: string | null }>;
+    expect(keys.find((k) => k.id === stored.id)).toMatchObject({ console_key: "session", revoked_at: expect.any(String) });
     expect(c.errors).toEqual([]);
     await c.close();
   });

@@ -108,6 +108,9 @@ describe("API keys, organizations, usage and the client helper", () => {
         agent_name: null,
         agent_type: null,
         purpose: null,
+        expires_at: null,
+        created_by_key_id: null,
+        console_key: null,
       });
       // Listed without the secret; last_used set once the key was used.
       const listed = await call("GET", "/api-keys", { key: res.body.key });

@@ -5,10 +5,12 @@
  *
  * Credentials. A person signs in for a session token (JWT), sent as `Authorization: Bearer`, with the
  * chosen organization as `svc-org-id`. The few operations the spec opens to API keys only (calling a tool,
- * funding a wallet, running a workflow) run with the console key: an ordinary API key of the signed-in
- * person, named "Toolport console", created the first time one of them is used in an organization, kept
- * in this browser's storage, listed on the keys screen like any other, and revoked on sign-out. A key
- * revoked elsewhere is replaced on its next 401.
+ * funding a wallet, running a workflow) run with the console key: the sign-in's own API key in that
+ * organization, which the gateway derives from the session token (`POST /v1/auth/console-key`). Every
+ * screen and every tab of one sign-in gets the same key, however many ask at once, so nothing here has to
+ * guard against making two. It ends with the sign-in: sign-out calls `POST /v1/auth/logout`, which revokes
+ * it, and it expires with the token by itself. This browser caches it per account, organization and
+ * sign-in, only to spare a request; the gateway stays the source of truth.
  */
 import { createToolportClient, type ToolportClient } from "@toolport/client";
 
@@ -99,76 +101,105 @@ export function sessionClient(session: Session, orgId: string | null): ToolportC
     ...(orgId ? { orgId } : {}),
     fetch: async (request) => {
       const response = await fetch(request);
-      // The token expired or was refused: the session is over (session.tsx signs out and says why).
-      if (response.status === 401) window.dispatchEvent(new Event(SESSION_EXPIRED));
+      // The token expired or was refused, or the sign-in was ended: the session is over (session.tsx
+      // signs out and says why, from the answer's error code).
+      if (response.status === 401) {
+        const code = await response
+          .clone()
+          .json()
+          .then(
+            (body: { error?: { code?: string } }) => body?.error?.code,
+            () => undefined,
+          );
+        window.dispatchEvent(new CustomEvent(SESSION_EXPIRED, { detail: code }));
+      }
       return response;
     },
   });
 }
 
-/** Dispatched on `window` when a request with the session token answers 401. */
+/** Dispatched on `window` when a request with the session token answers 401; `detail`: the error code. */
 export const SESSION_EXPIRED = "toolport:session-expired";
 
-interface StoredKey {
+/** The console key of a sign-in in one organization, as this browser caches it. */
+interface ConsoleKey {
   id: string;
   key: string;
+  /** The sign-in it belongs to: the end of its session token (the signature's tail tells sign-ins apart). */
+  signIn: string;
+  /** When it ends by itself (with the session token), ISO 8601; null when the gateway gave no end. */
+  expiresAt: string | null;
 }
 
-const keyItem = (accountId: string, orgId: string) => `toolport.console-key.${accountId}.${orgId}`;
-export const CONSOLE_KEY_NAME = "Toolport console";
+const KEY_PREFIX = "toolport.console-key.";
+const keyItem = (accountId: string, orgId: string) => `${KEY_PREFIX}${accountId}.${orgId}`;
+const signInOf = (session: Session) => session.token.slice(-16);
 
-function storedKey(accountId: string, orgId: string): StoredKey | null {
+/** The cached key of this sign-in in `orgId`; another sign-in's, an expired one or an old version's is none. */
+function cachedKey(session: Session, orgId: string): ConsoleKey | null {
   try {
-    const raw = localStorage.getItem(keyItem(accountId, orgId));
-    return raw ? (JSON.parse(raw) as StoredKey) : null;
+    const raw = localStorage.getItem(keyItem(session.accountId, orgId));
+    const cached = raw ? (JSON.parse(raw) as Partial<ConsoleKey>) : null;
+    if (!cached?.id || !cached.key || cached.signIn !== signInOf(session)) return null;
+    if (cached.expiresAt && Date.parse(cached.expiresAt) <= Date.now() + 5_000) return null;
+    return cached as ConsoleKey;
   } catch {
     return null;
   }
 }
 
-/** The id of the console key of this browser in `orgId`, if one was made (the keys screen marks it). */
-export function consoleKeyId(accountId: string, orgId: string): string | null {
-  return storedKey(accountId, orgId)?.id ?? null;
+/** The id of this sign-in's console key in `orgId`, once a screen has needed it (the keys screen marks it). */
+export function consoleKeyId(session: Session, orgId: string): string | null {
+  return cachedKey(session, orgId)?.id ?? null;
 }
 
-/** Forgets the console key of `orgId` (it was revoked on the keys screen). */
-export function forgetConsoleKey(accountId: string, orgId: string, keyId?: string): void {
-  const stored = storedKey(accountId, orgId);
-  if (stored && (keyId === undefined || stored.id === keyId)) localStorage.removeItem(keyItem(accountId, orgId));
+/** Forgets the cached console key of `orgId` (`keyId`: only if it is still that one). */
+function forgetConsoleKey(accountId: string, orgId: string, keyId?: string): void {
+  const item = keyItem(accountId, orgId);
+  try {
+    const cached = JSON.parse(localStorage.getItem(item) ?? "null") as Partial<ConsoleKey> | null;
+    if (cached && keyId !== undefined && cached.id !== keyId) return;
+  } catch {
+    // Unreadable: forget it.
+  }
+  localStorage.removeItem(item);
 }
 
-const pending = new Map<string, Promise<StoredKey>>();
+/** Forgets every console key this browser caches for the account (the sign-in ended). */
+export function forgetConsoleKeys(accountId: string): void {
+  const prefix = `${KEY_PREFIX}${accountId}.`;
+  for (const item of Object.keys(localStorage).filter((k) => k.startsWith(prefix))) localStorage.removeItem(item);
+}
 
-async function ensureKey(session: Session, orgId: string): Promise<StoredKey> {
-  const existing = storedKey(session.accountId, orgId);
-  if (existing) return existing;
+// One request at a time per sign-in and organization in this page (the gateway makes it single in any case).
+const asking = new Map<string, Promise<ConsoleKey>>();
+
+async function consoleKey(session: Session, orgId: string): Promise<ConsoleKey> {
+  const cached = cachedKey(session, orgId);
+  if (cached) return cached;
   const item = keyItem(session.accountId, orgId);
-  let creating = pending.get(item);
-  if (!creating) {
-    creating = unwrap(
-      sessionClient(session, orgId).POST("/v1/api-keys", {
-        body: {
-          name: CONSOLE_KEY_NAME,
-          agent_type: "other",
-          purpose: "Calls tools, funds the wallet and runs workflows from the Toolport console in a browser",
-          organization_id: orgId,
-        },
-      }),
-    )
-      .then((created) => {
-        const key = { id: created.id, key: created.key };
+  const flight = `${item}.${signInOf(session)}`;
+  let ask = asking.get(flight);
+  if (!ask) {
+    // A 401 here (console_session_ended: the sign-in was ended in another tab, or its console key was
+    // revoked, which the gateway does not replace) ends the session, as any 401 with the session token
+    // does (sessionClient).
+    ask = unwrap(sessionClient(session, orgId).POST("/v1/auth/console-key", { body: { organization_id: orgId } }))
+      .then((got) => {
+        const key: ConsoleKey = { id: got.id, key: got.key, signIn: signInOf(session), expiresAt: got.expires_at ?? null };
         localStorage.setItem(item, JSON.stringify(key));
         return key;
       })
-      .finally(() => pending.delete(item));
-    pending.set(item, creating);
+      .finally(() => asking.delete(flight));
+    asking.set(flight, ask);
   }
-  return creating;
+  return ask;
 }
 
 /**
- * Runs `request` with the console key of `orgId`; a 401 (the key was revoked elsewhere) replaces the key
- * once and runs it again.
+ * Runs `request` with this sign-in's console key in `orgId`. A 401 with the key (it expired, or was
+ * revoked) forgets the cached key and asks the gateway once more: it answers the sign-in's key if there
+ * is still one, else 401 `console_session_ended`, which ends the session.
  */
 export async function withConsoleKey<T>(
   session: Session,
@@ -176,7 +207,7 @@ export async function withConsoleKey<T>(
   request: (client: ToolportClient) => Promise<Reply<T>>,
 ): Promise<T> {
   for (let attempt = 0; ; attempt++) {
-    const key = await ensureKey(session, orgId);
+    const key = await consoleKey(session, orgId);
     try {
       return await unwrap(request(createToolportClient({ baseUrl: window.location.origin, apiKey: key.key })));
     } catch (err) {
@@ -189,18 +220,12 @@ export async function withConsoleKey<T>(
   }
 }
 
-/** Revokes every console key this browser holds for the account (sign-out). Failures are ignored. */
-export async function revokeConsoleKeys(session: Session): Promise<void> {
-  const prefix = `toolport.console-key.${session.accountId}.`;
-  const items = Object.keys(localStorage).filter((k) => k.startsWith(prefix));
-  await Promise.all(
-    items.map(async (item) => {
-      const stored = JSON.parse(localStorage.getItem(item) ?? "null") as StoredKey | null;
-      localStorage.removeItem(item);
-      if (!stored) return;
-      await sessionClient(session, item.slice(prefix.length))
-        .DELETE("/v1/api-keys/{key_id}", { params: { path: { key_id: stored.id } } })
-        .catch(() => undefined);
-    }),
-  );
+/**
+ * Ends the sign-in at the gateway (`POST /v1/auth/logout` revokes every console key it made) and forgets
+ * them here. A failure is ignored: the keys still expire with the session token.
+ */
+export async function endSignIn(session: Session): Promise<void> {
+  const client = createToolportClient({ baseUrl: window.location.origin, bearer: session.token });
+  await client.POST("/v1/auth/logout").catch(() => undefined);
+  forgetConsoleKeys(session.accountId);
 }

@@ -8,9 +8,10 @@ import { createContext, type ReactNode, useCallback, useContext, useEffect, useM
 import {
   anonymousClient,
   type components,
+  endSignIn,
+  forgetConsoleKeys,
   loadOrganization,
   loadSession,
-  revokeConsoleKeys,
   SESSION_EXPIRED,
   type Session,
   saveOrganization,
@@ -42,7 +43,8 @@ export interface SignedIn {
   api: ToolportClient;
   /** Runs a request that the spec opens to API keys only, with the console key of `orgId` (api.ts). */
   withKey<T>(request: (client: ToolportClient) => Promise<Reply<T>>): Promise<T>;
-  signOut(): Promise<void>;
+  /** Ends the sign-in (its console keys are revoked); `reason` is said on the sign-in screen. */
+  signOut(reason?: string): Promise<void>;
 }
 
 interface SessionState {
@@ -64,6 +66,8 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   const start = useCallback(
     (token: string, accountId: string, expiresIn: number, orgId?: string) => {
       const next = { token, accountId, expiresAt: Date.now() + expiresIn * 1000 };
+      // Console keys cached for an earlier sign-in are that sign-in's: this one asks for its own.
+      forgetConsoleKeys(accountId);
       saveSession(next);
       if (orgId) saveOrganization(accountId, orgId);
       queryClient.clear();
@@ -84,10 +88,19 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     [queryClient],
   );
 
-  // The token's end: sign out when it expires or a request with it answers 401.
+  // The token's end: sign out when it expires or a request with it answers 401. The sign-in's console
+  // keys end with the token at the gateway; here they are forgotten.
   useEffect(() => {
     if (!session) return;
-    const expired = () => end("Your session ended. Sign in again to go on.");
+    const expired = (event?: Event) => {
+      forgetConsoleKeys(session.accountId);
+      const code = (event as CustomEvent<string | undefined> | undefined)?.detail;
+      end(
+        code === "console_session_ended"
+          ? "This sign-in has ended (signed out in another tab, or its console key was revoked). Sign in again to go on."
+          : "Your session ended. Sign in again to go on.",
+      );
+    };
     const timer = setTimeout(expired, Math.max(0, session.expiresAt - Date.now()));
     window.addEventListener(SESSION_EXPIRED, expired);
     return () => {
@@ -129,9 +142,9 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       },
       api,
       withKey: (request) => withConsoleKey(session, orgId, request),
-      async signOut() {
-        await revokeConsoleKeys(session);
-        end(null);
+      async signOut(reason) {
+        await endSignIn(session);
+        end(reason ?? null);
       },
     };
   }, [session, api, account.data, orgList, orgId, queryClient, end]);

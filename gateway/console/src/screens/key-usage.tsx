@@ -1,17 +1,20 @@
 /**
- * One key's usage over 7, 30 or 90 days (`GET /v1/api-keys/{key_id}/usage`): the totals, calls and
- * success rate per day (and the median duration) as bar charts, and the most called tools.
+ * One key: its permissions (the allow-lists in their both-must-match meaning, with the tools they let
+ * through, from the gateway) and its usage over 7, 30 or 90 days (`GET /v1/api-keys/{key_id}/usage`): the
+ * totals, calls and success rate per day (and the median duration) as bar charts, and the most called tools.
  */
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { Link } from "wouter";
 import { type components, unwrap } from "../api";
 import { useSession } from "../session";
-import { cents, ErrorNote, Field, Loading, Page, TableWrap, When } from "../ui/index";
+import { Badge, cents, ErrorNote, Field, Loading, Page, TableWrap, When } from "../ui/index";
 import { agentTypeLabel } from "../ui/keys-agent";
 import { type Bar, ColumnChart, RankChart } from "../ui/keys-chart";
+import { allowListMeaning, CallableTools, isExpired, permissionSummary } from "../ui/keys-permissions";
 
 type Usage = components["schemas"]["ApiKeyUsage"];
+type ApiKey = components["schemas"]["ApiKey"];
 /** One UTC date the window touches, oldest first, days without calls included. */
 type DailyUsage = Usage["daily"][number];
 
@@ -54,6 +57,34 @@ export default function KeyUsage({ keyId }: { keyId: string }) {
   );
 }
 
+/** The key as the list shows it (the usage answer does not carry the permissions). */
+function KeyPermissions({ keyId }: { keyId: string }) {
+  const { api, orgId } = useSession();
+  const keys = useQuery({
+    queryKey: ["api-keys", orgId, true],
+    queryFn: () => unwrap(api.GET("/v1/api-keys", { params: { query: { organization_id: orgId, include_revoked: true } } })),
+  });
+  const key: ApiKey | undefined = keys.data?.find((k) => k.id === keyId);
+  if (!key) return <ErrorNote error={keys.error} />;
+  const p = key.permissions;
+  const ended = key.revoked_at !== null || isExpired(key);
+  return (
+    <section aria-labelledby="key-permissions">
+      <h2 id="key-permissions">Permissions</h2>
+      <p>
+        {key.console_key === "left_over" ? <Badge value="left_over" label="left-over console key" /> : null}
+        {key.console_key === "session" ? <Badge value="console" label="console key of a sign-in" /> : null}
+        {key.revoked_at ? <Badge value="revoked" /> : isExpired(key) ? <Badge value="expired" /> : null}{" "}
+        <span data-testid="key-permissions">{permissionSummary(p)}</span>
+        {p ? ` ${allowListMeaning(p.allowed_tools, p.allowed_services)}` : null}
+      </p>
+      {p && !ended && (p.allowed_tools !== null || p.allowed_services !== null) ? (
+        <CallableTools tools={p.allowed_tools} services={p.allowed_services} />
+      ) : null}
+    </section>
+  );
+}
+
 function UsageView({ usage }: { usage: Usage }) {
   const { key } = usage;
   return (
@@ -62,6 +93,7 @@ function UsageView({ usage }: { usage: Usage }) {
         {key.agent_name ?? "No agent name"} ({agentTypeLabel(key.agent_type)}){key.purpose ? `: ${key.purpose}` : ""}. Created{" "}
         <When at={key.created_at} />.
       </p>
+      <KeyPermissions keyId={key.id} />
       <section aria-labelledby="usage-totals">
         <h2 id="usage-totals">Last {plural(usage.window_days, "day", "days")}</h2>
         <dl className="totals">

@@ -1,21 +1,27 @@
 /**
- * API keys of the chosen organization: the list (with this browser's console key marked), a create
- * form (agent, purpose, allow-lists picked from the catalog, caps in dollars, the confirmation flag),
- * the new key shown once, and revoke with a confirmation step. Each key links to its usage.
+ * API keys of the chosen organization: the list (agents' keys, then the console's own: this sign-in's,
+ * other sign-ins', and left-overs of an earlier console to revoke), a create form (agent, purpose,
+ * allow-lists picked from the catalog with the tools they let through shown live, caps in dollars, the
+ * confirmation flag), the new key shown once, and revoke with a confirmation step. Each key links to its
+ * usage.
  */
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import type { paths } from "@toolport/client";
 import { type FormEvent, type KeyboardEvent, useState } from "react";
 import { Link } from "wouter";
-import { type components, consoleKeyId, forgetConsoleKey, unwrap } from "../api";
+import { type components, consoleKeyId, unwrap } from "../api";
 import { useSession } from "../session";
-import { Badge, cents, ErrorNote, Field, Loading, Page, ShownOnce, When } from "../ui/index";
+import { Badge, ErrorNote, Field, Loading, Note, Page, ShownOnce, When } from "../ui/index";
 import { AGENT_TYPES, type AgentType, agentTypeLabel } from "../ui/keys-agent";
 import { parseDollars } from "../ui/keys-money";
+import { CallableTools, isExpired, permissionSummary } from "../ui/keys-permissions";
 
 type ApiKey = components["schemas"]["ApiKey"];
 type CreatedKey = components["schemas"]["CreatedApiKey"];
 type CreateKeyBody = paths["/v1/api-keys"]["post"]["requestBody"]["content"]["application/json"];
+
+/** Whose a console key is, seen from this sign-in; null for an agent's key. */
+type ConsoleKind = "this" | "other" | "left_over" | null;
 
 export default function Keys() {
   const { api, orgId, session } = useSession();
@@ -31,7 +37,24 @@ export default function Keys() {
         }),
       ),
   });
-  const consoleKey = consoleKeyId(session.accountId, orgId);
+  const mine = consoleKeyId(session, orgId);
+  const kindOf = (key: ApiKey): ConsoleKind =>
+    key.console_key === "left_over" ? "left_over" : key.console_key === "session" ? (key.id === mine ? "this" : "other") : null;
+  const all = keys.data ?? [];
+  const agents = all.filter((k) => k.console_key === null);
+  // Left-overs first (they are to be revoked), then this sign-in's key, then other sign-ins'.
+  const rank: Record<Exclude<ConsoleKind, null>, number> = { left_over: 0, this: 1, other: 2 };
+  const consoles = all.filter((k) => k.console_key !== null).sort((a, b) => rank[kindOf(a)!] - rank[kindOf(b)!]);
+  const leftOvers = consoles.filter((k) => k.console_key === "left_over" && !k.revoked_at).length;
+  const names = new Map(all.map((k) => [k.id, k.name]));
+  const card = (key: ApiKey) => (
+    <KeyCard
+      key={key.id}
+      apiKey={key}
+      kind={kindOf(key)}
+      madeWith={key.created_by_key_id ? names.get(key.created_by_key_id) : undefined}
+    />
+  );
 
   return (
     <Page title="API keys">
@@ -61,31 +84,66 @@ export default function Keys() {
         </div>
         {keys.isPending ? <Loading what="Loading the keys" /> : null}
         <ErrorNote error={keys.error} />
-        {keys.data?.length === 0 ? <p className="muted">No keys in this organization yet.</p> : null}
-        {keys.data && keys.data.length > 0 ? (
-          <ul className="cards key-list">
-            {keys.data.map((key) => (
-              <KeyCard key={key.id} apiKey={key} isConsoleKey={key.id === consoleKey} />
-            ))}
-          </ul>
+        {keys.data && all.length === 0 ? <p className="muted">No keys in this organization yet.</p> : null}
+        {keys.data && all.length > 0 && agents.length === 0 ? (
+          <p className="muted">No keys for agents in this organization yet.</p>
         ) : null}
+        {agents.length > 0 ? <ul className="cards key-list">{agents.map(card)}</ul> : null}
       </section>
+      {consoles.length > 0 ? (
+        <section aria-labelledby="console-key-list">
+          <h2 id="console-key-list">Console keys</h2>
+          <p className="muted">
+            The console calls tools, funds the wallet and runs workflows with a key of its own: one per sign-in and organization,
+            the same in every tab, revoked on sign-out and expiring with the sign-in.
+          </p>
+          {leftOvers > 0 ? (
+            <Note kind="warning">
+              {leftOvers === 1 ? "One left-over console key" : `${leftOvers} left-over console keys`}: an earlier version of the
+              console made {leftOvers === 1 ? "it" : "them"} with no end, and nothing uses {leftOvers === 1 ? "it" : "them"} now.
+              Revoke {leftOvers === 1 ? "it" : "them"}.
+            </Note>
+          ) : null}
+          <ul className="cards key-list">{consoles.map(card)}</ul>
+        </section>
+      ) : null}
     </Page>
   );
 }
 
-function KeyCard({ apiKey, isConsoleKey }: { apiKey: ApiKey; isConsoleKey: boolean }) {
-  const { api, orgId, session } = useSession();
+const KIND_BADGES: Record<Exclude<ConsoleKind, null>, { value: string; label: string; hint: string }> = {
+  this: {
+    value: "console",
+    label: "console key of this sign-in",
+    hint: "The console uses it for this sign-in, in every tab. Signing out revokes it, and it expires with the sign-in.",
+  },
+  other: {
+    value: "console",
+    label: "console key of another sign-in",
+    hint: "Made by the console for another sign-in (another browser, or an earlier sign-in). It ends when that sign-in signs out or expires.",
+  },
+  left_over: {
+    value: "left_over",
+    label: "left-over console key",
+    hint: "Left over: an earlier version of the console kept a key like this in a browser, with no end. Nothing uses it now; revoke it.",
+  },
+};
+
+function KeyCard({ apiKey, kind, madeWith }: { apiKey: ApiKey; kind: ConsoleKind; madeWith: string | undefined }) {
+  const { api, orgId, signOut } = useSession();
   const queryClient = useQueryClient();
   const [confirming, setConfirming] = useState(false);
   const revoke = useMutation({
     mutationFn: () => unwrap(api.DELETE("/v1/api-keys/{key_id}", { params: { path: { key_id: apiKey.id } } })),
     onSuccess: () => {
-      if (isConsoleKey) forgetConsoleKey(session.accountId, orgId, apiKey.id);
+      // The gateway does not replace a sign-in's revoked console key: the sign-in is over.
+      if (kind === "this") return signOut("You revoked the console key of your sign-in, which ended it. Sign in again to go on.");
       setConfirming(false);
       return queryClient.invalidateQueries({ queryKey: ["api-keys", orgId] });
     },
   });
+  const expired = isExpired(apiKey);
+  const badge = kind ? KIND_BADGES[kind] : null;
   const headingId = `key-${apiKey.id}`;
   return (
     <li className="card" aria-labelledby={headingId}>
@@ -93,9 +151,10 @@ function KeyCard({ apiKey, isConsoleKey }: { apiKey: ApiKey; isConsoleKey: boole
         <h3 id={headingId}>
           <Link href={`/keys/${apiKey.id}`}>{apiKey.name}</Link>
         </h3>
-        {isConsoleKey ? <Badge value="console" label="this browser's console key" /> : null}
-        {apiKey.revoked_at ? <Badge value="revoked" /> : null}
+        {badge ? <Badge value={badge.value} label={badge.label} /> : null}
+        {apiKey.revoked_at ? <Badge value="revoked" /> : expired ? <Badge value="expired" /> : null}
       </div>
+      {badge && !apiKey.revoked_at && !expired ? <p className="hint">{badge.hint}</p> : null}
       <dl className="key-facts">
         <div>
           <dt>Prefix</dt>
@@ -125,11 +184,31 @@ function KeyCard({ apiKey, isConsoleKey }: { apiKey: ApiKey; isConsoleKey: boole
             <When at={apiKey.last_used} />
           </dd>
         </div>
+        {apiKey.expires_at ? (
+          <div>
+            <dt>{expired ? "Expired" : "Expires"}</dt>
+            <dd>
+              <When at={apiKey.expires_at} />
+            </dd>
+          </div>
+        ) : null}
         {apiKey.revoked_at ? (
           <div>
             <dt>Revoked</dt>
             <dd>
               <When at={apiKey.revoked_at} />
+            </dd>
+          </div>
+        ) : null}
+        {apiKey.created_by_key_id ? (
+          <div>
+            <dt>Made with</dt>
+            <dd>
+              {madeWith ? (
+                <Link href={`/keys/${apiKey.created_by_key_id}`}>{madeWith}</Link>
+              ) : (
+                <span className="muted">a key not listed here</span>
+              )}
             </dd>
           </div>
         ) : null}
@@ -143,7 +222,7 @@ function KeyCard({ apiKey, isConsoleKey }: { apiKey: ApiKey; isConsoleKey: boole
           <Link href={`/keys/${apiKey.id}`} className="button button-secondary">
             Usage<span className="visually-hidden"> of {apiKey.name}</span>
           </Link>
-          {confirming ? (
+          {expired ? null : confirming ? (
             <>
               <button type="button" className="button-danger" disabled={revoke.isPending} onClick={() => revoke.mutate()}>
                 Revoke {apiKey.name}?
@@ -159,27 +238,18 @@ function KeyCard({ apiKey, isConsoleKey }: { apiKey: ApiKey; isConsoleKey: boole
           )}
         </div>
       )}
-      {confirming && isConsoleKey ? (
-        <p className="hint">This is the key this browser uses for calls; the console makes a new one when it needs it.</p>
+      {confirming && kind === "this" ? (
+        <p className="hint">
+          This sign-in calls tools, funds and runs workflows with this key, and the gateway makes no other for it: revoking it
+          ends the sign-in, and you sign in again.
+        </p>
       ) : null}
       <ErrorNote error={revoke.error} />
     </li>
   );
 }
 
-function permissionSummary(p: ApiKey["permissions"]): string {
-  if (!p) return "Unrestricted: every tool, no caps.";
-  const count = (ids: string[] | null, one: string, many: string) =>
-    ids === null ? null : `${ids.length} ${ids.length === 1 ? one : many}`;
-  const lists = [count(p.allowed_tools, "tool", "tools"), count(p.allowed_services, "service", "services")].filter(Boolean);
-  const parts = [lists.length ? `Only ${lists.join(" and ")}` : "Every tool"];
-  if (p.max_cost_per_call_cents !== null) parts.push(`${cents(p.max_cost_per_call_cents)} a call at most`);
-  if (p.daily_spend_limit_cents !== null) parts.push(`${cents(p.daily_spend_limit_cents)} a day at most`);
-  if (p.require_confirmation) parts.push("confirmation before writes, sends, spends and deletes");
-  return `${parts.join("; ")}.`;
-}
-
-interface Pick {
+interface Choice {
   kind: "tool" | "service";
   id: string;
   label: string;
@@ -201,7 +271,7 @@ function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedKey) => void }) 
   const { api, orgId, organization } = useSession();
   const queryClient = useQueryClient();
   const [draft, setDraft] = useState<Draft>(EMPTY);
-  const [picks, setPicks] = useState<Pick[]>([]);
+  const [picks, setPicks] = useState<Choice[]>([]);
   // A new picker (search cleared) after each key made.
   const [generation, setGeneration] = useState(0);
   const [problems, setProblems] = useState<Partial<Record<keyof Draft, string>>>({});
@@ -340,8 +410,11 @@ function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedKey) => void }) 
   );
 }
 
-/** Search the catalog and pick tools or whole services; the picks become the key's allow-lists. */
-function AllowListPicker({ picks, onChange }: { picks: Pick[]; onChange: (picks: Pick[]) => void }) {
+/**
+ * Search the catalog and pick tools, whole services, or both; the picks become the key's allow-lists,
+ * and both must match. What they let through is shown live (after a short pause in the picking).
+ */
+function AllowListPicker({ picks, onChange }: { picks: Choice[]; onChange: (picks: Choice[]) => void }) {
   const { api } = useSession();
   const [text, setText] = useState("");
   const [query, setQuery] = useState("");
@@ -357,7 +430,7 @@ function AllowListPicker({ picks, onChange }: { picks: Pick[]; onChange: (picks:
     queryFn: () => unwrap(api.GET("/v1/services/public")),
   });
   const serviceName = (id: string) => services.data?.find((s) => s.id === id)?.name ?? "its service";
-  const add = (pick: Pick) => {
+  const add = (pick: Choice) => {
     if (!picks.some((p) => p.kind === pick.kind && p.id === pick.id)) onChange([...picks, pick]);
   };
   const search = () => setQuery(text.trim());
@@ -368,30 +441,52 @@ function AllowListPicker({ picks, onChange }: { picks: Pick[]; onChange: (picks:
       search();
     }
   };
+  const tools = picks.filter((p) => p.kind === "tool");
+  const serviceList = picks.filter((p) => p.kind === "service");
+  const chips = (kind: Choice["kind"], chosen: Choice[], none: string) =>
+    chosen.length === 0 ? (
+      <p className="muted allow-none">{none}</p>
+    ) : (
+      <ul className="chips" aria-label={kind === "tool" ? "Allowed tools" : "Allowed services"}>
+        {chosen.map((p) => (
+          <li key={p.id} className="chip">
+            <span>{p.label}</span>
+            <button type="button" className="chip-remove" onClick={() => onChange(picks.filter((q) => q !== p))}>
+              <span aria-hidden="true">×</span>
+              <span className="visually-hidden">
+                Remove {p.kind} {p.label}
+              </span>
+            </button>
+          </li>
+        ))}
+      </ul>
+    );
 
   return (
     <fieldset>
       <legend>Allowed tools and services</legend>
       <p className="hint" id="allow-list-hint">
-        Nothing picked: the key may call every tool. Pick tools, or whole services, to allow only those.
+        Pick tools, whole services, or both. Both must match: a tool is callable when it is one of the tools picked (or none is
+        picked) and its service is one of the services picked (or none is picked).
       </p>
-      {picks.length > 0 ? (
-        <ul className="chips" aria-label="Allowed">
-          {picks.map((p) => (
-            <li key={`${p.kind}:${p.id}`} className="chip">
-              <span>
-                <span className="muted">{p.kind}</span> {p.label}
-              </span>
-              <button type="button" className="chip-remove" onClick={() => onChange(picks.filter((q) => q !== p))}>
-                <span aria-hidden="true">×</span>
-                <span className="visually-hidden">
-                  Remove {p.kind} {p.label}
-                </span>
-              </button>
-            </li>
-          ))}
-        </ul>
-      ) : null}
+      <div className="allow-lists">
+        <div>
+          <p className="allow-title">Tools</p>
+          {chips("tool", tools, "Any tool")}
+        </div>
+        <p className="allow-and" aria-hidden="true">
+          and
+        </p>
+        <div>
+          <p className="allow-title">Services</p>
+          {chips("service", serviceList, "Any service")}
+        </div>
+      </div>
+      <CallableTools
+        tools={tools.length > 0 ? tools.map((p) => p.id) : null}
+        services={serviceList.length > 0 ? serviceList.map((p) => p.id) : null}
+        settleMs={300}
+      />
       <div className="search-row">
         <Field label="Search the catalog">
           {(props) => (

@@ -244,7 +244,8 @@ function TryIt({ d }: { d: Description }) {
     <section aria-labelledby="try-title" className="try-it">
       <h2 id="try-title">Try it</h2>
       <p className="muted">
-        Runs the tool with this browser's console key (an API key of yours in this organization, listed on the keys screen).
+        Runs the tool with the console key of this sign-in (an API key of yours in this organization, listed on the keys screen,
+        ending when you sign out).
       </p>
       <ParameterForm
         parameters={d.tool.parameters}

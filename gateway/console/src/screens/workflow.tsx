@@ -750,7 +750,7 @@ function RunPanel({ workflow }: { workflow: Workflow }) {
   return (
     <section aria-labelledby="workflow-run">
       <h2 id="workflow-run">Run</h2>
-      <p className="muted">Runs with this browser's console key, so each step is a call with its permissions and limits.</p>
+      <p className="muted">Runs with the console key of this sign-in, so each step is a call with its permissions and limits.</p>
       <form onSubmit={submit} className="content-form" noValidate>
         <label className="checkbox">
           <input type="checkbox" checked={asJson} onChange={(e) => setAsJson(e.target.checked)} />

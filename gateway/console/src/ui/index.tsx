@@ -134,6 +134,8 @@ const badgeKinds: Record<string, string> = {
   rejected: "bad",
   retired: "bad",
   revoked: "bad",
+  expired: "bad",
+  left_over: "warn",
 };
 
 export function Badge({ value, label }: { value: string; label?: string }) {
