@@ -6,6 +6,7 @@ import { randomUUID } from "node:crypto";
 import { fromBinary } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { HoldStatus } from "@toolport/proto/toolport/billing/v1/billing_resources_pb";
+import { Grant } from "@toolport/proto/toolport/common/v1/principal_pb";
 import { SpendLimitApproachingSchema } from "@toolport/proto/toolport/events/v1/events_pb";
 import { connect, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -396,5 +397,17 @@ describe("spending settings", () => {
     );
     expect(cleared.settings!.maxPerCallAtomic).toBe(0n);
     expect(cleared.settings!.dailyLimitAtomic).toBeUndefined();
+  });
+
+  it("are changed only with the manage_spending grant: a restricted key is refused and nothing changes", async () => {
+    const account = newAccount();
+    await billing.client.updateSpendingSettings({ maxPerCallAtomic: 42n }, as(account));
+    const restricted = as(account, { grants: [Grant.CALL_TOOLS] });
+    expect(await refusal(billing.client.updateSpendingSettings({ maxPerCallAtomic: 4_000_000n }, restricted))).toMatchObject({
+      code: Code.PermissionDenied,
+      reason: "key_restricted",
+    });
+    // Reading needs no grant; the value is the one set before.
+    expect((await billing.client.getSpendingSettings({}, restricted)).settings!.maxPerCallAtomic).toBe(42n);
   });
 });

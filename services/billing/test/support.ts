@@ -11,7 +11,7 @@ import type { Pool } from "@toolport/kit/pg";
 import { createServiceClient, principalHeader } from "@toolport/kit/rpc";
 import { type RunningService, startService } from "@toolport/kit/service";
 import { BillingService } from "@toolport/proto/toolport/billing/v1/billing_service_pb";
-import { AuthMethod, PrincipalSchema } from "@toolport/proto/toolport/common/v1/principal_pb";
+import { AuthMethod, Grant, OrgRole, PrincipalSchema } from "@toolport/proto/toolport/common/v1/principal_pb";
 import Stripe from "stripe";
 import { inject } from "vitest";
 import { serverUrl, testDatabase } from "../../../test/harness/db.js";
@@ -57,12 +57,21 @@ export function billingClient(url: string): Client<typeof BillingService> {
   return createServiceClient(BillingService, url, { timeoutMs: 30_000 });
 }
 
-/** A caller: gRPC call options carrying its principal. */
-export function as(accountId: string, extra: { isPlatformAdmin?: boolean; keyId?: string } = {}) {
+/** Every grant: what identity gives the owner of an organization using an unrestricted key. */
+const ownerGrants = Object.values(Grant).filter((g): g is Grant => typeof g === "number" && g !== Grant.UNSPECIFIED);
+
+/**
+ * A caller: gRPC call options carrying its principal, as identity writes it for an owner with an
+ * unrestricted key (`grants` narrows it, as identity would for a restricted key or a viewer).
+ */
+export function as(accountId: string, extra: { isPlatformAdmin?: boolean; keyId?: string; grants?: Grant[] } = {}) {
   const principal = create(PrincipalSchema, {
     accountId,
     organizationId: `org-${accountId}`,
     authMethod: AuthMethod.API_KEY,
+    orgRole: OrgRole.OWNER,
+    grants: ownerGrants,
+    roleGrants: ownerGrants,
     ...extra,
   });
   return { headers: principalHeader(principal) };

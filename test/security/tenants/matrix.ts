@@ -121,6 +121,16 @@ export const matrix: Record<string, Row> = {
     },
   },
   "GET /v1/api-keys": { query: { organization_id: "organization" } },
+  "POST /v1/api-keys/callable-tools": { body: (t) => ({ allowed_services: [t.service], allowed_tools: [t.tool] }) },
+  "POST /v1/auth/console-key": {
+    body: (t) => ({ organization_id: t.organization }),
+    cross: {
+      status: 403,
+      missing: 404,
+      why: "as POST /api-keys (the spec's rule for a key's organization): 404 unknown, 403 one the caller does not belong to",
+    },
+  },
+  "POST /v1/auth/logout": {},
   "DELETE /v1/api-keys/{key_id}": { params: { key_id: "key" } },
   "GET /v1/api-keys/{key_id}/usage": { params: { key_id: "key" } },
   "GET /v1/coding-client/mcp-json": { query: { org_id: "organization" } },

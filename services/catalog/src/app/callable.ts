@@ -22,12 +22,13 @@ export async function listCallableTools(
 ): Promise<Callable> {
   const limit = Math.min(100, Math.max(1, input.limit ?? CALLABLE_DEFAULT_LIMIT));
   const found = await callableTools(deps.pool, caller, input.services, input.tools, limit);
-  return { ...found, warnings: await warningsFor(deps, input.services, input.tools) };
+  return { ...found, warnings: await warningsFor(deps, caller, input.services, input.tools) };
 }
 
 /** Why the lists let less through than they seem to: each listed tool outside the listed services, and so on. */
 async function warningsFor(
   deps: Pick<CatalogDeps, "pool">,
+  caller: Caller,
   services: string[] | null,
   tools: string[] | null,
 ): Promise<string[]> {
@@ -35,7 +36,7 @@ async function warningsFor(
   if (services?.length === 0) warnings.push("allowed_services is an empty list: the key can call no tool");
   if (tools?.length === 0) warnings.push("allowed_tools is an empty list: the key can call no tool");
   if (!services?.length || !tools?.length) return warnings;
-  const listed = await toolsWithServices(deps.pool, tools);
+  const listed = await toolsWithServices(deps.pool, caller, tools);
   const allowedServices = new Set(services.map((id) => id.toLowerCase()));
   const servicesWithTools = new Set<string>();
   for (const tool of listed) {
@@ -46,10 +47,11 @@ async function warningsFor(
       );
     }
   }
-  const names = await serviceNamesById(deps.pool, services);
+  const names = await serviceNamesById(deps.pool, caller, services);
   for (const id of services) {
-    if (!servicesWithTools.has(id.toLowerCase())) {
-      const name = names.get(id.toLowerCase()) ?? id;
+    // A service the caller does not see is passed over like one that does not exist: nothing to say.
+    const name = names.get(id.toLowerCase());
+    if (name !== undefined && !servicesWithTools.has(id.toLowerCase())) {
       warnings.push(`${name} is in allowed_services but none of its tools is in allowed_tools: none of them is callable`);
     }
   }

@@ -454,21 +454,32 @@ export async function callableTools(
   return { count: BigInt(rows[0]?.total ?? "0"), tools: rows.filter((r) => r.id !== null) };
 }
 
-/** The listed tools that exist, each with its service (for the allow-lists' warnings). */
-export async function toolsWithServices(q: Queryable, ids: string[]): Promise<CallableToolRow[]> {
+/** Who may see which services, as SQL over services `s`: $2 the caller's organization, $3 platform admin. */
+const VISIBLE_TO_CALLER = "(s.visibility IN ('public', 'internal') OR s.organization_id = $2 OR $3)";
+
+/** The listed tools the caller sees, each with its service (for the allow-lists' warnings). */
+export async function toolsWithServices(
+  q: Queryable,
+  who: { organizationId: string; isPlatformAdmin: boolean },
+  ids: string[],
+): Promise<CallableToolRow[]> {
   const { rows } = await q.query<CallableToolRow>(
     `SELECT t.id::text AS id, t.name, s.id::text AS service_id, s.name AS service_name
-       FROM tools t JOIN services s ON s.id = t.service_id WHERE t.id = ANY($1::uuid[])`,
-    [ids.filter(isUuid)],
+       FROM tools t JOIN services s ON s.id = t.service_id WHERE t.id = ANY($1::uuid[]) AND ${VISIBLE_TO_CALLER}`,
+    [ids.filter(isUuid), who.organizationId, who.isPlatformAdmin],
   );
   return rows;
 }
 
-/** Names of the listed services that exist, by id (lower case). */
-export async function serviceNamesById(q: Queryable, ids: string[]): Promise<Map<string, string>> {
+/** Names of the listed services the caller sees, by id (lower case). */
+export async function serviceNamesById(
+  q: Queryable,
+  who: { organizationId: string; isPlatformAdmin: boolean },
+  ids: string[],
+): Promise<Map<string, string>> {
   const { rows } = await q.query<{ id: string; name: string }>(
-    "SELECT id::text AS id, name FROM services WHERE id = ANY($1::uuid[])",
-    [ids.filter(isUuid)],
+    `SELECT s.id::text AS id, s.name FROM services s WHERE s.id = ANY($1::uuid[]) AND ${VISIBLE_TO_CALLER}`,
+    [ids.filter(isUuid), who.organizationId, who.isPlatformAdmin],
   );
   return new Map(rows.map((r) => [r.id.toLowerCase(), r.name]));
 }
