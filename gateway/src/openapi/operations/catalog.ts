@@ -725,7 +725,9 @@ export const catalogOps = {
   getService: {
     operationId: "getService",
     summary: "A service, with its publishing facts",
-    description: "For those who manage it: the organization's owners and admins, and platform admins.",
+    description:
+      "For the members of the service's organization (every role reads) and those who manage it (platform admins); " +
+      "others who see the service get 403 `not_service_owner`.",
     tags: ["Services"],
     path: serviceId,
     responses: {
@@ -739,7 +741,7 @@ export const catalogOps = {
   listServiceTools: {
     operationId: "listServiceTools",
     summary: "Every tool of a service (publisher)",
-    description: "Inactive and sunset tools included.",
+    description: "Inactive and sunset tools included. Readable as the service is (members of its organization, managers).",
     tags: ["Services"],
     path: serviceId,
     responses: { 200: { description: "Tools.", schema: tools, example: [exampleTool] } },

@@ -169,6 +169,9 @@ export const oauthOps = {
   getOAuthClient: {
     operationId: "getOAuthClient",
     summary: "The service's OAuth client (publisher)",
+    description:
+      "For those who manage the service: its organization's owners and admins, and platform admins (others who see " +
+      "the service get 403 `not_service_owner`). The client secret is never returned.",
     tags: ["Services"],
     path: serviceId,
     responses: { 200: { description: "The registration.", schema: ref("OAuthClient"), example: exampleClient } },

@@ -366,6 +366,21 @@ export async function managedService(deps: CatalogDeps, idOrSlug: string, caller
   return service;
 }
 
+/**
+ * A service as its publisher's views show it (GET /services/{id} and its tools): to every member of its
+ * organization, any role (members read what their organization publishes, as GET /services lists it),
+ * and to whoever may manage it; 404 when the caller may not even see it, 403 when it sees but is not in it.
+ */
+export async function readableService(deps: CatalogDeps, idOrSlug: string, callerOrNull: Caller | null): Promise<ServiceRecord> {
+  const caller = requireCaller(callerOrNull);
+  const service = await findService(deps.pool, idOrSlug.trim());
+  if (!service || !canSee(service, caller)) {
+    throw notFound("service_not_found", `service ${idOrSlug} not found`, { details: { service_id: idOrSlug } });
+  }
+  if (service.organizationId === null || service.organizationId !== caller.organizationId) assertCanManage(service, caller);
+  return service;
+}
+
 export async function listManagedServices(
   deps: CatalogDeps,
   callerOrNull: Caller | null,
@@ -639,8 +654,8 @@ export async function deleteTool(deps: CatalogDeps, idOrSlug: string, caller: Ca
   await deps.index.remove([tool.id]).catch(() => {});
 }
 
-/** Every tool of a managed service, inactive and sunset ones included. */
+/** Every tool of a readable service, inactive and sunset ones included. */
 export async function listManagedServiceTools(deps: CatalogDeps, idOrSlug: string, caller: Caller | null) {
-  const service = await managedService(deps, idOrSlug, caller);
+  const service = await readableService(deps, idOrSlug, caller);
   return listToolsWithService(deps.pool, { serviceId: service.id, includeUnavailable: true });
 }

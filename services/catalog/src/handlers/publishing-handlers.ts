@@ -22,6 +22,7 @@ import {
   listManagedServices,
   listManagedServiceTools,
   managedService,
+  readableService,
   reimportService,
   requireCaller,
   updateService,
@@ -161,7 +162,7 @@ export function createPublishingHandlers(deps: CatalogDeps): Impl {
       return { services: services.map((s) => serviceToProto(s, stats.get(s.id))) };
     },
     async getService(req, context) {
-      const service = await managedService(deps, req.serviceId, callerOf(context));
+      const service = await readableService(deps, req.serviceId, callerOf(context));
       const stats = await serviceStats(deps.pool, [service.id]);
       return { service: serviceToProto(service, stats.get(service.id)), publishing: publishingToProto(service) };
     },

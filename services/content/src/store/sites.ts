@@ -109,8 +109,17 @@ export class SiteStore {
   }
 
   async delete(ownerId: string, id: string): Promise<boolean> {
-    const { rowCount } = await this.pool.query("DELETE FROM sites WHERE id = $1 AND owner_id = $2", [id, ownerId]);
-    return rowCount === 1;
+    // The delete locks the site, then (cascading) its crawl job; a crawl being claimed or finished at the
+    // same moment may hold them in the other order, and Postgres then ends one side with a deadlock
+    // (40P01). Nothing of the delete was done then: it is tried again.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const { rowCount } = await this.pool.query("DELETE FROM sites WHERE id = $1 AND owner_id = $2", [id, ownerId]);
+        return rowCount === 1;
+      } catch (err) {
+        if ((err as { code?: string }).code !== "40P01" || attempt >= 3) throw err;
+      }
+    }
   }
 
   /**

@@ -16,6 +16,7 @@ import { create, fromBinary, toBinary, toJson } from "@bufbuild/protobuf";
 import { timestampNow } from "@bufbuild/protobuf/wkt";
 import { type Client, Code, ConnectError } from "@connectrpc/connect";
 import { runInScope } from "@toolport/kit/context";
+import { readError } from "@toolport/kit/errors";
 import { Subjects } from "@toolport/kit/events";
 import { fromJsonBytes, jsonBytes } from "@toolport/kit/json-bytes";
 import { mcpTextJson, selectPath } from "@toolport/kit/json-path";
@@ -323,7 +324,8 @@ export class WorkflowRunner {
           status: "failed",
           tool_input: input,
           error: refusedKey ? `the API key that started this run was refused: ${e.rawMessage}` : e.rawMessage,
-          error_code: refusedKey ? "unauthenticated" : "refused",
+          // The refusal's own code where execution gave one (insufficient_role for a viewer's run).
+          error_code: refusedKey ? "unauthenticated" : readError(e).reason || "refused",
           duration_ms: Date.now() - started,
         },
       };

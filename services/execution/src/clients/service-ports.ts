@@ -267,7 +267,7 @@ export class GrpcIdentity implements IdentityPort {
     } catch (err) {
       // A key revoked (or whose owner left the organization) since the gateway resolved it: the caller's 401;
       // its owner made a viewer since then: the caller's 403.
-      throw translate("identity", err, { unauthenticated: true, insufficient_role: true });
+      throw translate("identity", err, { unauthenticated: true, key_organization_left: true, insufficient_role: true });
     }
     const rate = res.rateLimit;
     if (!rate || !res.windowStart)

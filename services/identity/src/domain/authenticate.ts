@@ -63,7 +63,7 @@ export const organizationNotFound = (id: string) =>
   });
 
 /** The key's owner has since left the organization the key is bound to: the key no longer works anywhere. */
-const keyOrganizationLeft = () =>
+export const keyOrganizationLeft = () =>
   unauthenticated("key_organization_left", "this key's organization no longer includes its owner");
 
 /** A selector that names no organization (not a UUID) is looked up as this id, which matches nothing. */

@@ -3,7 +3,7 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { IdentityService } from "@toolport/proto/toolport/identity/v1/identity_service_pb";
-import { invalidCredentials } from "../domain/authenticate.js";
+import { invalidCredentials, keyOrganizationLeft } from "../domain/authenticate.js";
 import { insufficientRole } from "../domain/authority.js";
 import { rateLimitRequest } from "../domain/counters.js";
 import { invalidField, isUuid } from "../domain/validation.js";
@@ -108,7 +108,7 @@ export function counterHandlers(deps: IdentityDeps): Impl {
       });
       // The key was revoked, or its owner left the call's organization, since the principal was
       // resolved: refused like Authenticate refuses it, and nothing was reserved.
-      if (!outcome.keyValid) throw invalidCredentials();
+      if (!outcome.keyValid) throw await whyKeyRefused(deps, check!);
       // Made a viewer since the principal was resolved (README "Permissions"): viewers do not call.
       if (!outcome.roleAllowsCalls) throw insufficientRole("viewer", "call this organization's tools");
       const refused = req.want > 0 && outcome.granted === 0;
@@ -140,4 +140,15 @@ export function counterHandlers(deps: IdentityDeps): Impl {
       };
     },
   };
+}
+
+/**
+ * Why the lease's key check failed, worded as Authenticate would word it (looked up only on this rare
+ * path): the key's owner left the organization the key is bound to, or the key is not valid.
+ */
+async function whyKeyRefused(deps: IdentityDeps, check: { keyId: string }): Promise<Error> {
+  const key = await deps.keys.keyById(check.keyId);
+  const live = key && !key.revokedAt && (!key.expiresAt || key.expiresAt > new Date());
+  if (live && !(await deps.organizations.membership(key.organizationId, key.accountId))) return keyOrganizationLeft();
+  return invalidCredentials();
 }
