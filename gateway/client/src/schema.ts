@@ -313,7 +313,7 @@ export interface paths {
         };
         /**
          * A service, with its publishing facts
-         * @description For those who manage it: the organization's owners and admins, and platform admins.
+         * @description For the members of the service's organization (every role reads) and those who manage it (platform admins); others who see the service get 403 `not_service_owner`.
          */
         get: operations["getService"];
         put?: never;
@@ -338,7 +338,7 @@ export interface paths {
         };
         /**
          * Every tool of a service (publisher)
-         * @description Inactive and sunset tools included.
+         * @description Inactive and sunset tools included. Readable as the service is (members of its organization, managers).
          */
         get: operations["listServiceTools"];
         put?: never;
@@ -404,7 +404,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The service's OAuth client (publisher) */
+        /**
+         * The service's OAuth client (publisher)
+         * @description For those who manage the service: its organization's owners and admins, and platform admins (others who see the service get 403 `not_service_owner`). The client secret is never returned.
+         */
         get: operations["getOAuthClient"];
         /**
          * Register the service's OAuth client (publisher)
