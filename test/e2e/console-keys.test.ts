@@ -12,6 +12,8 @@ import { gatewayClient } from "../harness/http.js";
 import {
   type ConsolePage,
   type ConsoleStack,
+  checkScreen,
+  expectClean,
   LAPTOP,
   launchBrowser,
   newPerson,
@@ -19,6 +21,7 @@ import {
   PHONE,
   screenshot,
   seriousViolations,
+  sessionOf,
   signUp,
   startConsoleStack,
 } from "./console-support.js";
@@ -26,45 +29,6 @@ import { fund } from "./execution-support.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON answers, read field by field and checked with expect
 type Json = any;
-
-interface SignedIn {
-  token: string;
-  accountId: string;
-  orgId: string;
-}
-
-/** The session the console keeps in this page's storage, and the organization it acts in. */
-async function sessionOf(page: Page): Promise<SignedIn> {
-  const raw = (await page.evaluate(`(() => {
-    const session = JSON.parse(localStorage.getItem("toolport.session"));
-    const orgId = localStorage.getItem("toolport.organization." + session.accountId);
-    return { token: session.token, accountId: session.accountId, orgId };
-  })()`)) as { token: string; accountId: string; orgId: string | null };
-  if (!raw.orgId) throw new Error("the console chose no organization");
-  return { token: raw.token, accountId: raw.accountId, orgId: raw.orgId };
-}
-
-/**
- * Scans the screen and captures it at laptop and phone width (scrolled to `show`, else to the top),
- * ending at laptop width.
- */
-async function checkScreen(page: Page, name: string, show?: Locator): Promise<void> {
-  for (const viewport of [LAPTOP, PHONE]) {
-    await page.setViewportSize(viewport);
-    await page.getByRole("heading", { level: 1 }).waitFor();
-    expect(await seriousViolations(page)).toEqual([]);
-    await page.evaluate("window.scrollTo(0, 0)");
-    const box = show ? await show.boundingBox() : null;
-    if (box) await page.evaluate(`window.scrollTo(0, ${Math.max(0, box.y - 16)})`);
-    await screenshot(page, name);
-  }
-  await page.setViewportSize(LAPTOP);
-}
-
-function expectClean(c: ConsolePage): void {
-  expect(c.errors).toEqual([]);
-  expect(c.offsite).toEqual([]);
-}
 
 describe("the console's keys, wallet and assistant screens", () => {
   let s: ConsoleStack;

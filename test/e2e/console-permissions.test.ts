@@ -16,13 +16,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type ConsolePage,
   type ConsoleStack,
+  checkScreen,
+  expectClean,
   LAPTOP,
   launchBrowser,
   newPerson,
   openConsole,
   PHONE,
+  type SignedIn,
   screenshot,
   seriousViolations,
+  sessionOf,
   signIn,
   signUp,
   startConsoleStack,
@@ -30,41 +34,6 @@ import {
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON answers, read field by field and checked with expect
 type Json = any;
-
-interface Me {
-  token: string;
-  accountId: string;
-  orgId: string;
-}
-
-/** The session the console keeps in this page's storage, and the organization it acts in. */
-async function sessionOf(page: Page): Promise<Me> {
-  const raw = (await page.evaluate(`(() => {
-    const session = JSON.parse(localStorage.getItem("toolport.session"));
-    const orgId = localStorage.getItem("toolport.organization." + session.accountId);
-    return { token: session.token, accountId: session.accountId, orgId };
-  })()`)) as { token: string; accountId: string; orgId: string | null };
-  if (!raw.orgId) throw new Error("the console chose no organization");
-  return { token: raw.token, accountId: raw.accountId, orgId: raw.orgId };
-}
-
-/** Scans the screen and captures it at laptop and phone width (scrolled to `show`), ending at laptop width. */
-async function checkScreen(page: Page, name: string, show: Locator): Promise<void> {
-  for (const viewport of [LAPTOP, PHONE]) {
-    await page.setViewportSize(viewport);
-    expect(await seriousViolations(page)).toEqual([]);
-    await page.evaluate("window.scrollTo(0, 0)");
-    const box = await show.boundingBox();
-    if (box) await page.evaluate(`window.scrollTo(0, ${Math.max(0, box.y - 16)})`);
-    await screenshot(page, name);
-  }
-  await page.setViewportSize(LAPTOP);
-}
-
-function expectClean(c: ConsolePage): void {
-  expect(c.errors).toEqual([]);
-  expect(c.offsite).toEqual([]);
-}
 
 describe("the console's allow-lists and console keys", () => {
   let s: ConsoleStack;
@@ -92,7 +61,7 @@ describe("the console's allow-lists and console keys", () => {
   };
 
   /** What the gateway says a pair of allow-lists lets through (the number the console must show). */
-  const callable = async (me: Me, lists: { allowed_services: string[] | null; allowed_tools: string[] | null }) => {
+  const callable = async (me: SignedIn, lists: { allowed_services: string[] | null; allowed_tools: string[] | null }) => {
     const res = await api("/api-keys/callable-tools", { token: me.token, org: me.orgId, method: "POST", body: lists });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     return res.body as { count: number; tools: Json[]; warnings: string[] };
@@ -105,7 +74,7 @@ describe("the console's allow-lists and console keys", () => {
   };
 
   /** Console keys of the person (this organization), revoked ones included. */
-  const consoleKeys = async (me: Me) => {
+  const consoleKeys = async (me: SignedIn) => {
     const res = await api(`/api-keys?organization_id=${me.orgId}&include_revoked=true`, { token: me.token });
     expect(res.status).toBe(200);
     return (res.body as Json[]).filter((k) => k.console_key !== null);

@@ -9,7 +9,8 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { type Browser, type BrowserContext, chromium, type Locator, type Page } from "playwright-core";
+import { expect } from "vitest";
 import { findChromium } from "../../deploy/local/infra.mjs";
 import { type ProcessName, repoRoot, type Stack, startStack } from "../harness/stack.js";
 import { STRIPE_WEBHOOK_SECRET } from "./execution-support.js";
@@ -169,4 +170,46 @@ export async function screenshot(page: Page, name: string): Promise<void> {
     mkdirSync(dir, { recursive: true });
     writeFileSync(path.join(dir, `${name}-${viewport.width}x${viewport.height}.png`), png);
   }
+}
+
+/** Who is signed in on a page, as the console keeps it in the page's storage. */
+export interface SignedIn {
+  token: string;
+  accountId: string;
+  /** The organization the console acts in. */
+  orgId: string;
+}
+
+/** The session the console keeps in this page's storage, and the organization it acts in. */
+export async function sessionOf(page: Page): Promise<SignedIn> {
+  const raw = (await page.evaluate(`(() => {
+    const session = JSON.parse(localStorage.getItem("toolport.session"));
+    const orgId = localStorage.getItem("toolport.organization." + session.accountId);
+    return { token: session.token, accountId: session.accountId, orgId };
+  })()`)) as { token: string; accountId: string; orgId: string | null };
+  if (!raw.orgId) throw new Error("the console chose no organization");
+  return { token: raw.token, accountId: raw.accountId, orgId: raw.orgId };
+}
+
+/**
+ * Scans the screen and captures it at laptop and phone width (scrolled to `show`, else to the top),
+ * ending at laptop width.
+ */
+export async function checkScreen(page: Page, name: string, show?: Locator): Promise<void> {
+  for (const viewport of [LAPTOP, PHONE]) {
+    await page.setViewportSize(viewport);
+    await page.getByRole("heading", { level: 1 }).waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.evaluate("window.scrollTo(0, 0)");
+    const box = show ? await show.boundingBox() : null;
+    if (box) await page.evaluate(`window.scrollTo(0, ${Math.max(0, box.y - 16)})`);
+    await screenshot(page, name);
+  }
+  await page.setViewportSize(LAPTOP);
+}
+
+/** The page logged no error and asked nothing of another origin. */
+export function expectClean(c: ConsolePage): void {
+  expect(c.errors).toEqual([]);
+  expect(c.offsite).toEqual([]);
 }

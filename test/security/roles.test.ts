@@ -50,11 +50,9 @@ import {
   runMatrix,
   send,
   settle,
-  tableRow,
-  tally,
 } from "./roles/runner.js";
 import { IDENTITY_SECRET_KEY } from "./tenants/accounts.js";
-import { credentialedOperations, type Operation } from "./tenants/cases.js";
+import { credentialedOperations, expectRowsCover, type Operation, tableRow, tally } from "./tenants/cases.js";
 
 /** xpub of the well-known test mnemonic: crypto funding answers (as in the MCP server's test). */
 const DEPOSIT_XPUB =
@@ -126,23 +124,7 @@ describe("roles and keys inside an organization", () => {
   });
 
   it("has a row for every credentialed operation of the document, and none for an operation that is gone", () => {
-    const described = operations.map((o) => o.key).sort();
-    const keys = Object.keys(rows).sort();
-    expect(
-      described.filter((k) => !keys.includes(k)),
-      "credentialed operations without a row in roles/rows.ts",
-    ).toEqual([]);
-    expect(
-      keys.filter((k) => !described.includes(k)),
-      "rows for operations the document does not have",
-    ).toEqual([]);
-    for (const op of operations) {
-      const params = [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!).sort();
-      expect(Object.keys(paramsOf(op.key)).sort(), `${op.key}: path parameters`).toEqual(params);
-    }
-    for (const p of Object.values(org.people)) {
-      if (!p.orgKey) console.log(`the ${p.role} has no organization key: making one was refused (${p.orgKeyRefused})`);
-    }
+    expectRowsCover(operations, Object.keys(rows), (key) => Object.keys(paramsOf(key)), "roles/rows.ts");
   });
 
   it("answers each role and credential form as README 'Permissions' says; a refusal changes nothing", async () => {

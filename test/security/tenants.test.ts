@@ -33,7 +33,7 @@ import { type Receiver, startHttpsReceiver, testCertificates } from "../harness/
 import { type OAuthServer, startOAuthServer } from "../harness/oauth-server.js";
 import { until } from "../harness/wait.js";
 import { createTenant, IDENTITY_SECRET_KEY, type IdName, type Tenant } from "./tenants/accounts.js";
-import { checks, credentialedOperations, type Operation, type Outcome } from "./tenants/cases.js";
+import { checks, credentialedOperations, expectRowsCover, type Operation, tableRow, tally } from "./tenants/cases.js";
 import { type AimContext, matrix, readBack } from "./tenants/matrix.js";
 
 /** Fields that change after the fact from events, not from requests: left out of the read-back. */
@@ -49,18 +49,6 @@ function stable(value: unknown): unknown {
     );
   }
   return value;
-}
-
-/** Cases run and passed, grouped by `group`. */
-function tally(outcomes: Outcome[], group: (o: Outcome) => string): Map<string, { run: number; passed: number }> {
-  const out = new Map<string, { run: number; passed: number }>();
-  for (const o of outcomes) {
-    const entry = out.get(group(o)) ?? { run: 0, passed: 0 };
-    entry.run++;
-    if (o.problems.length === 0) entry.passed++;
-    out.set(group(o), entry);
-  }
-  return out;
 }
 
 describe("tenant matrix", () => {
@@ -125,20 +113,7 @@ describe("tenant matrix", () => {
   });
 
   it("has a row for every credentialed operation of the document, and none for an operation that is gone", () => {
-    const described = operations.map((o) => o.key).sort();
-    const rows = Object.keys(matrix).sort();
-    expect(
-      described.filter((k) => !rows.includes(k)),
-      "credentialed operations without a row",
-    ).toEqual([]);
-    expect(
-      rows.filter((k) => !described.includes(k)),
-      "rows for operations the document does not have",
-    ).toEqual([]);
-    for (const op of operations) {
-      const params = [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!).sort();
-      expect(Object.keys(matrix[op.key]!.params ?? {}).sort(), `${op.key}: path parameters`).toEqual(params);
-    }
+    expectRowsCover(operations, Object.keys(matrix), (key) => Object.keys(matrix[key]!.params ?? {}), "tenants/matrix.ts");
   });
 
   it("refuses bad credentials with 401 and answers another tenant as if A's objects did not exist", async () => {
@@ -153,16 +128,14 @@ describe("tenant matrix", () => {
     for (const op of operations.filter((o) => o.method === "DELETE")) await matrixChecks.all(op);
 
     const { outcomes } = matrixChecks;
-    const byOp = [...tally(outcomes, (o) => o.op)].sort(([x], [y]) => x.localeCompare(y));
-    const row = (name: string, e: { run: number; passed: number }, width: number) =>
-      `  ${name.padEnd(width)} ${String(e.run).padStart(4)} ${String(e.passed).padStart(4)}`;
+    const byOp = tally(outcomes, (o) => o.op).sort(([x], [y]) => x.localeCompare(y));
     const passed = outcomes.filter((o) => o.problems.length === 0).length;
     console.log(
       [
         "tenant matrix, by operation: cases run, passed",
-        ...byOp.map(([op, e]) => row(op, e, 68)),
+        ...byOp.map(([op, e]) => tableRow(op, e, 68)),
         "by case: cases run, passed",
-        ...[...tally(outcomes, (o) => o.name)].map(([name, e]) => row(name, e, 40)),
+        ...tally(outcomes, (o) => o.name).map(([name, e]) => tableRow(name, e, 40)),
         `total: ${byOp.length} operations, ${outcomes.length} cases, ${passed} passed; ` +
           `${((performance.now() - started) / 1000).toFixed(1)} s since the file started`,
       ].join("\n"),

@@ -354,22 +354,6 @@ export async function runMatrix(ctx: MatrixContext, cases: Case[]): Promise<Outc
   return outcomes;
 }
 
-/** Cases run and passed, grouped by `group`. */
-export function tally(outcomes: Outcome[], group: (o: Outcome) => string): Array<[string, { run: number; passed: number }]> {
-  const out = new Map<string, { run: number; passed: number }>();
-  for (const o of outcomes) {
-    const entry = out.get(group(o)) ?? { run: 0, passed: 0 };
-    entry.run++;
-    if (o.problems.length === 0) entry.passed++;
-    out.set(group(o), entry);
-  }
-  return [...out.entries()];
-}
-
-export function tableRow(name: string, e: { run: number; passed: number }, width: number): string {
-  return `  ${name.padEnd(width)} ${String(e.run).padStart(5)} ${String(e.passed).padStart(5)}`;
-}
-
 export function failureLine(o: Outcome): string {
   return `${o.op} [${o.variant}] ${o.role} / ${o.form}: ${o.problems.join("; ")}`;
 }

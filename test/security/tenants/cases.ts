@@ -5,6 +5,7 @@
  * test can aim them at the attacker's own objects and see them fail.
  */
 import { randomBytes, randomUUID } from "node:crypto";
+import { expect } from "vitest";
 import type { Call, RequestOptions } from "../../harness/http.js";
 import type { IdName, Tenant, TenantIds } from "./accounts.js";
 import type { AimContext, Row } from "./matrix.js";
@@ -195,4 +196,50 @@ export function checks(call: Call, rows: Record<string, Row>, ctx: AimContext, v
   }
 
   return { outcomes, refused, compared, ownView, all };
+}
+
+/** Cases run and passed, grouped by `group` (for the matrices' printed tables). */
+export function tally<T extends { problems: string[] }>(
+  outcomes: T[],
+  group: (o: T) => string,
+): Array<[string, { run: number; passed: number }]> {
+  const out = new Map<string, { run: number; passed: number }>();
+  for (const o of outcomes) {
+    const entry = out.get(group(o)) ?? { run: 0, passed: 0 };
+    entry.run++;
+    if (o.problems.length === 0) entry.passed++;
+    out.set(group(o), entry);
+  }
+  return [...out.entries()];
+}
+
+/** One line of a printed table: the name, cases run, cases passed. */
+export function tableRow(name: string, e: { run: number; passed: number }, width: number): string {
+  return `  ${name.padEnd(width)} ${String(e.run).padStart(5)} ${String(e.passed).padStart(5)}`;
+}
+
+/**
+ * A matrix covers the document: a row for every credentialed operation, none for an operation that is
+ * gone, and each row's path parameters those of its operation.
+ */
+export function expectRowsCover(
+  operations: Operation[],
+  rowKeys: string[],
+  paramsOf: (key: string) => string[],
+  where: string,
+): void {
+  const described = operations.map((o) => o.key).sort();
+  const keys = [...rowKeys].sort();
+  expect(
+    described.filter((k) => !keys.includes(k)),
+    `credentialed operations without a row in ${where}`,
+  ).toEqual([]);
+  expect(
+    keys.filter((k) => !described.includes(k)),
+    "rows for operations the document does not have",
+  ).toEqual([]);
+  for (const op of operations) {
+    const params = [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!).sort();
+    expect([...paramsOf(op.key)].sort(), `${op.key}: path parameters`).toEqual(params);
+  }
 }
