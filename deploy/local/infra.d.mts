@@ -49,6 +49,8 @@ export function startPostgres(options: {
   logFile?: string;
   bins?: PostgresBin;
   timeoutMs?: number;
+  /** Server settings for this start, passed as `-c name=value` (e.g. `{ max_connections: 300 }`). */
+  settings?: Record<string, string | number>;
 }): Promise<RunningServer>;
 
 export function startNats(options: {

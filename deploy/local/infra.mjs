@@ -227,9 +227,19 @@ function pgReady(dataDir, pid) {
 /**
  * Start Postgres on 127.0.0.1:port with its cluster in dataDir (created on first use: superuser
  * `toolport`, trust auth, UTF8; reused later). `fast` trades durability for speed (tests only).
- * Output goes to logFile (default `<dataDir>.log`).
+ * `settings` are server settings for this start (`{ max_connections: 300 }`). Output goes to logFile
+ * (default `<dataDir>.log`).
  */
-export async function startPostgres({ dataDir, port, log: logTo, fast = false, logFile, bins, timeoutMs = 30_000 }) {
+export async function startPostgres({
+  dataDir,
+  port,
+  log: logTo,
+  fast = false,
+  logFile,
+  bins,
+  timeoutMs = 30_000,
+  settings = {},
+}) {
   const log = asLog(logTo);
   bins ??= findPostgresBin() ?? ensureBinaries({ nats: false, log }).postgres;
   dataDir = path.resolve(dataDir);
@@ -267,6 +277,7 @@ export async function startPostgres({ dataDir, port, log: logTo, fast = false, l
 
   const args = ["-D", dataDir, "-p", String(port), "-k", socketDir, "-c", "listen_addresses=127.0.0.1"];
   if (fast) args.push("-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off");
+  for (const [name, value] of Object.entries(settings)) args.push("-c", `${name}=${value}`);
   // Spawned straight under the postgres uid rather than through `runuser`: runuser keeps a parent
   // process that turns our SIGTERM into a SIGKILL after 2 s; this way the pid we hold is the
   // postmaster itself.

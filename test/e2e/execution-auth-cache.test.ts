@@ -222,8 +222,10 @@ describe("principal cache on tool calls (two gateways)", () => {
     const beforeBound = await counters(bound);
     const beforePersonal = await counters(personal);
 
-    // The cached principals are refused by the allowance re-check (reason `unauthenticated`), nothing counted...
-    expectError(await builtIn(b, bound), 401, "unauthenticated");
+    // The cached principals are refused by the allowance re-check, with Authenticate's reason for the
+    // organization's key (its owner left: dead everywhere) and `unauthenticated` for the personal key's
+    // membership, nothing counted...
+    expectError(await builtIn(b, bound), 401, "key_organization_left");
     const refusedBatch = await builtInBatch(b, personal, inOrg);
     expectError(refusedBatch, 401, "unauthenticated");
     expect(refusedBatch.body.results).toBeUndefined();

@@ -20,7 +20,15 @@ declare module "vitest" {
 export default async function setup(project: TestProject) {
   const root = await mkdtemp(path.join(os.tmpdir(), "toolport-test-"));
   const quiet = { info() {}, warn() {}, error: console.error };
-  const pg = await startPostgres({ dataDir: path.join(root, "pg"), port: await freePort(), log: quiet, fast: true });
+  // Two test files run at once, each with whole stacks (six services' pools, up to 10 connections each)
+  // and, in the matrices, a pool per database to fingerprint them: more than Postgres' default 100.
+  const pg = await startPostgres({
+    dataDir: path.join(root, "pg"),
+    port: await freePort(),
+    log: quiet,
+    fast: true,
+    settings: { max_connections: 300 },
+  });
   const nats = await startNats({ storeDir: path.join(root, "nats"), port: await freePort(), log: quiet });
   project.provide("pgUrl", pg.url);
   project.provide("natsUrl", nats.url);
