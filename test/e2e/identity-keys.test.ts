@@ -282,6 +282,31 @@ describe("API keys, organizations, usage and the client helper", () => {
       expectError(await second("GET", "/api-keys", { key: key.key }), 401, "unauthenticated");
     });
 
+    it("revokes the keys made with a key along with it, and a key made with a console key ends with the sign-in", async () => {
+      const parent = await createKey(call, { token: owner.token });
+      const child = await createKey(call, { key: parent.key }, { name: "child" });
+      const grandchild = await createKey(call, { key: child.key }, { name: "grandchild" });
+      const other = await createKey(call, { token: owner.token });
+      expect((await second("GET", "/api-keys", { key: grandchild.key })).status).toBe(200);
+      expect((await call("DELETE", `/api-keys/${parent.id}`, { token: owner.token })).status).toBe(200);
+      // Every key made with it, directly or not, is refused on its next use on every gateway...
+      for (const made of [parent, child, grandchild]) {
+        expectError(await second("GET", "/api-keys", { key: made.key }), 401, "unauthenticated");
+      }
+      // ...and another key of the same account is not touched.
+      expect((await second("GET", "/api-keys", { key: other.key })).status).toBe(200);
+
+      const consoleKey = await call("POST", "/auth/console-key", { token: owner.token, body: {} });
+      expect(consoleKey.status, JSON.stringify(consoleKey.body)).toBe(200);
+      expect(consoleKey.body.expires_at).toEqual(expect.any(String));
+      const made = await call("POST", "/api-keys", { key: consoleKey.body.key, body: { name: "made in the console" } });
+      expect(made.status, JSON.stringify(made.body)).toBe(200);
+      expect(made.body).toMatchObject({ created_by_key_id: consoleKey.body.id, expires_at: consoleKey.body.expires_at });
+      // Signing out revokes it with the console key.
+      expect((await call("POST", "/auth/logout", { token: owner.token })).body).toEqual({ revoked_keys: 2 });
+      expectError(await second("GET", "/api-keys", { key: made.body.key }), 401, "unauthenticated");
+    });
+
     it("selects the organization with svc-org-id, 404 for a non-member, and keeps the last owner", async () => {
       expectError(
         await call("GET", "/api-keys", { token: owner.token, headers: { "svc-org-id": outsider.organizationId } }),

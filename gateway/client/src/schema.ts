@@ -758,7 +758,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke an API key
-         * @description By the key's own account, or an owner or admin of the key's organization, an owner's key included (anyone else gets 404). A restricted key revokes only itself and the keys it made (403 `key_restricted`). Immediate on every replica; revoking a revoked key answers it again.
+         * @description By the key's own account, or an owner or admin of the key's organization, an owner's key included (anyone else gets 404). A restricted key revokes only itself and the keys it made (403 `key_restricted`). The keys made with it (and with those) are revoked with it. Immediate on every replica; revoking a revoked key answers it again.
          */
         delete: operations["revokeApiKey"];
         options?: never;

@@ -5,7 +5,7 @@
  * took it away (403 `key_restricted`) or the role did (403 `insufficient_role`).
  */
 import { Grant, OrgRole, type Principal } from "@toolport/proto/toolport/common/v1/principal_pb";
-import { permissionDenied } from "./errors.js";
+import { type DomainError, permissionDenied } from "./errors.js";
 
 export { Grant };
 
@@ -30,19 +30,28 @@ export function authorityOf(p: Principal): Authority {
   return { grants: new Set(p.grants), roleGrants: new Set(p.roleGrants), role: roleNames[p.orgRole] };
 }
 
-/** Throws 403 unless the caller holds `grant`; `action` completes "cannot ..." in the message. */
-export function requireGrant(authority: Authority, grant: Grant, action: string): void {
-  if (authority.grants.has(grant)) return;
+/**
+ * Why the caller may not do an action needing `grant` (403), or null when it holds the grant; `action`
+ * completes "cannot ..." in the message.
+ */
+export function grantRefusal(authority: Authority, grant: Grant, action: string): DomainError | null {
+  if (authority.grants.has(grant)) return null;
   if (authority.roleGrants.has(grant)) {
-    throw permissionDenied("key_restricted", `a key with permissions cannot ${action}; use an unrestricted key or a JWT`, {
+    return permissionDenied("key_restricted", `a key with permissions cannot ${action}; use an unrestricted key or a JWT`, {
       details: { action },
     });
   }
-  throw permissionDenied(
+  return permissionDenied(
     "insufficient_role",
     `a ${authority.role ?? "member without a role"} of this organization cannot ${action}`,
     {
       details: { role: authority.role, action },
     },
   );
+}
+
+/** Throws grantRefusal's 403 unless the caller holds `grant`. */
+export function requireGrant(authority: Authority, grant: Grant, action: string): void {
+  const refusal = grantRefusal(authority, grant, action);
+  if (refusal) throw refusal;
 }

@@ -424,62 +424,62 @@ export interface CallableToolRow {
   service_name: string;
 }
 
+/** Who asks, for the visibility filter. */
+export interface Viewer {
+  organizationId: string;
+  isPlatformAdmin: boolean;
+}
+
+/**
+ * The services `s` a signed-in caller sees (domain/access.ts `canSee`, as SQL): public and internal
+ * ones, its organization's, and all for a platform admin. $1 is the caller's organization, $2 the
+ * platform-admin flag.
+ */
+const SEEN_BY_CALLER = "(s.visibility IN ('public', 'internal') OR s.organization_id = $1 OR $2)";
+const viewerParams = (who: Viewer) => [who.organizationId, who.isPlatformAdmin];
+
+const CALLABLE_ROW = "t.id::text AS id, t.name, s.id::text AS service_id, s.name AS service_name";
+
 /**
  * The active, unsunset tools of live services the caller sees that pass both allow-lists (null = all),
- * counted, and the first `limit` by service name then tool name. One statement; it reads only the rows
- * the lists and the visibility let through, never the whole catalog into memory.
+ * counted, and the first `limit` by service name then tool name. One statement that reads only the rows
+ * the lists and the visibility let through, never the whole catalog into memory (test/bench/callable-tools.ts).
  */
 export async function callableTools(
   q: Queryable,
-  who: { organizationId: string; isPlatformAdmin: boolean },
+  who: Viewer,
   services: string[] | null,
   tools: string[] | null,
   limit: number,
 ): Promise<{ count: bigint; tools: CallableToolRow[] }> {
   const { rows } = await q.query<CallableToolRow & { total: string }>(
-    `WITH hit AS (
-       SELECT t.id::text AS id, t.name, s.id::text AS service_id, s.name AS service_name
-         FROM tools t JOIN services s ON s.id = t.service_id
-        WHERE t.status = 'active' AND s.status <> 'retired' AND (t.sunset_date IS NULL OR t.sunset_date > now())
-          AND ($1::uuid[] IS NULL OR s.id = ANY($1::uuid[]))
-          AND ($2::uuid[] IS NULL OR t.id = ANY($2::uuid[]))
-          AND (s.visibility IN ('public', 'internal') OR s.organization_id = $3 OR $4)
-     )
-     SELECT h.*, (SELECT count(*) FROM hit)::text AS total
-       FROM (SELECT * FROM hit ORDER BY service_name, name, id LIMIT $5) h
-     UNION ALL
-     SELECT NULL, NULL, NULL, NULL, (SELECT count(*) FROM hit)::text WHERE NOT EXISTS (SELECT 1 FROM hit)`,
-    [services?.filter(isUuid) ?? null, tools?.filter(isUuid) ?? null, who.organizationId, who.isPlatformAdmin, limit],
+    `SELECT ${CALLABLE_ROW}, count(*) OVER ()::text AS total
+       FROM tools t JOIN services s ON s.id = t.service_id
+      WHERE ${SEEN_BY_CALLER}
+        AND t.status = 'active' AND s.status <> 'retired' AND (t.sunset_date IS NULL OR t.sunset_date > now())
+        AND ($3::uuid[] IS NULL OR s.id = ANY($3::uuid[]))
+        AND ($4::uuid[] IS NULL OR t.id = ANY($4::uuid[]))
+      ORDER BY s.name, t.name, t.id LIMIT $5`,
+    [...viewerParams(who), services?.filter(isUuid) ?? null, tools?.filter(isUuid) ?? null, limit],
   );
-  return { count: BigInt(rows[0]?.total ?? "0"), tools: rows.filter((r) => r.id !== null) };
+  return { count: BigInt(rows[0]?.total ?? "0"), tools: rows.map(({ total: _, ...row }) => row) };
 }
 
-/** Who may see which services, as SQL over services `s`: $2 the caller's organization, $3 platform admin. */
-const VISIBLE_TO_CALLER = "(s.visibility IN ('public', 'internal') OR s.organization_id = $2 OR $3)";
-
 /** The listed tools the caller sees, each with its service (for the allow-lists' warnings). */
-export async function toolsWithServices(
-  q: Queryable,
-  who: { organizationId: string; isPlatformAdmin: boolean },
-  ids: string[],
-): Promise<CallableToolRow[]> {
+export async function toolsWithServices(q: Queryable, who: Viewer, ids: string[]): Promise<CallableToolRow[]> {
   const { rows } = await q.query<CallableToolRow>(
-    `SELECT t.id::text AS id, t.name, s.id::text AS service_id, s.name AS service_name
-       FROM tools t JOIN services s ON s.id = t.service_id WHERE t.id = ANY($1::uuid[]) AND ${VISIBLE_TO_CALLER}`,
-    [ids.filter(isUuid), who.organizationId, who.isPlatformAdmin],
+    `SELECT ${CALLABLE_ROW} FROM tools t JOIN services s ON s.id = t.service_id
+      WHERE ${SEEN_BY_CALLER} AND t.id = ANY($3::uuid[])`,
+    [...viewerParams(who), ids.filter(isUuid)],
   );
   return rows;
 }
 
 /** Names of the listed services the caller sees, by id (lower case). */
-export async function serviceNamesById(
-  q: Queryable,
-  who: { organizationId: string; isPlatformAdmin: boolean },
-  ids: string[],
-): Promise<Map<string, string>> {
+export async function serviceNamesById(q: Queryable, who: Viewer, ids: string[]): Promise<Map<string, string>> {
   const { rows } = await q.query<{ id: string; name: string }>(
-    `SELECT s.id::text AS id, s.name FROM services s WHERE s.id = ANY($1::uuid[]) AND ${VISIBLE_TO_CALLER}`,
-    [ids.filter(isUuid), who.organizationId, who.isPlatformAdmin],
+    `SELECT s.id::text AS id, s.name FROM services s WHERE ${SEEN_BY_CALLER} AND s.id = ANY($3::uuid[])`,
+    [...viewerParams(who), ids.filter(isUuid)],
   );
   return new Map(rows.map((r) => [r.id.toLowerCase(), r.name]));
 }

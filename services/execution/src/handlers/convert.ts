@@ -3,7 +3,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { unauthenticated } from "@toolport/kit/errors";
-import { authorityOf, Grant, requireGrant } from "@toolport/kit/grants";
+import { authorityOf, Grant, grantRefusal } from "@toolport/kit/grants";
 import { jsonBytes } from "@toolport/kit/json-bytes";
 import { ErrorDetailSchema } from "@toolport/proto/toolport/common/v1/errors_pb";
 import type { Principal } from "@toolport/proto/toolport/common/v1/principal_pb";
@@ -40,17 +40,8 @@ export function callerFromPrincipal(p: Principal | undefined): Caller {
     maxCostPerCallCents: perms?.maxCostPerCallCents,
     dailySpendLimitCents: perms?.dailySpendLimitCents,
     requireConfirmation: perms?.requireConfirmation ?? false,
-    callRefusal: refusalOf(() => requireGrant(authorityOf(p), Grant.CALL_TOOLS, "call this organization's tools")),
+    callRefusal: grantRefusal(authorityOf(p), Grant.CALL_TOOLS, "call this organization's tools"),
   };
-}
-
-function refusalOf(check: () => void): Error | null {
-  try {
-    check();
-    return null;
-  } catch (err) {
-    return err as Error;
-  }
 }
 
 const errorClasses: Record<ErrorClassName, ErrorClass> = {

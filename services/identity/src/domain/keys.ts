@@ -69,6 +69,8 @@ export async function createKey(
     agentType,
     purpose,
     createdByKeyId: maker?.id ?? null,
+    // A key made with a key that ends (a console key) ends with it.
+    expiresAt: maker?.expiresAt ?? null,
   });
   return { key, plaintext: secret.plaintext };
 }
@@ -134,7 +136,7 @@ export async function issueConsoleKey(
     expiresAt: session.expiresAt,
     consoleSession: session.id,
   });
-  if (!key || key.revokedAt || key.accountId !== caller.accountId) {
+  if (!key || key.revokedAt) {
     throw unauthenticated("console_session_ended", "this sign-in has ended; sign in again");
   }
   return { key, plaintext: secret.plaintext };
@@ -198,9 +200,14 @@ const keyNotFound = (id: string) => notFound("api_key_not_found", `API key ${id}
 
 /**
  * The key's own account, or an owner or admin of the key's organization, may revoke it; a restricted key
- * only itself and the keys it made.
+ * only itself and the keys it made. The keys made with it are revoked with it (`revoked`: every key
+ * revoked now, the key itself included).
  */
-export async function revokeKey(deps: Pick<KeyDeps, "keys" | "organizations">, caller: Caller, keyId: string): Promise<ApiKey> {
+export async function revokeKey(
+  deps: Pick<KeyDeps, "keys" | "organizations">,
+  caller: Caller,
+  keyId: string,
+): Promise<{ key: ApiKey; revoked: ApiKey[] }> {
   const key = isUuid(keyId) ? await deps.keys.keyById(keyId) : null;
   if (!key) throw keyNotFound(keyId);
   if (caller.keyId && caller.keyPermissions) {
@@ -212,8 +219,9 @@ export async function revokeKey(deps: Pick<KeyDeps, "keys" | "organizations">, c
   } else if (key.accountId !== caller.accountId) {
     await assertManages(deps.organizations, caller, key);
   }
-  if (key.revokedAt) return key;
-  return (await deps.keys.revokeKey(key.id, caller.accountId)) ?? key;
+  if (key.revokedAt) return { key, revoked: [] };
+  const revoked = await deps.keys.revokeKey(key.id, caller.accountId);
+  return { key: revoked.find((k) => k.id === key.id) ?? key, revoked };
 }
 
 /** Someone else's key is revoked by an owner or admin of its organization; to anyone else it does not exist. */

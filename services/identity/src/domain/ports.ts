@@ -105,12 +105,13 @@ export interface KeyStore {
   keyById(id: string): Promise<ApiKey | null>;
   keysOfAccount(accountId: string, includeRevoked: boolean): Promise<ApiKey[]>;
   keysOfOrganization(organizationId: string, includeRevoked: boolean): Promise<ApiKey[]>;
-  revokeKey(id: string, by: string): Promise<ApiKey | null>;
+  /** Revokes the key and every key made with it (README "Permissions"); the keys revoked now. */
+  revokeKey(id: string, by: string): Promise<ApiKey[]>;
   /** The key and every key made with it, directly or through keys it made (newest first). */
   keyAndDescendants(id: string): Promise<ApiKey[]>;
   /** Inserts the sign-in's console key unless a key with its hash exists; either way the stored row. */
   issueConsoleKey(key: NewApiKey): Promise<ApiKey | null>;
-  /** Revokes the account's console keys of one sign-in; the keys revoked. */
+  /** Revokes the account's console keys of one sign-in and every key made with them; the keys revoked. */
   revokeSessionKeys(accountId: string, session: string): Promise<ApiKey[]>;
   usageOfKey(keyId: string, days: number): Promise<KeyUsageSummary>;
 }

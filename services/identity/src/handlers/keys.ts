@@ -64,11 +64,13 @@ export function keyHandlers(deps: IdentityDeps): Impl {
 
     async revokeApiKey(req, context) {
       const caller = requireCaller(context);
-      const key = await revokeKey(deps, caller, req.keyId);
-      // Live quota leases on the key are dropped before answering (also when it was revoked before, in
-      // case that revoke stopped before its drop), so its very next call is refused everywhere.
-      await deps.leases.drop({ keyId: key.id });
-      deps.log.info({ key_id: key.id, by: caller.accountId }, "api key revoked");
+      const { key, revoked } = await revokeKey(deps, caller, req.keyId);
+      // Live quota leases on the key, and on the keys made with it, are dropped before answering (the
+      // key's also when it was revoked before, in case that revoke stopped before its drop), so their very
+      // next call is refused everywhere.
+      const made = revoked.filter((k) => k.id !== key.id);
+      for (const k of [key, ...made]) await deps.leases.drop({ keyId: k.id });
+      deps.log.info({ key_id: key.id, by: caller.accountId, also_revoked: made.map((k) => k.id) }, "api key revoked");
       return { revoked: true, key: apiKeyToProto(key) };
     },
 

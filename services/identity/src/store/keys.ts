@@ -152,6 +152,30 @@ export async function insertKey(client: Pool | PoolClient, key: NewApiKey): Prom
   return toKey(rows[0]!);
 }
 
+/**
+ * A recursive CTE `made`: the ids of the keys matching `roots` and of every key made with them, directly
+ * or through keys they made (followed by `created_by_key_id`).
+ */
+const madeFrom = (roots: string) => `made AS (
+  SELECT id FROM api_keys WHERE ${roots}
+  UNION
+  SELECT k.id FROM api_keys k JOIN made ON k.created_by_key_id = made.id
+)`;
+
+/**
+ * Revokes the keys matching `roots` and every key made with them (a key never outlives the key that made
+ * it), in one statement; the keys revoked now.
+ */
+async function revokeMade(pool: Pool, roots: string, values: unknown[], by: string): Promise<ApiKey[]> {
+  const { rows } = await pool.query<KeyRow>(
+    `WITH RECURSIVE ${madeFrom(roots)}
+     UPDATE api_keys SET revoked_at = now(), revoked_by = $${values.length + 1}
+      WHERE id IN (SELECT id FROM made) AND revoked_at IS NULL RETURNING ${KEY_COLUMNS}`,
+    [...values, by],
+  );
+  return rows.map(toKey);
+}
+
 export function keyStore(pool: Pool): KeyStore {
   return {
     insertKey: (key) => insertKey(pool, key),
@@ -205,14 +229,8 @@ export function keyStore(pool: Pool): KeyStore {
 
     async keyAndDescendants(id) {
       const { rows } = await pool.query<KeyRow>(
-        `WITH RECURSIVE made AS (
-           SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = $1
-           UNION
-           SELECT ${KEY_COLUMNS.split(", ")
-             .map((c) => `k.${c}`)
-             .join(", ")} FROM api_keys k JOIN made ON k.created_by_key_id = made.id
-         )
-         SELECT ${KEY_COLUMNS} FROM made ORDER BY created_at DESC, id`,
+        `WITH RECURSIVE ${madeFrom("id = $1")}
+         SELECT ${KEY_COLUMNS} FROM api_keys WHERE id IN (SELECT id FROM made) ORDER BY created_at DESC, id`,
         [id],
       );
       return rows.map(toKey);
@@ -227,20 +245,11 @@ export function keyStore(pool: Pool): KeyStore {
     },
 
     async revokeSessionKeys(accountId, session) {
-      const { rows } = await pool.query<KeyRow>(
-        `UPDATE api_keys SET revoked_at = now(), revoked_by = $1
-          WHERE account_id = $1 AND console_session = $2 AND revoked_at IS NULL RETURNING ${KEY_COLUMNS}`,
-        [accountId, session],
-      );
-      return rows.map(toKey);
+      return revokeMade(pool, "account_id = $1 AND console_session = $2", [accountId, session], accountId);
     },
 
     async revokeKey(id, by) {
-      const { rows } = await pool.query<KeyRow>(
-        `UPDATE api_keys SET revoked_at = now(), revoked_by = $2 WHERE id = $1 AND revoked_at IS NULL RETURNING ${KEY_COLUMNS}`,
-        [id, by],
-      );
-      return rows[0] ? toKey(rows[0]) : null;
+      return revokeMade(pool, "id = $1", [id], by);
     },
 
     async usageOfKey(keyId, days) {
