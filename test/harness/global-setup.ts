@@ -27,7 +27,8 @@ export default async function setup(project: TestProject) {
     port: await freePort(),
     log: quiet,
     fast: true,
-    settings: { max_connections: 300 },
+    // pg_stat_statements: test/e2e/catalog-bounded-reads.test.ts counts the rows each route reads.
+    settings: { max_connections: 300, shared_preload_libraries: "pg_stat_statements" },
   });
   const nats = await startNats({ storeDir: path.join(root, "nats"), port: await freePort(), log: quiet });
   project.provide("pgUrl", pg.url);

@@ -93,7 +93,7 @@ export interface paths {
         };
         /**
          * Every tool the caller may see
-         * @description Active, not-sunset tools of the services visible to the caller; tools it can call now first.
+         * @description Active, not-sunset tools of the services visible to the caller, a page at a time (follow the `Link` header): real services' tools before sample-data ones, tools the caller can call now first, then by service and tool name.
          */
         get: operations["listTools"];
         put?: never;
@@ -113,7 +113,7 @@ export interface paths {
         };
         /**
          * Search tools
-         * @description Semantic match on names and descriptions, among the tools visible to the caller; at most 50 matches for a query. Without a query, every tool the filters keep.
+         * @description Semantic match on names and descriptions, among the tools visible to the caller; at most 50 matches for a query. Without a query, the first 50 tools the filters keep, in the order of `GET /tools` (which pages through all).
          */
         get: operations["searchTools"];
         put?: never;
@@ -233,7 +233,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Public services */
+        /**
+         * Public services
+         * @description Every public service, a page at a time (follow the `Link` header): real ones before sample-data ones, by name.
+         */
         get: operations["listPublicServices"];
         put?: never;
         post?: never;
@@ -269,7 +272,7 @@ export interface paths {
         };
         /**
          * The tools of a public service
-         * @description Its active, not-sunset tools.
+         * @description Its active, not-sunset tools by name, a page at a time (follow the `Link` header).
          */
         get: operations["listPublicServiceTools"];
         put?: never;
@@ -3729,7 +3732,12 @@ export interface operations {
     };
     listTools: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Page size: default 100; more than 500 gives 500; 0 or less is a 400 (`invalid_limit`). */
+                limit?: number;
+                /** @description Where the page starts: the `cursor` of the previous answer's `Link` header (400 `invalid_cursor` for anything else). */
+                cursor?: string;
+            };
             header?: {
                 /** @description The organization to act in (the caller must belong to it); default: the caller's own. */
                 "svc-org-id"?: components["parameters"]["OrgId"];
@@ -3739,9 +3747,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Tools. */
+            /** @description One page of tools. */
             200: {
                 headers: {
+                    /** @description The next page, as `<url>; rel="next"` (RFC 8288), with the same `limit`; absent on the last page. Pages never repeat or skip an item when services are added or removed in between. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3787,7 +3797,15 @@ export interface operations {
                     "application/json": components["schemas"]["Tool"][];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description `limit` or `cursor` is not valid (`invalid_limit`, `invalid_cursor`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description The `svc-org-id` organization does not exist or the caller is not a member (`organization_not_found`). */
@@ -4480,16 +4498,23 @@ export interface operations {
     };
     listPublicServices: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Page size: default 100; more than 500 gives 500; 0 or less is a 400 (`invalid_limit`). */
+                limit?: number;
+                /** @description Where the page starts: the `cursor` of the previous answer's `Link` header (400 `invalid_cursor` for anything else). */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Every public service. */
+            /** @description One page of public services. */
             200: {
                 headers: {
+                    /** @description The next page, as `<url>; rel="next"` (RFC 8288), with the same `limit`; absent on the last page. Pages never repeat or skip an item when services are added or removed in between. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4529,7 +4554,15 @@ export interface operations {
                     "application/json": components["schemas"]["Service"][];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description `limit` or `cursor` is not valid (`invalid_limit`, `invalid_cursor`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
             504: components["responses"]["Timeout"];
@@ -4596,7 +4629,12 @@ export interface operations {
     };
     listPublicServiceTools: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Page size: default 100; more than 500 gives 500; 0 or less is a 400 (`invalid_limit`). */
+                limit?: number;
+                /** @description Where the page starts: the `cursor` of the previous answer's `Link` header (400 `invalid_cursor` for anything else). */
+                cursor?: string;
+            };
             header?: never;
             path: {
                 /** @description The service's id, or its slug. */
@@ -4606,9 +4644,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Tools. */
+            /** @description One page of tools. */
             200: {
                 headers: {
+                    /** @description The next page, as `<url>; rel="next"` (RFC 8288), with the same `limit`; absent on the last page. Pages never repeat or skip an item when services are added or removed in between. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4654,7 +4694,15 @@ export interface operations {
                     "application/json": components["schemas"]["Tool"][];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description `limit` or `cursor` is not valid (`invalid_limit`, `invalid_cursor`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];

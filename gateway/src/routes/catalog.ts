@@ -64,6 +64,25 @@ function queryLimit(ctx: Ctx, name = "limit"): number | undefined {
   return Math.min(Number(raw.trim()), 1_000_000);
 }
 
+/**
+ * A list route's page (`limit`, `cursor`) and, after it, the `Link: <...>; rel="next"` header (RFC 8288)
+ * that carries the next page's address with the same page size: absent on the last page.
+ */
+function pageQuery(ctx: Ctx): { limit?: number; cursor?: string } {
+  return { limit: queryLimit(ctx), cursor: queryValue(ctx, "cursor") || undefined };
+}
+
+function linkNext(ctx: Ctx, publicUrl: string, nextCursor: string | undefined): void {
+  if (!nextCursor) return;
+  const next = new URLSearchParams();
+  for (const [name, value] of Object.entries(ctx.query)) {
+    if (name === "cursor" || value === undefined) continue;
+    for (const v of Array.isArray(value) ? value : [value]) next.append(name, v);
+  }
+  next.set("cursor", nextCursor);
+  ctx.set("Link", `<${publicUrl.replace(/\/$/, "")}${ctx.path}?${next.toString()}>; rel="next"`);
+}
+
 function queryBool(ctx: Ctx, name: string): boolean {
   const raw = queryValue(ctx, name);
   if (raw === undefined || raw === "" || raw === "false" || raw === "0") return false;
@@ -227,7 +246,9 @@ export function catalogRoutes(api: DescribedRouter, deps: AppDeps): void {
 
   // Catalog (spec items 1-10, 12).
   api.get("/tools", ops.listTools, apiKey, async (ctx) => {
-    ctx.body = toolsOut((await catalog.listTools({})).tools);
+    const page = await catalog.listTools(pageQuery(ctx));
+    linkNext(ctx, deps.config.PUBLIC_URL, page.nextCursor);
+    ctx.body = toolsOut(page.tools);
   });
   api.get("/tools/search", ops.searchTools, apiKey, async (ctx) => {
     const { tools } = await catalog.searchTools({
@@ -281,14 +302,18 @@ export function catalogRoutes(api: DescribedRouter, deps: AppDeps): void {
     ctx.body = tool ? toolJson(tool) : null;
   });
   api.get("/services/public", ops.listPublicServices, none, async (ctx) => {
-    ctx.body = (await catalog.listPublicServices({})).services.map(serviceJson) as JsonValue;
+    const page = await catalog.listPublicServices(pageQuery(ctx));
+    linkNext(ctx, deps.config.PUBLIC_URL, page.nextCursor);
+    ctx.body = page.services.map(serviceJson) as JsonValue;
   });
   api.get("/services/public/:service_id", ops.getPublicService, none, async (ctx) => {
     const { service } = await catalog.getPublicService({ serviceId: ctx.params.service_id as string });
     ctx.body = service ? serviceJson(service) : null;
   });
   api.get("/services/public/:service_id/tools", ops.listPublicServiceTools, none, async (ctx) => {
-    ctx.body = toolsOut((await catalog.listPublicServiceTools({ serviceId: ctx.params.service_id as string })).tools);
+    const page = await catalog.listPublicServiceTools({ serviceId: ctx.params.service_id as string, ...pageQuery(ctx) });
+    linkNext(ctx, deps.config.PUBLIC_URL, page.nextCursor);
+    ctx.body = toolsOut(page.tools);
   });
 
   // Publishing (DESIGN.md "Publishing").

@@ -58,6 +58,28 @@ const rateLimitHeaders: ResponseDoc["headers"] = {
   "RateLimit-Reset": { description: "Seconds until the window resets.", schema: integer },
 };
 
+/** The list routes' paging (catalog app/reads.ts LIST_DEFAULT_LIMIT and LIST_MAX_LIMIT). */
+const pageParams = {
+  limit: {
+    description: "Page size: default 100; more than 500 gives 500; 0 or less is a 400 (`invalid_limit`).",
+    schema: { type: "integer", minimum: 1, maximum: 500, default: 100 },
+  },
+  cursor: {
+    description:
+      "Where the page starts: the `cursor` of the previous answer's `Link` header (400 `invalid_cursor` for anything else).",
+    schema: { type: "string" },
+  },
+} satisfies OperationDoc["query"];
+
+const pageHeaders: ResponseDoc["headers"] = {
+  Link: {
+    description:
+      'The next page, as `<url>; rel="next"` (RFC 8288), with the same `limit`; absent on the last page. Pages never ' +
+      "repeat or skip an item when services are added or removed in between.",
+    schema: { type: "string" },
+  },
+};
+
 const T = "2026-03-01T12:00:00.000Z";
 const T2 = "2026-03-08T09:30:00.000Z";
 const exampleService = {
@@ -493,16 +515,23 @@ export const catalogOps = {
   listTools: {
     operationId: "listTools",
     summary: "Every tool the caller may see",
-    description: "Active, not-sunset tools of the services visible to the caller; tools it can call now first.",
+    description:
+      "Active, not-sunset tools of the services visible to the caller, a page at a time (follow the `Link` header): " +
+      "real services' tools before sample-data ones, tools the caller can call now first, then by service and tool name.",
     tags: ["Tools"],
-    responses: { 200: { description: "Tools.", schema: tools, example: [exampleTool] }, 404: orgNotFound },
+    query: pageParams,
+    responses: {
+      200: { description: "One page of tools.", schema: tools, example: [exampleTool], headers: pageHeaders },
+      400: err("`limit` or `cursor` is not valid (`invalid_limit`, `invalid_cursor`)."),
+      404: orgNotFound,
+    },
   },
   searchTools: {
     operationId: "searchTools",
     summary: "Search tools",
     description:
       "Semantic match on names and descriptions, among the tools visible to the caller; at most 50 matches for a " +
-      "query. Without a query, every tool the filters keep.",
+      "query. Without a query, the first 50 tools the filters keep, in the order of `GET /tools` (which pages through all).",
     tags: ["Tools"],
     query: {
       ...searchQuery,
@@ -661,8 +690,18 @@ export const catalogOps = {
   listPublicServices: {
     operationId: "listPublicServices",
     summary: "Public services",
+    description: "Every public service, a page at a time (follow the `Link` header): real ones before sample-data ones, by name.",
     tags: ["Services"],
-    responses: { 200: { description: "Every public service.", schema: services, example: [examplePublicService] } },
+    query: pageParams,
+    responses: {
+      200: {
+        description: "One page of public services.",
+        schema: services,
+        example: [examplePublicService],
+        headers: pageHeaders,
+      },
+      400: err("`limit` or `cursor` is not valid (`invalid_limit`, `invalid_cursor`)."),
+    },
   },
   getPublicService: {
     operationId: "getPublicService",
@@ -674,10 +713,14 @@ export const catalogOps = {
   listPublicServiceTools: {
     operationId: "listPublicServiceTools",
     summary: "The tools of a public service",
-    description: "Its active, not-sunset tools.",
+    description: "Its active, not-sunset tools by name, a page at a time (follow the `Link` header).",
     tags: ["Services"],
     path: serviceId,
-    responses: { 200: { description: "Tools.", schema: tools, example: [exampleTool] } },
+    query: pageParams,
+    responses: {
+      200: { description: "One page of tools.", schema: tools, example: [exampleTool], headers: pageHeaders },
+      400: err("`limit` or `cursor` is not valid (`invalid_limit`, `invalid_cursor`)."),
+    },
   },
   createService: {
     operationId: "createService",

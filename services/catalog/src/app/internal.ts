@@ -1,12 +1,12 @@
 /** Internal RPCs other services call: resolve a tool for a call, starter tools, id checks. */
 import { notFound } from "@toolport/kit/errors";
-import { type Caller, canSee, isPublic } from "../domain/access.js";
+import { type Caller, canSee } from "../domain/access.js";
 import { isSunset } from "../domain/deprecation.js";
 import type { ToolWithService } from "../domain/model.js";
-import { needsCredential } from "../domain/readiness.js";
 import { exampleObject } from "../publishing/json-schema.js";
-import { findTool, listToolsWithService, unknownIds } from "../store/catalog-store.js";
+import { findTool, unknownIds } from "../store/catalog-store.js";
 import { popularTools } from "../store/executions-store.js";
+import { starterTools } from "../store/tool-pages.js";
 import type { CatalogDeps } from "./deps.js";
 import { type ToolView, viewTools } from "./views.js";
 
@@ -54,38 +54,11 @@ export interface StarterTool {
  * where possible, the most used first within each rank below.
  */
 export async function listStarterTools(deps: CatalogDeps, limit: number): Promise<StarterTool[]> {
-  const now = new Date();
-  const candidates = (await listToolsWithService(deps.pool)).filter(
-    (p) =>
-      isPublic(p.service) &&
-      !needsCredential(p.tool) &&
-      p.tool.pricePerCallCents === 0n &&
-      !isSunset(p.tool, now) &&
-      !p.tool.deprecated,
-  );
-  const popularity = new Map((await popularTools(deps.pool, 30, 200)).map((p, i) => [p.toolId, i]));
+  const popular = (await popularTools(deps.pool, 30, 200)).map((p) => p.toolId);
   // Built-in tools run with no network, so they cannot fail a first call for reasons outside our
-  // control: real built-ins first, then the sample-data ones, then verified, then other public tools.
-  const rank = (p: ToolWithService) =>
-    p.service.serviceType === "internal" ? (p.service.isDemo ? 1 : 0) : p.service.verificationTier !== "unverified" ? 2 : 3;
-  candidates.sort(
-    (a, b) =>
-      rank(a) - rank(b) ||
-      (popularity.get(a.tool.id) ?? 1e9) - (popularity.get(b.tool.id) ?? 1e9) ||
-      a.tool.createdAt.getTime() - b.tool.createdAt.getTime(),
-  );
-  const picked: ToolWithService[] = [];
-  const services = new Set<string>();
-  for (const p of candidates) {
-    if (picked.length >= limit) break;
-    if (services.has(p.service.id)) continue;
-    services.add(p.service.id);
-    picked.push(p);
-  }
-  for (const p of candidates) {
-    if (picked.length >= limit) break;
-    if (!picked.includes(p)) picked.push(p);
-  }
+  // control: real built-ins first, then the sample-data ones, then verified, then other public tools
+  // (the order is starterTools', in SQL: only `limit` rows are read).
+  const picked = await starterTools(deps.pool, popular, limit);
   return picked.map((pair) => ({ pair, exampleInput: pair.tool.example ?? exampleObject(pair.tool.inputSchema) }));
 }
 

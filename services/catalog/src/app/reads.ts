@@ -9,8 +9,9 @@ import type { ToolWithService } from "../domain/model.js";
 import { rankResults } from "../domain/ranking.js";
 import { passesMinSuccessRate } from "../domain/reliability.js";
 import { exampleObject } from "../publishing/json-schema.js";
-import { exactMatchIds, findService, findTool, findToolsByName, listToolsWithService } from "../store/catalog-store.js";
+import { findService, findTool, listToolsWithService } from "../store/catalog-store.js";
 import { findOAuthClient } from "../store/oauth-store.js";
+import { exactMatchIds, listToolPage, type Page, serviceToolPage, toolNamed } from "../store/tool-pages.js";
 import type { CatalogDeps } from "./deps.js";
 import { type ToolView, viewTools } from "./views.js";
 
@@ -26,11 +27,33 @@ const listable = (p: ToolWithService, now: Date) =>
 const toolNotFound = (id: string) => notFound("tool_not_found", `tool ${id} not found`, { details: { tool_id: id } });
 const serviceNotFound = (id: string) => notFound("service_not_found", `service ${id} not found`, { details: { service_id: id } });
 
-/** GET /tools: every active, not-sunset tool the caller may see; ready ones first. */
-export async function listTools(deps: CatalogDeps, caller: Caller | null): Promise<ToolView[]> {
-  const now = new Date();
-  const pairs = (await listToolsWithService(deps.pool)).filter((p) => listable(p, now) && canSee(p.service, caller));
-  return rankResults("", await viewTools(ctx(deps), pairs, caller), caller !== null);
+/** The list routes' page size (GET /tools, /services/public, /services/public/{id}/tools): default and most. */
+export const LIST_DEFAULT_LIMIT = 100;
+export const LIST_MAX_LIMIT = 500;
+
+export interface PageInput {
+  limit?: number;
+  cursor?: string;
+}
+
+/** The page size asked for: absent = the default, above the most = the most, below 1 = a 400. */
+export function pageLimit(limit: number | undefined): number {
+  if (limit === undefined) return LIST_DEFAULT_LIMIT;
+  if (!Number.isInteger(limit) || limit < 1) {
+    throw invalidArgument("invalid_limit", `limit must be an integer from 1 to ${LIST_MAX_LIMIT}`, {
+      details: { field: "limit" },
+    });
+  }
+  return Math.min(limit, LIST_MAX_LIMIT);
+}
+
+/**
+ * GET /tools: the active, not-sunset tools the caller may see, a page at a time: real services before
+ * sample-data ones, tools the caller can call now first, then by service and tool name.
+ */
+export async function listTools(deps: CatalogDeps, caller: Caller | null, input: PageInput = {}): Promise<Page<ToolView>> {
+  const page = await listToolPage(deps.pool, caller, {}, { limit: pageLimit(input.limit), cursor: input.cursor || undefined });
+  return { items: await viewTools(ctx(deps), page.items, caller), next: page.next };
 }
 
 /** GET /tools/{id}: by id or slug; unknown, invisible and sunset tools are 404. */
@@ -47,12 +70,9 @@ export async function getTool(deps: CatalogDeps, idOrSlug: string, caller: Calle
  * then the oldest.
  */
 export async function getToolByName(deps: CatalogDeps, name: string, caller: Caller | null): Promise<ToolView> {
-  const now = new Date();
-  const pairs = (await findToolsByName(deps.pool, name)).filter((p) => canSee(p.service, caller) && !isSunset(p.tool, now));
-  pairs.sort((a, b) => Number(!listable(a, now)) - Number(!listable(b, now)));
-  const first = pairs[0];
-  if (!first) throw notFound("tool_not_found", `no tool named ${name}`, { details: { tool_name: name } });
-  const [view] = await viewTools(ctx(deps), [first], caller);
+  const pair = await toolNamed(deps.pool, caller, name);
+  if (!pair) throw notFound("tool_not_found", `no tool named ${name}`, { details: { tool_name: name } });
+  const [view] = await viewTools(ctx(deps), [pair], caller);
   return view as ToolView;
 }
 
@@ -101,21 +121,25 @@ export async function searchTools(
   const keep = (v: ToolView) =>
     (!input.readyOnly || v.readiness === "ready") && passesMinSuccessRate(v.reliability, input.minSuccessRate);
 
-  if (query === "") {
-    const pairs = (await listToolsWithService(deps.pool)).filter(visible);
-    const views = (await viewTools(ctx(deps), pairs, caller)).filter(keep);
-    return rankResults("", views, caller !== null);
-  }
+  const serviceId = input.serviceId ? await resolveServiceId(deps, input.serviceId) : undefined;
+  if (input.serviceId && !serviceId) return [];
+  if (query === "") return blankSearch(deps, { ...input, serviceId }, caller, limit, keep);
 
   // The engine ranks by relevance over every indexed tool; what this caller may see is decided here,
   // so ask for more than needed and widen while filtering leaves too few.
-  const serviceId = input.serviceId ? await resolveServiceId(deps, input.serviceId) : undefined;
-  if (input.serviceId && !serviceId) return [];
   let want = Math.max(limit * 2, 20);
   let views: ToolView[] = [];
-  const exact = await exactMatchIds(deps.pool, query);
+  const exact = await exactMatchIds(deps.pool, caller, surface === "public", query, limit);
   for (let round = 0; round < 3; round++) {
-    const hits = await deps.index.search(query, { limit: want, serviceId, tags: input.tags?.length ? input.tags : undefined });
+    const hits = await deps.index.search(query, {
+      limit: want,
+      serviceId,
+      tags: input.tags?.length ? input.tags : undefined,
+      visibleTo:
+        surface === "public" || caller === null
+          ? { organizationId: null }
+          : { organizationId: caller.organizationId, all: caller.isPlatformAdmin },
+    });
     const ids = [...new Set([...exact, ...hits.map((h) => h.id)])];
     const byId = await deps.index.tools.get(ids, (missing) => listToolsWithService(deps.pool, { toolIds: missing, light: true }));
     const pairs = ids.map((id) => byId.get(id)).filter((p): p is ToolWithService => p !== undefined && visible(p));
@@ -130,6 +154,34 @@ export async function searchTools(
     (await listToolsWithService(deps.pool, { toolIds: page.map((v) => v.tool.id) })).map((p) => [p.tool.id, p.tool]),
   );
   return page.map((v) => ({ ...v, tool: full.get(v.tool.id) ?? v.tool }));
+}
+
+/**
+ * A search without words (authenticated surface): the first `limit` tools of the list order that the
+ * filters keep, filtered in SQL (service, tags, readiness); the reliability filter reads further pages,
+ * at most a few, when it drops tools.
+ */
+async function blankSearch(
+  deps: CatalogDeps,
+  input: SearchInput,
+  caller: Caller | null,
+  limit: number,
+  keep: (v: ToolView) => boolean,
+): Promise<ToolView[]> {
+  const out: ToolView[] = [];
+  let cursor: string | undefined;
+  for (let round = 0; round < 4 && out.length < limit; round++) {
+    const page = await listToolPage(
+      deps.pool,
+      caller,
+      { serviceId: input.serviceId, tags: input.tags, readyOnly: input.readyOnly },
+      { limit, cursor },
+    );
+    out.push(...(await viewTools(ctx(deps), page.items, caller)).filter(keep));
+    if (!page.next) break;
+    cursor = page.next;
+  }
+  return out.slice(0, limit);
 }
 
 async function resolveServiceId(deps: CatalogDeps, idOrSlug: string): Promise<string | undefined> {
@@ -157,13 +209,17 @@ export async function describeTool(deps: CatalogDeps, idOrSlug: string, caller: 
   };
 }
 
-/** GET /services/public/{id}/tools: listable tools of a public service. */
-export async function listPublicServiceTools(deps: CatalogDeps, idOrSlug: string, caller: Caller | null): Promise<ToolView[]> {
+/** GET /services/public/{id}/tools: listable tools of a public service by name, a page at a time. */
+export async function listPublicServiceTools(
+  deps: CatalogDeps,
+  idOrSlug: string,
+  caller: Caller | null,
+  input: PageInput = {},
+): Promise<Page<ToolView>> {
   const service = await findService(deps.pool, idOrSlug.trim());
   if (!service || !isPublic(service)) throw serviceNotFound(idOrSlug);
-  const now = new Date();
-  const pairs = (await listToolsWithService(deps.pool, { serviceId: service.id })).filter((p) => listable(p, now));
-  return viewTools(ctx(deps), pairs, caller);
+  const page = await serviceToolPage(deps.pool, service.id, { limit: pageLimit(input.limit), cursor: input.cursor || undefined });
+  return { items: await viewTools(ctx(deps), page.items, caller), next: page.next };
 }
 
 function ctx(deps: CatalogDeps) {

@@ -3,16 +3,17 @@
  * the same service, then tools sharing a tag. Without: for a signed-in caller who has used tools,
  * tools used by the callers of its tools, then more of its services' tools; otherwise popular tools
  * (by successful calls in 30 days); and on a catalog nobody has called yet, credential-free tools.
- * Each result says why, in words, with a score (higher is stronger).
+ * Each result says why, in words, with a score (higher is stronger). Every step reads only as many
+ * tools as may still fit (usableTools), never the whole catalog.
  */
 import { invalidArgument, notFound } from "@toolport/kit/errors";
 import { type Caller, canSee, isPublic } from "../domain/access.js";
 import { isSunset } from "../domain/deprecation.js";
 import type { ToolWithService } from "../domain/model.js";
-import { needsCredential } from "../domain/readiness.js";
 import { WINDOW_DAYS } from "../domain/reliability.js";
-import { findTool, listToolsWithService } from "../store/catalog-store.js";
+import { findTool } from "../store/catalog-store.js";
 import { popularTools, toolsUsedBy, usedTogether } from "../store/executions-store.js";
+import { type UsableFilter, usableTools } from "../store/tool-pages.js";
 import type { CatalogDeps } from "./deps.js";
 
 export const DEFAULT_LIMIT = 5;
@@ -34,42 +35,45 @@ export async function recommend(
   }
   const limit = Math.min(input.limit ?? DEFAULT_LIMIT, MAX_LIMIT);
   if (limit === 0) return [];
-  const now = new Date();
-  const all = await listToolsWithService(deps.pool);
-  const usable = new Map(
-    all
-      .filter((p) => !isSunset(p.tool, now) && (caller ? canSee(p.service, caller) : isPublic(p.service)))
-      .map((p) => [p.tool.id, p]),
-  );
+  const reader = caller;
   const out: RecommendationOut[] = [];
   const taken = new Set<string>();
-  const add = (toolId: string, reason: string, score: number) => {
-    const pair = usable.get(toolId);
-    if (!pair || taken.has(toolId) || out.length >= limit) return;
-    taken.add(toolId);
+  const push = (pair: ToolWithService, reason: string, score: number) => {
+    if (taken.has(pair.tool.id) || out.length >= limit) return;
+    taken.add(pair.tool.id);
     out.push({ pair, reason, score: Math.round(score * 1000) / 1000 });
   };
+  /** The listed tools the caller may use (others are dropped), by id. */
+  const usableById = async (ids: string[]) =>
+    new Map((await usableTools(deps.pool, reader, { toolIds: ids }, ids.length)).map((p) => [p.tool.id, p]));
+  /** More tools of the filter, in list order, besides those already chosen: only as many as still fit. */
+  const more = (filter: UsableFilter) => usableTools(deps.pool, reader, { ...filter, exceptIds: [...taken] }, limit - out.length);
 
   if (input.toolId) {
     const anchor = await findTool(deps.pool, input.toolId.trim());
-    if (!anchor || !(caller ? canSee(anchor.service, caller) : isPublic(anchor.service)) || isSunset(anchor.tool, now)) {
+    if (!anchor || !(caller ? canSee(anchor.service, caller) : isPublic(anchor.service)) || isSunset(anchor.tool)) {
       throw notFound("tool_not_found", `tool ${input.toolId} not found`, { details: { tool_id: input.toolId } });
     }
     taken.add(anchor.tool.id);
-    for (const t of await usedTogether(deps.pool, [anchor.tool.id], WINDOW_DAYS, limit * 3)) {
-      add(
-        t.toolId,
-        `Used together with ${anchor.tool.name} by ${t.sharedCallers} ${t.sharedCallers === 1 ? "caller" : "callers"} in the last 30 days`,
-        0.6 + Math.min(t.sharedCallers, 40) / 100,
-      );
+    const together = await usedTogether(deps.pool, [anchor.tool.id], WINDOW_DAYS, limit * 3);
+    const pairs = await usableById(together.map((t) => t.toolId));
+    for (const t of together) {
+      const pair = pairs.get(t.toolId);
+      if (pair)
+        push(
+          pair,
+          `Used together with ${anchor.tool.name} by ${t.sharedCallers} ${t.sharedCallers === 1 ? "caller" : "callers"} in the last 30 days`,
+          0.6 + Math.min(t.sharedCallers, 40) / 100,
+        );
     }
-    for (const p of usable.values()) {
-      if (p.service.id === anchor.service.id)
-        add(p.tool.id, `Another tool of ${anchor.service.name}, the service of ${anchor.tool.name}`, 0.5);
+    for (const p of await more({ serviceIds: [anchor.service.id] })) {
+      push(p, `Another tool of ${anchor.service.name}, the service of ${anchor.tool.name}`, 0.5);
     }
-    for (const p of usable.values()) {
-      const shared = p.tool.tags.find((t) => anchor.tool.tags.includes(t));
-      if (shared) add(p.tool.id, `Shares the tag "${shared}" with ${anchor.tool.name}`, 0.3);
+    if (anchor.tool.tags.length > 0) {
+      for (const p of await more({ anyTag: anchor.tool.tags })) {
+        const shared = p.tool.tags.find((t) => anchor.tool.tags.includes(t));
+        push(p, `Shares the tag "${shared}" with ${anchor.tool.name}`, 0.3);
+      }
     }
     return out;
   }
@@ -79,42 +83,54 @@ export async function recommend(
     if (used.length > 0) {
       const usedIds = used.map((u) => u.toolId);
       for (const id of usedIds) taken.add(id);
-      const top = usable.get(usedIds[0] as string);
-      for (const t of await usedTogether(deps.pool, usedIds, WINDOW_DAYS, limit * 3)) {
-        add(
-          t.toolId,
-          `Used by ${t.sharedCallers} ${t.sharedCallers === 1 ? "caller" : "callers"} who also use tools you use${top ? `, such as ${top.tool.name}` : ""}`,
-          0.6 + Math.min(t.sharedCallers, 40) / 100,
-        );
+      const together = await usedTogether(deps.pool, usedIds, WINDOW_DAYS, limit * 3);
+      const pairs = await usableById([...usedIds, ...together.map((t) => t.toolId)]);
+      const top = pairs.get(usedIds[0] as string);
+      for (const t of together) {
+        const pair = pairs.get(t.toolId);
+        if (pair)
+          push(
+            pair,
+            `Used by ${t.sharedCallers} ${t.sharedCallers === 1 ? "caller" : "callers"} who also use tools you use${top ? `, such as ${top.tool.name}` : ""}`,
+            0.6 + Math.min(t.sharedCallers, 40) / 100,
+          );
       }
       const usedServices = new Map(
         usedIds
-          .map((id) => usable.get(id))
+          .map((id) => pairs.get(id))
           .filter((p): p is ToolWithService => !!p)
           .map((p) => [p.service.id, p.service.name]),
       );
-      for (const p of usable.values()) {
-        const name = usedServices.get(p.service.id);
-        if (name) add(p.tool.id, `More from ${name}, a service you use`, 0.45);
+      if (usedServices.size > 0 && out.length < limit) {
+        for (const p of await more({ serviceIds: [...usedServices.keys()] })) {
+          push(p, `More from ${usedServices.get(p.service.id)}, a service you use`, 0.45);
+        }
       }
     }
   }
 
-  const popular = await popularTools(deps.pool, WINDOW_DAYS, limit * 4);
-  const most = Math.max(1, ...popular.map((p) => p.successes));
-  for (const p of popular) {
-    const rate = p.calls > 0 ? Math.round((p.successes / p.calls) * 100) : 0;
-    add(
-      p.toolId,
-      `Popular: ${p.calls} ${p.calls === 1 ? "call" : "calls"} in the last 30 days, ${rate}% successful`,
-      0.2 + (0.4 * p.successes) / most,
-    );
+  if (out.length < limit) {
+    const popular = await popularTools(deps.pool, WINDOW_DAYS, limit * 4);
+    const pairs = await usableById(popular.map((p) => p.toolId).filter((id) => !taken.has(id)));
+    const most = Math.max(1, ...popular.map((p) => p.successes));
+    for (const p of popular) {
+      const pair = pairs.get(p.toolId);
+      if (!pair) continue;
+      const rate = p.calls > 0 ? Math.round((p.successes / p.calls) * 100) : 0;
+      push(
+        pair,
+        `Popular: ${p.calls} ${p.calls === 1 ? "call" : "calls"} in the last 30 days, ${rate}% successful`,
+        0.2 + (0.4 * p.successes) / most,
+      );
+    }
   }
 
-  // Nobody has called anything yet (or too little): tools that run with no credential and no funding.
-  const starters = [...usable.values()]
-    .filter((p) => !needsCredential(p.tool) && p.tool.pricePerCallCents === 0n)
-    .sort((a, b) => Number(a.service.isDemo) - Number(b.service.isDemo));
-  for (const p of starters) add(p.tool.id, "Works without a credential or funding: a good first call", 0.1);
+  // Nobody has called anything yet (or too little): tools that run with no credential and no funding,
+  // real services' before sample-data ones'.
+  if (out.length < limit) {
+    for (const p of await more({ credentialFree: true })) {
+      push(p, "Works without a credential or funding: a good first call", 0.1);
+    }
+  }
   return out;
 }

@@ -13,10 +13,11 @@ import {
 } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
 import { listCallableTools } from "../app/callable.js";
 import type { CatalogDeps } from "../app/deps.js";
-import { describeTool, getTool, getToolByName, listPublicServiceTools, listTools, searchTools } from "../app/reads.js";
+import { describeTool, getTool, getToolByName, listPublicServiceTools, listTools, pageLimit, searchTools } from "../app/reads.js";
 import { recommend } from "../app/recommendations.js";
 import { isPublic } from "../domain/access.js";
-import { findService, listServices, serviceStats } from "../store/catalog-store.js";
+import { findService, serviceStats } from "../store/catalog-store.js";
+import { publicServicePage } from "../store/tool-pages.js";
 import { callerOf } from "./caller.js";
 import {
   publicToolToProto,
@@ -58,8 +59,9 @@ export function createCatalogReadHandlers(deps: CatalogDeps): Impl {
         warnings: callable.warnings,
       };
     },
-    async listTools(_req, context) {
-      return { tools: (await listTools(deps, callerOf(context))).map(toolToProto) };
+    async listTools(req, context) {
+      const page = await listTools(deps, callerOf(context), { limit: req.limit, cursor: req.cursor });
+      return { tools: page.items.map(toolToProto), nextCursor: page.next };
     },
     async searchTools(req, context) {
       const views = await searchTools(
@@ -127,13 +129,13 @@ export function createCatalogReadHandlers(deps: CatalogDeps): Impl {
         ),
       });
     },
-    async listPublicServices() {
-      const services = await listServices(deps.pool, { visibility: "public" });
+    async listPublicServices(req) {
+      const page = await publicServicePage(deps.pool, { limit: pageLimit(req.limit), cursor: req.cursor || undefined });
       const stats = await serviceStats(
         deps.pool,
-        services.map((s) => s.id),
+        page.items.map((s) => s.id),
       );
-      return { services: services.map((s) => serviceToProto(s, stats.get(s.id))) };
+      return { services: page.items.map((s) => serviceToProto(s, stats.get(s.id))), nextCursor: page.next };
     },
     async getPublicService(req) {
       const service = await findService(deps.pool, req.serviceId.trim());
@@ -144,7 +146,8 @@ export function createCatalogReadHandlers(deps: CatalogDeps): Impl {
       return { service: serviceToProto(service, stats.get(service.id)) };
     },
     async listPublicServiceTools(req, context) {
-      return { tools: (await listPublicServiceTools(deps, req.serviceId, callerOf(context))).map(toolToProto) };
+      const page = await listPublicServiceTools(deps, req.serviceId, callerOf(context), { limit: req.limit, cursor: req.cursor });
+      return { tools: page.items.map(toolToProto), nextCursor: page.next };
     },
   };
 }

@@ -20,7 +20,7 @@
 import { type Embedder, embeddingText } from "./embedding.js";
 import { relatedTerms } from "./synonyms.js";
 import { queryTerms, terms } from "./text.js";
-import type { Logger, SearchDocument, SearchEngine, SearchHit, SearchOptions } from "./types.js";
+import { type Logger, type SearchDocument, type SearchEngine, type SearchHit, type SearchOptions, visibleTo } from "./types.js";
 
 /** Tunable constants; the defaults are the measured best (see the benchmark's variants). */
 export interface RankingParameters {
@@ -231,6 +231,7 @@ export class EmbeddedEngine implements SearchEngine {
     return (doc) =>
       (candidates === undefined || candidates.has(doc.id)) &&
       (options.serviceId === undefined || doc.serviceId === options.serviceId) &&
+      visibleTo(doc, options.visibleTo) &&
       tags.every((t) => doc.tags.includes(t));
   }
 

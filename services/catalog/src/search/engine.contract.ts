@@ -169,6 +169,20 @@ export function engineContract(label: string, target: ContractTarget, skipReason
         expect(await ids("weather", { limit: 10, candidateIds: [] })).toEqual([]);
       });
 
+      it("filters by who sees: public for anyone, internal and its own organization's for a member, all for an admin", async () => {
+        await engine.upsert([
+          tool("w-internal", { name: "Weather internal", visibility: "internal" }),
+          tool("w-org-a", { name: "Weather of A", visibility: "private", organizationId: "org-a" }),
+          tool("w-org-b", { name: "Weather of B", visibility: "local_only", organizationId: "org-b" }),
+        ]);
+        const seen = async (who: { organizationId: string | null; all?: boolean }) =>
+          (await ids("weather", { limit: 20, visibleTo: who })).filter((id) => id.startsWith("w-")).sort();
+        expect(await seen({ organizationId: null })).toEqual([]);
+        expect(await seen({ organizationId: "org-a" })).toEqual(["w-internal", "w-org-a"]);
+        expect(await seen({ organizationId: "org-c", all: true })).toEqual(["w-internal", "w-org-a", "w-org-b"]);
+        expect(await ids("weather forecast", { limit: 20, visibleTo: { organizationId: null } })).toContain("weather-forecast");
+      });
+
       it("shows an upsert to the very next search, replacing the document with the same id", async () => {
         await engine.upsert([tool("geo-ip", { name: "IP geolocation", description: "Country and city of an IP address." })]);
         expect((await ids("ip geolocation"))[0]).toBe("geo-ip");

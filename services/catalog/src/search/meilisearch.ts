@@ -165,7 +165,7 @@ export class MeilisearchEngine implements SearchEngine {
     const settings: Settings = {
       // Order matters: a match in an earlier attribute ranks higher (the "attribute" rule).
       searchableAttributes: ["name", "slug", "tags", "serviceName", "description", "parameters", "serviceDescription"],
-      filterableAttributes: ["id", "serviceId", "tags"],
+      filterableAttributes: ["id", "serviceId", "tags", "visibility", "organizationId"],
       displayedAttributes: ["id", "name", "serviceId", "tags"],
       // Matched words first, then typos, then where they matched (a name beats a parameter), then closeness.
       rankingRules: ["words", "typo", "attribute", "proximity", "exactness"],
@@ -252,6 +252,14 @@ function filterOf(options: SearchOptions): Filter | undefined {
   if (options.serviceId !== undefined) parts.push(`serviceId = ${JSON.stringify(options.serviceId)}`);
   for (const tag of options.tags ?? []) if (tag.length > 0) parts.push(`tags = ${JSON.stringify(tag)}`);
   if (options.candidateIds) parts.push(`id IN [${options.candidateIds.map((id) => JSON.stringify(id)).join(", ")}]`);
+  const who = options.visibleTo;
+  if (who && !who.all) {
+    parts.push(
+      who.organizationId === null
+        ? 'visibility = "public"'
+        : `(visibility IN ["public", "internal"] OR organizationId = ${JSON.stringify(who.organizationId)})`,
+    );
+  }
   return parts.length > 0 ? parts.join(" AND ") : undefined;
 }
 

@@ -39,6 +39,19 @@ export interface SearchOptions {
   tags?: string[];
   /** Only tools among these ids (the catalog's pre-filtered set); an empty array matches nothing. */
   candidateIds?: string[];
+  /**
+   * Only tools a reader sees (the catalog's rule, domain/access.ts canSee): public services' tools; with an
+   * organization, also internal services' and that organization's; with `all` (a platform admin), every
+   * tool. Absent: no filter. So a reader who sees a few hundred of 100,000 tools gets its best matches
+   * without the catalog reading and dropping thousands of others.
+   */
+  visibleTo?: { organizationId: string | null; all?: boolean };
+}
+
+/** Whether a document passes `visibleTo` (both engines' rule, written once). */
+export function visibleTo(doc: Pick<SearchDocument, "visibility" | "organizationId">, who: SearchOptions["visibleTo"]): boolean {
+  if (who === undefined || who.all || doc.visibility === "public") return true;
+  return who.organizationId !== null && (doc.visibility === "internal" || doc.organizationId === who.organizationId);
 }
 
 export interface SearchEngine {

@@ -52,22 +52,6 @@ export async function findTool(q: Queryable, idOrSlug: string): Promise<ToolWith
   return rows[0] ? pair(rows[0]) : null;
 }
 
-export async function findToolsByName(q: Queryable, name: string): Promise<ToolWithService[]> {
-  const { rows } = await q.query(`${TOOL_WITH_SERVICE} WHERE lower(t.name) = lower($1) ORDER BY s.is_demo, t.created_at, t.id`, [
-    name.trim(),
-  ]);
-  return rows.map(pair);
-}
-
-/** Ids of tools named exactly `query` (case-insensitive) or whose slug is `query`. */
-export async function exactMatchIds(q: Queryable, query: string): Promise<string[]> {
-  const { rows } = await q.query<{ id: string }>(
-    "SELECT id::text AS id FROM tools WHERE lower(name) = lower($1) OR slug = lower($1)",
-    [query.trim()],
-  );
-  return rows.map((r) => r.id);
-}
-
 export async function findService(q: Queryable, idOrSlug: string): Promise<ServiceRecord | null> {
   const { rows } = isUuid(idOrSlug)
     ? await q.query("SELECT * FROM services WHERE id = $1", [idOrSlug])

@@ -1,0 +1,342 @@
+/**
+ * The catalog's read side in SQL: visibility, listability, readiness order, filters and paging happen
+ * in the statement, and only the rows of the page asked for come back, so no request reads the whole
+ * catalog into memory however large it grows (issue 30; test/e2e/catalog-bounded-reads.test.ts counts
+ * the rows each route reads, test/bench/catalog-scale.ts times them at 100,000 tools).
+ *
+ * Pages are keyset pages: the cursor carries the last row's sort key, so a page never repeats or skips a
+ * tool when services are added or removed between pages (a tool whose own sort key changes in between,
+ * e.g. by turning ready, may move across the cursor: the price of not holding a snapshot).
+ */
+import { invalidArgument } from "@toolport/kit/errors";
+import type { ServiceRecord, ToolWithService } from "../domain/model.js";
+import { isUuid } from "../domain/slug.js";
+import { type Queryable, serviceFromRow, toolFromRow } from "./rows.js";
+
+/** Who reads: a signed-in caller (what its key lets it call decides readiness), or anonymous (null). */
+export interface Reader {
+  accountId: string;
+  organizationId: string;
+  isPlatformAdmin: boolean;
+  /** Null = all. */
+  allowedServices: string[] | null;
+  /** Null = all. */
+  allowedTools: string[] | null;
+}
+
+/** Active tools of live services, not past their sunset date (the listable ones). */
+const LISTABLE = "t.status = 'active' AND s.status <> 'retired' AND (t.sunset_date IS NULL OR t.sunset_date > now())";
+
+/** The tool's large columns stay in the table; a light row is enough to filter, rank and trim. */
+const LIGHT_TOOL = "to_jsonb(t) - 'input_schema' - 'output' - 'request_body_schema' - 'example'";
+
+/** Builds one statement's parameters and the SQL fragments that use them. */
+class Statement {
+  readonly params: unknown[] = [];
+  readonly where: string[] = [];
+
+  /** `$n` for the value. */
+  bind(value: unknown): string {
+    this.params.push(value);
+    return `$${this.params.length}`;
+  }
+
+  /**
+   * What the reader sees (domain/access.ts canSee, as SQL): anonymous callers and the public surface see
+   * public services; a signed-in caller also internal ones and its organization's; a platform admin all.
+   */
+  visibleTo(reader: Reader | null, publicOnly = false): this {
+    if (reader === null || publicOnly) this.where.push("s.visibility = 'public'");
+    else
+      this.where.push(
+        `(s.visibility IN ('public', 'internal') OR s.organization_id = ${this.bind(reader.organizationId)} OR ${this.bind(reader.isPlatformAdmin)})`,
+      );
+    return this;
+  }
+
+  listable(): this {
+    this.where.push(LISTABLE);
+    return this;
+  }
+
+  /**
+   * 1 when the signed-in reader cannot call the tool now (domain/readiness.ts for listable tools: its
+   * key's allow-lists leave it out, or it needs a credential nobody connected for the reader or its
+   * organization), else 0; always 0 for anonymous readers, whose order ignores readiness.
+   */
+  notReady(reader: Reader | null): string {
+    if (reader === null) return "0";
+    const services = this.bind(reader.allowedServices?.filter(isUuid) ?? null);
+    const tools = this.bind(reader.allowedTools?.filter(isUuid) ?? null);
+    const account = this.bind(reader.accountId);
+    const organization = this.bind(reader.organizationId);
+    return `CASE WHEN NOT ((${services}::uuid[] IS NULL OR s.id = ANY(${services}::uuid[]))
+                          AND (${tools}::uuid[] IS NULL OR t.id = ANY(${tools}::uuid[]))) THEN 1
+                 WHEN cardinality(t.security) > 0 AND NOT EXISTS (
+                        SELECT 1 FROM credentials c
+                         WHERE c.service_id = s.id AND c.status = 'active'
+                           AND ((c.scope = 'caller' AND c.owner_id = ${account})
+                             OR (c.scope = 'organization' AND c.owner_id = ${organization}))) THEN 1
+                 ELSE 0 END`;
+  }
+
+  where_(): string {
+    return this.where.length ? `WHERE ${this.where.join(" AND ")}` : "";
+  }
+}
+
+// ---- cursors ----------------------------------------------------------------------------------
+
+type Key = (string | number | boolean)[];
+
+/** An opaque cursor: which list it pages and the last row's sort key. */
+function encodeCursor(list: string, key: Key): string {
+  return Buffer.from(JSON.stringify([list, ...key])).toString("base64url");
+}
+
+const invalidCursor = () =>
+  invalidArgument("invalid_cursor", "cursor: not a cursor this list returned (pass the one from the Link header)", {
+    details: { field: "cursor" },
+  });
+
+/** The sort key in a cursor of `list`, checked against the key's shape (`types`); anything else is a 400. */
+function decodeCursor(list: string, cursor: string, types: ("string" | "number" | "boolean" | "uuid")[]): Key {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+  } catch {
+    throw invalidCursor();
+  }
+  if (!Array.isArray(parsed) || parsed[0] !== list || parsed.length !== types.length + 1) throw invalidCursor();
+  const key = parsed.slice(1) as Key;
+  types.forEach((type, i) => {
+    const v = key[i];
+    const ok = type === "uuid" ? typeof v === "string" && isUuid(v) : typeof v === type;
+    if (!ok) throw invalidCursor();
+  });
+  return key;
+}
+
+export interface Page<T> {
+  items: T[];
+  /** The cursor of the next page; absent on the last one. */
+  next?: string;
+}
+
+/** Splits `rows` (read with limit + 1) into the page and the next cursor. */
+function pageOf<R, T>(rows: R[], limit: number, keyOf: (row: R) => string, map: (row: R) => T): Page<T> {
+  const more = rows.length > limit;
+  const kept = more ? rows.slice(0, limit) : rows;
+  const last = kept[kept.length - 1];
+  return { items: kept.map(map), next: more && last !== undefined ? keyOf(last) : undefined };
+}
+
+// ---- tools ------------------------------------------------------------------------------------
+
+interface ToolKeyRow {
+  tool: Record<string, unknown>;
+  service: Record<string, unknown>;
+  is_demo: boolean;
+  not_ready: number;
+  service_name: string;
+  tool_name: string;
+  id: string;
+}
+
+const toPair = (r: { tool: Record<string, unknown>; service: Record<string, unknown> }): ToolWithService => ({
+  tool: toolFromRow(r.tool),
+  service: serviceFromRow(r.service),
+});
+
+export interface ToolListFilter {
+  /** Only the public surface (anonymous routes), whoever asks. */
+  publicOnly?: boolean;
+  /** Only tools of this service (its id). */
+  serviceId?: string;
+  /** Only tools carrying every one of these tags. */
+  tags?: string[];
+  /** Only tools the reader can call now. */
+  readyOnly?: boolean;
+}
+
+/**
+ * One page of the listable tools the reader sees, in the list order (GET /tools, blank search): real
+ * services before sample-data ones, then, for a signed-in reader, tools it can call now first, then by
+ * service name, tool name and id. Only the page's rows are read whole.
+ */
+export async function listToolPage(
+  q: Queryable,
+  reader: Reader | null,
+  filter: ToolListFilter,
+  page: { limit: number; cursor?: string },
+): Promise<Page<ToolWithService>> {
+  const st = new Statement().visibleTo(reader, filter.publicOnly).listable();
+  const notReady = st.notReady(filter.publicOnly ? null : reader);
+  if (filter.serviceId) st.where.push(`s.id = ${st.bind(filter.serviceId)}::uuid`);
+  if (filter.tags?.length) st.where.push(`t.tags @> ${st.bind(filter.tags)}::text[]`);
+  const outer: string[] = [];
+  if (filter.readyOnly) outer.push("k.not_ready = 0");
+  if (page.cursor) {
+    const [demo, nr, sname, tname, id] = decodeCursor("tools", page.cursor, ["boolean", "number", "string", "string", "uuid"]);
+    outer.push(
+      `(k.is_demo, k.not_ready, k.service_name, k.tool_name, k.id) > (${st.bind(demo)}::boolean, ${st.bind(nr)}::int, ${st.bind(sname)}::text, ${st.bind(tname)}::text, ${st.bind(id)}::uuid)`,
+    );
+  }
+  const limit = st.bind(page.limit + 1);
+  const { rows } = await q.query<ToolKeyRow>(
+    `WITH k AS (
+       SELECT t.id, s.is_demo, ${notReady} AS not_ready, s.name AS service_name, t.name AS tool_name
+         FROM tools t JOIN services s ON s.id = t.service_id ${st.where_()})
+     SELECT to_jsonb(t) AS tool, to_jsonb(s) AS service, k.*
+       FROM (SELECT * FROM k ${outer.length ? `WHERE ${outer.join(" AND ")}` : ""}
+              ORDER BY k.is_demo, k.not_ready, k.service_name, k.tool_name, k.id LIMIT ${limit}) k
+       JOIN tools t ON t.id = k.id JOIN services s ON s.id = t.service_id
+      ORDER BY k.is_demo, k.not_ready, k.service_name, k.tool_name, k.id`,
+    st.params,
+  );
+  return pageOf(
+    rows,
+    page.limit,
+    (r) => encodeCursor("tools", [r.is_demo, r.not_ready, r.service_name, r.tool_name, r.id]),
+    toPair,
+  );
+}
+
+/** One page of a service's listable tools by name (GET /services/public/{id}/tools). */
+export async function serviceToolPage(
+  q: Queryable,
+  serviceId: string,
+  page: { limit: number; cursor?: string },
+): Promise<Page<ToolWithService>> {
+  const st = new Statement().listable();
+  st.where.push(`t.service_id = ${st.bind(serviceId)}::uuid`);
+  if (page.cursor) {
+    const [name, id] = decodeCursor("service_tools", page.cursor, ["string", "uuid"]);
+    st.where.push(`(t.name, t.id) > (${st.bind(name)}::text, ${st.bind(id)}::uuid)`);
+  }
+  const { rows } = await q.query<{ tool: Record<string, unknown>; service: Record<string, unknown>; id: string; name: string }>(
+    `SELECT to_jsonb(t) AS tool, to_jsonb(s) AS service, t.id::text AS id, t.name
+       FROM tools t JOIN services s ON s.id = t.service_id ${st.where_()}
+      ORDER BY t.name, t.id LIMIT ${st.bind(page.limit + 1)}`,
+    st.params,
+  );
+  return pageOf(rows, page.limit, (r) => encodeCursor("service_tools", [r.name, r.id]), toPair);
+}
+
+/** One page of public services by the list order: real before sample-data ones, then name and id. */
+export async function publicServicePage(q: Queryable, page: { limit: number; cursor?: string }): Promise<Page<ServiceRecord>> {
+  const st = new Statement();
+  st.where.push("visibility = 'public'");
+  if (page.cursor) {
+    const [demo, name, id] = decodeCursor("services", page.cursor, ["boolean", "string", "uuid"]);
+    st.where.push(`(is_demo, name, id) > (${st.bind(demo)}::boolean, ${st.bind(name)}::text, ${st.bind(id)}::uuid)`);
+  }
+  const { rows } = await q.query<Record<string, unknown>>(
+    `SELECT * FROM services ${st.where_()} ORDER BY is_demo, name, id LIMIT ${st.bind(page.limit + 1)}`,
+    st.params,
+  );
+  return pageOf(
+    rows,
+    page.limit,
+    (r) => encodeCursor("services", [Boolean(r.is_demo), String(r.name), String(r.id)]),
+    serviceFromRow,
+  );
+}
+
+// ---- bounded lookups (recommendations, starters) ---------------------------------------------
+
+export interface UsableFilter {
+  toolIds?: string[];
+  serviceIds?: string[];
+  /** Tools carrying at least one of these tags. */
+  anyTag?: string[];
+  /** Tools that run with no credential and no funding. */
+  credentialFree?: boolean;
+  /** Leave these out (already chosen). */
+  exceptIds?: string[];
+}
+
+/**
+ * At most `limit` listable tools the reader sees that pass the filter, in the list order (real services
+ * first, then service name, tool name), as light rows; with `toolIds`, in no particular order.
+ */
+export async function usableTools(
+  q: Queryable,
+  reader: Reader | null,
+  filter: UsableFilter,
+  limit: number,
+): Promise<ToolWithService[]> {
+  if (limit <= 0) return [];
+  const st = new Statement().visibleTo(reader).listable();
+  if (filter.toolIds) st.where.push(`t.id = ANY(${st.bind(filter.toolIds.filter(isUuid))}::uuid[])`);
+  if (filter.serviceIds) st.where.push(`t.service_id = ANY(${st.bind(filter.serviceIds.filter(isUuid))}::uuid[])`);
+  if (filter.anyTag) st.where.push(`t.tags && ${st.bind(filter.anyTag)}::text[]`);
+  if (filter.credentialFree) st.where.push("cardinality(t.security) = 0 AND t.price_per_call_cents = 0");
+  if (filter.exceptIds?.length) st.where.push(`NOT (t.id = ANY(${st.bind(filter.exceptIds.filter(isUuid))}::uuid[]))`);
+  const { rows } = await q.query(
+    `SELECT ${LIGHT_TOOL} AS tool, to_jsonb(s) AS service FROM tools t JOIN services s ON s.id = t.service_id ${st.where_()}
+      ORDER BY s.is_demo, s.name, t.name, t.id LIMIT ${st.bind(limit)}`,
+    st.params,
+  );
+  return rows.map(toPair);
+}
+
+/**
+ * Up to `limit` credential-free, free, public, not deprecated tools for a new agent's first call, one per
+ * service first: built-in tools (real, then sample-data ones), then verified services', then the rest;
+ * within each, the most used (`popular`, most used first) then the oldest. Full rows (the example input
+ * comes from the schema).
+ */
+export async function starterTools(q: Queryable, popular: string[], limit: number): Promise<ToolWithService[]> {
+  const st = new Statement().visibleTo(null).listable();
+  st.where.push("cardinality(t.security) = 0 AND t.price_per_call_cents = 0 AND NOT t.deprecated");
+  const rank = `CASE WHEN s.service_type = 'internal' THEN (CASE WHEN s.is_demo THEN 1 ELSE 0 END)
+                     WHEN s.verification_tier <> 'unverified' THEN 2 ELSE 3 END`;
+  const pop = `coalesce(array_position(${st.bind(popular.filter(isUuid))}::uuid[], t.id), 1000000000)`;
+  const { rows } = await q.query(
+    `SELECT to_jsonb(t) AS tool, to_jsonb(s) AS service FROM (
+       SELECT t.id, ${rank} AS rank, ${pop} AS pop, t.created_at,
+              row_number() OVER (PARTITION BY s.id ORDER BY ${rank}, ${pop}, t.created_at, t.id) AS nth
+         FROM tools t JOIN services s ON s.id = t.service_id ${st.where_()}
+        ORDER BY (row_number() OVER (PARTITION BY s.id ORDER BY ${rank}, ${pop}, t.created_at, t.id) > 1), 2, 3, 4, 1
+        LIMIT ${st.bind(limit)}) c
+       JOIN tools t ON t.id = c.id JOIN services s ON s.id = t.service_id
+      ORDER BY (c.nth > 1), c.rank, c.pop, c.created_at, c.id`,
+    st.params,
+  );
+  return rows.map(toPair);
+}
+
+/**
+ * The tool named `name` (case-insensitive) that the reader sees, not past its sunset date: an active tool
+ * of a live service before others, a real service's before a sample-data one's, then the oldest.
+ */
+export async function toolNamed(q: Queryable, reader: Reader | null, name: string): Promise<ToolWithService | null> {
+  const st = new Statement().visibleTo(reader);
+  st.where.push(`lower(t.name) = lower(${st.bind(name.trim())})`, "(t.sunset_date IS NULL OR t.sunset_date > now())");
+  const { rows } = await q.query(
+    `SELECT to_jsonb(t) AS tool, to_jsonb(s) AS service FROM tools t JOIN services s ON s.id = t.service_id ${st.where_()}
+      ORDER BY NOT (t.status = 'active' AND s.status <> 'retired'), s.is_demo, t.created_at, t.id LIMIT 1`,
+    st.params,
+  );
+  return rows[0] ? toPair(rows[0]) : null;
+}
+
+/** Ids of at most `limit` listable tools the reader sees named exactly `query` (case-insensitive) or slugged so. */
+export async function exactMatchIds(
+  q: Queryable,
+  reader: Reader | null,
+  publicOnly: boolean,
+  query: string,
+  limit: number,
+): Promise<string[]> {
+  const st = new Statement().visibleTo(reader, publicOnly).listable();
+  const text = st.bind(query.trim());
+  st.where.push(`(lower(t.name) = lower(${text}) OR t.slug = lower(${text}))`);
+  const { rows } = await q.query<{ id: string }>(
+    `SELECT t.id::text AS id FROM tools t JOIN services s ON s.id = t.service_id ${st.where_()}
+      ORDER BY s.is_demo, t.created_at, t.id LIMIT ${st.bind(limit)}`,
+    st.params,
+  );
+  return rows.map((r) => r.id);
+}
