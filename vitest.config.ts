@@ -23,7 +23,7 @@ export default defineConfig({
         test: {
           name: "unit",
           sequence: { groupOrder: 0 },
-          include: ["{services/*,gateway,mcp-server,proto}/src/**/*.test.ts"],
+          include: ["{services/*,gateway,gateway/client,mcp-server,proto}/src/**/*.test.ts"],
         },
       },
       {

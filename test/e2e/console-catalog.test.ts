@@ -1,6 +1,7 @@
 /**
- * The console's catalog screens in a real browser against the whole stack: a person signs up, searches
- * (the query survives a reload), runs a builtin Text Utilities tool from its generated form and reads the
+ * The console's catalog screens in a real browser against the whole stack: a person signs up, pages
+ * through the public services ("More services" reads the next page of the list, which more public services
+ * published here make two), searches (the query survives a reload; results name their service), runs a builtin Text Utilities tool from its generated form and reads the
  * result, also by path; a service published by an agent, backed by an HTTP server started here that
  * checks its bearer token, is connected on the page its configuration_url names (signed out first, then
  * back on that page after signing up), its readiness turning ready without a reload, with a stored token
@@ -117,6 +118,18 @@ let s: ConsoleStack;
 let browser: Browser;
 let upstream: Awaited<ReturnType<typeof startProfileApi>>;
 let service: { id: string; name: string; tools: Record<string, string> };
+/** The builtin service of sample data (listed after every real one). */
+const SAMPLE_DATA = "Sample Store (demo data)";
+/** Public services published here besides the profile API, so that the console's list of services (12 a page) takes two. */
+const EXTRA_SERVICES = 10;
+let extraServices: string[] = [];
+
+/** A one-operation document: a public service that only fills the list. */
+const fillerDocument = (title: string) => ({
+  openapi: "3.0.3",
+  info: { title, version: "1.0.0" },
+  paths: { "/ping": { get: { operationId: "ping", summary: "Ping", responses: { "200": { description: "ok" } } } } },
+});
 
 async function api(path: string, init: { token?: string; key?: string; method?: string; body?: unknown } = {}) {
   const res = await fetch(`${s.stack.gatewayUrl}/v1${path}`, {
@@ -181,6 +194,16 @@ beforeAll(async () => {
     name,
     tools: Object.fromEntries(published.body.tools.map((t: { name: string; id: string }) => [t.name, t.id])),
   };
+  // Named to sort before the builtin services (the list is by name, sample data last).
+  extraServices = Array.from({ length: EXTRA_SERVICES }, (_, i) => `Atlas Filler ${String(i + 1).padStart(2, "0")}`);
+  for (const title of extraServices) {
+    const filler = await api("/services", {
+      method: "POST",
+      key: agent.body.api_key,
+      body: { api: { document: fillerDocument(title), base_url: upstream.url }, visibility: "public" },
+    });
+    expect(filler.status, JSON.stringify(filler.body)).toBe(201);
+  }
 }, 180_000);
 
 afterAll(async () => {
@@ -195,9 +218,24 @@ describe("the catalog screens", () => {
     const { page } = c;
     await signUp(page, s, newPerson("ada"));
 
-    // No query yet: recommendations and the public services.
+    // No query yet: recommendations and the public services, a page at a time (3 builtin services, the
+    // profile API and the fillers: 14, so 12 and then 2; by name, sample data last).
     await page.getByRole("heading", { name: "Recommended tools" }).waitFor();
-    await page.getByRole("list", { name: "Services" }).getByRole("heading", { name: "Text Utilities" }).waitFor();
+    const services = page.getByRole("list", { name: "Services" });
+    await services.getByRole("heading", { name: extraServices[0] }).waitFor();
+    expect(await services.getByRole("listitem").count()).toBe(12);
+    expect(await services.getByRole("heading", { name: "Text Utilities" }).count()).toBe(0);
+    expect(await page.getByTestId("services-shown").textContent()).toBe("12 services shown; more remain.");
+    const more = page.getByRole("button", { name: "More services" });
+    await more.click();
+    await services.getByRole("heading", { name: "Text Utilities" }).waitFor();
+    const names = await services.getByRole("heading", { level: 3 }).allTextContents();
+    expect(names).toEqual([...extraServices, "Data Utilities", service.name, "Text Utilities", SAMPLE_DATA]);
+    expect(await page.getByTestId("services-shown").textContent()).toBe("14 services shown.");
+    expect(await more.count()).toBe(0);
+    // The focus moved to the first service added (its search link), not lost with the button.
+    expect(await page.evaluate(`document.activeElement?.textContent`)).toBe("Search Text Utilities tools");
+    expect(await seriousViolations(page)).toEqual([]);
 
     // Search with Enter; the query goes into the address and survives a reload.
     const box = page.getByRole("searchbox", { name: "Search tools" });
@@ -210,7 +248,8 @@ describe("the catalog screens", () => {
     await result.waitFor();
     expect(await page.getByRole("searchbox", { name: "Search tools" }).inputValue()).toBe("slugify");
     const card = page.locator(".tool-card").filter({ has: result });
-    expect(await card.textContent()).toContain("Text Utilities");
+    // Its service's name, read by the service's id.
+    await card.locator(".card-service").getByText("Text Utilities", { exact: true }).waitFor();
     expect(await card.locator(".badge").first().textContent()).toBe("ready");
 
     // The tool page: parameters, and the generated form checked on submit.

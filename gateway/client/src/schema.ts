@@ -3737,6 +3737,8 @@ export interface operations {
                 limit?: number;
                 /** @description Where the page starts: the `cursor` of the previous answer's `Link` header (400 `invalid_cursor` for anything else). */
                 cursor?: string;
+                /** @description Only this service's tools (id or slug); one the caller does not see gives an empty list. */
+                service_id?: string;
             };
             header?: {
                 /** @description The organization to act in (the caller must belong to it); default: the caller's own. */

@@ -12,7 +12,7 @@
  * it, and it expires with the token by itself. This browser caches it per account, organization and
  * sign-in, only to spare a request; the gateway stays the source of truth.
  */
-import { createToolportClient, type ToolportClient } from "@toolport/client";
+import { createToolportClient, nextCursor, PageError, pages, type ToolportClient } from "@toolport/client";
 
 export type { components } from "@toolport/client";
 
@@ -42,16 +42,47 @@ export async function unwrap<T>(request: Promise<Reply<T>>): Promise<T> {
   } catch (err) {
     throw new ApiError(0, "network_error", `the gateway did not answer (${(err as Error).message})`);
   }
-  if (reply.error !== undefined || !reply.response.ok) {
-    const body = reply.error as { error?: { code?: string; message?: string; details?: Record<string, unknown> } } | undefined;
-    throw new ApiError(
-      reply.response.status,
-      body?.error?.code ?? `http_${reply.response.status}`,
-      body?.error?.message ?? `the gateway answered ${reply.response.status}`,
-      body?.error?.details ?? {},
-    );
-  }
+  if (reply.error !== undefined || !reply.response.ok) throw errorOf(reply.response, reply.error);
   return reply.data as T;
+}
+
+function errorOf(response: Response, error: unknown): ApiError {
+  const body = error as { error?: { code?: string; message?: string; details?: Record<string, unknown> } } | undefined;
+  return new ApiError(
+    response.status,
+    body?.error?.code ?? `http_${response.status}`,
+    body?.error?.message ?? `the gateway answered ${response.status}`,
+    body?.error?.details ?? {},
+  );
+}
+
+/**
+ * One page of a list route (`GET /v1/tools`, `/v1/services/public`, `/v1/services/public/{id}/tools`): its
+ * items, or an ApiError as `unwrap` throws, and the cursor of the next page from the answer's `Link`
+ * header (undefined on the last page), for TanStack's `getNextPageParam`.
+ */
+export async function unwrapPage<T>(request: Promise<Reply<T[]>>): Promise<{ items: T[]; next: string | undefined }> {
+  let response: Response | undefined;
+  const items = await unwrap(
+    request.then((reply) => {
+      response = reply.response;
+      return reply;
+    }),
+  );
+  return { items, next: response ? nextCursor(response) : undefined };
+}
+
+/**
+ * Each page of a list route in turn (the client's `pages`: it follows the `Link` header; leaving the loop
+ * asks for no more), an error answer thrown as an ApiError as `unwrap` does.
+ */
+export async function* eachPage<T>(fetchPage: (cursor?: string) => Promise<Reply<T[]>>): AsyncGenerator<T[], void, undefined> {
+  try {
+    yield* pages(fetchPage);
+  } catch (err) {
+    if (err instanceof PageError) throw errorOf(err.response, err.error);
+    throw new ApiError(0, "network_error", `the gateway did not answer (${(err as Error).message})`);
+  }
 }
 
 export interface Session {

@@ -246,7 +246,7 @@ export function catalogRoutes(api: DescribedRouter, deps: AppDeps): void {
 
   // Catalog (spec items 1-10, 12).
   api.get("/tools", ops.listTools, apiKey, async (ctx) => {
-    const page = await catalog.listTools(pageQuery(ctx));
+    const page = await catalog.listTools({ ...pageQuery(ctx), serviceId: queryValue(ctx, "service_id") || undefined });
     linkNext(ctx, deps.config.PUBLIC_URL, page.nextCursor);
     ctx.body = toolsOut(page.tools);
   });

@@ -2,13 +2,16 @@
  * The catalog: search public tools (the query lives in the address, `?q=`, so reload and back keep it)
  * with the person's session, so each result's readiness is theirs; each result shows its service, a
  * readiness badge (with the way to connect the service when a credential is missing) and its 30-day
- * reliability. Without a query: recommended tools and the public services.
+ * reliability. Without a query: recommended tools and the public services, a page at a time ("More
+ * services" follows the list's `Link` header), never every service at once: the catalog may hold thousands.
+ * A result's service name is read by id (`GET /v1/services/public/{id}`, once per service, kept long).
  */
-import { useQuery } from "@tanstack/react-query";
-import { type FormEvent, useEffect, useState } from "react";
+import { useInfiniteQuery, useQuery, useQueryClient } from "@tanstack/react-query";
+import { type FormEvent, useEffect, useRef, useState } from "react";
 import { Link, useLocation, useSearch } from "wouter";
-import { type components, unwrap } from "../api";
+import { type components, unwrap, unwrapPage } from "../api";
 import { useSession } from "../session";
+import { rememberServices, usePublicServiceNames } from "../ui/catalog-services";
 import { Badge, ErrorNote, Field, Loading, Page, When } from "../ui/index";
 
 type PublicTool = components["schemas"]["PublicTool"];
@@ -43,23 +46,16 @@ export default function Catalog() {
   );
 }
 
-function useServiceNames() {
-  const { api } = useSession();
-  const services = useQuery({
-    queryKey: ["public-services"],
-    staleTime: 5 * 60_000,
-    queryFn: () => unwrap(api.GET("/v1/services/public")),
-  });
-  return { services, names: new Map((services.data ?? []).map((s) => [s.id, s.name])) };
-}
+/** Services shown per page in Discover (the list route's own default is 100). */
+const SERVICES_PAGE = 12;
 
 function Results({ q }: { q: string }) {
   const { api, orgId } = useSession();
-  const { names } = useServiceNames();
   const search = useQuery({
     queryKey: ["tool-search", orgId, q],
     queryFn: () => unwrap(api.GET("/v1/tools/public/search", { params: { query: { query: q, limit: 20 } } })),
   });
+  const names = usePublicServiceNames(search.data?.map((t) => t.service_id) ?? []);
   return (
     <section aria-labelledby="results-title">
       <h2 id="results-title">Results for “{q}”</h2>
@@ -159,7 +155,6 @@ function ToolCard({ tool, serviceName }: { tool: PublicTool; serviceName: string
 
 function Discover() {
   const { api, orgId } = useSession();
-  const { services } = useServiceNames();
   const recommended = useQuery({
     queryKey: ["recommended", orgId],
     queryFn: () => unwrap(api.GET("/v1/tools/recommended", { params: { query: { limit: 6 } } })),
@@ -186,19 +181,77 @@ function Discover() {
           </ul>
         ) : null}
       </section>
-      <section aria-labelledby="services-title">
-        <h2 id="services-title">Services</h2>
-        {services.isPending ? <Loading what="Loading services" /> : null}
-        <ErrorNote error={services.error} />
-        {services.data ? (
-          <ul className="cards service-cards" aria-label="Services">
-            {services.data.map((s) => (
+      <Services />
+    </>
+  );
+}
+
+/**
+ * The public services, a page at a time: "More services" reads the next page (the cursor of the last
+ * answer's `Link` header) and moves the focus to the first service it added.
+ */
+function Services() {
+  const { api } = useSession();
+  const queryClient = useQueryClient();
+  const list = useRef<HTMLUListElement>(null);
+  const services = useInfiniteQuery({
+    queryKey: ["public-services", SERVICES_PAGE],
+    staleTime: 5 * 60_000,
+    initialPageParam: undefined as string | undefined,
+    queryFn: async ({ pageParam }) => {
+      const page = await unwrapPage(
+        api.GET("/v1/services/public", { params: { query: { limit: SERVICES_PAGE, cursor: pageParam } } }),
+      );
+      rememberServices(queryClient, page.items);
+      return page;
+    },
+    getNextPageParam: (last) => last.next,
+  });
+  const shown = services.data?.pages.flatMap((p) => p.items) ?? [];
+  // After "More services": the index of the first service added, to move the focus to once it shows.
+  const [focusFrom, setFocusFrom] = useState<number | null>(null);
+  useEffect(() => {
+    if (focusFrom === null || shown.length <= focusFrom) return;
+    list.current?.querySelectorAll(":scope > li")[focusFrom]?.querySelector<HTMLElement>("a")?.focus();
+    setFocusFrom(null);
+  }, [focusFrom, shown.length]);
+
+  function more() {
+    // Not `disabled` while it loads: the button keeps the focus until it moves to the services added.
+    if (services.isFetchingNextPage) return;
+    setFocusFrom(shown.length);
+    void services.fetchNextPage();
+  }
+
+  return (
+    <section aria-labelledby="services-title">
+      <h2 id="services-title">Services</h2>
+      {services.isPending ? <Loading what="Loading services" /> : null}
+      {shown.length > 0 ? (
+        <>
+          <ul className="cards service-cards" aria-label="Services" ref={list}>
+            {shown.map((s) => (
               <ServiceCard key={s.id} service={s} />
             ))}
           </ul>
-        ) : null}
-      </section>
-    </>
+          <p className="muted" role="status" data-testid="services-shown">
+            {shown.length} service{shown.length === 1 ? "" : "s"} shown{services.hasNextPage ? "; more remain" : ""}.
+          </p>
+        </>
+      ) : null}
+      {services.isSuccess && shown.length === 0 ? <p className="muted">No public services yet.</p> : null}
+      <ErrorNote error={services.error} />
+      {services.hasNextPage ? (
+        <button
+          type="button"
+          className="button-secondary"
+          aria-disabled={services.isFetchingNextPage || undefined}
+          onClick={more}
+        >
+          {services.isFetchingNextPage ? "Loading…" : "More services"}
+        </button>
+      ) : null}
+    </section>
   );
 }
 

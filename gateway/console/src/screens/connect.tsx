@@ -14,11 +14,12 @@
  *
  * Where the facts come from: the security schemes are the managers' publishing facts on
  * `GET /services/{id}`, so the page reads them from `GET /tools/{id}/describe` (`security_schemes`), for
- * a tool of the service found with `GET /tools/search?service_id=` (both with the console key, which acts
+ * a tool of the service found with `GET /tools?service_id=`, every page (both with the console key, which acts
  * for this person and organization, so the readiness it reports is theirs); the credentials connected
  * come from `GET /services/{id}/credentials` with the session.
  */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { allPages } from "@toolport/client";
 import { type FormEvent, useId, useState } from "react";
 import { Link, useSearch } from "wouter";
 import { type components, unwrap } from "../api";
@@ -86,7 +87,13 @@ export default function Connect({ serviceId }: { serviceId: string }) {
   const { api, withKey, orgId, organization } = useSession();
   const tools = useQuery({
     queryKey: ["service-tools", orgId, serviceId],
-    queryFn: () => withKey((c) => c.GET("/v1/tools/search", { params: { query: { service_id: serviceId } } })),
+    // Every tool of the service, 500 a page (a service imported from a large document has thousands).
+    queryFn: () =>
+      withKey((c) =>
+        allPages((cursor) => c.GET("/v1/tools", { params: { query: { service_id: serviceId, limit: 500, cursor } } }), {
+          maxItems: 10_000,
+        }),
+      ),
   });
   const toolList = tools.data ?? [];
   // Tools still missing a credential name the schemes to show first; the schemes stay as first read

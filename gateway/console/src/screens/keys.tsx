@@ -11,6 +11,7 @@ import { type FormEvent, type KeyboardEvent, useState } from "react";
 import { Link } from "wouter";
 import { type components, consoleKeyId, unwrap } from "../api";
 import { useSession } from "../session";
+import { usePublicServiceNames } from "../ui/catalog-services";
 import { Badge, ErrorNote, Field, Loading, Note, Page, ShownOnce, When } from "../ui/index";
 import { AGENT_TYPES, type AgentType, agentTypeLabel } from "../ui/keys-agent";
 import { parseDollars } from "../ui/keys-money";
@@ -423,13 +424,8 @@ function AllowListPicker({ picks, onChange }: { picks: Choice[]; onChange: (pick
     enabled: query !== "",
     queryFn: () => unwrap(api.GET("/v1/tools/public/search", { params: { query: { query, limit: 10 } } })),
   });
-  const services = useQuery({
-    queryKey: ["public-services"],
-    enabled: query !== "",
-    staleTime: 5 * 60_000,
-    queryFn: () => unwrap(api.GET("/v1/services/public")),
-  });
-  const serviceName = (id: string) => services.data?.find((s) => s.id === id)?.name ?? "its service";
+  const names = usePublicServiceNames(results.data?.map((t) => t.service_id) ?? []);
+  const serviceName = (id: string) => names.get(id) ?? "its service";
   const add = (pick: Choice) => {
     if (!picks.some((p) => p.kind === pick.kind && p.id === pick.id)) onChange([...picks, pick]);
   };
@@ -526,7 +522,9 @@ function AllowListPicker({ picks, onChange }: { picks: Choice[]; onChange: (pick
                 <button
                   type="button"
                   className="button-secondary"
-                  onClick={() => add({ kind: "service", id: tool.service_id, label: serviceName(tool.service_id) })}
+                  onClick={() =>
+                    add({ kind: "service", id: tool.service_id, label: names.get(tool.service_id) ?? tool.service_id })
+                  }
                 >
                   Allow service<span className="visually-hidden"> {serviceName(tool.service_id)} (every tool)</span>
                 </button>

@@ -9,7 +9,7 @@
 import { useMutation, useQueries, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useEffect, useMemo, useRef, useState } from "react";
 import { Link, useLocation } from "wouter";
-import { type components, unwrap } from "../api";
+import { type components, eachPage, unwrap } from "../api";
 import { useSession } from "../session";
 import { ConfirmAction, JsonBlock } from "../ui/content-confirm";
 import { checkTemplates, formatValue, inputsUsed, parseValue } from "../ui/content-templates";
@@ -201,11 +201,17 @@ interface ToolInfo {
   outputFields: string[];
 }
 
+/** The list route's largest page: a service of thousands of tools takes a few requests. */
+const TOOLS_PAGE = 500;
+
 function outputFields(output: unknown): string[] {
   return isObject(output) && isObject(output.properties) ? Object.keys(output.properties) : [];
 }
 
-/** A tool's parameters and output fields, from its service's public tool list (no API key needed). */
+/**
+ * A tool's parameters and output fields, from its service's public tool list (no API key needed), read a
+ * page at a time (the largest page) until the tool is found.
+ */
 function useToolInfos(steps: StepDraft[]) {
   const { api } = useSession();
   return useQueries({
@@ -220,11 +226,16 @@ function useToolInfos(steps: StepDraft[]) {
           serviceId = found.find((t) => t.id === s.toolId)?.service_id ?? null;
         }
         if (!serviceId) return null;
-        const tools = await unwrap(
-          api.GET("/v1/services/public/{service_id}/tools", { params: { path: { service_id: serviceId } } }),
-        );
-        const tool = tools.find((t) => t.id === s.toolId);
-        return tool ? { parameters: tool.parameters as ToolInfo["parameters"], outputFields: outputFields(tool.output) } : null;
+        const id = serviceId;
+        for await (const tools of eachPage((cursor) =>
+          api.GET("/v1/services/public/{service_id}/tools", {
+            params: { path: { service_id: id }, query: { limit: TOOLS_PAGE, cursor } },
+          }),
+        )) {
+          const tool = tools.find((t) => t.id === s.toolId);
+          if (tool) return { parameters: tool.parameters as ToolInfo["parameters"], outputFields: outputFields(tool.output) };
+        }
+        return null;
       },
     })),
   });

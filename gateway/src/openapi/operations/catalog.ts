@@ -519,7 +519,13 @@ export const catalogOps = {
       "Active, not-sunset tools of the services visible to the caller, a page at a time (follow the `Link` header): " +
       "real services' tools before sample-data ones, tools the caller can call now first, then by service and tool name.",
     tags: ["Tools"],
-    query: pageParams,
+    query: {
+      ...pageParams,
+      service_id: {
+        description: "Only this service's tools (id or slug); one the caller does not see gives an empty list.",
+        schema: string,
+      },
+    },
     responses: {
       200: { description: "One page of tools.", schema: tools, example: [exampleTool], headers: pageHeaders },
       400: err("`limit` or `cursor` is not valid (`invalid_limit`, `invalid_cursor`)."),

@@ -48,11 +48,19 @@ export function pageLimit(limit: number | undefined): number {
 }
 
 /**
- * GET /tools: the active, not-sunset tools the caller may see, a page at a time: real services before
- * sample-data ones, tools the caller can call now first, then by service and tool name.
+ * GET /tools: the active, not-sunset tools the caller may see (of one service, with `serviceId`), a page
+ * at a time: real services before sample-data ones, tools the caller can call now first, then by service
+ * and tool name.
  */
-export async function listTools(deps: CatalogDeps, caller: Caller | null, input: PageInput = {}): Promise<Page<ToolView>> {
-  const page = await listToolPage(deps.pool, caller, {}, { limit: pageLimit(input.limit), cursor: input.cursor || undefined });
+export async function listTools(
+  deps: CatalogDeps,
+  caller: Caller | null,
+  input: PageInput & { serviceId?: string } = {},
+): Promise<Page<ToolView>> {
+  const limit = pageLimit(input.limit);
+  const serviceId = input.serviceId ? await resolveServiceId(deps, input.serviceId.trim()) : undefined;
+  if (input.serviceId && !serviceId) return { items: [] };
+  const page = await listToolPage(deps.pool, caller, { serviceId }, { limit, cursor: input.cursor || undefined });
   return { items: await viewTools(ctx(deps), page.items, caller), next: page.next };
 }
 

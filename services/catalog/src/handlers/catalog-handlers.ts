@@ -60,7 +60,7 @@ export function createCatalogReadHandlers(deps: CatalogDeps): Impl {
       };
     },
     async listTools(req, context) {
-      const page = await listTools(deps, callerOf(context), { limit: req.limit, cursor: req.cursor });
+      const page = await listTools(deps, callerOf(context), { limit: req.limit, cursor: req.cursor, serviceId: req.serviceId });
       return { tools: page.items.map(toolToProto), nextCursor: page.next };
     },
     async searchTools(req, context) {
