@@ -28,7 +28,7 @@ import {
 import { checkSlug, slugify } from "../domain/slug.js";
 import { enqueueToolChanged } from "../events/tool-changed.js";
 import { importMcpServer, mcpAuthHeaders } from "../publishing/mcp.js";
-import { fetchDocument, importOpenApi, parseDocumentText, validateDocument } from "../publishing/openapi.js";
+import { fetchDocument } from "../publishing/openapi.js";
 import {
   deleteService as deleteServiceRow,
   deleteTool as deleteToolRow,
@@ -203,14 +203,10 @@ function importHeaders(scheme: SecuritySchemeInfo | undefined, material: Credent
  * is refused by the gateway already).
  */
 async function readSource(deps: CatalogDeps, source: SourceInput): Promise<ImportedSource> {
-  return replaceNul(await readSourceAsIs(deps, source));
-}
-
-async function readSourceAsIs(deps: CatalogDeps, source: SourceInput): Promise<ImportedSource> {
   if (source.kind === "mcp_server") {
     const scheme = source.securityScheme && checkMcpScheme(source.securityScheme);
     const mcp = await importMcpServer(source.url, deps.outbound, importHeaders(scheme, source.credential));
-    return {
+    return replaceNul<ImportedSource>({
       serviceType: "mcp_server",
       title: mcp.title,
       summary: "",
@@ -225,7 +221,7 @@ async function readSourceAsIs(deps: CatalogDeps, source: SourceInput): Promise<I
       securitySchemes: scheme ? [scheme] : [],
       tools: mcp.tools.map((t) => ({ ...t, security: scheme ? [scheme.name] : [] })),
       warnings: mcp.warnings,
-    };
+    });
   }
   if (!source.documentText && !source.documentUrl) {
     throw invalidArgument("missing_document", "api needs document_text (the OpenAPI document) or document_url", {
@@ -234,13 +230,14 @@ async function readSourceAsIs(deps: CatalogDeps, source: SourceInput): Promise<I
   }
   const baseUrl = checkUrl(source.baseUrl, "api.base_url");
   const text = source.documentText ?? (await fetchDocument(source.documentUrl as string, deps.outbound));
-  const api = await validateDocument(parseDocumentText(text));
-  const imported = importOpenApi(api, { documentUrl: source.documentUrl, baseUrl });
+  // Seconds of CPU for a large document: on a worker thread, so nobody else waits (import-pool.ts). The
+  // thread replaces NUL in what it read, so this thread does not walk every tool again.
+  const imported = await deps.importer.import({ text, documentUrl: source.documentUrl, baseUrl });
   return {
     serviceType: "api",
     ...imported,
     mcpServerUrl: null,
-    documentUrl: source.documentUrl ?? null,
+    documentUrl: replaceNul(source.documentUrl ?? null),
   };
 }
 
