@@ -14,6 +14,7 @@
  * condition, so a test exercises the code it reads.
  */
 import { type Code, DomainError, invalidArgument, unavailable } from "@toolport/kit/errors";
+import { importSeconds, importsPending } from "@toolport/kit/metrics";
 import { Piscina } from "piscina";
 import { type ImportOutcome, type ImportTask, importDocument } from "./import-worker.js";
 import type { ImportedApi } from "./openapi.js";
@@ -37,6 +38,8 @@ export class ImportPool {
   /** Documents accepted and not yet answered: running plus waiting. */
   private pending = 0;
   private closed = false;
+  /** The thread that imported the last document (tests: not the main thread's 0). */
+  lastThreadId: number | undefined;
 
   constructor(private readonly options: ImportPoolOptions) {
     if (options.threads <= 0) {
@@ -68,25 +71,49 @@ export class ImportPool {
 
   /** The document's service fields and tool drafts, or the refusal import-worker.ts names. */
   async import(task: ImportTask): Promise<ImportedApi> {
-    if (!this.pool) return importDocument(task);
-    if (this.closed) throw unavailable("import_busy", "the catalog is shutting down; publish again in a moment");
-    if (this.pending >= this.capacity) {
+    const started = performance.now();
+    const where = this.pool ? "worker" : "event_loop";
+    const observe = (outcome: "imported" | "refused" | "busy" | "failed") =>
+      importSeconds.observe({ where, outcome }, (performance.now() - started) / 1000);
+    if (!this.pool) {
+      try {
+        const api = await importDocument(task);
+        observe("imported");
+        return api;
+      } catch (err) {
+        observe(err instanceof DomainError ? "refused" : "failed");
+        throw err;
+      }
+    }
+    if (this.closed || this.pending >= this.capacity) {
+      observe("busy");
       throw unavailable(
         "import_busy",
-        `${this.pending} OpenAPI documents are being imported or waiting (the most this catalog takes at once); publish again in a few seconds`,
-        { details: { field: "api", retry_after_seconds: BUSY_RETRY_SECONDS, limit: this.capacity } },
+        this.closed
+          ? "the catalog is shutting down; publish again in a few seconds"
+          : `${this.pending} OpenAPI documents are being imported or waiting, the most this catalog takes at once; publish again in a few seconds`,
+        { details: { field: "api", retry_after_seconds: BUSY_RETRY_SECONDS } },
       );
     }
     this.pending++;
+    importsPending.inc();
     try {
       const outcome = await this.pool.run(task).catch((err: unknown) => {
         throw threadFailure(err, this.options.heapMb);
       });
-      if (outcome.ok) return outcome.api;
+      if (outcome.ok) {
+        observe("imported");
+        this.lastThreadId = outcome.threadId;
+        return outcome.api;
+      }
       const r = outcome.refusal;
       throw new DomainError(r.code as Code, r.reason, r.message, { details: r.details, detail: r.detail });
+    } catch (err) {
+      observe(err instanceof DomainError ? "refused" : "failed");
+      throw err;
     } finally {
       this.pending--;
+      importsPending.dec();
     }
   }
 
