@@ -86,7 +86,7 @@ export const searchSeconds = new Histogram({
 /**
  * OpenAPI documents the catalog imported (parse, conversion, validation, tool drafts), by where they
  * ran (`worker`: the import pool's threads; `event_loop`: the pool disabled) and outcome (`imported`,
- * `refused` with a 400, `busy` when the pool was full, `failed`).
+ * `refused` with a 400, `busy` when the pool was full, `abandoned` by a caller that stopped waiting, `failed`).
  */
 export const importSeconds = new Histogram({
   name: "toolport_catalog_import_duration_seconds",

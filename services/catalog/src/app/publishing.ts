@@ -202,7 +202,7 @@ function importHeaders(scheme: SecuritySchemeInfo | undefined, material: Credent
  * jsonb cannot hold NUL, and a fetched document is not the caller's to correct (an inline one with NUL
  * is refused by the gateway already).
  */
-async function readSource(deps: CatalogDeps, source: SourceInput): Promise<ImportedSource> {
+async function readSource(deps: CatalogDeps, source: SourceInput, signal?: AbortSignal): Promise<ImportedSource> {
   if (source.kind === "mcp_server") {
     const scheme = source.securityScheme && checkMcpScheme(source.securityScheme);
     const mcp = await importMcpServer(source.url, deps.outbound, importHeaders(scheme, source.credential));
@@ -232,7 +232,7 @@ async function readSource(deps: CatalogDeps, source: SourceInput): Promise<Impor
   const text = source.documentText ?? (await fetchDocument(source.documentUrl as string, deps.outbound));
   // Seconds of CPU for a large document: on a worker thread, so nobody else waits (import-pool.ts). The
   // thread replaces NUL in what it read, so this thread does not walk every tool again.
-  const imported = await deps.importer.import({ text, documentUrl: source.documentUrl, baseUrl });
+  const imported = await deps.importer.import({ text, documentUrl: source.documentUrl, baseUrl }, signal);
   return {
     serviceType: "api",
     ...imported,
@@ -256,6 +256,8 @@ export async function createService(
   deps: CatalogDeps,
   input: CreateServiceInput,
   callerOrNull: Caller | null,
+  /** The call's: a caller that stops waiting (its deadline) gives up its place in the import pool. */
+  signal?: AbortSignal,
 ): Promise<PublishResult> {
   const caller = requireCaller(callerOrNull);
   assertMayManageCatalog(caller, "publish services");
@@ -271,7 +273,7 @@ export async function createService(
   const organizationId = input.organizationId || caller.organizationId;
   assertCanPublishInto(organizationId, caller);
   const { visibility, price, slug: chosenSlug } = checkCreateFields(input);
-  const source = await readSource(deps, input.source);
+  const source = await readSource(deps, input.source, signal);
   const name = input.name?.trim() || source.title || "Untitled service";
 
   const id = randomUUID();
@@ -470,6 +472,7 @@ export async function reimportService(
   idOrSlug: string,
   api: { documentText?: string; documentUrl?: string; baseUrl?: string } | undefined,
   caller: Caller | null,
+  signal?: AbortSignal,
 ): Promise<PublishResult> {
   assertMayManageCatalog(requireCaller(caller), "reimport services");
   const service = await managedService(deps, idOrSlug, caller);
@@ -511,7 +514,7 @@ export async function reimportService(
       details: { service_id: service.id },
     });
   }
-  const imported = await readSource(deps, source).catch((err) => {
+  const imported = await readSource(deps, source, signal).catch((err) => {
     if (!(err instanceof DomainError) || err.reason !== "mcp_server_unauthorized") throw err;
     if (source.kind !== "mcp_server" || source.credential) throw err;
     throw invalidArgument(

@@ -53,6 +53,17 @@ describe("import pool", () => {
     expect((await p.import({ text: document("later") })).tools).toHaveLength(1);
   }, 60_000);
 
+  it("drops a waiting document whose caller stopped waiting, and keeps importing the others", async () => {
+    const p = pool(1, 1);
+    const first = p.import({ text: document("kept") });
+    const caller = new AbortController();
+    const second = refusal(p.import({ text: document("abandoned") }, caller.signal));
+    caller.abort();
+    expect(await second).toMatchObject({ code: Code.DeadlineExceeded, reason: "import_abandoned" });
+    expect((await first).title).toBe("kept");
+    expect(p.load).toBe(0);
+  }, 60_000);
+
   it("imports on another thread than the caller's", async () => {
     const p = pool(1, 0);
     const api = await p.import({ text: document("elsewhere") });

@@ -13,7 +13,7 @@
  * tests, through the `@toolport/source` condition), it runs import-worker.ts through tsx with the same
  * condition, so a test exercises the code it reads.
  */
-import { type Code, DomainError, invalidArgument, unavailable } from "@toolport/kit/errors";
+import { Code, DomainError, invalidArgument, unavailable } from "@toolport/kit/errors";
 import { importSeconds, importsPending } from "@toolport/kit/metrics";
 import { Piscina } from "piscina";
 import { type ImportOutcome, type ImportTask, importDocument } from "./import-worker.js";
@@ -70,10 +70,10 @@ export class ImportPool {
   }
 
   /** The document's service fields and tool drafts, or the refusal import-worker.ts names. */
-  async import(task: ImportTask): Promise<ImportedApi> {
+  async import(task: ImportTask, signal?: AbortSignal): Promise<ImportedApi> {
     const started = performance.now();
     const where = this.pool ? "worker" : "event_loop";
-    const observe = (outcome: "imported" | "refused" | "busy" | "failed") =>
+    const observe = (outcome: "imported" | "refused" | "busy" | "failed" | "abandoned") =>
       importSeconds.observe({ where, outcome }, (performance.now() - started) / 1000);
     if (!this.pool) {
       try {
@@ -98,7 +98,10 @@ export class ImportPool {
     this.pending++;
     importsPending.inc();
     try {
-      const outcome = await this.pool.run(task).catch((err: unknown) => {
+      // A caller that stops waiting (its deadline passed) takes its document out of the queue, or
+      // stops the thread importing it (piscina starts another): nobody would read the answer.
+      const outcome = await this.pool.run(task, { signal }).catch((err: unknown) => {
+        if (signal?.aborted) throw abandoned(err);
         throw threadFailure(err, this.options.heapMb);
       });
       if (outcome.ok) {
@@ -109,7 +112,7 @@ export class ImportPool {
       const r = outcome.refusal;
       throw new DomainError(r.code as Code, r.reason, r.message, { details: r.details, detail: r.detail });
     } catch (err) {
-      observe(err instanceof DomainError ? "refused" : "failed");
+      observe(err instanceof DomainError ? (err.reason === "import_abandoned" ? "abandoned" : "refused") : "failed");
       throw err;
     } finally {
       this.pending--;
@@ -122,6 +125,14 @@ export class ImportPool {
     this.closed = true;
     await this.pool?.close({ force: false });
   }
+}
+
+/** The caller stopped waiting: the answer goes nowhere, but says what happened (logs). */
+function abandoned(err: unknown): DomainError {
+  return new DomainError(Code.DeadlineExceeded, "import_abandoned", "the import was stopped: its caller stopped waiting", {
+    details: { field: "api" },
+    cause: err,
+  });
 }
 
 /** What a thread that died answers: out of memory is the document's size; anything else stays internal. */
