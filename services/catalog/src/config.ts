@@ -42,4 +42,31 @@ export const catalogEnv = {
     .describe("base URL of an OpenAI-compatible embeddings API (POST {url}/embeddings); adds a semantic signal to search"),
   EMBEDDING_MODEL: z.string().optional().describe("model name sent with each embeddings request"),
   EMBEDDING_KEY: z.string().optional().describe("bearer token for the embeddings API"),
+  // Publishing's worker pool (publishing/import-pool.ts). The defaults suit 2 cores: one thread imports
+  // while the event loop keeps the other.
+  CATALOG_IMPORT_THREADS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(64)
+    .default(1)
+    .describe(
+      "worker threads that parse, validate and convert OpenAPI documents off the event loop, at most one document each at a time; 0 imports on the event loop (not for production: a large document stalls every other caller)",
+    ),
+  CATALOG_IMPORT_QUEUE: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(1000)
+    .default(4)
+    .describe(
+      "OpenAPI documents that may wait for an import thread; a publish or re-import beyond that answers 503 import_busy with Retry-After",
+    ),
+  CATALOG_IMPORT_HEAP_MB: z.coerce
+    .number()
+    .int()
+    .min(64)
+    .max(16384)
+    .default(1024)
+    .describe("heap limit of each import thread in MiB; a document that needs more is refused (400 document_too_large)"),
 };

@@ -47,6 +47,6 @@ export const catalogRole = serviceRole(() => ({
     const rebuilt = indexConsumer.rebuildAndFollow();
     if (!config.MEILI_URL) await rebuilt;
     const executions = await startExecutionsConsumer(ctx.nc, ctx.pool, log);
-    return [indexConsumer, executions, { stop: () => deps.outbound.close() }];
+    return [indexConsumer, executions, { stop: () => deps.outbound.close() }, { stop: () => deps.importer.close() }];
   },
 }));

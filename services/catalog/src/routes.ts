@@ -12,6 +12,7 @@ import { createCatalogReadHandlers } from "./handlers/catalog-handlers.js";
 import { createInternalHandlers } from "./handlers/internal-handlers.js";
 import { createOAuthHandlers } from "./handlers/oauth-handlers.js";
 import { createPublishingHandlers } from "./handlers/publishing-handlers.js";
+import { ImportPool } from "./publishing/import-pool.js";
 
 export type CatalogConfig = z.infer<z.ZodObject<typeof catalogEnv>> & BaseConfig;
 
@@ -30,6 +31,11 @@ export function depsFor(ctx: ServiceContext<CatalogConfig>): CatalogDeps {
         policy: new AddressPolicy(ctx.config.CATALOG_OUTBOUND_ALLOW, "CATALOG_OUTBOUND_ALLOW", {
           dnsServers: ctx.config.OUTBOUND_DNS_SERVERS,
         }),
+      }),
+      importer: new ImportPool({
+        threads: ctx.config.CATALOG_IMPORT_THREADS,
+        queue: ctx.config.CATALOG_IMPORT_QUEUE,
+        heapMb: ctx.config.CATALOG_IMPORT_HEAP_MB,
       }),
       publicUrl: ctx.config.PUBLIC_URL,
       publishEvents: () => ctx.outbox.flush(),

@@ -159,6 +159,33 @@ export async function enqueueEvent<Desc extends DescMessage>(
   return eventId;
 }
 
+/**
+ * Writes many events of one subject to the outbox inside the caller's transaction, in one statement
+ * and one notification however many there are (a service of 500 tools changes 500 at once); the
+ * relay publishes them in the order given. Returns their ids.
+ */
+export async function enqueueEvents<Desc extends DescMessage>(
+  client: PoolClient,
+  subject: string,
+  schema: Desc,
+  events: { eventId: string; message: MessageShape<Desc> }[],
+): Promise<string[]> {
+  if (events.length === 0) return [];
+  await client.query(
+    `INSERT INTO outbox (id, subject, payload, request_id, trace_context)
+     SELECT e.id, $3, e.payload, $4, $5 FROM unnest($1::uuid[], $2::bytea[]) WITH ORDINALITY AS e(id, payload, n) ORDER BY e.n`,
+    [
+      events.map((e) => e.eventId),
+      events.map((e) => Buffer.from(toBinary(schema, e.message))),
+      subject,
+      currentRequestId() ?? null,
+      outboxTraceContext(),
+    ],
+  );
+  await client.query("SELECT pg_notify('toolport_outbox', '')");
+  return events.map((e) => e.eventId);
+}
+
 export interface RelayOptions {
   pool: Pool;
   nc: NatsConnection;

@@ -84,6 +84,26 @@ export const searchSeconds = new Histogram({
 });
 
 /**
+ * OpenAPI documents the catalog imported (parse, conversion, validation, tool drafts), by where they
+ * ran (`worker`: the import pool's threads; `event_loop`: the pool disabled) and outcome (`imported`,
+ * `refused` with a 400, `busy` when the pool was full, `abandoned` by a caller that stopped waiting, `failed`).
+ */
+export const importSeconds = new Histogram({
+  name: "toolport_catalog_import_duration_seconds",
+  help: "OpenAPI document imports, by where they ran and outcome",
+  labelNames: ["where", "outcome"] as const,
+  buckets: latencyBuckets,
+  registers: [metrics],
+});
+
+/** OpenAPI documents being imported or waiting for an import thread. */
+export const importsPending = new Gauge({
+  name: "toolport_catalog_imports_pending",
+  help: "OpenAPI documents being imported or waiting for an import thread",
+  registers: [metrics],
+});
+
+/**
  * A port of its own that answers `GET /metrics` with the registry: for processes that serve only gRPC
  * (one service per pod in Kubernetes). `toolport` opens it when METRICS_PORT is set.
  */

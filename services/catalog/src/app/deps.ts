@@ -3,6 +3,7 @@ import type { Logger } from "@toolport/kit/logger";
 import type { Outbound } from "@toolport/kit/outbound";
 import type { Pool } from "@toolport/kit/pg";
 import type { Sealer } from "@toolport/kit/sealing";
+import type { ImportPool } from "../publishing/import-pool.js";
 import type { SearchIndex } from "./search-index.js";
 
 export interface CatalogDeps {
@@ -15,6 +16,8 @@ export interface CatalogDeps {
    * private, loopback, link-local and metadata addresses unless CATALOG_OUTBOUND_ALLOW names them.
    */
   outbound: Outbound;
+  /** Imports OpenAPI documents on worker threads, bounded (CATALOG_IMPORT_THREADS, CATALOG_IMPORT_QUEUE). */
+  importer: ImportPool;
   /** Gateway address clients use (PUBLIC_URL), for configuration_url links. */
   publicUrl: string;
   /**

@@ -28,7 +28,7 @@ import {
 import { checkSlug, slugify } from "../domain/slug.js";
 import { enqueueToolChanged } from "../events/tool-changed.js";
 import { importMcpServer, mcpAuthHeaders } from "../publishing/mcp.js";
-import { fetchDocument, importOpenApi, parseDocumentText, validateDocument } from "../publishing/openapi.js";
+import { fetchDocument } from "../publishing/openapi.js";
 import {
   deleteService as deleteServiceRow,
   deleteTool as deleteToolRow,
@@ -202,15 +202,11 @@ function importHeaders(scheme: SecuritySchemeInfo | undefined, material: Credent
  * jsonb cannot hold NUL, and a fetched document is not the caller's to correct (an inline one with NUL
  * is refused by the gateway already).
  */
-async function readSource(deps: CatalogDeps, source: SourceInput): Promise<ImportedSource> {
-  return replaceNul(await readSourceAsIs(deps, source));
-}
-
-async function readSourceAsIs(deps: CatalogDeps, source: SourceInput): Promise<ImportedSource> {
+async function readSource(deps: CatalogDeps, source: SourceInput, signal?: AbortSignal): Promise<ImportedSource> {
   if (source.kind === "mcp_server") {
     const scheme = source.securityScheme && checkMcpScheme(source.securityScheme);
     const mcp = await importMcpServer(source.url, deps.outbound, importHeaders(scheme, source.credential));
-    return {
+    return replaceNul<ImportedSource>({
       serviceType: "mcp_server",
       title: mcp.title,
       summary: "",
@@ -225,7 +221,7 @@ async function readSourceAsIs(deps: CatalogDeps, source: SourceInput): Promise<I
       securitySchemes: scheme ? [scheme] : [],
       tools: mcp.tools.map((t) => ({ ...t, security: scheme ? [scheme.name] : [] })),
       warnings: mcp.warnings,
-    };
+    });
   }
   if (!source.documentText && !source.documentUrl) {
     throw invalidArgument("missing_document", "api needs document_text (the OpenAPI document) or document_url", {
@@ -234,13 +230,14 @@ async function readSourceAsIs(deps: CatalogDeps, source: SourceInput): Promise<I
   }
   const baseUrl = checkUrl(source.baseUrl, "api.base_url");
   const text = source.documentText ?? (await fetchDocument(source.documentUrl as string, deps.outbound));
-  const api = await validateDocument(parseDocumentText(text));
-  const imported = importOpenApi(api, { documentUrl: source.documentUrl, baseUrl });
+  // Seconds of CPU for a large document: on a worker thread, so nobody else waits (import-pool.ts). The
+  // thread replaces NUL in what it read, so this thread does not walk every tool again.
+  const imported = await deps.importer.import({ text, documentUrl: source.documentUrl, baseUrl }, signal);
   return {
     serviceType: "api",
     ...imported,
     mcpServerUrl: null,
-    documentUrl: source.documentUrl ?? null,
+    documentUrl: replaceNul(source.documentUrl ?? null),
   };
 }
 
@@ -259,6 +256,8 @@ export async function createService(
   deps: CatalogDeps,
   input: CreateServiceInput,
   callerOrNull: Caller | null,
+  /** The call's: a caller that stops waiting (its deadline) gives up its place in the import pool. */
+  signal?: AbortSignal,
 ): Promise<PublishResult> {
   const caller = requireCaller(callerOrNull);
   assertMayManageCatalog(caller, "publish services");
@@ -274,7 +273,7 @@ export async function createService(
   const organizationId = input.organizationId || caller.organizationId;
   assertCanPublishInto(organizationId, caller);
   const { visibility, price, slug: chosenSlug } = checkCreateFields(input);
-  const source = await readSource(deps, input.source);
+  const source = await readSource(deps, input.source, signal);
   const name = input.name?.trim() || source.title || "Untitled service";
 
   const id = randomUUID();
@@ -473,6 +472,7 @@ export async function reimportService(
   idOrSlug: string,
   api: { documentText?: string; documentUrl?: string; baseUrl?: string } | undefined,
   caller: Caller | null,
+  signal?: AbortSignal,
 ): Promise<PublishResult> {
   assertMayManageCatalog(requireCaller(caller), "reimport services");
   const service = await managedService(deps, idOrSlug, caller);
@@ -514,7 +514,7 @@ export async function reimportService(
       details: { service_id: service.id },
     });
   }
-  const imported = await readSource(deps, source).catch((err) => {
+  const imported = await readSource(deps, source, signal).catch((err) => {
     if (!(err instanceof DomainError) || err.reason !== "mcp_server_unauthorized") throw err;
     if (source.kind !== "mcp_server" || source.credential) throw err;
     throw invalidArgument(

@@ -81,7 +81,8 @@ export class SearchIndex {
   async refresh(toolIds: string[]): Promise<void> {
     if (toolIds.length === 0) return;
     this.tools.invalidate(toolIds);
-    const pairs = await listToolsWithService(this.db, { toolIds, includeUnavailable: true });
+    // Without the schemas (documentFor reads none): a publish refreshes hundreds of tools at once.
+    const pairs = await listToolsWithService(this.db, { toolIds, includeUnavailable: true, light: true });
     const found = new Set(pairs.map((p) => p.tool.id));
     const gone = toolIds.filter((id) => !found.has(id));
     if (pairs.length > 0) await this.engine.upsert(pairs.map(documentFor));

@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { currentRequestId } from "@toolport/kit/context";
-import { enqueueEvent, Subjects } from "@toolport/kit/events";
+import { enqueueEvents, Subjects } from "@toolport/kit/events";
 import type { PoolClient } from "@toolport/kit/pg";
 import { CatalogToolChangedSchema, ChangeKind } from "@toolport/proto/toolport/events/v1/events_pb";
 
@@ -19,25 +19,30 @@ export interface ChangedTool {
   updatedAt?: Date;
 }
 
+/** One event per tool, written in one statement (kit enqueueEvents). */
 export async function enqueueToolChanged(client: PoolClient, tools: ChangedTool[], kind: "upsert" | "delete"): Promise<void> {
   const now = new Date();
-  for (const tool of tools) {
-    const eventId = randomUUID();
-    await enqueueEvent(
-      client,
-      Subjects.catalogToolChanged,
-      CatalogToolChangedSchema,
-      create(CatalogToolChangedSchema, {
+  const occurredAt = timestampFromDate(now);
+  const requestId = currentRequestId() ?? "";
+  await enqueueEvents(
+    client,
+    Subjects.catalogToolChanged,
+    CatalogToolChangedSchema,
+    tools.map((tool) => {
+      const eventId = randomUUID();
+      return {
         eventId,
-        occurredAt: timestampFromDate(now),
-        requestId: currentRequestId() ?? "",
-        toolId: tool.id,
-        serviceId: tool.serviceId,
-        kind: kind === "upsert" ? ChangeKind.UPSERT : ChangeKind.DELETE,
-        version: tool.revision,
-        updatedAt: timestampFromDate(tool.updatedAt ?? now),
-      }),
-      eventId,
-    );
-  }
+        message: create(CatalogToolChangedSchema, {
+          eventId,
+          occurredAt,
+          requestId,
+          toolId: tool.id,
+          serviceId: tool.serviceId,
+          kind: kind === "upsert" ? ChangeKind.UPSERT : ChangeKind.DELETE,
+          version: tool.revision,
+          updatedAt: timestampFromDate(tool.updatedAt ?? now),
+        }),
+      };
+    }),
+  );
 }

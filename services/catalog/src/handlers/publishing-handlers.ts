@@ -140,6 +140,7 @@ export function createPublishingHandlers(deps: CatalogDeps): Impl {
           defaultPricePerCallCents: req.defaultPricePerCallCents,
         },
         caller,
+        context.signal,
       );
       const stats = await serviceStats(deps.pool, [result.service.id]);
       const tools = await views(
@@ -196,7 +197,13 @@ export function createPublishingHandlers(deps: CatalogDeps): Impl {
       return { service: serviceToProto(service, stats.get(service.id)), publishing: publishingToProto(service) };
     },
     async reimportService(req, context) {
-      const result = await reimportService(deps, req.serviceId, req.api ? apiSource(req.api) : undefined, callerOf(context));
+      const result = await reimportService(
+        deps,
+        req.serviceId,
+        req.api ? apiSource(req.api) : undefined,
+        callerOf(context),
+        context.signal,
+      );
       const stats = await serviceStats(deps.pool, [result.service.id]);
       const tools = await views(
         result.tools.map((tool) => ({ tool, service: result.service })),

@@ -209,9 +209,15 @@ export async function updateService(client: PoolClient, id: string, patch: Parti
   return serviceFromRow(rows[0]);
 }
 
+/**
+ * Deletes a service and, by cascade, its tools, credentials and OAuth rows, in one statement; returns
+ * the ids its tools had (the statement's snapshot still sees them).
+ */
 export async function deleteService(client: PoolClient, id: string): Promise<string[]> {
-  const { rows } = await client.query<{ id: string }>("SELECT id FROM tools WHERE service_id = $1", [id]);
-  await client.query("DELETE FROM services WHERE id = $1", [id]);
+  const { rows } = await client.query<{ id: string }>(
+    "WITH gone AS (DELETE FROM services WHERE id = $1) SELECT id FROM tools WHERE service_id = $1",
+    [id],
+  );
   return rows.map((r) => r.id);
 }
 
@@ -223,10 +229,81 @@ export interface ToolInsertOptions {
   pathFor?: (draft: ToolDraft) => string;
 }
 
+/** Tools written per statement: bounds a statement's JSON (and the event-loop time to build it). */
+const TOOL_WRITE_CHUNK = 250;
+
+/** The draft's columns that an insert and an update both write, as jsonb_to_recordset reads them. */
+const DRAFT_COLUMNS = `name text, description text, tags text[], method text, path text, parameters jsonb, input_schema jsonb,
+  request_body_schema jsonb, request_body_content_type text, output jsonb, tips text, example jsonb, version text,
+  side_effecting boolean, security text[], mcp_tool_name text, internal_handler text, security_scopes jsonb,
+  passthrough_reason text`;
+
+/** A draft as one jsonb_to_recordset record (JSON null is SQL NULL there). */
+function draftRecord(d: ToolDraft, path: string) {
+  return {
+    name: d.name,
+    description: d.description,
+    tags: d.tags,
+    method: d.method,
+    path,
+    parameters: d.parameters,
+    input_schema: d.inputSchema,
+    request_body_schema: d.requestBodySchema,
+    request_body_content_type: d.requestBodyContentType,
+    output: d.output,
+    tips: d.tips,
+    example: d.example ? d.example : null,
+    version: d.version,
+    side_effecting: d.sideEffecting,
+    security: d.security,
+    mcp_tool_name: d.mcpToolName,
+    internal_handler: d.internalHandler,
+    security_scopes: d.securityScopes ?? {},
+    passthrough_reason: d.passthroughReason ?? null,
+  };
+}
+
+/**
+ * Records as the JSON text of one jsonb parameter. JSON.stringify writes a lone UTF-16 surrogate (a
+ * broken escape in a document) as `\udXXX`, which jsonb refuses; a text parameter would have gone
+ * through as U+FFFD (UTF-8 encoding replaces it), and so it does here. JSON.stringify escapes only lone
+ * surrogates, so every such escape not itself escaped (an odd run of backslashes) is one.
+ */
+function recordsetJson(records: Record<string, unknown>[]): string {
+  const json = JSON.stringify(records);
+  return json.includes("\\ud") ? json.replace(/(?<!\\)((?:\\\\)*)\\ud[89a-f][0-9a-f]{2}/g, "$1\\ufffd") : json;
+}
+
+function chunks<T>(items: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/**
+ * The slugs already taken among `bases` and their `base-N` forms. One statement however many bases:
+ * each is looked up in the unique slug index and as a byte-wise prefix range (`base-` up to `base.`,
+ * exactly what LIKE 'base-%' matches) in the text_pattern_ops index; a LIKE ANY over the array would
+ * read every tool of the catalog instead (migration 0003).
+ */
+async function takenSlugs(client: PoolClient, bases: string[]): Promise<Set<string>> {
+  const { rows } = await client.query<{ slug: string }>(
+    `SELECT t.slug FROM (SELECT DISTINCT b FROM unnest($1::text[]) AS b) AS base
+       JOIN LATERAL (
+         SELECT slug FROM tools WHERE slug = base.b
+         UNION ALL
+         SELECT slug FROM tools WHERE slug ~>=~ (base.b || '-') AND slug ~<~ (base.b || '.')
+       ) AS t ON true`,
+    [bases],
+  );
+  return new Set(rows.map((r) => r.slug));
+}
+
 /**
  * Inserts new tools and updates existing ones matched by source key (their id, slug, price, status and
- * deprecation stay as they are). Returns the stored tools and the ids of tools of the service that the
- * source no longer has.
+ * deprecation stay as they are). Returns the stored tools in the drafts' order and the ids of tools of
+ * the service that the source no longer has. A statement per 250 tools (jsonb_to_recordset), not one
+ * per tool: 500 round trips were most of a large publish.
  */
 export async function upsertToolDrafts(
   client: PoolClient,
@@ -239,75 +316,69 @@ export async function upsertToolDrafts(
   );
   const bySource = new Map(existing.rows.map((r) => [r.source_key, r.id]));
   const baseSlugs = drafts.map((d) => d.slug ?? slugify(`${options.serviceSlug} ${d.name}`));
-  const taken = new Set<string>();
-  if (drafts.some((d) => !bySource.has(d.sourceKey))) {
-    const { rows } = await client.query<{ slug: string }>(
-      "SELECT slug FROM tools WHERE slug = ANY($1::text[]) OR slug LIKE ANY($2::text[])",
-      [baseSlugs, baseSlugs.map((b) => `${b.replace(/[%_]/g, "\\$&")}-%`)],
-    );
-    for (const r of rows) taken.add(r.slug);
-  }
-  const tools: ToolRecord[] = [];
+  const taken = drafts.some((d) => !bySource.has(d.sourceKey)) ? await takenSlugs(client, baseSlugs) : new Set<string>();
+
+  const order: string[] = [];
+  const updates: Record<string, unknown>[] = [];
+  const inserts: Record<string, unknown>[] = [];
   const seen = new Set<string>();
   for (const [i, d] of drafts.entries()) {
     if (seen.has(d.sourceKey)) continue;
     seen.add(d.sourceKey);
-    const path = options.pathFor ? options.pathFor(d) : d.path;
-    const common = [
-      d.name,
-      d.description,
-      d.tags,
-      d.method,
-      path,
-      JSON.stringify(d.parameters),
-      JSON.stringify(d.inputSchema),
-      d.requestBodySchema === null ? null : JSON.stringify(d.requestBodySchema),
-      d.requestBodyContentType,
-      d.output === null ? null : JSON.stringify(d.output),
-      d.tips,
-      d.example ? JSON.stringify(d.example) : null,
-      d.version,
-      d.sideEffecting,
-      d.security,
-      d.mcpToolName,
-      d.internalHandler,
-      JSON.stringify(d.securityScopes ?? {}),
-    ];
+    const record = draftRecord(d, options.pathFor ? options.pathFor(d) : d.path);
     const existingId = bySource.get(d.sourceKey);
     if (existingId) {
-      const { rows } = await client.query(
-        `UPDATE tools SET name = $2, description = $3, tags = $4, method = $5, path = $6, parameters = $7, input_schema = $8,
-            request_body_schema = $9, request_body_content_type = $10, output = $11, tips = COALESCE($12, tips),
-            example = $13, version = $14, side_effecting = side_effecting OR $15, security = $16, mcp_tool_name = $17,
-            internal_handler = $18, security_scopes = $19, passthrough_reason = COALESCE($20, passthrough_reason),
-            revision = revision + 1, updated_at = now()
-          WHERE id = $1 RETURNING *`,
-        [existingId, ...common, d.passthroughReason ?? null],
-      );
-      tools.push(toolFromRow(rows[0]));
+      order.push(existingId);
+      updates.push({ id: existingId, ...record });
       continue;
     }
     const slug = uniqueSlug(baseSlugs[i] as string, (s) => taken.has(s));
     taken.add(slug);
+    const id = randomUUID();
+    order.push(id);
+    inserts.push({
+      id,
+      slug,
+      source_key: d.sourceKey,
+      deprecated: d.deprecated === true,
+      deprecation_message: d.deprecated === true ? "deprecated in the source document" : null,
+      ...record,
+    });
+  }
+
+  const stored = new Map<string, ToolRecord>();
+  for (const chunk of chunks(updates, TOOL_WRITE_CHUNK)) {
+    const { rows } = await client.query(
+      `UPDATE tools t SET name = d.name, description = d.description, tags = d.tags, method = d.method, path = d.path,
+          parameters = d.parameters, input_schema = d.input_schema, request_body_schema = d.request_body_schema,
+          request_body_content_type = d.request_body_content_type, output = d.output, tips = COALESCE(d.tips, t.tips),
+          example = d.example, version = d.version, side_effecting = t.side_effecting OR d.side_effecting,
+          security = d.security, mcp_tool_name = d.mcp_tool_name, internal_handler = d.internal_handler,
+          security_scopes = d.security_scopes, passthrough_reason = COALESCE(d.passthrough_reason, t.passthrough_reason),
+          revision = t.revision + 1, updated_at = now()
+         FROM jsonb_to_recordset($1::jsonb) AS d(id uuid, ${DRAFT_COLUMNS})
+        WHERE t.id = d.id RETURNING t.*`,
+      [recordsetJson(chunk)],
+    );
+    for (const row of rows) stored.set(row.id, toolFromRow(row));
+  }
+  for (const chunk of chunks(inserts, TOOL_WRITE_CHUNK)) {
     const { rows } = await client.query(
       `INSERT INTO tools (id, service_id, slug, source_key, name, description, tags, method, path, parameters, input_schema,
           request_body_schema, request_body_content_type, output, tips, example, version, side_effecting, security, mcp_tool_name,
           internal_handler, security_scopes, price_per_call_cents, deprecated, deprecation_message, passthrough_reason)
-       VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26) RETURNING *`,
-      [
-        randomUUID(),
-        options.serviceId,
-        slug,
-        d.sourceKey,
-        ...common,
-        options.pricePerCallCents,
-        d.deprecated === true,
-        d.deprecated === true ? "deprecated in the source document" : null,
-        d.passthroughReason ?? null,
-      ],
+       SELECT d.id, $2, d.slug, d.source_key, d.name, d.description, d.tags, d.method, d.path, d.parameters, d.input_schema,
+          d.request_body_schema, d.request_body_content_type, d.output, d.tips, d.example, d.version, d.side_effecting,
+          d.security, d.mcp_tool_name, d.internal_handler, d.security_scopes, $3, d.deprecated, d.deprecation_message,
+          d.passthrough_reason
+         FROM jsonb_to_recordset($1::jsonb) AS d(id uuid, slug text, source_key text, deprecated boolean,
+          deprecation_message text, ${DRAFT_COLUMNS})
+       RETURNING *`,
+      [recordsetJson(chunk), options.serviceId, options.pricePerCallCents],
     );
-    tools.push(toolFromRow(rows[0]));
+    for (const row of rows) stored.set(row.id, toolFromRow(row));
   }
+  const tools = order.map((id) => stored.get(id) as ToolRecord);
   const missing = existing.rows.filter((r) => !seen.has(r.source_key)).map((r) => r.id);
   return { tools, missing };
 }

@@ -1,0 +1,148 @@
+/**
+ * Importing an OpenAPI document (parse, Swagger 2.0 conversion, validation, tool drafts) is seconds of
+ * CPU for a large one (Box's 1.7 MB: 3.5 s), which on the event loop made every other caller of the
+ * process wait that long (issue 30). It runs here on a bounded pool of worker threads (piscina):
+ * at most `threads` documents at once, at most `queue` more waiting; a publish beyond that is refused
+ * at once with 503 `import_busy` and `Retry-After` (the server's own capacity, not a limit of the
+ * caller's: 429 is for those), instead of piling documents of up to 25 MiB each into memory. Each
+ * thread's heap is capped, so a document that would need more fails alone (400 `document_too_large`)
+ * instead of taking the process down with it. `threads: 0` imports on the event loop as before (the
+ * benchmark's comparison; an escape hatch).
+ *
+ * The thread runs import-worker.js from dist/; when the catalog itself runs from TypeScript source (the
+ * tests, through the `@toolport/source` condition), it runs import-worker.ts through tsx with the same
+ * condition, so a test exercises the code it reads.
+ */
+import { Code, DomainError, invalidArgument, unavailable } from "@toolport/kit/errors";
+import { importSeconds, importsPending } from "@toolport/kit/metrics";
+import { Piscina } from "piscina";
+import { type ImportOutcome, type ImportTask, importDocument } from "./import-worker.js";
+import type { ImportedApi } from "./openapi.js";
+
+export interface ImportPoolOptions {
+  /** Worker threads importing at once; 0 imports on the event loop (no pool). */
+  threads: number;
+  /** Documents that may wait for a thread; one more is refused with import_busy. */
+  queue: number;
+  /** Heap limit of each thread (old generation), in MiB. */
+  heapMb: number;
+  /** How long an idle thread lives before it exits (its memory returned); the next import starts one. */
+  idleMs?: number;
+}
+
+/** How long a refused publisher is told to wait (Retry-After). */
+const BUSY_RETRY_SECONDS = 5;
+
+export class ImportPool {
+  private readonly pool: Piscina<ImportTask, ImportOutcome> | null;
+  /** Documents accepted and not yet answered: running plus waiting. */
+  private pending = 0;
+  private closed = false;
+  /** The thread that imported the last document (tests: not the main thread's 0). */
+  lastThreadId: number | undefined;
+
+  constructor(private readonly options: ImportPoolOptions) {
+    if (options.threads <= 0) {
+      this.pool = null;
+      return;
+    }
+    const fromSource = import.meta.url.endsWith(".ts");
+    this.pool = new Piscina<ImportTask, ImportOutcome>({
+      filename: new URL(fromSource ? "./import-worker.ts" : "./import-worker.js", import.meta.url).href,
+      execArgv: fromSource ? ["--conditions=@toolport/source", "--import", "tsx"] : [],
+      minThreads: 0,
+      maxThreads: options.threads,
+      // Our own count refuses first (accepted()); this is only the library's backstop.
+      maxQueue: Math.max(options.queue, 1),
+      idleTimeout: options.idleMs ?? 30_000,
+      resourceLimits: { maxOldGenerationSizeMb: options.heapMb },
+    });
+  }
+
+  /** Documents running or waiting now. */
+  get load(): number {
+    return this.pending;
+  }
+
+  /** Most documents accepted at once: the threads' plus the queue's. */
+  get capacity(): number {
+    return this.pool ? this.options.threads + this.options.queue : Number.POSITIVE_INFINITY;
+  }
+
+  /** The document's service fields and tool drafts, or the refusal import-worker.ts names. */
+  async import(task: ImportTask, signal?: AbortSignal): Promise<ImportedApi> {
+    const started = performance.now();
+    const where = this.pool ? "worker" : "event_loop";
+    const observe = (outcome: "imported" | "refused" | "busy" | "failed" | "abandoned") =>
+      importSeconds.observe({ where, outcome }, (performance.now() - started) / 1000);
+    if (!this.pool) {
+      try {
+        const api = await importDocument(task);
+        observe("imported");
+        return api;
+      } catch (err) {
+        observe(err instanceof DomainError ? "refused" : "failed");
+        throw err;
+      }
+    }
+    if (this.closed || this.pending >= this.capacity) {
+      observe("busy");
+      throw unavailable(
+        "import_busy",
+        this.closed
+          ? "the catalog is shutting down; publish again in a few seconds"
+          : `${this.pending} OpenAPI documents are being imported or waiting, the most this catalog takes at once; publish again in a few seconds`,
+        { details: { field: "api", retry_after_seconds: BUSY_RETRY_SECONDS } },
+      );
+    }
+    this.pending++;
+    importsPending.inc();
+    try {
+      // A caller that stops waiting (its deadline passed) takes its document out of the queue, or
+      // stops the thread importing it (piscina starts another): nobody would read the answer.
+      const outcome = await this.pool.run(task, { signal }).catch((err: unknown) => {
+        if (signal?.aborted) throw abandoned(err);
+        throw threadFailure(err, this.options.heapMb);
+      });
+      if (outcome.ok) {
+        observe("imported");
+        this.lastThreadId = outcome.threadId;
+        return outcome.api;
+      }
+      const r = outcome.refusal;
+      throw new DomainError(r.code as Code, r.reason, r.message, { details: r.details, detail: r.detail });
+    } catch (err) {
+      observe(err instanceof DomainError ? (err.reason === "import_abandoned" ? "abandoned" : "refused") : "failed");
+      throw err;
+    } finally {
+      this.pending--;
+      importsPending.dec();
+    }
+  }
+
+  /** Lets running imports finish (their callers get answers), then ends the threads. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.pool?.close({ force: false });
+  }
+}
+
+/** The caller stopped waiting: the answer goes nowhere, but says what happened (logs). */
+function abandoned(err: unknown): DomainError {
+  return new DomainError(Code.DeadlineExceeded, "import_abandoned", "the import was stopped: its caller stopped waiting", {
+    details: { field: "api" },
+    cause: err,
+  });
+}
+
+/** What a thread that died answers: out of memory is the document's size; anything else stays internal. */
+function threadFailure(err: unknown, heapMb: number): unknown {
+  if ((err as { code?: unknown })?.code === "ERR_WORKER_OUT_OF_MEMORY") {
+    return invalidArgument(
+      "document_too_large",
+      `importing this OpenAPI document needs more than the ${heapMb} MiB of memory an import may use`,
+      { details: { field: "api", limit_mb: heapMb }, cause: err },
+    );
+  }
+  return err;
+}
