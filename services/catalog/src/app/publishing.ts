@@ -277,50 +277,57 @@ export async function createService(
   const name = input.name?.trim() || source.title || "Untitled service";
 
   const id = randomUUID();
-  const result = await changeTools(deps, async (client) => {
-    let slug: string;
-    if (chosenSlug) {
-      if (await slugTaken(client, "services", chosenSlug)) {
-        throw conflict("slug_taken", `the slug ${chosenSlug} is already used by another service`, { details: { field: "slug" } });
+  // Two publishes of same-named services at once can pick the same free slug (a service's or its tools'):
+  // the later insert then breaks a unique index and is tried again with fresh slugs, a few times, instead
+  // of answering 500. A slug the caller chose is checked above and keeps its 409.
+  const result = await retryOnSlugRace(() =>
+    changeTools(deps, async (client) => {
+      let slug: string;
+      if (chosenSlug) {
+        if (await slugTaken(client, "services", chosenSlug)) {
+          throw conflict("slug_taken", `the slug ${chosenSlug} is already used by another service`, {
+            details: { field: "slug" },
+          });
+        }
+        slug = chosenSlug;
+      } else {
+        slug = await freeServiceSlug(client, slugify(name));
       }
-      slug = chosenSlug;
-    } else {
-      slug = await freeServiceSlug(client, slugify(name));
-    }
-    const record: NewService = {
-      id,
-      slug,
-      name,
-      summary: input.summary ?? source.summary,
-      description: input.description ?? source.description,
-      serviceType: source.serviceType,
-      category: input.category ?? "",
-      logo: input.logo ?? source.logo,
-      contact: { ...source.contact, ...stripUndefined(input.contact ?? {}) },
-      documentationUrl: input.documentationUrl ?? source.documentationUrl,
-      verificationTier: "unverified",
-      status: "active",
-      visibility,
-      isDemo: false,
-      version: input.version ?? source.version,
-      organizationId,
-      ownerAccountId: caller.accountId,
-      baseUrl: source.baseUrl,
-      mcpServerUrl: source.mcpServerUrl,
-      openapiDocumentUrl: source.documentUrl,
-      securitySchemes: source.securitySchemes,
-      importedAt: new Date(),
-    };
-    const service = await insertService(client, record);
-    const { tools } = await upsertToolDrafts(client, source.tools, {
-      serviceId: id,
-      serviceSlug: slug,
-      pricePerCallCents: price,
-      pathFor: source.serviceType === "mcp_server" ? () => `${id}/` : undefined,
-    });
-    await enqueueToolChanged(client, tools, "upsert");
-    return { service, tools };
-  });
+      const record: NewService = {
+        id,
+        slug,
+        name,
+        summary: input.summary ?? source.summary,
+        description: input.description ?? source.description,
+        serviceType: source.serviceType,
+        category: input.category ?? "",
+        logo: input.logo ?? source.logo,
+        contact: { ...source.contact, ...stripUndefined(input.contact ?? {}) },
+        documentationUrl: input.documentationUrl ?? source.documentationUrl,
+        verificationTier: "unverified",
+        status: "active",
+        visibility,
+        isDemo: false,
+        version: input.version ?? source.version,
+        organizationId,
+        ownerAccountId: caller.accountId,
+        baseUrl: source.baseUrl,
+        mcpServerUrl: source.mcpServerUrl,
+        openapiDocumentUrl: source.documentUrl,
+        securitySchemes: source.securitySchemes,
+        importedAt: new Date(),
+      };
+      const service = await insertService(client, record);
+      const { tools } = await upsertToolDrafts(client, source.tools, {
+        serviceId: id,
+        serviceSlug: slug,
+        pricePerCallCents: price,
+        pathFor: source.serviceType === "mcp_server" ? () => `${id}/` : undefined,
+      });
+      await enqueueToolChanged(client, tools, "upsert");
+      return { service, tools };
+    }),
+  );
   await refreshIndex(
     deps,
     result.tools.map((t) => t.id),
@@ -340,6 +347,20 @@ function stripUndefined<T extends object>(o: T): Partial<T> {
  * deactivated, deleted or newly priced tool must be refused on the caller's very next call. On a
  * timeout the relay still publishes them shortly (nothing is lost).
  */
+/** Unique indexes on slugs, which a concurrent publish can race for (catalog migrations). */
+const SLUG_INDEXES = new Set(["services_slug_key", "tools_slug_key"]);
+
+async function retryOnSlugRace<T>(run: () => Promise<T>, attempts = 4): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (err) {
+      const e = err as { code?: string; constraint?: string };
+      if (attempt >= attempts || e.code !== "23505" || !SLUG_INDEXES.has(e.constraint ?? "")) throw err;
+    }
+  }
+}
+
 async function changeTools<T>(deps: CatalogDeps, fn: (client: PoolClient) => Promise<T>): Promise<T> {
   const result = await withTransaction(deps.pool, fn);
   if (!(await deps.publishEvents())) deps.log.warn("tool change events not yet published; the relay will retry them");
