@@ -178,6 +178,71 @@ describe("Swagger 2.0: converted to OpenAPI 3.0 (corpus.test.ts imports Slack's)
   });
 });
 
+describe("lenient where other importers are: a query string in a path key (APIs.guru's Medium, Flickr, Weatherbit)", () => {
+  const base = { openapi: "3.0.3", info: { title: "t", version: "1" }, servers: [{ url: "https://api.example.com" }] };
+  const ok = { "200": { description: "ok" } };
+  const q = (name: string, where = "query") => ({ name, in: where, required: true, schema: { type: "string" } });
+
+  it("calls the path before the `?`, a template fills the query parameter it follows, fixed pairs become constants", async () => {
+    const api = await load(
+      JSON.stringify({
+        ...base,
+        paths: {
+          // Declared in the query (Medium) or in the path (Weatherbit): either way sent as a query parameter.
+          "/search/articles?query={query}": { get: { operationId: "search", parameters: [q("query")], responses: ok } },
+          "/alerts?lat={lat}&lon={lon}": {
+            get: { operationId: "alerts", parameters: [q("lat", "path"), q("lon", "path")], responses: ok },
+          },
+          // Learnifier: the template's name differs from the query parameter's.
+          "/users/{id}/pic?key={APIKEY}": {
+            get: { operationId: "pic", parameters: [q("id", "path"), q("APIKEY", "path")], responses: ok },
+          },
+          // Flickr: one endpoint, the method fixed in the query string; two operations share the path before `?`.
+          "/rest?method=flickr.photos.search": { get: { operationId: "photos", responses: ok } },
+          "/rest?method=flickr.people.getInfo": { get: { operationId: "people", responses: ok } },
+        },
+      }),
+    );
+    const tool = (name: string) => api.tools.find((t) => t.name === name);
+    expect(tool("search")).toMatchObject({ path: "/search/articles", sourceKey: "GET /search/articles?query={query}" });
+    expect(tool("search")?.parameters.query).toMatchObject({ name: "query", location: "query", required: true });
+    expect(tool("alerts")?.path).toBe("/alerts");
+    expect(tool("alerts")?.parameters.lat).toMatchObject({ name: "lat", location: "query", required: true });
+    expect(tool("pic")?.path).toBe("/users/{id}/pic");
+    expect(tool("pic")?.parameters.id).toMatchObject({ location: "path" });
+    expect(tool("pic")?.parameters.APIKEY).toMatchObject({ name: "key", location: "query", required: true });
+    expect(tool("photos")).toMatchObject({ path: "/rest", sourceKey: "GET /rest?method=flickr.photos.search" });
+    expect(tool("photos")?.parameters.method).toMatchObject({
+      name: "method",
+      location: "query",
+      required: false,
+      default: "flickr.photos.search",
+      enum: ["flickr.photos.search"],
+    });
+    expect(tool("people")?.parameters.method?.default).toBe("flickr.people.getInfo");
+    expect(api.warnings).toContain(
+      "path /users/{id}/pic?key={APIKEY} carries a query string: its tools call /users/{id}/pic with the query parameters key={APIKEY}",
+    );
+  });
+
+  it("still refuses a template where a query parameter's name belongs, and an undeclared template in the path itself", async () => {
+    const weird = await refusal(
+      JSON.stringify({
+        ...base,
+        paths: {
+          "/numbers/{country}?{search}=1": { get: { parameters: [q("country", "path"), q("search", "path")], responses: ok } },
+        },
+      }),
+    );
+    expect(weird.message).toContain("path parameter {search} stands where a query parameter's name belongs in ?{search}=1");
+    expect(weird.details.location).toBe("#/paths/~1numbers~1{country}?{search}=1/get");
+    const undeclared = await refusal(
+      JSON.stringify({ ...base, paths: { "/a/{id}?x={x}": { get: { parameters: [q("x")], responses: ok } } } }),
+    );
+    expect(undeclared.message).toContain("path parameter {id} is not declared");
+  });
+});
+
 describe("invalid documents are refused naming where they are wrong", () => {
   const base = { openapi: "3.0.3", info: { title: "t", version: "1" } };
 

@@ -287,6 +287,49 @@ function findExternalRef(value: unknown, at: string): { ref: string; at: string 
   return null;
 }
 
+/** A path key split at its query string: `/search?q={query}&v=2` is `/search`, `{query}` bound to `q`, and `v=2` fixed. */
+export interface QueryInPath {
+  /** The path without its query string (the whole key when it has none). */
+  path: string;
+  /** Template name -> the query parameter it fills (`q={query}`: query -> q). */
+  bound: Map<string, string>;
+  /** Query parameters the path fixes (`v=2`), in order. */
+  fixed: [string, string][];
+}
+
+/**
+ * Paths that carry a query string (`/search?query={query}`, `/rest?method=flickr.photos.search`):
+ * the OpenAPI 3 schema allows any key starting with `/` and swagger-parser accepts them, and Redocly
+ * CLI's `path-not-include-query` rule is off in its recommended configuration, so such documents are
+ * imported, with a warning: the tool calls the path before the `?`, a `{name}` in the query string
+ * fills the query parameter it stands after (whether the document declared `name` in the path or in
+ * the query), and a fixed pair (`method=...`) becomes a query parameter whose only value is its default.
+ */
+export function splitQueryInPath(key: string): QueryInPath {
+  const at = key.indexOf("?");
+  if (at < 0) return { path: key, bound: new Map(), fixed: [] };
+  const bound = new Map<string, string>();
+  const fixed: [string, string][] = [];
+  for (const pair of key.slice(at + 1).split("&")) {
+    if (pair === "") continue;
+    const eq = pair.indexOf("=");
+    const name = safeDecode(eq < 0 ? pair : pair.slice(0, eq));
+    const value = eq < 0 ? "" : pair.slice(eq + 1);
+    const template = /^\{([^}]+)\}$/.exec(value);
+    if (template) bound.set(template[1] as string, name);
+    else fixed.push([name, safeDecode(value)]);
+  }
+  return { path: key.slice(0, at) || "/", bound, fixed };
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, " "));
+  } catch {
+    return text;
+  }
+}
+
 /**
  * Rules the OpenAPI 3 schemas cannot state and swagger-parser checks only for Swagger 2: every
  * `{name}` in a path is a declared path parameter (and the reverse), and operationIds are unique.
@@ -298,7 +341,8 @@ function checkOperations(api: Record<string, unknown>): void {
   for (const [path, item] of Object.entries(paths)) {
     if (!isObject(item)) continue;
     const pointer = `#/paths/${path.replace(/~/g, "~0").replace(/\//g, "~1")}`;
-    const templated = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string);
+    const query = splitQueryInPath(path);
+    const templated = [...query.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string);
     const shared = Array.isArray(item.parameters) ? item.parameters : [];
     for (const method of METHODS) {
       const op = item[method];
@@ -313,7 +357,13 @@ function checkOperations(api: Record<string, unknown>): void {
           throw invalidDocument(`path parameter {${name}} is not declared in parameters`, `${pointer}/${method}`);
       }
       for (const name of declared) {
-        if (!templated.includes(name))
+        if (!templated.includes(name) && !query.bound.has(name) && path.includes(`{${name}}`)) {
+          throw invalidDocument(
+            `path parameter {${name}} stands where a query parameter's name belongs in ${path.slice(path.indexOf("?"))}; a query string template is name={parameter}`,
+            `${pointer}/${method}`,
+          );
+        }
+        if (!templated.includes(name) && !query.bound.has(name))
           throw invalidDocument(`path parameter ${name} does not appear in the path`, `${pointer}/${method}`);
       }
       if (typeof op.operationId === "string") {
@@ -381,6 +431,12 @@ export function importOpenApi(
     const item = resolveObject(api, rawItem);
     if (!isObject(item)) continue;
     const shared = Array.isArray(item.parameters) ? item.parameters : [];
+    const query = splitQueryInPath(path);
+    if (query.path !== path && METHODS.some((m) => isObject(item[m]))) {
+      warnings.push(
+        `path ${path} carries a query string: its tools call ${query.path} with the query parameters ${[...[...query.bound].map(([name, q]) => `${q}={${name}}`), ...query.fixed.map(([k, v]) => `${k}=${v}`)].join(", ")}`,
+      );
+    }
     for (const method of METHODS) {
       const op = item[method];
       if (!isObject(op)) continue;
@@ -389,6 +445,7 @@ export function importOpenApi(
           api,
           schemas,
           path,
+          query,
           method,
           op,
           shared,
@@ -421,7 +478,10 @@ export function importOpenApi(
 interface OperationInput {
   api: Record<string, unknown>;
   schemas: SchemaWriter;
+  /** The path key as the document spells it (the tool's source key). */
   path: string;
+  /** The same key split at its query string; the tool calls `query.path`. */
+  query: QueryInPath;
   method: (typeof METHODS)[number];
   op: Record<string, unknown>;
   shared: unknown[];
@@ -443,14 +503,35 @@ function toolFromOperation(input: OperationInput): ToolDraft & { deprecated: boo
     const p = resolveObject(api, raw);
     if (isObject(p) && typeof p.name === "string" && typeof p.in === "string") byKey.set(`${p.in}:${p.name}`, p);
   }
+  const { bound, fixed } = input.query;
   for (const p of byKey.values()) {
-    const location = p.in as ParameterLocation;
+    // A `{name}` in the path's query string (splitQueryInPath) is sent as the query parameter it fills.
+    const inQueryString = (p.in === "path" || p.in === "query") && bound.has(p.name as string);
+    const location = (inQueryString ? "query" : p.in) as ParameterLocation;
+    const wireName = inQueryString ? (bound.get(p.name as string) as string) : (p.name as string);
     const schema = parameterSchema(p, schemas);
     const key = parameters[p.name as string] ? `${location}_${p.name}` : (p.name as string);
-    const isRequired = p.required === true || location === "path";
-    parameters[key] = parameterInfo(p.name as string, location, schemas.standalone(schema), str(p.description), isRequired);
+    const isRequired = p.required === true || p.in === "path";
+    parameters[key] = parameterInfo(wireName, location, schemas.standalone(schema), str(p.description), isRequired);
     properties[key] = describedSchema(schema, str(p.description));
     if (isRequired) required.push(key);
+  }
+  const sentInQuery = new Set(Object.values(parameters).flatMap((p) => (p.location === "query" ? [p.name] : [])));
+  for (const [template, wireName] of bound) {
+    // A template the document declares nowhere: a required string, as a path template would be.
+    if (byKey.has(`path:${template}`) || byKey.has(`query:${template}`)) continue;
+    const key = parameters[template] ? `query_${template}` : template;
+    parameters[key] = parameterInfo(wireName, "query", { type: "string" }, "", true);
+    properties[key] = { type: "string" };
+    required.push(key);
+    sentInQuery.add(wireName);
+  }
+  for (const [name, value] of fixed) {
+    if (sentInQuery.has(name)) continue;
+    const key = parameters[name] ? `query_${name}` : name;
+    const schema = { type: "string", enum: [value], default: value, description: `fixed by the path ${path}` };
+    parameters[key] = parameterInfo(name, "query", schema, schema.description, false);
+    properties[key] = schema;
   }
 
   let requestBodySchema: JsonSchema | null = null;
@@ -503,7 +584,7 @@ function toolFromOperation(input: OperationInput): ToolDraft & { deprecated: boo
     description,
     tags: Array.isArray(op.tags) ? op.tags.filter((t): t is string => typeof t === "string") : [],
     method: method.toUpperCase(),
-    path,
+    path: input.query.path,
     parameters,
     inputSchema: schemas.standalone({ type: "object", properties, ...(required.length > 0 ? { required } : {}) }),
     requestBodySchema,
