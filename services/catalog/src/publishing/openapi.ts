@@ -147,17 +147,144 @@ export async function validateDocument(raw: unknown): Promise<ValidatedDocument>
   checkOperations(api);
   // Locations then point into the converted document, which the publisher never saw: say so.
   const note = converted ? " (in the OpenAPI 3.0 document converted from Swagger 2.0)" : "";
-  const copy = validationCopy(api, note);
-  try {
-    await SwaggerParser.validate(copy as never, {
-      resolve: { external: false },
-      dereference: { circular: "ignore" },
-      validate: { schema: true, spec: true },
-    });
-  } catch (err) {
-    throw describeValidationError(err, note);
+  const ignored: IgnoredField[] = [];
+  for (let round = 1; ; round++) {
+    const copy = validationCopy(api, note);
+    try {
+      await SwaggerParser.validate(copy as never, {
+        resolve: { external: false },
+        dereference: { circular: "ignore" },
+        validate: { schema: true, spec: true },
+      });
+      break;
+    } catch (err) {
+      // Each round drops at least one field, so a document with a real defect still reaches it.
+      const fields = round <= MAX_REPAIR_ROUNDS ? ignorableFields(api, err) : [];
+      if (fields.length === 0) throw describeValidationError(err, note);
+      for (const field of fields) {
+        delete field.holder[field.key];
+        ignored.push(field);
+      }
+    }
   }
+  warnings.push(...ignoredFieldWarnings(ignored, note));
   return { document: api, warnings };
+}
+
+const MAX_REPAIR_ROUNDS = 10;
+
+interface IgnoredField {
+  holder: Record<string, unknown>;
+  key: string;
+  pointer: string;
+  kind: "beside_ref" | "unknown";
+}
+
+/**
+ * Fields a validation failure names that are ignored with a warning instead of refusing the document
+ * (the APIs.guru directory has each kind; the importer never reads them, so dropping them changes no tool):
+ * - beside a `$ref` in an OpenAPI 3.0 document (xero.com's `{$ref, type: "string"}` parameters,
+ *   cloudmersive.com's `{$ref, type: "application/json"}` schema): the 3.0 specification says a
+ *   Reference Object's other properties SHALL be ignored, and swagger-parser's own dereferencing
+ *   replaces the whole object. In 3.1 a schema's keywords beside `$ref` apply, so there they are still
+ *   validated.
+ * - a field OpenAPI does not define (googleapis.com:cloudbuild's top-level `source`, an `example` in an
+ *   XML Object): Swagger UI and Postman's importer (openapi-to-postman) ignore fields they do not know.
+ *   Not where the object failed a oneOf as a whole (a security scheme of the wrong shape makes every
+ *   other branch report its fields as unknown), and not a key of `paths` (a path must start with `/`).
+ * `err` comes from validating the dereferenced copy, so its paths are followed through `api`'s `$ref`s.
+ */
+function ignorableFields(api: Record<string, unknown>, err: unknown): IgnoredField[] {
+  const details = (err as { details?: AjvError[] }).details;
+  if (!Array.isArray(details)) return [];
+  const is30 = String(api.openapi).startsWith("3.0");
+  const undecided = new Set(details.filter((d) => d.keyword === "oneOf" || d.keyword === "anyOf").map((d) => d.instancePath));
+  const found = new Map<string, IgnoredField>();
+  // A field some `$ref` points into is part of the document (dnd5eapi.co's allOf beside a $ref is the
+  // target of others): dropping it would break those, so its defect stays a refusal.
+  const targets = referenceTargets(api);
+  const referenced = (pointer: string) => {
+    const p = decodePointer(pointer);
+    return targets.some((t) => t === p || t.startsWith(`${p}/`));
+  };
+  for (const d of details) {
+    const extra = d.keyword === "additionalProperties" ? String(d.params?.additionalProperty ?? "") : undefined;
+    const segments = d.instancePath
+      .split("/")
+      .slice(1)
+      .map((x) => x.replace(/~1/g, "/").replace(/~0/g, "~"));
+    let node: unknown = api;
+    let pointer = "#";
+    let field: IgnoredField | null = null;
+    for (let i = 0; i <= segments.length && !field; i++) {
+      for (let hops = 0; isObject(node) && typeof node.$ref === "string"; hops++) {
+        const key = i < segments.length ? segments[i] : extra;
+        if (key !== undefined && key !== "$ref" && Object.hasOwn(node, key)) {
+          if (is30) field = { holder: node, key, pointer: `${pointer}/${escapePointer(key)}`, kind: "beside_ref" };
+          break;
+        }
+        if (hops > 20) break;
+        pointer = node.$ref;
+        node = lookup(api, node.$ref);
+      }
+      if (field || i === segments.length) break;
+      const segment = segments[i] as string;
+      node = Array.isArray(node) ? node[Number(segment)] : isObject(node) ? node[segment] : undefined;
+      pointer = `${pointer}/${escapePointer(segment)}`;
+    }
+    if (
+      !field &&
+      extra &&
+      isObject(node) &&
+      Object.hasOwn(node, extra) &&
+      !undecided.has(d.instancePath) &&
+      d.instancePath !== "/paths"
+    ) {
+      field = { holder: node, key: extra, pointer: `${pointer}/${escapePointer(extra)}`, kind: "unknown" };
+    }
+    if (field && !referenced(field.pointer)) found.set(field.pointer, field);
+  }
+  return [...found.values()];
+}
+
+/** A JSON pointer in a URI fragment (`~1api~1%7Bid%7D`) with its percent-escapes undone. */
+function decodePointer(pointer: string): string {
+  try {
+    return decodeURIComponent(pointer);
+  } catch {
+    return pointer;
+  }
+}
+
+/** Every local `$ref` of the document, decoded. */
+function referenceTargets(api: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) for (const v of value) visit(v);
+    else if (isObject(value)) {
+      if (typeof value.$ref === "string" && value.$ref.startsWith("#")) out.push(decodePointer(value.$ref));
+      for (const v of Object.values(value)) visit(v);
+    }
+  };
+  visit(api);
+  return out;
+}
+
+function ignoredFieldWarnings(fields: IgnoredField[], note: string): string[] {
+  const list = (kind: IgnoredField["kind"]) => {
+    const pointers = fields.filter((f) => f.kind === kind).map((f) => f.pointer);
+    return pointers.length <= 5 ? pointers.join(", ") : `${pointers.slice(0, 5).join(", ")} and ${pointers.length - 5} more`;
+  };
+  const out: string[] = [];
+  if (fields.some((f) => f.kind === "beside_ref")) {
+    out.push(`ignored fields beside a $ref, which OpenAPI 3.0 says are ignored${note}: ${list("beside_ref")}`);
+  }
+  if (fields.some((f) => f.kind === "unknown")) out.push(`ignored fields OpenAPI does not define${note}: ${list("unknown")}`);
+  return out;
+}
+
+function escapePointer(key: string): string {
+  return key.replace(/~/g, "~0").replace(/\//g, "~1");
 }
 
 /** Where every schema `$ref` of the validation copy points: an empty schema. */
