@@ -191,7 +191,8 @@ function compareTools(entry: DirectoryEntry, tools: { method: string; path: stri
   const ops: string[] = [];
   for (const [p, item] of Object.entries(doc.paths ?? {})) {
     for (const m of ["get", "put", "post", "delete", "options", "head", "patch", "trace"]) {
-      if (item && typeof item[m] === "object" && item[m] !== null) ops.push(`${m.toUpperCase()} ${p}`);
+      // A path carrying a query string is called without it (splitQueryInPath in the importer).
+      if (item && typeof item[m] === "object" && item[m] !== null) ops.push(`${m.toUpperCase()} ${p.split("?")[0] || "/"}`);
     }
   }
   const got = tools.map((t) => `${t.method} ${t.path}`);
