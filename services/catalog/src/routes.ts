@@ -1,4 +1,4 @@
-/** The catalog service's gRPC routes: every RPC of CatalogService, from four handler groups. */
+/** The catalog service's gRPC routes: every RPC of CatalogService, from five handler groups. */
 import type { ConnectRouter } from "@connectrpc/connect";
 import { AddressPolicy, Outbound } from "@toolport/kit/outbound";
 import { Sealer } from "@toolport/kit/sealing";
@@ -9,6 +9,7 @@ import type { CatalogDeps } from "./app/deps.js";
 import { SearchIndex } from "./app/search-index.js";
 import type { catalogEnv } from "./config.js";
 import { createCatalogReadHandlers } from "./handlers/catalog-handlers.js";
+import { createDirectoryHandlers } from "./handlers/directory-handlers.js";
 import { createInternalHandlers } from "./handlers/internal-handlers.js";
 import { createOAuthHandlers } from "./handlers/oauth-handlers.js";
 import { createPublishingHandlers } from "./handlers/publishing-handlers.js";
@@ -52,5 +53,6 @@ export function routes(router: ConnectRouter, ctx: ServiceContext<CatalogConfig>
     ...createPublishingHandlers(deps),
     ...createInternalHandlers(deps),
     ...createOAuthHandlers(deps),
+    ...createDirectoryHandlers(deps),
   });
 }

@@ -47,6 +47,7 @@ import {
   updateTool as updateToolRow,
   upsertToolDrafts,
 } from "../store/catalog-store.js";
+import { recordDirectoryImport } from "../store/directory-store.js";
 import { checkMaterial, resolveCredential } from "./credentials.js";
 import type { CatalogDeps } from "./deps.js";
 
@@ -75,6 +76,12 @@ export interface CreateServiceInput {
   visibility?: string;
   organizationId?: string;
   defaultPricePerCallCents?: bigint;
+  /**
+   * Not from the CreateService RPC: the APIs.guru directory entry the document came from (app/directory.ts).
+   * Recorded in directory_imports in the same transaction; a second service from the same entry is a 409
+   * already_imported and stores nothing.
+   */
+  fromDirectory?: { entry: string; version: string };
 }
 
 export interface PublishResult {
@@ -318,6 +325,12 @@ export async function createService(
         importedAt: new Date(),
       };
       const service = await insertService(client, record);
+      const from = input.fromDirectory;
+      if (from && !(await recordDirectoryImport(client, id, from.entry, from.version))) {
+        throw conflict("already_imported", `${from.entry} is already in the catalog: it was imported from the directory before`, {
+          details: { name: from.entry },
+        });
+      }
       const { tools } = await upsertToolDrafts(client, source.tools, {
         serviceId: id,
         serviceSlug: slug,

@@ -178,6 +178,144 @@ describe("Swagger 2.0: converted to OpenAPI 3.0 (corpus.test.ts imports Slack's)
   });
 });
 
+describe("lenient where other importers are: a query string in a path key (APIs.guru's Medium, Flickr, Weatherbit)", () => {
+  const base = { openapi: "3.0.3", info: { title: "t", version: "1" }, servers: [{ url: "https://api.example.com" }] };
+  const ok = { "200": { description: "ok" } };
+  const q = (name: string, where = "query") => ({ name, in: where, required: true, schema: { type: "string" } });
+
+  it("calls the path before the `?`, a template fills the query parameter it follows, fixed pairs become constants", async () => {
+    const api = await load(
+      JSON.stringify({
+        ...base,
+        paths: {
+          // Declared in the query (Medium) or in the path (Weatherbit): either way sent as a query parameter.
+          "/search/articles?query={query}": { get: { operationId: "search", parameters: [q("query")], responses: ok } },
+          "/alerts?lat={lat}&lon={lon}": {
+            get: { operationId: "alerts", parameters: [q("lat", "path"), q("lon", "path")], responses: ok },
+          },
+          // Learnifier: the template's name differs from the query parameter's.
+          "/users/{id}/pic?key={APIKEY}": {
+            get: { operationId: "pic", parameters: [q("id", "path"), q("APIKEY", "path")], responses: ok },
+          },
+          // Flickr: one endpoint, the method fixed in the query string; two operations share the path before `?`.
+          "/rest?method=flickr.photos.search": { get: { operationId: "photos", responses: ok } },
+          "/rest?method=flickr.people.getInfo": { get: { operationId: "people", responses: ok } },
+        },
+      }),
+    );
+    const tool = (name: string) => api.tools.find((t) => t.name === name);
+    expect(tool("search")).toMatchObject({ path: "/search/articles", sourceKey: "GET /search/articles?query={query}" });
+    expect(tool("search")?.parameters.query).toMatchObject({ name: "query", location: "query", required: true });
+    expect(tool("alerts")?.path).toBe("/alerts");
+    expect(tool("alerts")?.parameters.lat).toMatchObject({ name: "lat", location: "query", required: true });
+    expect(tool("pic")?.path).toBe("/users/{id}/pic");
+    expect(tool("pic")?.parameters.id).toMatchObject({ location: "path" });
+    expect(tool("pic")?.parameters.APIKEY).toMatchObject({ name: "key", location: "query", required: true });
+    expect(tool("photos")).toMatchObject({ path: "/rest", sourceKey: "GET /rest?method=flickr.photos.search" });
+    expect(tool("photos")?.parameters.method).toMatchObject({
+      name: "method",
+      location: "query",
+      required: false,
+      default: "flickr.photos.search",
+      enum: ["flickr.photos.search"],
+    });
+    expect(tool("people")?.parameters.method?.default).toBe("flickr.people.getInfo");
+    expect(api.warnings).toContain(
+      "path /users/{id}/pic?key={APIKEY} carries a query string: its tools call /users/{id}/pic with the query parameters key={APIKEY}",
+    );
+  });
+
+  it("still refuses a template where a query parameter's name belongs, and an undeclared template in the path itself", async () => {
+    const weird = await refusal(
+      JSON.stringify({
+        ...base,
+        paths: {
+          "/numbers/{country}?{search}=1": { get: { parameters: [q("country", "path"), q("search", "path")], responses: ok } },
+        },
+      }),
+    );
+    expect(weird.message).toContain("path parameter {search} stands where a query parameter's name belongs in ?{search}=1");
+    expect(weird.details.location).toBe("#/paths/~1numbers~1{country}?{search}=1/get");
+    const undeclared = await refusal(
+      JSON.stringify({ ...base, paths: { "/a/{id}?x={x}": { get: { parameters: [q("x")], responses: ok } } } }),
+    );
+    expect(undeclared.message).toContain("path parameter {id} is not declared");
+  });
+});
+
+describe("lenient where the specification or other importers are: fields that are ignored", () => {
+  const base = { openapi: "3.0.3", info: { title: "t", version: "1" }, servers: [{ url: "https://api.example.com" }] };
+  const json = (schema: unknown) => ({ "200": { description: "ok", content: { "application/json": { schema } } } });
+
+  it("drops fields beside a $ref in OpenAPI 3.0 (xero.com, cloudmersive.com), with a warning naming each", async () => {
+    const api = await load(
+      JSON.stringify({
+        ...base,
+        paths: {
+          "/accounts": {
+            // Swagger-style `type` beside a parameter's $ref; a media type as a schema's `type` beside its $ref.
+            parameters: [{ $ref: "#/components/parameters/tenant", type: "string" }],
+            get: { operationId: "accounts", responses: json({ $ref: "#/components/schemas/Account", type: "application/json" }) },
+          },
+        },
+        components: {
+          parameters: { tenant: { name: "tenant", in: "header", required: true, schema: { type: "string", format: "uuid" } } },
+          schemas: { Account: { type: "object", properties: { id: { type: "string" } } } },
+        },
+      }),
+    );
+    const tool = api.tools[0];
+    expect(tool?.parameters.tenant).toMatchObject({ location: "header", required: true, type: "string" });
+    expect(tool?.output).toMatchObject({ type: "object", properties: { id: { type: "string" } } });
+    expect(api.warnings).toContain(
+      "ignored fields beside a $ref, which OpenAPI 3.0 says are ignored: #/paths/~1accounts/parameters/0/type, #/paths/~1accounts/get/responses/200/content/application~1json/schema/type",
+    );
+  });
+
+  it("drops a field OpenAPI does not define (googleapis.com:cloudbuild's top-level `source`)", async () => {
+    const api = await load(
+      JSON.stringify({
+        ...base,
+        source: { url: {} },
+        paths: { "/a": { get: { operationId: "a", responses: json({ type: "string" }) } } },
+      }),
+    );
+    expect(api.tools).toHaveLength(1);
+    expect(api.warnings).toContain("ignored fields OpenAPI does not define: #/source");
+  });
+
+  it("still refuses what is broken: a keyword of the wrong type, a field other $refs point into, a scheme of no known shape", async () => {
+    // api.video: `pattern: 0`.
+    const pattern = await refusal(
+      JSON.stringify({ ...base, paths: { "/a": { get: { responses: json({ type: "string", pattern: 0 }) } } } }),
+    );
+    expect(pattern.message).toContain("must be string");
+    expect(pattern.details.location).toBe("#/paths/~1a/get/responses/200/content/application~1json/schema/pattern");
+    // dnd5eapi.co: an `allOf` object beside a $ref, which another $ref points into: dropping it would break that one.
+    const allOf = await refusal(
+      JSON.stringify({
+        ...base,
+        paths: {
+          "/a": { get: { responses: json({ $ref: "#/components/schemas/S", allOf: { "0": { type: "object" } } }) } },
+          "/b": { get: { responses: json({ $ref: "#/paths/~1a/get/responses/200/content/application~1json/schema/allOf/0" }) } },
+        },
+        components: { schemas: { S: { type: "object" } } },
+      }),
+    );
+    expect(allOf.message).toContain("must be array");
+    expect(allOf.details.location).toBe("#/paths/~1a/get/responses/200/content/application~1json/schema/allOf");
+    // An apiKey scheme without `in`: the other scheme shapes call its fields unknown, which must not make them droppable.
+    const scheme = await refusal(
+      JSON.stringify({
+        ...base,
+        paths: { "/a": { get: { responses: json({ type: "string" }) } } },
+        components: { securitySchemes: { key: { type: "apiKey", name: "X-Key" } } },
+      }),
+    );
+    expect(scheme.details.location).toMatch(/^#\/components\/securitySchemes\/key/);
+  });
+});
+
 describe("invalid documents are refused naming where they are wrong", () => {
   const base = { openapi: "3.0.3", info: { title: "t", version: "1" } };
 

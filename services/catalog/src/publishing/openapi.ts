@@ -147,17 +147,144 @@ export async function validateDocument(raw: unknown): Promise<ValidatedDocument>
   checkOperations(api);
   // Locations then point into the converted document, which the publisher never saw: say so.
   const note = converted ? " (in the OpenAPI 3.0 document converted from Swagger 2.0)" : "";
-  const copy = validationCopy(api, note);
-  try {
-    await SwaggerParser.validate(copy as never, {
-      resolve: { external: false },
-      dereference: { circular: "ignore" },
-      validate: { schema: true, spec: true },
-    });
-  } catch (err) {
-    throw describeValidationError(err, note);
+  const ignored: IgnoredField[] = [];
+  for (let round = 1; ; round++) {
+    const copy = validationCopy(api, note);
+    try {
+      await SwaggerParser.validate(copy as never, {
+        resolve: { external: false },
+        dereference: { circular: "ignore" },
+        validate: { schema: true, spec: true },
+      });
+      break;
+    } catch (err) {
+      // Each round drops at least one field, so a document with a real defect still reaches it.
+      const fields = round <= MAX_REPAIR_ROUNDS ? ignorableFields(api, err) : [];
+      if (fields.length === 0) throw describeValidationError(err, note);
+      for (const field of fields) {
+        delete field.holder[field.key];
+        ignored.push(field);
+      }
+    }
   }
+  warnings.push(...ignoredFieldWarnings(ignored, note));
   return { document: api, warnings };
+}
+
+const MAX_REPAIR_ROUNDS = 10;
+
+interface IgnoredField {
+  holder: Record<string, unknown>;
+  key: string;
+  pointer: string;
+  kind: "beside_ref" | "unknown";
+}
+
+/**
+ * Fields a validation failure names that are ignored with a warning instead of refusing the document
+ * (the APIs.guru directory has each kind; the importer never reads them, so dropping them changes no tool):
+ * - beside a `$ref` in an OpenAPI 3.0 document (xero.com's `{$ref, type: "string"}` parameters,
+ *   cloudmersive.com's `{$ref, type: "application/json"}` schema): the 3.0 specification says a
+ *   Reference Object's other properties SHALL be ignored, and swagger-parser's own dereferencing
+ *   replaces the whole object. In 3.1 a schema's keywords beside `$ref` apply, so there they are still
+ *   validated.
+ * - a field OpenAPI does not define (googleapis.com:cloudbuild's top-level `source`, an `example` in an
+ *   XML Object): Swagger UI and Postman's importer (openapi-to-postman) ignore fields they do not know.
+ *   Not where the object failed a oneOf as a whole (a security scheme of the wrong shape makes every
+ *   other branch report its fields as unknown), and not a key of `paths` (a path must start with `/`).
+ * `err` comes from validating the dereferenced copy, so its paths are followed through `api`'s `$ref`s.
+ */
+function ignorableFields(api: Record<string, unknown>, err: unknown): IgnoredField[] {
+  const details = (err as { details?: AjvError[] }).details;
+  if (!Array.isArray(details)) return [];
+  const is30 = String(api.openapi).startsWith("3.0");
+  const undecided = new Set(details.filter((d) => d.keyword === "oneOf" || d.keyword === "anyOf").map((d) => d.instancePath));
+  const found = new Map<string, IgnoredField>();
+  // A field some `$ref` points into is part of the document (dnd5eapi.co's allOf beside a $ref is the
+  // target of others): dropping it would break those, so its defect stays a refusal.
+  const targets = referenceTargets(api);
+  const referenced = (pointer: string) => {
+    const p = decodePointer(pointer);
+    return targets.some((t) => t === p || t.startsWith(`${p}/`));
+  };
+  for (const d of details) {
+    const extra = d.keyword === "additionalProperties" ? String(d.params?.additionalProperty ?? "") : undefined;
+    const segments = d.instancePath
+      .split("/")
+      .slice(1)
+      .map((x) => x.replace(/~1/g, "/").replace(/~0/g, "~"));
+    let node: unknown = api;
+    let pointer = "#";
+    let field: IgnoredField | null = null;
+    for (let i = 0; i <= segments.length && !field; i++) {
+      for (let hops = 0; isObject(node) && typeof node.$ref === "string"; hops++) {
+        const key = i < segments.length ? segments[i] : extra;
+        if (key !== undefined && key !== "$ref" && Object.hasOwn(node, key)) {
+          if (is30) field = { holder: node, key, pointer: `${pointer}/${escapePointer(key)}`, kind: "beside_ref" };
+          break;
+        }
+        if (hops > 20) break;
+        pointer = node.$ref;
+        node = lookup(api, node.$ref);
+      }
+      if (field || i === segments.length) break;
+      const segment = segments[i] as string;
+      node = Array.isArray(node) ? node[Number(segment)] : isObject(node) ? node[segment] : undefined;
+      pointer = `${pointer}/${escapePointer(segment)}`;
+    }
+    if (
+      !field &&
+      extra &&
+      isObject(node) &&
+      Object.hasOwn(node, extra) &&
+      !undecided.has(d.instancePath) &&
+      d.instancePath !== "/paths"
+    ) {
+      field = { holder: node, key: extra, pointer: `${pointer}/${escapePointer(extra)}`, kind: "unknown" };
+    }
+    if (field && !referenced(field.pointer)) found.set(field.pointer, field);
+  }
+  return [...found.values()];
+}
+
+/** A JSON pointer in a URI fragment (`~1api~1%7Bid%7D`) with its percent-escapes undone. */
+function decodePointer(pointer: string): string {
+  try {
+    return decodeURIComponent(pointer);
+  } catch {
+    return pointer;
+  }
+}
+
+/** Every local `$ref` of the document, decoded. */
+function referenceTargets(api: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) for (const v of value) visit(v);
+    else if (isObject(value)) {
+      if (typeof value.$ref === "string" && value.$ref.startsWith("#")) out.push(decodePointer(value.$ref));
+      for (const v of Object.values(value)) visit(v);
+    }
+  };
+  visit(api);
+  return out;
+}
+
+function ignoredFieldWarnings(fields: IgnoredField[], note: string): string[] {
+  const list = (kind: IgnoredField["kind"]) => {
+    const pointers = fields.filter((f) => f.kind === kind).map((f) => f.pointer);
+    return pointers.length <= 5 ? pointers.join(", ") : `${pointers.slice(0, 5).join(", ")} and ${pointers.length - 5} more`;
+  };
+  const out: string[] = [];
+  if (fields.some((f) => f.kind === "beside_ref")) {
+    out.push(`ignored fields beside a $ref, which OpenAPI 3.0 says are ignored${note}: ${list("beside_ref")}`);
+  }
+  if (fields.some((f) => f.kind === "unknown")) out.push(`ignored fields OpenAPI does not define${note}: ${list("unknown")}`);
+  return out;
+}
+
+function escapePointer(key: string): string {
+  return key.replace(/~/g, "~0").replace(/\//g, "~1");
 }
 
 /** Where every schema `$ref` of the validation copy points: an empty schema. */
@@ -287,6 +414,49 @@ function findExternalRef(value: unknown, at: string): { ref: string; at: string 
   return null;
 }
 
+/** A path key split at its query string: `/search?q={query}&v=2` is `/search`, `{query}` bound to `q`, and `v=2` fixed. */
+export interface QueryInPath {
+  /** The path without its query string (the whole key when it has none). */
+  path: string;
+  /** Template name -> the query parameter it fills (`q={query}`: query -> q). */
+  bound: Map<string, string>;
+  /** Query parameters the path fixes (`v=2`), in order. */
+  fixed: [string, string][];
+}
+
+/**
+ * Paths that carry a query string (`/search?query={query}`, `/rest?method=flickr.photos.search`):
+ * the OpenAPI 3 schema allows any key starting with `/` and swagger-parser accepts them, and Redocly
+ * CLI's `path-not-include-query` rule is off in its recommended configuration, so such documents are
+ * imported, with a warning: the tool calls the path before the `?`, a `{name}` in the query string
+ * fills the query parameter it stands after (whether the document declared `name` in the path or in
+ * the query), and a fixed pair (`method=...`) becomes a query parameter whose only value is its default.
+ */
+export function splitQueryInPath(key: string): QueryInPath {
+  const at = key.indexOf("?");
+  if (at < 0) return { path: key, bound: new Map(), fixed: [] };
+  const bound = new Map<string, string>();
+  const fixed: [string, string][] = [];
+  for (const pair of key.slice(at + 1).split("&")) {
+    if (pair === "") continue;
+    const eq = pair.indexOf("=");
+    const name = safeDecode(eq < 0 ? pair : pair.slice(0, eq));
+    const value = eq < 0 ? "" : pair.slice(eq + 1);
+    const template = /^\{([^}]+)\}$/.exec(value);
+    if (template) bound.set(template[1] as string, name);
+    else fixed.push([name, safeDecode(value)]);
+  }
+  return { path: key.slice(0, at) || "/", bound, fixed };
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, " "));
+  } catch {
+    return text;
+  }
+}
+
 /**
  * Rules the OpenAPI 3 schemas cannot state and swagger-parser checks only for Swagger 2: every
  * `{name}` in a path is a declared path parameter (and the reverse), and operationIds are unique.
@@ -298,7 +468,8 @@ function checkOperations(api: Record<string, unknown>): void {
   for (const [path, item] of Object.entries(paths)) {
     if (!isObject(item)) continue;
     const pointer = `#/paths/${path.replace(/~/g, "~0").replace(/\//g, "~1")}`;
-    const templated = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string);
+    const query = splitQueryInPath(path);
+    const templated = [...query.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string);
     const shared = Array.isArray(item.parameters) ? item.parameters : [];
     for (const method of METHODS) {
       const op = item[method];
@@ -313,7 +484,13 @@ function checkOperations(api: Record<string, unknown>): void {
           throw invalidDocument(`path parameter {${name}} is not declared in parameters`, `${pointer}/${method}`);
       }
       for (const name of declared) {
-        if (!templated.includes(name))
+        if (!templated.includes(name) && !query.bound.has(name) && path.includes(`{${name}}`)) {
+          throw invalidDocument(
+            `path parameter {${name}} stands where a query parameter's name belongs in ${path.slice(path.indexOf("?"))}; a query string template is name={parameter}`,
+            `${pointer}/${method}`,
+          );
+        }
+        if (!templated.includes(name) && !query.bound.has(name))
           throw invalidDocument(`path parameter ${name} does not appear in the path`, `${pointer}/${method}`);
       }
       if (typeof op.operationId === "string") {
@@ -381,6 +558,12 @@ export function importOpenApi(
     const item = resolveObject(api, rawItem);
     if (!isObject(item)) continue;
     const shared = Array.isArray(item.parameters) ? item.parameters : [];
+    const query = splitQueryInPath(path);
+    if (query.path !== path && METHODS.some((m) => isObject(item[m]))) {
+      warnings.push(
+        `path ${path} carries a query string: its tools call ${query.path} with the query parameters ${[...[...query.bound].map(([name, q]) => `${q}={${name}}`), ...query.fixed.map(([k, v]) => `${k}=${v}`)].join(", ")}`,
+      );
+    }
     for (const method of METHODS) {
       const op = item[method];
       if (!isObject(op)) continue;
@@ -389,6 +572,7 @@ export function importOpenApi(
           api,
           schemas,
           path,
+          query,
           method,
           op,
           shared,
@@ -421,7 +605,10 @@ export function importOpenApi(
 interface OperationInput {
   api: Record<string, unknown>;
   schemas: SchemaWriter;
+  /** The path key as the document spells it (the tool's source key). */
   path: string;
+  /** The same key split at its query string; the tool calls `query.path`. */
+  query: QueryInPath;
   method: (typeof METHODS)[number];
   op: Record<string, unknown>;
   shared: unknown[];
@@ -443,14 +630,35 @@ function toolFromOperation(input: OperationInput): ToolDraft & { deprecated: boo
     const p = resolveObject(api, raw);
     if (isObject(p) && typeof p.name === "string" && typeof p.in === "string") byKey.set(`${p.in}:${p.name}`, p);
   }
+  const { bound, fixed } = input.query;
   for (const p of byKey.values()) {
-    const location = p.in as ParameterLocation;
+    // A `{name}` in the path's query string (splitQueryInPath) is sent as the query parameter it fills.
+    const inQueryString = (p.in === "path" || p.in === "query") && bound.has(p.name as string);
+    const location = (inQueryString ? "query" : p.in) as ParameterLocation;
+    const wireName = inQueryString ? (bound.get(p.name as string) as string) : (p.name as string);
     const schema = parameterSchema(p, schemas);
     const key = parameters[p.name as string] ? `${location}_${p.name}` : (p.name as string);
-    const isRequired = p.required === true || location === "path";
-    parameters[key] = parameterInfo(p.name as string, location, schemas.standalone(schema), str(p.description), isRequired);
+    const isRequired = p.required === true || p.in === "path";
+    parameters[key] = parameterInfo(wireName, location, schemas.standalone(schema), str(p.description), isRequired);
     properties[key] = describedSchema(schema, str(p.description));
     if (isRequired) required.push(key);
+  }
+  const sentInQuery = new Set(Object.values(parameters).flatMap((p) => (p.location === "query" ? [p.name] : [])));
+  for (const [template, wireName] of bound) {
+    // A template the document declares nowhere: a required string, as a path template would be.
+    if (byKey.has(`path:${template}`) || byKey.has(`query:${template}`)) continue;
+    const key = parameters[template] ? `query_${template}` : template;
+    parameters[key] = parameterInfo(wireName, "query", { type: "string" }, "", true);
+    properties[key] = { type: "string" };
+    required.push(key);
+    sentInQuery.add(wireName);
+  }
+  for (const [name, value] of fixed) {
+    if (sentInQuery.has(name)) continue;
+    const key = parameters[name] ? `query_${name}` : name;
+    const schema = { type: "string", enum: [value], default: value, description: `fixed by the path ${path}` };
+    parameters[key] = parameterInfo(name, "query", schema, schema.description, false);
+    properties[key] = schema;
   }
 
   let requestBodySchema: JsonSchema | null = null;
@@ -503,7 +711,7 @@ function toolFromOperation(input: OperationInput): ToolDraft & { deprecated: boo
     description,
     tags: Array.isArray(op.tags) ? op.tags.filter((t): t is string => typeof t === "string") : [],
     method: method.toUpperCase(),
-    path,
+    path: input.query.path,
     parameters,
     inputSchema: schemas.standalone({ type: "object", properties, ...(required.length > 0 ? { required } : {}) }),
     requestBodySchema,
