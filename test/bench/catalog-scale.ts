@@ -209,7 +209,14 @@ async function startLocalStack(pgDir: string, workDir: string): Promise<LocalSta
   try {
     await waitForHttp(`${gatewayUrl}/v1/health`, { timeoutMs: 600_000, signal: died.signal });
   } catch (err) {
-    throw new Error(`the stack did not come up (logs in ${logsDir}): ${(err as Error).message}`);
+    stopping = true;
+    await Promise.all([...children.values()].map((c) => stopChild(c, { timeoutMs: 15_000 })));
+    await nats.stop();
+    await pgServer.stop();
+    // Keep the logs: the work folder is removed on the way out.
+    const kept = mkdtempSync(path.join(os.tmpdir(), "toolport-scale-logs-"));
+    spawnSync("cp", ["-a", logsDir, kept]);
+    throw new Error(`the stack did not come up (logs kept in ${kept}): ${(err as Error).message}`);
   }
   const catalogDatabaseUrl = new URL(pgServer.url);
   catalogDatabaseUrl.pathname = "/toolport_catalog";
