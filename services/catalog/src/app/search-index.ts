@@ -1,6 +1,6 @@
 /**
- * Feeds the search engine and guards it. The index is rebuilt from Postgres on start (replaceAll),
- * then follows the catalog through toolport.catalog.tool.changed events; each change re-reads the
+ * Feeds the search engine and guards it. The index is rebuilt from Postgres on start (replaceAll, from
+ * a lean read: see store/search-sources.ts), then follows the catalog through toolport.catalog.tool.changed events; each change re-reads the
  * tool from Postgres, so applying one twice or late still ends in the current state. Until the first
  * rebuild completes, and whenever the engine fails, search answers UNAVAILABLE (503, Retry-After: 1).
  */
@@ -8,13 +8,28 @@ import { unavailable } from "@toolport/kit/errors";
 import type { Logger } from "@toolport/kit/logger";
 import { searchSeconds } from "@toolport/kit/metrics";
 import { isSunset } from "../domain/deprecation.js";
-import type { ToolWithService } from "../domain/model.js";
 import type { SearchDocument, SearchEngine, SearchHit, SearchOptions } from "../search/types.js";
 import { findTool, listToolsWithService } from "../store/catalog-store.js";
 import type { Queryable } from "../store/rows.js";
+import {
+  type ServiceSearchFields,
+  serviceSearchFields,
+  type ToolSearchFields,
+  toolSearchFieldsPage,
+} from "../store/search-sources.js";
 import { ToolCache } from "./tool-cache.js";
 
-export function documentFor({ tool, service }: ToolWithService): SearchDocument {
+/** Tools read per page by the rebuild: large enough that round trips do not count, small enough to stay a few MB. */
+const REBUILD_PAGE_SIZE = 5000;
+
+/** A tool's search document; whole records (ToolWithService) fit too. */
+export function documentFor({
+  tool,
+  service,
+}: {
+  tool: Omit<ToolSearchFields, "serviceId">;
+  service: ServiceSearchFields;
+}): SearchDocument {
   return {
     id: tool.id,
     slug: tool.slug,
@@ -63,18 +78,45 @@ export class SearchIndex {
     this.ready = false;
   }
 
-  /** Replaces the engine's content with every tool in Postgres. Returns how many were indexed. */
+  /**
+   * Replaces the engine's content with every tool in Postgres. Returns how many were indexed. Reads
+   * only what the documents are made of, a page of tools at a time and each service once, so the
+   * memory it takes beyond the documents (which the engine keeps anyway) is one page. Pages are not one
+   * snapshot: a change committed during the rebuild may be missed or half-seen here, but its event is
+   * applied after the rebuild (index-consumer.ts holds events until then), which re-reads the tool.
+   */
   async rebuild(): Promise<number> {
     const started = performance.now();
-    const pairs = await listToolsWithService(this.db, { includeUnavailable: true });
+    const services = await serviceSearchFields(this.db);
+    const docs: SearchDocument[] = [];
+    let afterId: string | null = null;
+    for (;;) {
+      const page = await toolSearchFieldsPage(this.db, afterId, REBUILD_PAGE_SIZE);
+      // A service created after the services were read, with tools in this page.
+      const unknown = [...new Set(page.filter((t) => !services.has(t.serviceId)).map((t) => t.serviceId))];
+      if (unknown.length > 0) for (const [id, s] of await serviceSearchFields(this.db, unknown)) services.set(id, s);
+      for (const tool of page) {
+        const service = services.get(tool.serviceId);
+        if (service) docs.push(documentFor({ tool, service })); // else deleted meanwhile, with its tools
+      }
+      if (page.length < REBUILD_PAGE_SIZE) break;
+      afterId = (page.at(-1) as ToolSearchFields).id;
+    }
+    const readMs = performance.now() - started;
     this.tools.clear();
-    await this.engine.replaceAll(pairs.map(documentFor));
+    await this.engine.replaceAll(docs);
     this.ready = true;
     this.log.info(
-      { engine: this.engine.name, tools: pairs.length, ms: Math.round(performance.now() - started) },
+      {
+        engine: this.engine.name,
+        tools: docs.length,
+        services: services.size,
+        read_ms: Math.round(readMs),
+        ms: Math.round(performance.now() - started),
+      },
       "search index rebuilt",
     );
-    return pairs.length;
+    return docs.length;
   }
 
   /** Brings one tool's entry up to date with Postgres (upsert, or remove when it is gone). */

@@ -4,6 +4,6 @@
  */
 import type { ToolRecord } from "./model.js";
 
-export function isSunset(tool: Pick<ToolRecord, "deprecated" | "sunsetDate">, now: Date = new Date()): boolean {
+export function isSunset(tool: Pick<ToolRecord, "sunsetDate">, now: Date = new Date()): boolean {
   return tool.sunsetDate !== null && tool.sunsetDate.getTime() <= now.getTime();
 }

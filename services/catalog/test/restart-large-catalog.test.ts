@@ -1,0 +1,149 @@
+/**
+ * A restart with a large catalog (issue 30): 30,000 tools written straight into the stack's catalog
+ * database (a few through the API first), then the catalog role restarted. Search answers 503 until
+ * the index is rebuilt, then 200; it finds tools from before the restart, at both ends of the
+ * rebuild's id order (its pages), and the index holds exactly the catalog's tools. No timing is
+ * asserted: the bench (test/bench/catalog-scale.ts) measures the time to ready.
+ */
+import { createPool, type Pool } from "@toolport/kit/pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Stack, startStack } from "../../../test/harness/stack.js";
+
+const SERVICES = 300;
+const TOOLS_PER_SERVICE = 100;
+/** Every tool whose number is a multiple of this carries a shared tag, so a search for it has a known answer. */
+const MARKED_EVERY = 997;
+
+let stack: Stack;
+let db: Pool;
+let key: string;
+
+const api = (p: string) => `${stack.gatewayUrl}/v1${p}`;
+
+async function search(query: string, limit = 100): Promise<{ status: number; ids: string[] }> {
+  const res = await fetch(api(`/tools/search?query=${encodeURIComponent(query)}&limit=${limit}`), {
+    headers: { "svc-api-key": key },
+  });
+  const body = (await res.json()) as { id: string }[];
+  return { status: res.status, ids: res.status === 200 ? body.map((t) => t.id) : [] };
+}
+
+beforeAll(async () => {
+  stack = await startStack(["catalog", "identity", "billing", "gateway"], {}, { layout: "per-role" });
+  const agent = await fetch(api("/agents"), {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ name: "restart-test", operator_email: "restart@example.com" }),
+  });
+  expect(agent.status).toBe(200);
+  key = ((await agent.json()) as { api_key: string }).api_key;
+  db = createPool(stack.env.CATALOG_DATABASE_URL as string, 2);
+}, 180_000);
+
+afterAll(async () => {
+  await db?.end();
+  await stack?.stopAll();
+});
+
+describe("restarting the catalog with a large catalog", () => {
+  it("reaches ready, finds what was there and indexes every tool", async () => {
+    // One service through the API, so the catalog's own writes are among what the restart must find.
+    const published = await fetch(api("/services"), {
+      method: "POST",
+      headers: { "content-type": "application/json", "svc-api-key": key },
+      body: JSON.stringify({
+        name: "Quokka Weather",
+        visibility: "public",
+        api: {
+          document_text: JSON.stringify({
+            openapi: "3.0.3",
+            info: { title: "Quokka Weather", version: "1" },
+            servers: [{ url: "https://weather.example.com" }],
+            paths: {
+              "/forecast": {
+                get: {
+                  operationId: "quokkaForecast",
+                  summary: "Quokka forecast for a city",
+                  parameters: [{ name: "city", in: "query", description: "city name", schema: { type: "string" } }],
+                  responses: { "200": { description: "OK" } },
+                },
+              },
+            },
+          }),
+        },
+      }),
+    });
+    expect(published.status).toBe(201);
+    const quokka = ((await published.json()) as { tools: { id: string }[] }).tools[0]?.id;
+
+    // 30,000 tools in 300 public services, each with a word of its own in its name (its number in
+    // letters, which the tokenizer keeps whole: 123 -> zqbcd), parameters with descriptions and large
+    // schemas (which the rebuild must not need), some inactive or of a retired service.
+    await db.query(
+      `INSERT INTO services (id, slug, name, summary, description, service_type, visibility, status)
+       SELECT gen_random_uuid(), 'bulk-' || s, 'Bulk service ' || s, 'summary ' || s, 'Bulk records for restart tests',
+              'api', 'public', CASE WHEN s % 50 = 0 THEN 'retired' ELSE 'active' END
+         FROM generate_series(1, $1::int) AS s`,
+      [SERVICES],
+    );
+    await db.query(
+      `INSERT INTO tools (id, service_id, slug, name, description, status, tags, source_key, parameters, input_schema)
+       SELECT gen_random_uuid(), s.id, s.slug || '-' || n, 'Bulk record zq' || translate(i::text, '0123456789', 'abcdefghij'),
+              'Reads one bulk record by its key',
+              CASE WHEN n % 10 = 0 THEN 'inactive' ELSE 'active' END,
+              CASE WHEN i % $2::int = 0 THEN ARRAY['bulkmarker'] ELSE ARRAY[]::text[] END,
+              'GET /r' || n,
+              jsonb_build_object('key', jsonb_build_object('name', 'key', 'location', 'query', 'description', 'record key',
+                                 'type', 'string', 'required', true,
+                                 'jsonSchema', jsonb_build_object('type', 'string', 'description', repeat('long schema text ', 40)))),
+              jsonb_build_object('type', 'object', 'description', repeat('long schema text ', 80))
+         FROM services s, generate_series(1, $1::int) AS n,
+              LATERAL (SELECT (substring(s.slug from 6)::int - 1) * $1::int + n AS i) AS k
+        WHERE s.slug LIKE 'bulk-%'`,
+      [TOOLS_PER_SERVICE, MARKED_EVERY],
+    );
+    const total = Number((await db.query("SELECT count(*)::int AS n FROM tools")).rows[0].n);
+    expect(total).toBeGreaterThanOrEqual(SERVICES * TOOLS_PER_SERVICE);
+    // Callable bulk tools at both ends of the id order and in the middle (the rebuild reads by id, in pages).
+    const callable = `SELECT t.id::text, t.name FROM tools t JOIN services s ON s.id = t.service_id
+                       WHERE t.slug LIKE 'bulk-%' AND t.status = 'active' AND s.status = 'active'`;
+    const ends = await db.query<{ name: string; id: string }>(
+      `(${callable} ORDER BY t.id LIMIT 1) UNION ALL (${callable} ORDER BY t.id DESC LIMIT 1)
+       UNION ALL (${callable} ORDER BY t.id OFFSET 12000 LIMIT 1)`,
+    );
+
+    await stack.stop("catalog");
+    await stack.start("catalog");
+
+    // Ready: search answers 200 (503 with Retry-After until the rebuild completes).
+    let status = 0;
+    for (let i = 0; i < 1200 && status !== 200; i++) {
+      status = (await search("quokka forecast")).status;
+      if (status !== 200) {
+        expect(status).toBe(503);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    expect(status).toBe(200);
+
+    expect((await search("quokka forecast", 5)).ids).toContain(quokka);
+    for (const row of ends.rows) {
+      const unique = row.name.split(" ").at(-1) as string;
+      expect((await search(unique, 5)).ids, `${row.name} (${row.id})`).toContain(row.id);
+    }
+    // Every marked tool that is callable (active, of an active service) and only those.
+    const marked = await db.query<{ id: string }>(
+      `SELECT t.id::text FROM tools t JOIN services s ON s.id = t.service_id
+        WHERE 'bulkmarker' = ANY(t.tags) AND t.status = 'active' AND s.status = 'active'`,
+    );
+    expect(marked.rows.length).toBeGreaterThan(0);
+    expect((await search("bulkmarker", 100)).ids.sort()).toEqual(marked.rows.map((r) => r.id).sort());
+
+    // The index holds exactly the catalog's tools: the count the rebuild logged after the restart.
+    const rebuilt = (await stack.log("catalog"))
+      .split("\n")
+      .filter((line) => line.includes('"msg":"search index rebuilt"'))
+      .map((line) => JSON.parse(line) as { tools: number });
+    expect(rebuilt.at(-1)?.tools).toBe(total);
+  }, 300_000);
+});
