@@ -218,7 +218,7 @@ export async function directorySearchDocuments(
     }
     const serviceId = `dir-${n}`;
     const name = api.title || "Untitled service";
-    api.tools.forEach((tool, i) =>
+    for (const [i, tool] of api.tools.entries()) {
       docs.push({
         id: `${serviceId}/${i}`,
         slug: null,
@@ -234,8 +234,8 @@ export async function directorySearchDocuments(
         active: true,
         visibility: "public",
         organizationId: null,
-      }),
-    );
+      });
+    }
     if ((n + 1) % 100 === 0) {
       console.log(
         `  converted ${n + 1}/${files.length} documents, ${docs.length} tools, ${((performance.now() - started) / 1000).toFixed(0)} s`,
