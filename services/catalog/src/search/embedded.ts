@@ -22,7 +22,7 @@
  * megabytes (test/bench/search-latency.ts prints the figures).
  */
 import { type Embedder, embeddingText } from "./embedding.js";
-import { FieldPostings } from "./postings.js";
+import { FieldPostings, PairTable } from "./postings.js";
 import { relatedTerms } from "./synonyms.js";
 import { queryTerms, terms } from "./text.js";
 import type { Logger, SearchDocument, SearchEngine, SearchHit, SearchOptions } from "./types.js";
@@ -49,6 +49,20 @@ export interface RankingParameters {
   phraseExpansionBoost: number;
   /** Weight of the best single-sentence score added to the whole-query score (multi-intent queries). */
   sentenceWeight: number;
+  /**
+   * A query term held by more than this share of the tools scores only the tools a rarer query term
+   * matched (Lucene's common-terms query): "get" or "list" in a long query then refines the ranking
+   * without making every tool a candidate, which at 100,000 tools is most of a search's cost.
+   */
+  commonTermShare: number;
+  /**
+   * How many of the best tools by the whole query the per-sentence scoring re-scores (at least the
+   * limit): a tool that answers one part of a request well is among them, and the sentences then
+   * cost a pass over these tools rather than over every tool a word matches.
+   */
+  candidates: number;
+  /** Multiplies a tool's score for each tool of its service ranked above it (1: no effect). */
+  serviceDecay: number;
   /** Weight of an adjacent pair of query terms found adjacent in a tool's text (a phrase match). */
   pairWeight: number;
   /** Weight of the embedding similarity, when an embedder is configured. */
@@ -67,10 +81,13 @@ export const defaultRankingParameters: RankingParameters = {
   serviceFieldB: { name: 0.5, description: 0.75, tools: 0.75 },
   serviceWeight: 0.5,
   topServices: 20,
-  expansionWeight: 0.25,
-  phraseExpansionBoost: 4,
+  expansionWeight: 0.1,
+  phraseExpansionBoost: 10,
   sentenceWeight: 0.5,
-  pairWeight: 0.25,
+  pairWeight: 0.5,
+  commonTermShare: 0.005,
+  candidates: 1000,
+  serviceDecay: 1,
   semanticWeight: 0.3,
   repeatedTerms: "once",
   dropRequestWords: true,
@@ -89,6 +106,8 @@ interface IndexedService {
   /** Name and description as last indexed (a tool carrying other ones re-indexes the service). */
   name: string;
   description: string;
+  /** The name's term ids: every tool of the service has them as its service-name field. */
+  nameTerms: number[];
   toolSlots: Set<number>;
 }
 
@@ -102,17 +121,17 @@ export class EmbeddedEngine implements SearchEngine {
   readonly name = "embedded" as const;
   private readonly tools = new Slots<IndexedTool>();
   /** serviceSlot by tool slot, for the service-level scoring's inner loop. */
-  private toolService = new Int32Array(1024);
+  private toolService: Int32Array = new Int32Array(1024);
   private readonly toolIndex: FieldPostings;
   private readonly services = new Slots<IndexedService>();
   /** Name and description of each service (one owner per service). */
   private readonly serviceIndex: FieldPostings;
   /** Per service slot: total length of its tools' names and descriptions (its "tools" field). */
-  private serviceToolsLength = new Float64Array(1024);
+  private serviceToolsLength: Float64Array = new Float64Array(1024);
   private serviceToolsTotal = 0;
-  /** Term -> id; an adjacent pair of terms has an id too, keyed by the two ids (pairKey). */
+  /** Term -> id; an adjacent pair of terms has an id too, keyed by the two ids. */
   private readonly vocabulary = new Map<string, number>();
-  private readonly pairVocabulary = new Map<number, number>();
+  private readonly pairVocabulary = new PairTable();
   private nextTermId = 0;
   private readonly params: RankingParameters;
   private readonly embedder: Embedder | undefined;
@@ -124,6 +143,9 @@ export class EmbeddedEngine implements SearchEngine {
   private readonly queryScores = new Accumulator();
   private readonly bestSentence = new Accumulator();
   private readonly finalScores = new Accumulator();
+  private toolMask: Uint8Array = new Uint8Array(1024);
+  private parameterCache: Map<string, number[]> | undefined;
+  private serviceMask: Uint8Array = new Uint8Array(1024);
 
   constructor(
     private readonly log: Logger,
@@ -167,10 +189,12 @@ export class EmbeddedEngine implements SearchEngine {
     this.vocabulary.clear();
     this.pairVocabulary.clear();
     this.nextTermId = 0;
+    this.parameterCache = new Map();
     docs.forEach((doc, i) => {
       this.unindexTool(doc.id); // a repeated id in the input: the last one wins
       this.indexTool(doc, vectors?.[i], true);
     });
+    this.parameterCache = undefined;
     // Lay the postings out now rather than in the first search.
     this.toolIndex.maintain(true);
     this.serviceIndex.maintain(true);
@@ -187,7 +211,7 @@ export class EmbeddedEngine implements SearchEngine {
       services: this.services.size,
       terms: this.nextTermId,
       postings: this.toolIndex.size + this.serviceIndex.size,
-      postingBytes: this.toolIndex.bytes() + this.serviceIndex.bytes(),
+      postingBytes: this.toolIndex.bytes() + this.serviceIndex.bytes() + this.pairVocabulary.bytes(),
     };
   }
 
@@ -204,31 +228,91 @@ export class EmbeddedEngine implements SearchEngine {
     final.reset();
     this.scoreQuery(this.queryWeights(typed));
     for (const slot of this.queryScores.touched) final.add(slot, this.queryScores.values[slot] as number);
+    if (queryVector) this.addSemantic(queryVector, final);
 
-    // Multi-intent queries: the best score any single sentence gives a tool, added to the whole's.
+    // The candidates: the best by the whole query among the tools the options let through.
+    const id = (slot: number) => (this.tools.items[slot] as IndexedTool).id;
+    const byId = (a: number, b: number) => (id(a) < id(b) ? -1 : 1);
+    const accepted = this.accepted(final.touched, options);
+    const pool = Math.max(options.limit, p.candidates);
+    const candidates = accepted.length > pool ? topSlots(accepted, final.values, pool, byId) : accepted;
+
+    // Multi-intent queries: the best score any single sentence gives a candidate, added to the whole's.
     const sentences = p.sentenceWeight > 0 ? splitSentences(query, p) : [];
     if (sentences.length > 1) {
+      const only = this.mark(candidates);
       const best = this.bestSentence;
       best.reset();
       for (const sentence of sentences) {
-        this.scoreQuery(this.queryWeights(sentence));
+        this.scoreQuery(this.queryWeights(sentence), only);
         for (const slot of this.queryScores.touched) best.raise(slot, this.queryScores.values[slot] as number);
       }
-      for (const slot of best.touched) final.add(slot, p.sentenceWeight * (best.values[slot] as number));
+      for (const slot of candidates) final.add(slot, p.sentenceWeight * (best.values[slot] as number));
+      this.unmark(candidates);
     }
 
-    if (queryVector) this.addSemantic(queryVector, final);
-
-    const accepted = this.accepted(final.touched, options);
-    const id = (slot: number) => (this.tools.items[slot] as IndexedTool).id;
-    return topSlots(accepted, final.values, options.limit, (a, b) => (id(a) < id(b) ? -1 : 1)).map((slot) => ({
+    if (p.serviceDecay < 1)
+      return this.spreadServices(topSlots(candidates, final.values, options.limit * 3, byId), options.limit);
+    return topSlots(candidates, final.values, options.limit, byId).map((slot) => ({
       id: id(slot),
       score: final.values[slot] as number,
     }));
   }
 
-  /** Scores one weighted query into `queryScores`: tool score / best + serviceWeight * service score / best. */
-  private scoreQuery(weights: Map<number, number>): void {
+  /**
+   * Orders the best tools so one service does not fill the answer with near copies (a cloud API's
+   * hundred variants of one operation): each tool's score is multiplied by serviceDecay for every
+   * tool of its service placed above it. Scores only fall as tools are placed, so the answer's
+   * scores still descend.
+   */
+  private spreadServices(ranked: number[], limit: number): SearchHit[] {
+    const decay = this.params.serviceDecay;
+    const final = this.finalScores.values;
+    const placed = new Map<number, number>();
+    const remaining = [...ranked];
+    const out: SearchHit[] = [];
+    while (out.length < limit && remaining.length > 0) {
+      let best = 0;
+      let bestScore = -1;
+      for (let i = 0; i < remaining.length; i++) {
+        const slot = remaining[i] as number;
+        const score = (final[slot] as number) * decay ** (placed.get(this.toolService[slot] as number) ?? 0);
+        if (score > bestScore) {
+          bestScore = score;
+          best = i;
+        }
+      }
+      const slot = remaining.splice(best, 1)[0] as number;
+      const service = this.toolService[slot] as number;
+      placed.set(service, (placed.get(service) ?? 0) + 1);
+      out.push({ id: (this.tools.items[slot] as IndexedTool).id, score: bestScore });
+    }
+    return out;
+  }
+
+  /** Marks tool slots (and their services) in the scratch masks `scoreQuery` can be limited to. */
+  private mark(slots: number[]): { tools: Uint8Array; services: Uint8Array } {
+    this.toolMask = growUint8(this.toolMask, this.tools.items.length);
+    this.serviceMask = growUint8(this.serviceMask, this.services.items.length);
+    for (const slot of slots) {
+      this.toolMask[slot] = 1;
+      this.serviceMask[this.toolService[slot] as number] = 1;
+    }
+    return { tools: this.toolMask, services: this.serviceMask };
+  }
+
+  private unmark(slots: number[]): void {
+    for (const slot of slots) {
+      this.toolMask[slot] = 0;
+      this.serviceMask[this.toolService[slot] as number] = 0;
+    }
+  }
+
+  /**
+   * Scores one weighted query into `queryScores`: tool score / best + serviceWeight * service score /
+   * best; with `only`, for the marked tools and services alone (the bests then among them).
+   */
+  private scoreQuery(weights: Map<number, number>, only?: { tools: Uint8Array; services: Uint8Array }): void {
     const p = this.params;
     const out = this.queryScores;
     out.reset();
@@ -237,8 +321,12 @@ export class EmbeddedEngine implements SearchEngine {
     const services = this.serviceScores;
     services.reset();
     const byService = p.serviceWeight > 0;
-    for (const [term, queryWeight] of weights) {
-      this.scoreTerm(term, queryWeight, tools, byService ? services : undefined);
+    // Rare terms first; a term most tools hold only adds to the tools a rarer one found (see commonTermShare).
+    const index = this.toolIndex;
+    const cutoff = Math.max(p.commonTermShare * index.count, 100);
+    const ordered = [...weights].sort((a, b) => index.df(a[0]) - index.df(b[0]));
+    for (const [term, queryWeight] of ordered) {
+      this.scoreTerm(term, queryWeight, tools, byService ? services : undefined, cutoff, only);
     }
     const maxTool = tools.max();
     if (maxTool <= 0) return;
@@ -256,6 +344,7 @@ export class EmbeddedEngine implements SearchEngine {
     // The best services' other tools join too: their names are often generic ("Search", "Latest").
     for (const serviceSlot of topSlots(services.touched, services.values, p.topServices, (a, b) => a - b)) {
       for (const slot of (this.services.items[serviceSlot] as IndexedService).toolSlots) {
+        if (only && only.tools[slot] !== 1) continue;
         if (out.values[slot] === 0) out.add(slot, share * (services.values[serviceSlot] as number));
       }
     }
@@ -267,18 +356,38 @@ export class EmbeddedEngine implements SearchEngine {
    * tools' names and descriptions (the "tools" field, whose frequencies are summed from the tools'
    * postings here rather than indexed twice).
    */
-  private scoreTerm(term: number, queryWeight: number, tools: Accumulator, services: Accumulator | undefined): void {
+  private scoreTerm(
+    term: number,
+    queryWeight: number,
+    tools: Accumulator,
+    services: Accumulator | undefined,
+    commonCutoff: number,
+    only: { tools: Uint8Array; services: Uint8Array } | undefined,
+  ): void {
     const k1 = this.params.k1;
     const index = this.toolIndex;
-    const n = index.collect(term);
+    const n = index.collect(term, only?.tools);
     const tf = this.serviceTf;
     if (n > 0) {
-      const factor = queryWeight * idf(index.count, n);
+      // Holders in the whole index: all hits, or (limited to `only`) the count that includes removed
+      // tools not merged away yet.
+      const holders = only ? index.df(term) : n;
+      const common = tools.touched.length > 0 && holders > commonCutoff;
+      const factor = queryWeight * idf(index.count, holders);
+      const values = tools.values;
+      const matched = services?.values;
       for (let i = 0; i < n; i++) {
-        const x = index.hitTf[i] as number;
         const slot = index.hitSlots[i] as number;
+        if (services) {
+          // A common term adds to the services a rarer term found, as to the tools.
+          const service = this.toolService[slot] as number;
+          if (!common || (service < (matched as Float64Array).length && (matched as Float64Array)[service] !== 0)) {
+            tf.add(service, index.hitRaw[i] as number);
+          }
+        }
+        if (common && (slot >= values.length || values[slot] === 0)) continue;
+        const x = index.hitTf[i] as number;
         tools.add(slot, (factor * x) / (k1 + x));
-        if (services) tf.add(this.toolService[slot] as number, index.hitRaw[i] as number);
       }
     }
     if (!services) return;
@@ -286,7 +395,10 @@ export class EmbeddedEngine implements SearchEngine {
     const p = this.params;
     const pseudo = this.serviceTerm;
     const m = this.serviceIndex.collect(term);
-    for (let i = 0; i < m; i++) pseudo.add(this.serviceIndex.hitSlots[i] as number, this.serviceIndex.hitTf[i] as number);
+    for (let i = 0; i < m; i++) {
+      const slot = this.serviceIndex.hitSlots[i] as number;
+      if (!only || only.services[slot] === 1) pseudo.add(slot, this.serviceIndex.hitTf[i] as number);
+    }
     const count = this.services.size;
     if (tf.touched.length > 0) {
       const b = p.serviceFieldB.tools;
@@ -323,6 +435,19 @@ export class EmbeddedEngine implements SearchEngine {
     });
   }
 
+  /**
+   * Term ids of one parameter's name and description. Large APIs repeat the same parameter on every
+   * operation (an api-version, a page token), so a rebuild analyses each text once (the cache is
+   * dropped after it).
+   */
+  private parameterTerms(text: string): number[] {
+    const cached = this.parameterCache?.get(text);
+    if (cached) return cached;
+    const ids = terms(text).map((t) => this.termId(t));
+    this.parameterCache?.set(text, ids);
+    return ids;
+  }
+
   private termId(term: string): number {
     let id = this.vocabulary.get(term);
     if (id === undefined) {
@@ -337,11 +462,12 @@ export class EmbeddedEngine implements SearchEngine {
     const ids = list.map((t) => this.termId(t));
     const n = ids.length;
     for (let i = 1; i < n; i++) {
-      const key = pairKey(ids[i - 1] as number, ids[i] as number);
-      let id = this.pairVocabulary.get(key);
+      const a = ids[i - 1] as number;
+      const b = ids[i] as number;
+      let id = this.pairVocabulary.get(a, b);
       if (id === undefined) {
         id = this.nextTermId++;
-        this.pairVocabulary.set(key, id);
+        this.pairVocabulary.set(a, b, id);
       }
       ids.push(id);
     }
@@ -366,7 +492,7 @@ export class EmbeddedEngine implements SearchEngine {
         const a = this.vocabulary.get(typed[i - 1] as string);
         const b = this.vocabulary.get(typed[i] as string);
         if (a === undefined || b === undefined) continue;
-        const id = this.pairVocabulary.get(pairKey(a, b));
+        const id = this.pairVocabulary.get(a, b);
         if (id !== undefined && !weights.has(id)) weights.set(id, p.pairWeight);
       }
     }
@@ -381,12 +507,13 @@ export class EmbeddedEngine implements SearchEngine {
 
   private indexTool(doc: SearchDocument, vector: Float32Array | undefined, bulk: boolean): void {
     const serviceSlot = this.serviceFor(doc, bulk);
+    const service = this.services.items[serviceSlot] as IndexedService;
     const fields = [
       this.withPairs(terms(doc.name)),
       this.withPairs(terms(doc.description)),
-      terms(doc.parameters.map((p) => `${p.name} ${p.description}`).join(" ")).map((t) => this.termId(t)),
+      doc.parameters.flatMap((p) => this.parameterTerms(`${p.name} ${p.description}`)),
       terms(doc.tags.join(" ")).map((t) => this.termId(t)),
-      this.withPairs(terms(doc.serviceName)),
+      service.nameTerms,
     ];
     const slot = this.tools.add(doc.id, {
       id: doc.id,
@@ -397,7 +524,7 @@ export class EmbeddedEngine implements SearchEngine {
     this.toolIndex.add(slot, fields, bulk);
     this.toolService = growInt32(this.toolService, slot + 1);
     this.toolService[slot] = serviceSlot;
-    (this.services.items[serviceSlot] as IndexedService).toolSlots.add(slot);
+    service.toolSlots.add(slot);
     const length = (fields[TOOL_NAME] as number[]).length + (fields[TOOL_DESCRIPTION] as number[]).length;
     this.serviceToolsLength[serviceSlot] = (this.serviceToolsLength[serviceSlot] as number) + length;
     this.serviceToolsTotal += length;
@@ -419,13 +546,15 @@ export class EmbeddedEngine implements SearchEngine {
       this.serviceIndex.remove(existing);
       this.services.delete(doc.serviceId);
     }
+    const nameTerms = this.withPairs(terms(doc.serviceName));
     const slot = this.services.add(doc.serviceId, {
       id: doc.serviceId,
       name: doc.serviceName,
       description: doc.serviceDescription,
+      nameTerms,
       toolSlots,
     });
-    this.serviceIndex.add(slot, [this.withPairs(terms(doc.serviceName)), this.withPairs(terms(doc.serviceDescription))], bulk);
+    this.serviceIndex.add(slot, [nameTerms, this.withPairs(terms(doc.serviceDescription))], bulk);
     this.serviceToolsLength = growFloat64(this.serviceToolsLength, slot + 1);
     if (existing !== undefined) {
       this.serviceToolsLength[slot] = this.serviceToolsLength[existing] as number;
@@ -500,14 +629,16 @@ function idf(count: number, n: number): number {
   return Math.log(1 + (count - n + 0.5) / (n + 0.5));
 }
 
-/** One number for an ordered pair of term ids (exact below 2^26 terms each). */
-function pairKey(a: number, b: number): number {
-  return a * 67_108_864 + b;
-}
-
 function growInt32(array: Int32Array, need: number): Int32Array {
   if (need <= array.length) return array;
   const next = new Int32Array(Math.max(need, array.length * 2));
+  next.set(array);
+  return next;
+}
+
+function growUint8(array: Uint8Array, need: number): Uint8Array {
+  if (need <= array.length) return array;
+  const next = new Uint8Array(Math.max(need, array.length * 2));
   next.set(array);
   return next;
 }

@@ -91,42 +91,49 @@ export class FieldPostings {
   /** Indexes one owner: term ids per field. `bulk` leaves the log unindexed (a rebuild merges it at once). */
   add(slot: number, fieldTerms: readonly (readonly number[])[], bulk = false): void {
     const F = this.fields;
-    const terms: number[] = [];
-    const local: number[] = [];
-    fieldTerms.forEach((list, f) => {
-      for (const t of list) {
-        if (t >= this.positionOf.length) {
-          const next = new Int32Array(Math.max(t + 1, this.positionOf.length * 2, 1024)).fill(-1);
-          next.set(this.positionOf);
-          this.positionOf = next;
-        }
-        let at = this.positionOf[t] as number;
+    let total = 0;
+    let maxTerm = -1;
+    for (const list of fieldTerms) {
+      total += list.length;
+      for (const t of list) if (t > maxTerm) maxTerm = t;
+    }
+    if (maxTerm >= this.positionOf.length) {
+      const next = new Int32Array(Math.max(maxTerm + 1, this.positionOf.length * 2, 1024)).fill(-1);
+      next.set(this.positionOf);
+      this.positionOf = next;
+    }
+    // Distinct terms go straight to the end of the log; repeats raise their frequencies there.
+    this.logTerm = grow(this.logTerm, this.logLength + total);
+    this.logSlot = grow(this.logSlot, this.logLength + total);
+    this.logFreqs = grow(this.logFreqs, (this.logLength + total) * F);
+    const start = this.logLength;
+    const positionOf = this.positionOf;
+    const freqs = this.logFreqs;
+    for (let f = 0; f < F; f++) {
+      const list = fieldTerms[f] as readonly number[];
+      for (let k = 0; k < list.length; k++) {
+        const t = list[k] as number;
+        let at = positionOf[t] as number;
         if (at < 0) {
-          at = terms.length;
-          this.positionOf[t] = at;
-          terms.push(t);
-          for (let g = 0; g < F; g++) local.push(0);
+          at = this.logLength++;
+          positionOf[t] = at;
+          this.logTerm[at] = t;
+          this.logSlot[at] = slot;
+          freqs.fill(0, at * F, at * F + F);
         }
         const i = at * F + f;
-        if ((local[i] as number) < 255) local[i] = (local[i] as number) + 1;
+        if ((freqs[i] as number) < 255) freqs[i] = (freqs[i] as number) + 1;
       }
-    });
-    const need = this.logLength + terms.length;
-    this.logTerm = grow(this.logTerm, need);
-    this.logSlot = grow(this.logSlot, need);
-    this.logFreqs = grow(this.logFreqs, need * F);
-    terms.forEach((t, k) => {
-      const at = this.logLength++;
-      this.logTerm[at] = t;
-      this.logSlot[at] = slot;
-      for (let f = 0; f < F; f++) this.logFreqs[at * F + f] = local[k * F + f] as number;
-      this.positionOf[t] = -1;
+    }
+    for (let at = start; at < this.logLength; at++) {
+      const t = this.logTerm[at] as number;
+      positionOf[t] = -1;
       if (!bulk) {
         const list = this.logByTerm.get(t);
         if (list) list.push(at);
         else this.logByTerm.set(t, [at]);
       }
-    });
+    }
     this.alive = grow(this.alive, slot + 1);
     this.lengths = grow(this.lengths, (slot + 1) * F);
     this.alive[slot] = 1;
@@ -190,8 +197,14 @@ export class FieldPostings {
     }
   }
 
-  /** Fills the hit arrays with the live owners holding `term`; returns how many. */
-  collect(term: number): number {
+  /** How many owners hold `term`, counting removed ones not merged away yet (cheap: for ordering terms). */
+  df(term: number): number {
+    const base = term < this.baseTerms ? (this.offsets[term + 1] as number) - (this.offsets[term] as number) : 0;
+    return base + (this.logByTerm.get(term)?.length ?? 0);
+  }
+
+  /** Fills the hit arrays with the live owners holding `term` (and marked in `only`); returns how many. */
+  collect(term: number, only?: Uint8Array): number {
     let n = 0;
     if (term < this.baseTerms) {
       const from = this.offsets[term] as number;
@@ -203,7 +216,7 @@ export class FieldPostings {
       this.ensureHits(to - from);
       for (let i = from; i < to; i++) {
         const slot = this.slots[i] as number;
-        if (this.alive[slot] !== 1) continue;
+        if (this.alive[slot] !== 1 || (only && only[slot] !== 1)) continue;
         this.hitSlots[n] = slot;
         this.hitTf[n] = this.weights[i] as number;
         if (this.rawFields > 0) this.hitRaw[n] = this.rawSum(this.freqs, i);
@@ -215,7 +228,7 @@ export class FieldPostings {
       this.ensureHits(n + logged.length);
       for (const at of logged) {
         const slot = this.logSlot[at] as number;
-        if (this.alive[slot] !== 1) continue;
+        if (this.alive[slot] !== 1 || (only && only[slot] !== 1)) continue;
         this.hitSlots[n] = slot;
         this.hitTf[n] = this.pseudoFrequency(slot, this.logFreqs, at);
         if (this.rawFields > 0) this.hitRaw[n] = this.rawSum(this.logFreqs, at);
@@ -326,4 +339,77 @@ export class FieldPostings {
     this.deadSinceBuild = 0;
     this.generation++;
   }
+}
+
+/**
+ * Ordered pairs of term ids to ids, in open addressing over typed arrays: the vocabulary holds a few
+ * hundred thousand word pairs at 100,000 tools, which as a Map with number keys (beyond the small
+ * integers, so each key a heap number) cost about three times the memory and most of a rebuild's
+ * lookups.
+ */
+export class PairTable {
+  private mask = 1023;
+  private first = new Int32Array(1024).fill(-1);
+  private second = new Int32Array(1024);
+  private ids = new Int32Array(1024);
+  size = 0;
+
+  get(a: number, b: number): number | undefined {
+    let i = hashPair(a, b) & this.mask;
+    for (;;) {
+      const f = this.first[i] as number;
+      if (f === -1) return undefined;
+      if (f === a && this.second[i] === b) return this.ids[i] as number;
+      i = (i + 1) & this.mask;
+    }
+  }
+
+  set(a: number, b: number, id: number): void {
+    if ((this.size + 1) * 2 > this.mask + 1) this.resize();
+    let i = hashPair(a, b) & this.mask;
+    for (;;) {
+      const f = this.first[i] as number;
+      if (f === -1) break;
+      if (f === a && this.second[i] === b) {
+        this.ids[i] = id;
+        return;
+      }
+      i = (i + 1) & this.mask;
+    }
+    this.first[i] = a;
+    this.second[i] = b;
+    this.ids[i] = id;
+    this.size++;
+  }
+
+  clear(): void {
+    this.mask = 1023;
+    this.first = new Int32Array(1024).fill(-1);
+    this.second = new Int32Array(1024);
+    this.ids = new Int32Array(1024);
+    this.size = 0;
+  }
+
+  bytes(): number {
+    return this.first.byteLength + this.second.byteLength + this.ids.byteLength;
+  }
+
+  private resize(): void {
+    const { first, second, ids } = this;
+    const capacity = (this.mask + 1) * 2;
+    this.mask = capacity - 1;
+    this.first = new Int32Array(capacity).fill(-1);
+    this.second = new Int32Array(capacity);
+    this.ids = new Int32Array(capacity);
+    this.size = 0;
+    for (let i = 0; i < first.length; i++) {
+      if (first[i] !== -1) this.set(first[i] as number, second[i] as number, ids[i] as number);
+    }
+  }
+}
+
+function hashPair(a: number, b: number): number {
+  let h = Math.imul(a, 0x9e3779b1) ^ Math.imul(b + 0x7f4a7c15, 0x85ebca77);
+  h ^= h >>> 15;
+  return h >>> 0;
 }
