@@ -12,7 +12,8 @@
  * the engine alone keeps); RSS growth over the process before the documents were read (RSS includes
  * memory the allocator has not returned yet, so it is an upper bound) and the peak.
  *
- * Latency, p50/p99 over every query (three rounds, the first apart as warm-up): the queries file's own
+ * Latency, p50/p99 over every query (three rounds, the first apart as warm-up), as wall time and as the
+ * process's CPU time (on a shared machine the wall time includes waiting for a core): the queries file's own
  * (long, multi-part requests), short ones (two or three words of a benchmark tool's name: what a person
  * types into a search box), and what the catalog asks: limits 20 to 320 (limit x2 .. x32 candidates),
  * a service filter, a tag filter and a candidate list of 500 ids (a caller who may see a few hundred).
@@ -71,7 +72,7 @@ const queries = readJson<BenchQuery[]>(queriesFile);
 let docs: SearchDocument[] | undefined = toSearchDocuments(real);
 if (!args.includes("--no-distractors")) {
   const directory = await directorySearchDocuments(directoryFolder(flag("--distractors"), benchCache()), benchCache());
-  docs.push(...directory.docs);
+  for (const doc of directory.docs) docs.push(doc);
   console.log(`${directory.docs.length} directory tools in ${directory.documents - directory.refused} services`);
 }
 
@@ -84,30 +85,38 @@ const pick = <T>(list: T[]): T => {
 const synthetic: BenchTool[] = [];
 for (let i = 0; docs.length + synthetic.length < target; i++) {
   const a = pick(real);
+  const group = Math.floor(i / 8);
   synthetic.push({
     id: `synthetic/${i}`,
     name: `${a.name} ${pick(real).name.split(/\s+/)[0] ?? ""}`.trim(),
     description: pick(real).description,
-    service: `${pick(real).service || a.name} ${Math.floor(i / 8)}`,
+    service: `${(real[(group * 7919) % real.length] as BenchTool).service || a.name} ${group}`,
     parameters: pick(real).parameters,
   });
 }
-docs.push(...toSearchDocuments(synthetic).map((d) => ({ ...d, serviceId: `synthetic-${d.serviceId}` })));
+for (const d of toSearchDocuments(synthetic)) docs.push({ ...d, serviceId: `synthetic-${d.serviceId}` });
 const services = new Set(docs.map((d) => d.serviceId)).size;
 console.log(`${docs.length} tools in ${services} services (${synthetic.length} synthesized)`);
 
 // Filters the catalog passes: a tag the directory uses often, a benchmark service, 500 candidate ids.
-const tagCounts = new Map<string, number>();
-for (const d of docs) for (const t of d.tags) tagCounts.set(t, (tagCounts.get(t) ?? 0) + 1);
-const commonTag = [...tagCounts].sort((a, b) => b[1] - a[1])[0]?.[0];
-const serviceOf = new Map(docs.map((d) => [d.id, d.serviceId]));
-const candidateIds = docs.filter((_, i) => i % Math.floor(docs.length / 500) === 0).map((d) => d.id);
+const { tagCounts, commonTag, serviceOf, candidateIds } = ((all: SearchDocument[]) => {
+  const tagCounts = new Map<string, number>();
+  for (const d of all) for (const t of d.tags) tagCounts.set(t, (tagCounts.get(t) ?? 0) + 1);
+  return {
+    tagCounts,
+    commonTag: [...tagCounts].sort((a, b) => b[1] - a[1])[0]?.[0],
+    serviceOf: new Map(all.map((d) => [d.id, d.serviceId])),
+    candidateIds: all.filter((_, i) => i % Math.floor(all.length / 500) === 0).map((d) => d.id),
+  };
+})(docs);
 
 const loaded = memory();
 const engine = new EmbeddedEngine(createLogger("bench", "silent"));
 let t = performance.now();
+let cpu = process.cpuUsage();
 await engine.replaceAll(docs);
 const buildMs = performance.now() - t;
+const buildCpu = process.cpuUsage(cpu);
 t = performance.now();
 await engine.search("warm up", { limit: 10 });
 const firstSearchMs = performance.now() - t;
@@ -116,7 +125,8 @@ docs = undefined;
 const kept = memory();
 const peakRss = process.resourceUsage().maxRSS * 1024;
 console.log(
-  `replaceAll of ${serviceOf.size} tools: ${(buildMs / 1000).toFixed(2)} s (first search after it ${firstSearchMs.toFixed(0)} ms)`,
+  `replaceAll of ${serviceOf.size} tools: ${(buildMs / 1000).toFixed(2)} s, CPU ${((buildCpu.user + buildCpu.system) / 1e6).toFixed(2)} s ` +
+    `(first search after it ${firstSearchMs.toFixed(0)} ms); ${JSON.stringify(engine.stats())}`,
 );
 console.log(`memory before reading the documents: ${show(before)}`);
 console.log(`  documents read:                     ${show(loaded)}`);
@@ -135,19 +145,29 @@ const shortQueries = real
   .filter((w) => w.length >= 2)
   .map((w, i) => w.slice(0, 2 + (i % 2)).join(" "));
 
+/**
+ * Wall time and the process's CPU time of each search: on a machine shared with other work the wall
+ * time includes waiting for a core, the CPU time is what the engine itself spends.
+ */
 async function measure(label: string, list: string[], options: (i: number) => SearchOptions): Promise<void> {
   const rounds: number[][] = [];
+  const cpuTimes: number[] = [];
   for (let round = 0; round < 3; round++) {
     const latencies: number[] = [];
     for (const [i, q] of list.entries()) {
       const o = options(i);
       const start = performance.now();
+      cpu = process.cpuUsage();
       await engine.search(q, o);
+      const used = process.cpuUsage(cpu);
       latencies.push(performance.now() - start);
+      if (round > 0) cpuTimes.push((used.user + used.system) / 1000);
     }
     rounds.push(latencies);
   }
-  console.log(`${label}: ${formatLatency(rounds.slice(1).flat())}; first round ${formatLatency(rounds[0] as number[])}`);
+  console.log(`${label}:`);
+  console.log(`    wall ${formatLatency(rounds.slice(1).flat())}; CPU ${formatLatency(cpuTimes)}`);
+  console.log(`    first round (warming up), wall ${formatLatency(rounds[0] as number[])}`);
 }
 
 const long = queries.map((q) => q.query);
