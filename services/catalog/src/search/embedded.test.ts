@@ -6,8 +6,10 @@ import { EmbeddedEngine } from "./embedded.js";
 import { createEmbedder } from "./embedding.js";
 import { catalog, engineContract, tool } from "./engine.contract.js";
 import { createSearchEngine } from "./index.js";
+import { PairTable } from "./postings.js";
 import { relatedTerms } from "./synonyms.js";
 import { queryTerms, terms, words } from "./text.js";
+import type { SearchDocument } from "./types.js";
 
 const log = createLogger("search-test", "silent");
 
@@ -39,6 +41,19 @@ describe("text analysis", () => {
     expect(related.has("text")).toBe(false);
     expect(relatedTerms(queryTerms("mail")).has("email")).toBe(true);
     expect(relatedTerms(queryTerms("quarterly revenue")).size).toBe(0);
+  });
+});
+
+describe("pair table", () => {
+  it("keeps every pair through its growth and tells ordered pairs apart", () => {
+    const table = new PairTable();
+    for (let a = 0; a < 300; a++) for (let b = 0; b < 30; b++) table.set(a, b, a * 1000 + b);
+    expect(table.size).toBe(9000);
+    expect(table.get(299, 29)).toBe(299_029);
+    expect(table.get(29, 299)).toBeUndefined();
+    table.set(5, 6, 1);
+    expect(table.get(5, 6)).toBe(1);
+    expect(table.size).toBe(9000);
   });
 });
 
@@ -85,6 +100,62 @@ describe("embedded engine ranking", () => {
     await engine.remove(["t0", "t1", "t2", "t3", "t4"]);
     expect(await engine.search("scratch", { limit: 10 })).toEqual([]);
     expect((await engine.search("send a text message", { limit: 1 }))[0]?.id).toBe("sms-send");
+  });
+
+  it("prefers a tool that says the query's phrase over one that holds its words apart", async () => {
+    const engine = new EmbeddedEngine(log);
+    await engine.replaceAll([
+      tool("apart", { name: "Times", description: "Opening times of the city's prayer rooms and halls." }),
+      tool("phrase", { name: "Schedule", description: "Prayer times of a city for one day." }),
+    ]);
+    expect((await engine.search("prayer times for a city", { limit: 2 }))[0]?.id).toBe("phrase");
+  });
+
+  it("answers as a fresh index would after many upserts and removals (dead postings merged away)", async () => {
+    const words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"];
+    const make = (i: number, round: number) =>
+      tool(`t${i}`, {
+        name: `${words[(i + round) % 10]} ${words[(i * 3) % 10]}`,
+        description: `${words[(i * 7 + round) % 10]} report number ${i}`,
+        serviceId: `s${i % 7}`,
+        serviceName: `Service ${words[i % 7]}`,
+      });
+    const engine = new EmbeddedEngine(log);
+    let current = new Map<string, SearchDocument>();
+    const initial = Array.from({ length: 300 }, (_, i) => make(i, 0));
+    await engine.replaceAll(initial);
+    for (const d of initial) current.set(d.id, d);
+    // Enough changes to pass the merge thresholds of postings.ts several times.
+    for (let round = 1; round <= 40; round++) {
+      const batch = Array.from({ length: 150 }, (_, k) => make((k * 7 + round) % 300, round));
+      await engine.upsert(batch);
+      for (const d of batch) current.set(d.id, d);
+      const gone = [`t${round % 300}`, `t${(round * 11) % 300}`];
+      await engine.remove(gone);
+      for (const id of gone) current.delete(id);
+      await engine.search("alpha", { limit: 1 });
+    }
+    current = new Map([...current].sort());
+    const fresh = new EmbeddedEngine(log);
+    await fresh.replaceAll([...current.values()]);
+    for (const query of ["alpha bravo", "charlie report", "service delta", "golf hotel india"]) {
+      // Every match (the limit covers them all), each with the score a fresh index gives it (the
+      // field-length averages may lag by up to 1%, see postings.ts).
+      const got = new Map((await engine.search(query, { limit: 400 })).map((h) => [h.id, h.score]));
+      const want = new Map((await fresh.search(query, { limit: 400 })).map((h) => [h.id, h.score]));
+      expect([...got.keys()].sort()).toEqual([...want.keys()].sort());
+      for (const [id, score] of want) expect(got.get(id)).toBeCloseTo(score, 1);
+    }
+  });
+
+  it("follows a service renamed by its tools' newer documents", async () => {
+    const engine = new EmbeddedEngine(log);
+    await engine.replaceAll(catalog);
+    await engine.upsert([{ ...(catalog[0] as SearchDocument), serviceName: "Messagebird" }]);
+    const hits = (await engine.search("messagebird", { limit: 5 })).map((h) => h.id);
+    expect(hits.sort()).toEqual(["sms-send", "sms-status"]);
+    await engine.remove(["sms-send", "sms-status"]);
+    expect(await engine.search("messagebird", { limit: 5 })).toEqual([]);
   });
 
   it("is the engine createSearchEngine makes without MEILI_URL", async () => {

@@ -3,21 +3,26 @@
  *
  * Ranking is fielded BM25 (BM25F, Robertson & Zaragoza 2009) over each tool's name, description,
  * parameters, tags and service name, plus service-level evidence: every service is also scored as one
- * document made of its name, description and all its tools' text, because endpoints of one API share
- * vocabulary and a query about an API's job often names words only its sibling endpoints use. A tool's
- * score is its own BM25F score plus a share of its service's, each normalised by the best of the query.
- * Queries lose stop words and request phrasing ("could you please provide"), are stemmed like the
- * text, and gain related terms from a small synonym table at a reduced weight. Long queries that ask
- * for several things are also scored sentence by sentence, so a tool that answers one part well is
- * not drowned by tools that touch every part weakly.
+ * document made of its name, description and all its tools' names and descriptions, because endpoints
+ * of one API share vocabulary and a query about an API's job often names words only its sibling
+ * endpoints use. A tool's score is its own BM25F score plus a share of its service's, each normalised
+ * by the best of the query. Adjacent word pairs of names, descriptions and service names are terms
+ * too, so a query that repeats a phrase ("prayer times", "terrain tiles") prefers the tools that say
+ * it over those that merely hold both words (a sequential-dependence model in its simplest form,
+ * Metzler & Croft 2005). Queries lose stop words and request phrasing ("could you please provide"),
+ * are stemmed like the text, and gain related terms from a small synonym table at a reduced weight.
+ * Long queries that ask for several things are also scored sentence by sentence, so a tool that
+ * answers one part well is not drowned by tools that touch every part weakly.
  *
  * Hand-written rather than a library: the JavaScript full-text libraries (MiniSearch, Lunr, FlexSearch,
  * Orama) rank by per-field boosts or plain BM25 and cannot add the service-level score or the
  * per-sentence scoring above, which is where most of the measured gain over plain BM25 comes from
- * (test/bench/search-retrieval.ts prints the figures). The index is a plain inverted index; with
- * 10,000 tools a search takes a few milliseconds.
+ * (test/bench/search-retrieval.ts prints the figures). The postings are typed arrays (postings.ts)
+ * and the engine keeps no tool text, only ids, service and tags: 100,000 tools fit in a few hundred
+ * megabytes (test/bench/search-latency.ts prints the figures).
  */
 import { type Embedder, embeddingText } from "./embedding.js";
+import { FieldPostings, PairTable } from "./postings.js";
 import { relatedTerms } from "./synonyms.js";
 import { queryTerms, terms } from "./text.js";
 import { type Logger, type SearchDocument, type SearchEngine, type SearchHit, type SearchOptions, visibleTo } from "./types.js";
@@ -44,6 +49,22 @@ export interface RankingParameters {
   phraseExpansionBoost: number;
   /** Weight of the best single-sentence score added to the whole-query score (multi-intent queries). */
   sentenceWeight: number;
+  /**
+   * A query term held by more than this share of the tools scores only the tools a rarer query term
+   * matched (Lucene's common-terms query): "get" or "list" in a long query then refines the ranking
+   * without making every tool a candidate, which at 100,000 tools is most of a search's cost.
+   */
+  commonTermShare: number;
+  /**
+   * How many of the best tools by the whole query the per-sentence scoring re-scores (at least the
+   * limit): a tool that answers one part of a request well is among them, and the sentences then
+   * cost a pass over these tools rather than over every tool a word matches.
+   */
+  candidates: number;
+  /** Multiplies a tool's score for each tool of its service ranked above it (1: no effect). */
+  serviceDecay: number;
+  /** Weight of an adjacent pair of query terms found adjacent in a tool's text (a phrase match). */
+  pairWeight: number;
   /** Weight of the embedding similarity, when an embedder is configured. */
   semanticWeight: number;
   /** How a query term repeated in the query counts: once, or 1 + ln(repeats). */
@@ -60,44 +81,74 @@ export const defaultRankingParameters: RankingParameters = {
   serviceFieldB: { name: 0.5, description: 0.75, tools: 0.75 },
   serviceWeight: 0.5,
   topServices: 20,
-  expansionWeight: 0.25,
-  phraseExpansionBoost: 4,
+  expansionWeight: 0.1,
+  phraseExpansionBoost: 10,
   sentenceWeight: 0.5,
+  pairWeight: 0.5,
+  commonTermShare: 0.005,
+  candidates: 1000,
+  serviceDecay: 1,
   semanticWeight: 0.3,
   repeatedTerms: "once",
   dropRequestWords: true,
 };
 
+/** What the engine keeps of a tool: no text (the postings hold it), only what filters and answers need. */
 interface IndexedTool {
-  doc: SearchDocument;
-  terms: string[];
+  id: string;
   serviceSlot: number;
+  tags: readonly string[];
+  /** The service's visibility and organization, for SearchOptions.visibleTo. */
+  visibility: string;
+  organizationId: string | null;
   vector?: Float32Array;
 }
 
 interface IndexedService {
   id: string;
-  /** The service's most recently indexed tool: its service name and description are the current ones. */
-  latest: SearchDocument;
+  /** Name and description as last indexed (a tool carrying other ones re-indexes the service). */
+  name: string;
+  description: string;
+  /** The name's term ids: every tool of the service has them as its service-name field. */
+  nameTerms: number[];
   toolSlots: Set<number>;
-  terms: string[];
 }
+
+const noTags: readonly string[] = [];
+
+/** Tool fields in the postings, in this order; the first two are also the service's "tools" field. */
+const TOOL_NAME = 0;
+const TOOL_DESCRIPTION = 1;
 
 export class EmbeddedEngine implements SearchEngine {
   readonly name = "embedded" as const;
   private readonly tools = new Slots<IndexedTool>();
-  private readonly toolIndex: FieldIndex;
+  /** serviceSlot by tool slot, for the service-level scoring's inner loop. */
+  private toolService: Int32Array = new Int32Array(1024);
+  private readonly toolIndex: FieldPostings;
   private readonly services = new Slots<IndexedService>();
-  private readonly serviceIndex: FieldIndex;
-  private readonly dirtyServices = new Set<string>();
+  /** Name and description of each service (one owner per service). */
+  private readonly serviceIndex: FieldPostings;
+  /** Per service slot: total length of its tools' names and descriptions (its "tools" field). */
+  private serviceToolsLength: Float64Array = new Float64Array(1024);
+  private serviceToolsTotal = 0;
+  /** Term -> id; an adjacent pair of terms has an id too, keyed by the two ids. */
+  private readonly vocabulary = new Map<string, number>();
+  private readonly pairVocabulary = new PairTable();
+  private nextTermId = 0;
   private readonly params: RankingParameters;
   private readonly embedder: Embedder | undefined;
   // Scratch score buffers, reused by every search (the scoring part of a search never awaits).
   private readonly toolScores = new Accumulator();
   private readonly serviceScores = new Accumulator();
+  private readonly serviceTf = new Accumulator();
+  private readonly serviceTerm = new Accumulator();
   private readonly queryScores = new Accumulator();
   private readonly bestSentence = new Accumulator();
   private readonly finalScores = new Accumulator();
+  private toolMask: Uint8Array = new Uint8Array(1024);
+  private parameterCache: Map<string, number[]> | undefined;
+  private serviceMask: Uint8Array = new Uint8Array(1024);
 
   constructor(
     private readonly log: Logger,
@@ -108,21 +159,21 @@ export class EmbeddedEngine implements SearchEngine {
     this.embedder = options.embedder;
     const t = p.toolFieldWeights;
     const tb = p.toolFieldB;
-    this.toolIndex = new FieldIndex(
+    this.toolIndex = new FieldPostings(
       [t.name, t.description, t.parameters, t.tags, t.serviceName],
       [tb.name, tb.description, tb.parameters, tb.tags, tb.serviceName],
-      p.k1,
+      2,
     );
     const sw = p.serviceFieldWeights;
     const sb = p.serviceFieldB;
-    this.serviceIndex = new FieldIndex([sw.name, sw.description, sw.tools], [sb.name, sb.description, sb.tools], p.k1);
+    this.serviceIndex = new FieldPostings([sw.name, sw.description], [sb.name, sb.description]);
   }
 
   async upsert(docs: SearchDocument[]): Promise<void> {
     const vectors = await this.embedDocuments(docs);
     docs.forEach((doc, i) => {
       this.unindexTool(doc.id);
-      this.indexTool(doc, vectors?.[i]);
+      this.indexTool(doc, vectors?.[i], false);
     });
   }
 
@@ -136,19 +187,35 @@ export class EmbeddedEngine implements SearchEngine {
     this.toolIndex.clear();
     this.services.clear();
     this.serviceIndex.clear();
-    this.dirtyServices.clear();
+    this.serviceToolsLength.fill(0);
+    this.serviceToolsTotal = 0;
+    this.vocabulary.clear();
+    this.pairVocabulary.clear();
+    this.nextTermId = 0;
+    this.parameterCache = new Map();
     docs.forEach((doc, i) => {
       this.unindexTool(doc.id); // a repeated id in the input: the last one wins
-      this.indexTool(doc, vectors?.[i]);
+      this.indexTool(doc, vectors?.[i], true);
     });
-    // A rebuild happens on start: compile every posting list now rather than in the first searches.
-    this.refreshServices();
-    this.toolIndex.compileAll();
-    this.serviceIndex.compileAll();
+    this.parameterCache = undefined;
+    // Lay the postings out now rather than in the first search.
+    this.toolIndex.maintain(true);
+    this.serviceIndex.maintain(true);
   }
 
   async healthy(): Promise<boolean> {
     return true;
+  }
+
+  /** Sizes of the index, for the benchmarks' memory report. */
+  stats(): { tools: number; services: number; terms: number; postings: number; postingBytes: number } {
+    return {
+      tools: this.tools.size,
+      services: this.services.size,
+      terms: this.nextTermId,
+      postings: this.toolIndex.size + this.serviceIndex.size,
+      postingBytes: this.toolIndex.bytes() + this.serviceIndex.bytes() + this.pairVocabulary.bytes(),
+    };
   }
 
   async search(query: string, options: SearchOptions): Promise<SearchHit[]> {
@@ -157,140 +224,374 @@ export class EmbeddedEngine implements SearchEngine {
     if (typed.length === 0 || options.limit <= 0) return [];
     // The only await: everything after it runs to completion, so the scratch buffers are safe.
     const queryVector = this.embedder && p.semanticWeight > 0 ? await this.embedQuery(query) : undefined;
-    this.refreshServices();
+    this.toolIndex.maintain();
+    this.serviceIndex.maintain();
 
     const final = this.finalScores;
     final.reset();
-    this.scoreQuery(queryWeights(typed, p));
+    this.scoreQuery(this.queryWeights(typed));
     for (const slot of this.queryScores.touched) final.add(slot, this.queryScores.values[slot] as number);
-
-    // Multi-intent queries: the best score any single sentence gives a tool, added to the whole's.
-    if (p.sentenceWeight > 0) {
-      const sentences = query
-        .split(/[.!?;\n]+|\b(?:and also|as well as|additionally|furthermore|moreover)\b/i)
-        .map((sentence) => queryTerms(sentence, p.dropRequestWords))
-        .filter((t) => t.length > 0);
-      if (sentences.length > 1) {
-        const best = this.bestSentence;
-        best.reset();
-        for (const sentence of sentences) {
-          this.scoreQuery(queryWeights(sentence, p));
-          for (const slot of this.queryScores.touched) best.raise(slot, this.queryScores.values[slot] as number);
-        }
-        for (const slot of best.touched) final.add(slot, p.sentenceWeight * (best.values[slot] as number));
-      }
-    }
-
     if (queryVector) this.addSemantic(queryVector, final);
 
-    const accept = this.filter(options);
-    const accepted = final.touched.filter((slot) => accept((this.tools.items[slot] as IndexedTool).doc));
-    const id = (slot: number) => (this.tools.items[slot] as IndexedTool).doc.id;
-    return topSlots(accepted, final.values, options.limit, (a, b) => (id(a) < id(b) ? -1 : 1)).map((slot) => ({
+    // The candidates: the best by the whole query among the tools the options let through.
+    const id = (slot: number) => (this.tools.items[slot] as IndexedTool).id;
+    const byId = (a: number, b: number) => (id(a) < id(b) ? -1 : 1);
+    const accepted = this.accepted(final.touched, options);
+    const pool = Math.max(options.limit, p.candidates);
+    const candidates = accepted.length > pool ? topSlots(accepted, final.values, pool, byId) : accepted;
+
+    // Multi-intent queries: the best score any single sentence gives a candidate, added to the whole's.
+    const sentences = p.sentenceWeight > 0 ? splitSentences(query, p) : [];
+    if (sentences.length > 1) {
+      const only = this.mark(candidates);
+      const best = this.bestSentence;
+      best.reset();
+      for (const sentence of sentences) {
+        this.scoreQuery(this.queryWeights(sentence), only);
+        for (const slot of this.queryScores.touched) best.raise(slot, this.queryScores.values[slot] as number);
+      }
+      for (const slot of candidates) final.add(slot, p.sentenceWeight * (best.values[slot] as number));
+      this.unmark(candidates);
+    }
+
+    if (p.serviceDecay < 1)
+      return this.spreadServices(topSlots(candidates, final.values, options.limit * 3, byId), options.limit);
+    return topSlots(candidates, final.values, options.limit, byId).map((slot) => ({
       id: id(slot),
       score: final.values[slot] as number,
     }));
   }
 
-  /** Scores one weighted query into `queryScores`: tool score / best + serviceWeight * service score / best. */
-  private scoreQuery(weights: Map<string, number>): void {
+  /**
+   * Orders the best tools so one service does not fill the answer with near copies (a cloud API's
+   * hundred variants of one operation): each tool's score is multiplied by serviceDecay for every
+   * tool of its service placed above it. Scores only fall as tools are placed, so the answer's
+   * scores still descend.
+   */
+  private spreadServices(ranked: number[], limit: number): SearchHit[] {
+    const decay = this.params.serviceDecay;
+    const final = this.finalScores.values;
+    const placed = new Map<number, number>();
+    const remaining = [...ranked];
+    const out: SearchHit[] = [];
+    while (out.length < limit && remaining.length > 0) {
+      let best = 0;
+      let bestScore = -1;
+      for (let i = 0; i < remaining.length; i++) {
+        const slot = remaining[i] as number;
+        const score = (final[slot] as number) * decay ** (placed.get(this.toolService[slot] as number) ?? 0);
+        if (score > bestScore) {
+          bestScore = score;
+          best = i;
+        }
+      }
+      const slot = remaining.splice(best, 1)[0] as number;
+      const service = this.toolService[slot] as number;
+      placed.set(service, (placed.get(service) ?? 0) + 1);
+      out.push({ id: (this.tools.items[slot] as IndexedTool).id, score: bestScore });
+    }
+    return out;
+  }
+
+  /** Marks tool slots (and their services) in the scratch masks `scoreQuery` can be limited to. */
+  private mark(slots: number[]): { tools: Uint8Array; services: Uint8Array } {
+    this.toolMask = growUint8(this.toolMask, this.tools.items.length);
+    this.serviceMask = growUint8(this.serviceMask, this.services.items.length);
+    for (const slot of slots) {
+      this.toolMask[slot] = 1;
+      this.serviceMask[this.toolService[slot] as number] = 1;
+    }
+    return { tools: this.toolMask, services: this.serviceMask };
+  }
+
+  private unmark(slots: number[]): void {
+    for (const slot of slots) {
+      this.toolMask[slot] = 0;
+      this.serviceMask[this.toolService[slot] as number] = 0;
+    }
+  }
+
+  /**
+   * Scores one weighted query into `queryScores`: tool score / best + serviceWeight * service score /
+   * best; with `only`, for the marked tools and services alone (the bests then among them).
+   */
+  private scoreQuery(weights: Map<number, number>, only?: { tools: Uint8Array; services: Uint8Array }): void {
     const p = this.params;
     const out = this.queryScores;
     out.reset();
     const tools = this.toolScores;
     tools.reset();
-    this.toolIndex.score(weights, tools);
+    const services = this.serviceScores;
+    services.reset();
+    const byService = p.serviceWeight > 0;
+    // Rare terms first; a term most tools hold only adds to the tools a rarer one found (see commonTermShare).
+    const index = this.toolIndex;
+    const cutoff = Math.max(p.commonTermShare * index.count, 100);
+    const ordered = [...weights].sort((a, b) => index.df(a[0]) - index.df(b[0]));
+    for (const [term, queryWeight] of ordered) {
+      this.scoreTerm(term, queryWeight, tools, byService ? services : undefined, cutoff, only);
+    }
     const maxTool = tools.max();
     if (maxTool <= 0) return;
     for (const slot of tools.touched) out.add(slot, (tools.values[slot] as number) / maxTool);
-    if (p.serviceWeight <= 0) return;
+    if (!byService) return;
 
-    const services = this.serviceScores;
-    services.reset();
-    this.serviceIndex.score(weights, services);
     const maxService = services.max();
     if (maxService <= 0) return;
     const share = p.serviceWeight / maxService;
     const matched = out.touched.length;
     for (let i = 0; i < matched; i++) {
       const slot = out.touched[i] as number;
-      const serviceSlot = (this.tools.items[slot] as IndexedTool).serviceSlot;
-      out.add(slot, share * (services.values[serviceSlot] as number));
+      out.add(slot, share * (services.values[this.toolService[slot] as number] as number));
     }
     // The best services' other tools join too: their names are often generic ("Search", "Latest").
     for (const serviceSlot of topSlots(services.touched, services.values, p.topServices, (a, b) => a - b)) {
       for (const slot of (this.services.items[serviceSlot] as IndexedService).toolSlots) {
+        if (only && only.tools[slot] !== 1) continue;
         if (out.values[slot] === 0) out.add(slot, share * (services.values[serviceSlot] as number));
       }
     }
   }
 
-  private filter(options: SearchOptions): (doc: SearchDocument) => boolean {
-    const candidates = options.candidateIds ? new Set(options.candidateIds) : undefined;
-    const tags = options.tags?.filter((t) => t.length > 0) ?? [];
-    return (doc) =>
-      (candidates === undefined || candidates.has(doc.id)) &&
-      (options.serviceId === undefined || doc.serviceId === options.serviceId) &&
-      visibleTo(doc, options.visibleTo) &&
-      tags.every((t) => doc.tags.includes(t));
+  /**
+   * Adds one term's BM25F score to the tools holding it and, when `services` is given, to the
+   * services: a service is scored as one document made of its name, its description and all its
+   * tools' names and descriptions (the "tools" field, whose frequencies are summed from the tools'
+   * postings here rather than indexed twice).
+   */
+  private scoreTerm(
+    term: number,
+    queryWeight: number,
+    tools: Accumulator,
+    services: Accumulator | undefined,
+    commonCutoff: number,
+    only: { tools: Uint8Array; services: Uint8Array } | undefined,
+  ): void {
+    const k1 = this.params.k1;
+    const index = this.toolIndex;
+    const n = index.collect(term, only?.tools);
+    const tf = this.serviceTf;
+    if (n > 0) {
+      // Holders in the whole index: all hits, or (limited to `only`) the count that includes removed
+      // tools not merged away yet.
+      const holders = only ? index.df(term) : n;
+      const common = tools.touched.length > 0 && holders > commonCutoff;
+      const factor = queryWeight * idf(index.count, holders);
+      const values = tools.values;
+      const matched = services?.values;
+      for (let i = 0; i < n; i++) {
+        const slot = index.hitSlots[i] as number;
+        if (services) {
+          // A common term adds to the services a rarer term found, as to the tools.
+          const service = this.toolService[slot] as number;
+          if (!common || (service < (matched as Float64Array).length && (matched as Float64Array)[service] !== 0)) {
+            tf.add(service, index.hitRaw[i] as number);
+          }
+        }
+        if (common && (slot >= values.length || values[slot] === 0)) continue;
+        const x = index.hitTf[i] as number;
+        tools.add(slot, (factor * x) / (k1 + x));
+      }
+    }
+    if (!services) return;
+
+    const p = this.params;
+    const pseudo = this.serviceTerm;
+    const m = this.serviceIndex.collect(term);
+    for (let i = 0; i < m; i++) {
+      const slot = this.serviceIndex.hitSlots[i] as number;
+      if (!only || only.services[slot] === 1) pseudo.add(slot, this.serviceIndex.hitTf[i] as number);
+    }
+    const count = this.services.size;
+    if (tf.touched.length > 0) {
+      const b = p.serviceFieldB.tools;
+      const average = Math.max(this.serviceToolsTotal / Math.max(count, 1), 1e-9);
+      for (const slot of tf.touched) {
+        const norm = 1 - b + (b * (this.serviceToolsLength[slot] as number)) / average;
+        pseudo.add(slot, (p.serviceFieldWeights.tools * (tf.values[slot] as number)) / norm);
+      }
+    }
+    if (pseudo.touched.length > 0) {
+      const factor = queryWeight * idf(count, pseudo.touched.length);
+      for (const slot of pseudo.touched) {
+        const x = pseudo.values[slot] as number;
+        services.add(slot, (factor * x) / (k1 + x));
+      }
+    }
+    tf.reset();
+    pseudo.reset();
   }
 
-  private indexTool(doc: SearchDocument, vector: Float32Array | undefined): void {
-    const fields = [
-      terms(doc.name),
-      terms(doc.description),
-      terms(doc.parameters.map((p) => `${p.name} ${p.description}`).join(" ")),
-      terms(doc.tags.join(" ")),
-      terms(doc.serviceName),
-    ];
-    let serviceSlot = this.services.slotOf(doc.serviceId);
-    if (serviceSlot === undefined) {
-      serviceSlot = this.services.add(doc.serviceId, {
-        id: doc.serviceId,
-        latest: doc,
-        toolSlots: new Set(),
-        terms: [],
-      });
+  /** The scored slots the search options let through. */
+  private accepted(slots: number[], options: SearchOptions): number[] {
+    const candidates = options.candidateIds ? new Set(options.candidateIds) : undefined;
+    const tags = options.tags?.filter((t) => t.length > 0) ?? [];
+    const serviceSlot = options.serviceId === undefined ? undefined : (this.services.slotOf(options.serviceId) ?? -1);
+    const who = options.visibleTo;
+    if (candidates === undefined && serviceSlot === undefined && tags.length === 0 && (who === undefined || who.all)) {
+      return slots;
     }
-    const slot = this.tools.add(doc.id, { doc, terms: [], serviceSlot, vector });
-    (this.tools.items[slot] as IndexedTool).terms = this.toolIndex.add(slot, fields);
+    return slots.filter((slot) => {
+      const tool = this.tools.items[slot] as IndexedTool;
+      return (
+        (serviceSlot === undefined || tool.serviceSlot === serviceSlot) &&
+        (candidates === undefined || candidates.has(tool.id)) &&
+        visibleTo(tool, who) &&
+        tags.every((t) => tool.tags.includes(t))
+      );
+    });
+  }
+
+  /**
+   * Term ids of one parameter's name and description. Large APIs repeat the same parameter on every
+   * operation (an api-version, a page token), so a rebuild analyses each text once (the cache is
+   * dropped after it).
+   */
+  private parameterTerms(text: string): number[] {
+    const cached = this.parameterCache?.get(text);
+    if (cached) return cached;
+    const ids = terms(text).map((t) => this.termId(t));
+    this.parameterCache?.set(text, ids);
+    return ids;
+  }
+
+  private termId(term: string): number {
+    let id = this.vocabulary.get(term);
+    if (id === undefined) {
+      id = this.nextTermId++;
+      this.vocabulary.set(term, id);
+    }
+    return id;
+  }
+
+  /** Term ids of a text's terms, then of each adjacent pair (a phrase the query may repeat). */
+  private withPairs(list: string[]): number[] {
+    const ids = list.map((t) => this.termId(t));
+    const n = ids.length;
+    for (let i = 1; i < n; i++) {
+      const a = ids[i - 1] as number;
+      const b = ids[i] as number;
+      let id = this.pairVocabulary.get(a, b);
+      if (id === undefined) {
+        id = this.nextTermId++;
+        this.pairVocabulary.set(a, b, id);
+      }
+      ids.push(id);
+    }
+    return ids;
+  }
+
+  /**
+   * Typed terms weigh 1 (or by their repeats, damped); adjacent typed pairs pairWeight; related
+   * terms by expansionWeight. Terms no tool has are left out.
+   */
+  private queryWeights(typed: string[]): Map<number, number> {
+    const p = this.params;
+    const counts = new Map<string, number>();
+    for (const t of typed) counts.set(t, (counts.get(t) ?? 0) + 1);
+    const weights = new Map<number, number>();
+    for (const [t, n] of counts) {
+      const id = this.vocabulary.get(t);
+      if (id !== undefined) weights.set(id, p.repeatedTerms === "log" ? 1 + Math.log(n) : 1);
+    }
+    if (p.pairWeight > 0) {
+      for (let i = 1; i < typed.length; i++) {
+        const a = this.vocabulary.get(typed[i - 1] as string);
+        const b = this.vocabulary.get(typed[i] as string);
+        if (a === undefined || b === undefined) continue;
+        const id = this.pairVocabulary.get(a, b);
+        if (id !== undefined && !weights.has(id)) weights.set(id, p.pairWeight);
+      }
+    }
+    if (p.expansionWeight > 0) {
+      for (const [t, w] of relatedTerms(typed, p.phraseExpansionBoost)) {
+        const id = this.vocabulary.get(t);
+        if (id !== undefined && !weights.has(id)) weights.set(id, p.expansionWeight * w);
+      }
+    }
+    return weights;
+  }
+
+  private indexTool(doc: SearchDocument, vector: Float32Array | undefined, bulk: boolean): void {
+    const serviceSlot = this.serviceFor(doc, bulk);
     const service = this.services.items[serviceSlot] as IndexedService;
+    const fields = [
+      this.withPairs(terms(doc.name)),
+      this.withPairs(terms(doc.description)),
+      doc.parameters.flatMap((p) => this.parameterTerms(`${p.name} ${p.description}`)),
+      terms(doc.tags.join(" ")).map((t) => this.termId(t)),
+      service.nameTerms,
+    ];
+    const slot = this.tools.add(doc.id, {
+      id: doc.id,
+      serviceSlot,
+      tags: doc.tags.length > 0 ? doc.tags : noTags,
+      visibility: doc.visibility,
+      organizationId: doc.organizationId,
+      vector,
+    });
+    this.toolIndex.add(slot, fields, bulk);
+    this.toolService = growInt32(this.toolService, slot + 1);
+    this.toolService[slot] = serviceSlot;
     service.toolSlots.add(slot);
-    service.latest = doc;
-    this.dirtyServices.add(doc.serviceId);
+    const length = (fields[TOOL_NAME] as number[]).length + (fields[TOOL_DESCRIPTION] as number[]).length;
+    this.serviceToolsLength[serviceSlot] = (this.serviceToolsLength[serviceSlot] as number) + length;
+    this.serviceToolsTotal += length;
+  }
+
+  /**
+   * The slot of the tool's service, indexing the service (its name and description) when it is new
+   * or the tool carries another name or description for it (the latest indexed tool has the current
+   * ones). Such a service moves to a new slot with its tools: slots are not reused (see postings.ts).
+   */
+  private serviceFor(doc: SearchDocument, bulk: boolean): number {
+    const existing = this.services.slotOf(doc.serviceId);
+    const current = existing === undefined ? undefined : (this.services.items[existing] as IndexedService);
+    if (current && current.name === doc.serviceName && current.description === doc.serviceDescription) {
+      return existing as number;
+    }
+    const toolSlots = current?.toolSlots ?? new Set<number>();
+    if (existing !== undefined) {
+      this.serviceIndex.remove(existing);
+      this.services.delete(doc.serviceId);
+    }
+    const nameTerms = this.withPairs(terms(doc.serviceName));
+    const slot = this.services.add(doc.serviceId, {
+      id: doc.serviceId,
+      name: doc.serviceName,
+      description: doc.serviceDescription,
+      nameTerms,
+      toolSlots,
+    });
+    this.serviceIndex.add(slot, [nameTerms, this.withPairs(terms(doc.serviceDescription))], bulk);
+    this.serviceToolsLength = growFloat64(this.serviceToolsLength, slot + 1);
+    if (existing !== undefined) {
+      this.serviceToolsLength[slot] = this.serviceToolsLength[existing] as number;
+      this.serviceToolsLength[existing] = 0;
+      for (const toolSlot of toolSlots) {
+        this.toolService[toolSlot] = slot;
+        (this.tools.items[toolSlot] as IndexedTool).serviceSlot = slot;
+      }
+    }
+    return slot;
   }
 
   private unindexTool(id: string): void {
     const slot = this.tools.slotOf(id);
     if (slot === undefined) return;
     const tool = this.tools.items[slot] as IndexedTool;
-    this.toolIndex.remove(slot, tool.terms);
-    this.services.items[tool.serviceSlot]?.toolSlots.delete(slot);
-    this.dirtyServices.add(tool.doc.serviceId);
+    const length = this.toolIndex.fieldLength(slot, TOOL_NAME) + this.toolIndex.fieldLength(slot, TOOL_DESCRIPTION);
+    this.toolIndex.remove(slot);
     this.tools.delete(id);
-  }
-
-  /** Re-indexes the aggregate document of every service whose tools changed since the last search. */
-  private refreshServices(): void {
-    for (const serviceId of this.dirtyServices) {
-      const slot = this.services.slotOf(serviceId);
-      if (slot === undefined) continue;
-      const service = this.services.items[slot] as IndexedService;
-      this.serviceIndex.remove(slot, service.terms);
-      service.terms = [];
-      if (service.toolSlots.size === 0) {
-        this.services.delete(serviceId);
-        continue;
-      }
-      const docs = [...service.toolSlots].map((s) => (this.tools.items[s] as IndexedTool).doc);
-      const fields = [
-        terms(service.latest.serviceName),
-        terms(service.latest.serviceDescription),
-        docs.flatMap((d) => terms(`${d.name} ${d.description}`)),
-      ];
-      service.terms = this.serviceIndex.add(slot, fields);
+    const service = this.services.items[tool.serviceSlot];
+    if (!service) return;
+    service.toolSlots.delete(slot);
+    this.serviceToolsLength[tool.serviceSlot] = (this.serviceToolsLength[tool.serviceSlot] as number) - length;
+    this.serviceToolsTotal -= length;
+    if (service.toolSlots.size === 0) {
+      this.serviceIndex.remove(tool.serviceSlot);
+      this.services.delete(service.id);
     }
-    this.dirtyServices.clear();
   }
 
   private async embedDocuments(docs: SearchDocument[]): Promise<(Float32Array | undefined)[] | undefined> {
@@ -332,132 +633,30 @@ export class EmbeddedEngine implements SearchEngine {
   }
 }
 
-/**
- * Fielded BM25 over owners (tools, or services) numbered by slot. Postings keep raw term frequencies
- * per field; scoring reads a compiled form of each term's postings (slots and the BM25F pseudo
- * frequency, length-normalised with the current averages), rebuilt lazily after the index changes, so
- * a search over 10,000 tools is a loop over typed arrays.
- */
-class FieldIndex {
-  /** Term -> slot -> frequency per field. */
-  private readonly postings = new Map<string, Map<number, Float64Array>>();
-  private readonly compiled = new Map<string, { generation: number; slots: Int32Array; tf: Float64Array; idf: number }>();
-  private readonly lengths: (Float64Array | undefined)[] = [];
-  private readonly totals: Float64Array;
-  private count = 0;
-  private generation = 0;
+/** Lucene's BM25 idf, with `n` of `count` owners holding the term. */
+function idf(count: number, n: number): number {
+  return Math.log(1 + (count - n + 0.5) / (n + 0.5));
+}
 
-  constructor(
-    private readonly fieldWeights: number[],
-    private readonly fieldB: number[],
-    private readonly k1: number,
-  ) {
-    this.totals = new Float64Array(fieldWeights.length);
-  }
+function growInt32(array: Int32Array, need: number): Int32Array {
+  if (need <= array.length) return array;
+  const next = new Int32Array(Math.max(need, array.length * 2));
+  next.set(array);
+  return next;
+}
 
-  /** Indexes one owner's fields (already analysed); returns its distinct terms, to remove it later. */
-  add(slot: number, fields: string[][]): string[] {
-    const perTerm = new Map<string, Float64Array>();
-    fields.forEach((fieldTerms, f) => {
-      for (const t of fieldTerms) {
-        let tf = perTerm.get(t);
-        if (!tf) {
-          tf = new Float64Array(fields.length);
-          perTerm.set(t, tf);
-        }
-        (tf[f] as number)++;
-      }
-    });
-    for (const [t, tf] of perTerm) {
-      let holders = this.postings.get(t);
-      if (!holders) {
-        holders = new Map();
-        this.postings.set(t, holders);
-      }
-      holders.set(slot, tf);
-    }
-    const lengths = Float64Array.from(fields, (f) => f.length);
-    this.lengths[slot] = lengths;
-    for (let f = 0; f < lengths.length; f++) (this.totals[f] as number) += lengths[f] as number;
-    this.count++;
-    this.generation++;
-    return [...perTerm.keys()];
-  }
+function growUint8(array: Uint8Array, need: number): Uint8Array {
+  if (need <= array.length) return array;
+  const next = new Uint8Array(Math.max(need, array.length * 2));
+  next.set(array);
+  return next;
+}
 
-  remove(slot: number, terms: string[]): void {
-    const lengths = this.lengths[slot];
-    if (!lengths) return;
-    for (const t of terms) {
-      const holders = this.postings.get(t);
-      if (!holders) continue;
-      holders.delete(slot);
-      if (holders.size === 0) {
-        this.postings.delete(t);
-        this.compiled.delete(t);
-      }
-    }
-    for (let f = 0; f < lengths.length; f++) (this.totals[f] as number) -= lengths[f] as number;
-    this.lengths[slot] = undefined;
-    this.count--;
-    this.generation++;
-  }
-
-  clear(): void {
-    this.postings.clear();
-    this.compiled.clear();
-    this.lengths.length = 0;
-    this.totals.fill(0);
-    this.count = 0;
-    this.generation++;
-  }
-
-  /** Adds sum over query terms of weight * idf * tf~ / (k1 + tf~) to every owner holding one. */
-  score(weights: Map<string, number>, out: Accumulator): void {
-    const k1 = this.k1;
-    for (const [term, queryWeight] of weights) {
-      const list = this.compile(term);
-      if (!list) continue;
-      const { slots, tf } = list;
-      const factor = queryWeight * list.idf;
-      for (let i = 0; i < slots.length; i++) {
-        const x = tf[i] as number;
-        out.add(slots[i] as number, (factor * x) / (k1 + x));
-      }
-    }
-  }
-
-  compileAll(): void {
-    for (const term of this.postings.keys()) this.compile(term);
-  }
-
-  private compile(term: string) {
-    const cached = this.compiled.get(term);
-    if (cached && cached.generation === this.generation) return cached;
-    const holders = this.postings.get(term);
-    if (!holders) return undefined;
-    const fields = this.fieldWeights.length;
-    const averages = Array.from(this.totals, (total) => Math.max(total / Math.max(this.count, 1), 1e-9));
-    const slots = new Int32Array(holders.size);
-    const tf = new Float64Array(holders.size);
-    let i = 0;
-    holders.forEach((frequencies, slot) => {
-      const lengths = this.lengths[slot] as Float64Array;
-      let weighted = 0;
-      for (let f = 0; f < fields; f++) {
-        const n = frequencies[f] as number;
-        if (n === 0) continue;
-        const b = this.fieldB[f] as number;
-        weighted += ((this.fieldWeights[f] as number) * n) / (1 - b + (b * (lengths[f] as number)) / (averages[f] as number));
-      }
-      slots[i] = slot;
-      tf[i] = weighted;
-      i++;
-    });
-    const idf = Math.log(1 + (this.count - holders.size + 0.5) / (holders.size + 0.5));
-    const list = { generation: this.generation, slots, tf, idf };
-    this.compiled.set(term, list);
-    return list;
-  }
+function growFloat64(array: Float64Array, need: number): Float64Array {
+  if (need <= array.length) return array;
+  const next = new Float64Array(Math.max(need, array.length * 2));
+  next.set(array);
+  return next;
 }
 
 /**
@@ -482,11 +681,13 @@ function topSlots(slots: number[], values: Float64Array, k: number, tieBreak: (a
   return top;
 }
 
-/** Things numbered by small integers (reused after removal), so scores live in typed arrays. */
+/**
+ * Things numbered by small integers, so scores live in typed arrays. A removed thing's number is not
+ * reused before `clear` (the postings of a removed tool stay, marked dead, until they are merged away).
+ */
 class Slots<T> {
   readonly items: (T | undefined)[] = [];
   private readonly byId = new Map<string, number>();
-  private readonly freeSlots: number[] = [];
 
   get size(): number {
     return this.byId.size;
@@ -497,7 +698,7 @@ class Slots<T> {
   }
 
   add(id: string, item: T): number {
-    const slot = this.freeSlots.pop() ?? this.items.length;
+    const slot = this.items.length;
     this.items[slot] = item;
     this.byId.set(id, slot);
     return slot;
@@ -508,13 +709,11 @@ class Slots<T> {
     if (slot === undefined) return;
     this.items[slot] = undefined;
     this.byId.delete(id);
-    this.freeSlots.push(slot);
   }
 
   clear(): void {
     this.items.length = 0;
     this.byId.clear();
-    this.freeSlots.length = 0;
   }
 }
 
@@ -555,15 +754,12 @@ class Accumulator {
   }
 }
 
-/** Typed terms weigh 1 (or by their repeats, damped); related terms by expansionWeight. */
-function queryWeights(typed: string[], p: RankingParameters): Map<string, number> {
-  const weights = new Map<string, number>();
-  for (const t of typed) weights.set(t, (weights.get(t) ?? 0) + 1);
-  for (const [t, n] of weights) weights.set(t, p.repeatedTerms === "log" ? 1 + Math.log(n) : 1);
-  if (p.expansionWeight > 0) {
-    for (const [t, w] of relatedTerms(typed, p.phraseExpansionBoost)) if (!weights.has(t)) weights.set(t, p.expansionWeight * w);
-  }
-  return weights;
+/** The sentences (parts) of a query that asks for several things, as query terms; empty ones dropped. */
+function splitSentences(query: string, p: RankingParameters): string[][] {
+  return query
+    .split(/[.!?;\n]+|\b(?:and also|as well as|additionally|furthermore|moreover)\b/i)
+    .map((sentence) => queryTerms(sentence, p.dropRequestWords))
+    .filter((t) => t.length > 0);
 }
 
 function dot(a: Float32Array, b: Float32Array): number {
