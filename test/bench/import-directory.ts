@@ -15,7 +15,10 @@
  * the catalog process's RSS high-water (VmHWM in /proc/<pid>/status; in one process that is every
  * role) and the peak of the whole launcher tree's summed RSS (Postgres and NATS included), sampled
  * every second. Finally it checks nothing is half-stored: no service exists under a refused document's
- * name, and each imported service id is listed once by GET /v1/services.
+ * name, and each imported service id is listed once by GET /v1/services (and it says which documents
+ * answered 5xx but were stored anyway, e.g. when the gateway's deadline passed before the catalog was done).
+ * The gateway's deadline is RPC_TIMEOUT_MS (30 s by default); the launcher passes it on from the
+ * environment, e.g. `RPC_TIMEOUT_MS=120000 node ... import-directory.ts`.
  *
  * `--direct` runs parse, validation and import in this process instead (no stack, no storage): the
  * quick way to see what the importer refuses.
@@ -277,10 +280,13 @@ async function checkNothingHalfStored(base: string, apiKey: string, rows: Row[])
   const names = new Set(services.map((s) => s.name));
   const ids = new Map<string, number>();
   for (const s of services) ids.set(s.id, (ids.get(s.id) ?? 0) + 1);
-  const halfStored = rows.filter((r) => !r.outcome.ok && names.has(serviceName(directory, r.entry)));
+  const stored = (r: Row) => !r.outcome.ok && names.has(serviceName(directory, r.entry));
+  const halfStored = rows.filter((r) => r.outcome.status >= 400 && r.outcome.status < 500 && stored(r));
+  // A 5xx (the gateway's deadline passing, say) may still have been imported by the catalog after it.
+  const storedAfterFailure = rows.filter((r) => (r.outcome.status >= 500 || r.outcome.status === 0) && stored(r));
   const lost = rows.filter((r) => r.outcome.ok && ids.get(r.outcome.serviceId) !== 1);
   log(
-    `half-stored check (GET /v1/services, ${services.length} services): ${halfStored.length} refused documents have a service row${halfStored.length ? ` (${halfStored.map((r) => r.entry.name).join(", ")})` : ""}; ${lost.length} imported services missing or listed twice`,
+    `half-stored check (GET /v1/services, ${services.length} services): ${halfStored.length} refused (4xx) documents have a service row${halfStored.length ? ` (${halfStored.map((r) => r.entry.name).join(", ")})` : ""}; ${lost.length} imported services missing or listed twice; ${storedAfterFailure.length} of the 5xx/unanswered documents were stored anyway${storedAfterFailure.length ? ` (${storedAfterFailure.map((r) => r.entry.name).join(", ")})` : ""}`,
   );
 }
 
