@@ -20,6 +20,8 @@
  * The gateway's deadline is RPC_TIMEOUT_MS (30 s by default); the launcher passes it on from the
  * environment, e.g. `RPC_TIMEOUT_MS=120000 node ... import-directory.ts`.
  *
+ * Interrupting it (`kill -INT <its pid>`) stops sending documents and reports on those sent.
+ *
  * `--direct` runs parse, validation and import in this process instead (no stack, no storage): the
  * quick way to see what the importer refuses.
  */
@@ -206,6 +208,19 @@ function compareTools(entry: DirectoryEntry, tools: { method: string; path: stri
   return "";
 }
 
+/**
+ * Ctrl-C (SIGINT) or SIGTERM stops sending documents: those in flight finish, and the report covers
+ * what was sent (a second signal exits at once).
+ */
+let interrupted = "";
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () => {
+    if (interrupted) process.exit(130);
+    interrupted = `interrupted by ${signal}`;
+    log(`${signal}: finishing the documents in flight, then reporting (again to exit at once)`);
+  });
+}
+
 async function runAll(publish: (entry: DirectoryEntry) => Promise<PublishOutcome>, alive: () => boolean): Promise<Row[]> {
   const rows: Row[] = [];
   let next = 0;
@@ -213,7 +228,7 @@ async function runAll(publish: (entry: DirectoryEntry) => Promise<PublishOutcome
   const started = performance.now();
   let stopped = "";
   const worker = async () => {
-    while (next < entries.length && !stopped) {
+    while (next < entries.length && !stopped && !interrupted) {
       const entry = entries[next++] as DirectoryEntry;
       const outcome = await publish(entry);
       let mismatch = "";
@@ -230,7 +245,7 @@ async function runAll(publish: (entry: DirectoryEntry) => Promise<PublishOutcome
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
-  if (stopped) log(`STOPPED: ${stopped}`);
+  if (stopped || interrupted) log(`STOPPED: ${stopped || interrupted} after ${rows.length} of ${entries.length} documents`);
   return rows;
 }
 
@@ -302,7 +317,7 @@ function report(rows: Row[], seconds: number): void {
   const unanswered = rows.filter((r) => r.outcome.status === 0);
   const tools = ok.reduce((n, r) => n + (r.outcome.ok ? r.outcome.tools.length : 0), 0);
   const warned = ok.filter((r) => r.outcome.ok && r.outcome.warnings.length > 0).length;
-  const pct = (n: number) => `${((100 * n) / Math.max(1, entries.length)).toFixed(2)}%`;
+  const pct = (n: number) => `${((100 * n) / Math.max(1, rows.length)).toFixed(2)}%`;
   log("");
   log(`==== ${entries.length} documents (${rows.length} sent) ====`);
   log(`imported:   ${ok.length} (${pct(ok.length)}), ${tools} tools; ${warned} with warnings`);
