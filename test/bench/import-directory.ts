@@ -64,7 +64,9 @@ function fail(message: string): never {
 interface Launched {
   url: string;
   launcherPid: number;
-  stop: () => Promise<void>;
+  /** Stops the stack; its data folder (with the logs) is kept when `keep` says so. */
+  stop: (keep?: boolean) => Promise<void>;
+  dataDir: string;
 }
 
 /** The launcher on free ports in a temporary data folder (as test/bench/search-retrieval.ts starts it). */
@@ -100,9 +102,11 @@ async function startLauncher(perRole: boolean): Promise<Launched> {
   return {
     url,
     launcherPid: child.pid as number,
-    stop: async () => {
+    dataDir,
+    stop: async (keep = false) => {
       await stopChild(child, { signal: "SIGINT", timeoutMs: 30_000 });
-      rmSync(dataDir, { recursive: true, force: true });
+      if (keep) log(`kept the stack's data and logs (a 5xx happened): ${path.join(dataDir, "logs")}`);
+      else rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
@@ -256,6 +260,7 @@ async function endToEnd(): Promise<void> {
   const base = (flag("--gateway") ?? launched?.url) as string;
   if (launched) memory = memoryWatch(launched.launcherPid);
   const wall = performance.now();
+  let failed = false;
   try {
     let key = flag("--api-key") ?? process.env.TOOLPORT_API_KEY;
     if (!key) {
@@ -274,13 +279,14 @@ async function endToEnd(): Promise<void> {
       () => !memory || memory.catalogAlive,
     );
     const seconds = (performance.now() - wall) / 1000;
+    failed = rows.some((r) => r.outcome.status >= 500 || r.outcome.status === 0);
     memory?.sample();
     report(rows, seconds);
     if (memory?.catalogAlive !== false) await checkNothingHalfStored(base, apiKey, rows);
     if (memory) log(`peak memory: ${memory.report()}`);
   } finally {
     memory?.stop();
-    await launched?.stop();
+    await launched?.stop(failed);
   }
 }
 
