@@ -15,7 +15,12 @@
  * the catalog process's RSS high-water (VmHWM in /proc/<pid>/status; in one process that is every
  * role) and the peak of the whole launcher tree's summed RSS (Postgres and NATS included), sampled
  * every second. Finally it checks nothing is half-stored: no service exists under a refused document's
- * name, and each imported service id is listed once by GET /v1/services.
+ * name, and each imported service id is listed once by GET /v1/services (and it says which documents
+ * answered 5xx but were stored anyway, e.g. when the gateway's deadline passed before the catalog was done).
+ * The gateway's deadline is RPC_TIMEOUT_MS (30 s by default); the launcher passes it on from the
+ * environment, e.g. `RPC_TIMEOUT_MS=120000 node ... import-directory.ts`.
+ *
+ * Interrupting it (`kill -INT <its pid>`) stops sending documents and reports on those sent.
  *
  * `--direct` runs parse, validation and import in this process instead (no stack, no storage): the
  * quick way to see what the importer refuses.
@@ -59,7 +64,9 @@ function fail(message: string): never {
 interface Launched {
   url: string;
   launcherPid: number;
-  stop: () => Promise<void>;
+  /** Stops the stack; its data folder (with the logs) is kept when `keep` says so. */
+  stop: (keep?: boolean) => Promise<void>;
+  dataDir: string;
 }
 
 /** The launcher on free ports in a temporary data folder (as test/bench/search-retrieval.ts starts it). */
@@ -95,9 +102,11 @@ async function startLauncher(perRole: boolean): Promise<Launched> {
   return {
     url,
     launcherPid: child.pid as number,
-    stop: async () => {
+    dataDir,
+    stop: async (keep = false) => {
       await stopChild(child, { signal: "SIGINT", timeoutMs: 30_000 });
-      rmSync(dataDir, { recursive: true, force: true });
+      if (keep) log(`kept the stack's data and logs (a 5xx happened): ${path.join(dataDir, "logs")}`);
+      else rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
@@ -203,6 +212,19 @@ function compareTools(entry: DirectoryEntry, tools: { method: string; path: stri
   return "";
 }
 
+/**
+ * Ctrl-C (SIGINT) or SIGTERM stops sending documents: those in flight finish, and the report covers
+ * what was sent (a second signal exits at once).
+ */
+let interrupted = "";
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () => {
+    if (interrupted) process.exit(130);
+    interrupted = `interrupted by ${signal}`;
+    log(`${signal}: finishing the documents in flight, then reporting (again to exit at once)`);
+  });
+}
+
 async function runAll(publish: (entry: DirectoryEntry) => Promise<PublishOutcome>, alive: () => boolean): Promise<Row[]> {
   const rows: Row[] = [];
   let next = 0;
@@ -210,7 +232,7 @@ async function runAll(publish: (entry: DirectoryEntry) => Promise<PublishOutcome
   const started = performance.now();
   let stopped = "";
   const worker = async () => {
-    while (next < entries.length && !stopped) {
+    while (next < entries.length && !stopped && !interrupted) {
       const entry = entries[next++] as DirectoryEntry;
       const outcome = await publish(entry);
       let mismatch = "";
@@ -227,7 +249,7 @@ async function runAll(publish: (entry: DirectoryEntry) => Promise<PublishOutcome
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
-  if (stopped) log(`STOPPED: ${stopped}`);
+  if (stopped || interrupted) log(`STOPPED: ${stopped || interrupted} after ${rows.length} of ${entries.length} documents`);
   return rows;
 }
 
@@ -238,6 +260,7 @@ async function endToEnd(): Promise<void> {
   const base = (flag("--gateway") ?? launched?.url) as string;
   if (launched) memory = memoryWatch(launched.launcherPid);
   const wall = performance.now();
+  let failed = false;
   try {
     let key = flag("--api-key") ?? process.env.TOOLPORT_API_KEY;
     if (!key) {
@@ -256,13 +279,14 @@ async function endToEnd(): Promise<void> {
       () => !memory || memory.catalogAlive,
     );
     const seconds = (performance.now() - wall) / 1000;
+    failed = rows.some((r) => r.outcome.status >= 500 || r.outcome.status === 0);
     memory?.sample();
     report(rows, seconds);
     if (memory?.catalogAlive !== false) await checkNothingHalfStored(base, apiKey, rows);
     if (memory) log(`peak memory: ${memory.report()}`);
   } finally {
     memory?.stop();
-    await launched?.stop();
+    await launched?.stop(failed);
   }
 }
 
@@ -277,10 +301,13 @@ async function checkNothingHalfStored(base: string, apiKey: string, rows: Row[])
   const names = new Set(services.map((s) => s.name));
   const ids = new Map<string, number>();
   for (const s of services) ids.set(s.id, (ids.get(s.id) ?? 0) + 1);
-  const halfStored = rows.filter((r) => !r.outcome.ok && names.has(serviceName(directory, r.entry)));
+  const stored = (r: Row) => !r.outcome.ok && names.has(serviceName(directory, r.entry));
+  const halfStored = rows.filter((r) => r.outcome.status >= 400 && r.outcome.status < 500 && stored(r));
+  // A 5xx (the gateway's deadline passing, say) may still have been imported by the catalog after it.
+  const storedAfterFailure = rows.filter((r) => (r.outcome.status >= 500 || r.outcome.status === 0) && stored(r));
   const lost = rows.filter((r) => r.outcome.ok && ids.get(r.outcome.serviceId) !== 1);
   log(
-    `half-stored check (GET /v1/services, ${services.length} services): ${halfStored.length} refused documents have a service row${halfStored.length ? ` (${halfStored.map((r) => r.entry.name).join(", ")})` : ""}; ${lost.length} imported services missing or listed twice`,
+    `half-stored check (GET /v1/services, ${services.length} services): ${halfStored.length} refused (4xx) documents have a service row${halfStored.length ? ` (${halfStored.map((r) => r.entry.name).join(", ")})` : ""}; ${lost.length} imported services missing or listed twice; ${storedAfterFailure.length} of the 5xx/unanswered documents were stored anyway${storedAfterFailure.length ? ` (${storedAfterFailure.map((r) => r.entry.name).join(", ")})` : ""}`,
   );
 }
 
@@ -296,7 +323,7 @@ function report(rows: Row[], seconds: number): void {
   const unanswered = rows.filter((r) => r.outcome.status === 0);
   const tools = ok.reduce((n, r) => n + (r.outcome.ok ? r.outcome.tools.length : 0), 0);
   const warned = ok.filter((r) => r.outcome.ok && r.outcome.warnings.length > 0).length;
-  const pct = (n: number) => `${((100 * n) / Math.max(1, entries.length)).toFixed(2)}%`;
+  const pct = (n: number) => `${((100 * n) / Math.max(1, rows.length)).toFixed(2)}%`;
   log("");
   log(`==== ${entries.length} documents (${rows.length} sent) ====`);
   log(`imported:   ${ok.length} (${pct(ok.length)}), ${tools} tools; ${warned} with warnings`);
