@@ -58,9 +58,9 @@ export const catalogEnv = {
     .int()
     .min(0)
     .max(1000)
-    .default(4)
+    .default(64)
     .describe(
-      "OpenAPI documents that may wait for an import thread; a publish or re-import beyond that answers 503 import_busy with Retry-After",
+      "OpenAPI documents that may wait for an import thread (64: a burst of publishes from several callers waits its turn rather than being refused; each waiting document is already in memory as its request's body); a publish or re-import beyond that answers 503 import_busy with Retry-After",
     ),
   CATALOG_IMPORT_HEAP_MB: z.coerce
     .number()

@@ -384,6 +384,14 @@ export const rows: Record<string, RoleRow> = {
     variants: single("its own submission", baseline, { body: tenantBody("POST /v1/skill-submissions/{submission_id}/review") }),
   },
 
+  // The APIs.guru directory: platform administrators only, whatever the organization.
+  "GET /v1/directory": { variants: single("the directory (platform administrators only)", baseline) },
+  "POST /v1/directory/import": {
+    variants: single("the directory (platform administrators only)", baseline, {
+      body: () => ({ names: ["stripe.com"], visibility: "private" }),
+    }),
+  },
+
   // Sites: the person's own.
   "POST /v1/agent-sites": {
     variants: single("a site of its own", own(), { body: (_ids, c) => ({ url: `${c.upstream}/items?site=${c.tag}` }) }),

@@ -177,6 +177,10 @@ export const matrix: Record<string, Row> = {
     cross: { status: 403, missing: 403, why: "only platform administrators review (DESIGN: review by a platform admin)" },
   },
 
+  // The APIs.guru directory: platform administrators only; nothing of a tenant's to aim at.
+  "GET /v1/directory": {},
+  "POST /v1/directory/import": { body: () => ({ names: ["stripe.com"], visibility: "private" }) },
+
   // Sites
   "POST /v1/agent-sites": { body: (_t, ctx) => ({ url: `${ctx.upstream}/items?site=intruder` }) },
   "GET /v1/agent-sites/my": {},

@@ -29,6 +29,13 @@ const LISTABLE = "t.status = 'active' AND s.status <> 'retired' AND (t.sunset_da
 
 /** The tool's large columns stay in the table; a light row is enough to filter, rank and trim. */
 const LIGHT_TOOL = "to_jsonb(t) - 'input_schema' - 'output' - 'request_body_schema' - 'example'";
+/**
+ * What a page of the Tool shape needs (handlers/convert.ts toolToProto): the row without the input schema,
+ * request body schema and example, which the shape does not carry (at 100 directory tools a page, 3.1 MB
+ * of rows become 1.6 MB), and its service without its description (repeated on every row).
+ */
+const PAGE_TOOL = "to_jsonb(t) - 'input_schema' - 'request_body_schema' - 'example'";
+const PAGE_SERVICE = "to_jsonb(s) - 'description'";
 
 /** Builds one statement's parameters and the SQL fragments that use them. */
 class Statement {
@@ -162,7 +169,7 @@ export interface ToolListFilter {
 /**
  * One page of the listable tools the reader sees, in the list order (GET /tools, blank search): real
  * services before sample-data ones, then, for a signed-in reader, tools it can call now first, then by
- * service name, tool name and id. Only the page's rows are read whole.
+ * service name, tool name and id. Only the page's rows are read, without what the Tool shape leaves out.
  */
 export async function listToolPage(
   q: Queryable,
@@ -187,7 +194,7 @@ export async function listToolPage(
     `WITH k AS (
        SELECT t.id, s.is_demo, ${notReady} AS not_ready, s.name AS service_name, t.name AS tool_name
          FROM tools t JOIN services s ON s.id = t.service_id ${st.where_()})
-     SELECT to_jsonb(t) AS tool, to_jsonb(s) AS service, k.*
+     SELECT ${PAGE_TOOL} AS tool, ${PAGE_SERVICE} AS service, k.*
        FROM (SELECT * FROM k ${outer.length ? `WHERE ${outer.join(" AND ")}` : ""}
               ORDER BY k.is_demo, k.not_ready, k.service_name, k.tool_name, k.id LIMIT ${limit}) k
        JOIN tools t ON t.id = k.id JOIN services s ON s.id = t.service_id
@@ -215,7 +222,7 @@ export async function serviceToolPage(
     st.where.push(`(t.name, t.id) > (${st.bind(name)}::text, ${st.bind(id)}::uuid)`);
   }
   const { rows } = await q.query<{ tool: Record<string, unknown>; service: Record<string, unknown>; id: string; name: string }>(
-    `SELECT to_jsonb(t) AS tool, to_jsonb(s) AS service, t.id::text AS id, t.name
+    `SELECT ${PAGE_TOOL} AS tool, ${PAGE_SERVICE} AS service, t.id::text AS id, t.name
        FROM tools t JOIN services s ON s.id = t.service_id ${st.where_()}
       ORDER BY t.name, t.id LIMIT ${st.bind(page.limit + 1)}`,
     st.params,
