@@ -31,9 +31,10 @@ import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { freePort, stopChild, waitForHttp } from "../../deploy/local/infra.mjs";
+import { stopChild, waitForHttp } from "../../deploy/local/infra.mjs";
 import { type DirectoryEntry, openDirectory, serviceName } from "../../services/catalog/src/directory/directory.js";
 import { type PublishOutcome, publishEntry } from "../../services/catalog/src/directory/publish.js";
+import { assignLauncherPorts } from "./launcher-ports.js";
 
 const args = process.argv.slice(2);
 const flag = (name: string) => {
@@ -78,20 +79,7 @@ async function startLauncher(perRole: boolean): Promise<Launched> {
     TOOLPORT_DATA_DIR: dataDir,
     LOG_LEVEL: "warn",
   };
-  for (const v of [
-    "GATEWAY_PORT",
-    "MCP_PORT",
-    "CATALOG_PORT",
-    "EXECUTION_PORT",
-    "BILLING_PORT",
-    "IDENTITY_PORT",
-    "CONTENT_PORT",
-    "WEBHOOKS_PORT",
-    "PGPORT",
-    "NATS_PORT",
-  ]) {
-    env[v] = String(await freePort());
-  }
+  await assignLauncherPorts(env);
   const child: ChildProcess = spawn(
     process.execPath,
     [path.join(root, "deploy/local/start.mjs"), "--no-install", ...(perRole ? ["--per-role"] : [])],

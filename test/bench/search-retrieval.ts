@@ -34,10 +34,11 @@ import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { freePort, stopChild, waitForHttp } from "../../deploy/local/infra.mjs";
+import { stopChild, waitForHttp } from "../../deploy/local/infra.mjs";
 import { EmbeddedEngine, type RankingParameters } from "../../services/catalog/src/search/embedded.js";
 import type { SearchDocument } from "../../services/catalog/src/search/types.js";
 import { createLogger } from "../../services/kit/src/logger.js";
+import { assignLauncherPorts } from "./launcher-ports.js";
 import {
   type BenchQuery,
   type BenchTool,
@@ -203,20 +204,7 @@ async function startLauncher(): Promise<{ url: string; stop: () => Promise<void>
     PUBLIC_SEARCHES_PER_MINUTE: String(Math.max(10_000, queries.length * 10)),
     LOG_LEVEL: "warn",
   };
-  for (const v of [
-    "GATEWAY_PORT",
-    "MCP_PORT",
-    "CATALOG_PORT",
-    "EXECUTION_PORT",
-    "BILLING_PORT",
-    "IDENTITY_PORT",
-    "CONTENT_PORT",
-    "WEBHOOKS_PORT",
-    "PGPORT",
-    "NATS_PORT",
-  ]) {
-    env[v] = String(await freePort());
-  }
+  await assignLauncherPorts(env);
   const child: ChildProcess = spawn(process.execPath, [path.join(root, "deploy/local/start.mjs"), "--no-install"], {
     cwd: root,
     env,
