@@ -35,9 +35,10 @@ export const MAX_IMPORT_NAMES = 20;
 let opening: Promise<Directory> | null = null;
 
 /** The installed directory, or why there is none. Never installs. */
-async function installedDirectory(): Promise<{ directory: Directory } | { missing: string }> {
+async function installedDirectory(deps: CatalogDeps): Promise<{ directory: Directory } | { missing: string }> {
   if (!opening) {
-    const attempt = openDirectory({ install: false });
+    // The first open may build the index (about 20 s): its progress goes to the structured log.
+    const attempt = openDirectory({ install: false, log: (message) => deps.log.info({ directory: true }, message) });
     opening = attempt;
     // Not installed (or unreadable): look again on the next request, so an install needs no restart.
     attempt.catch(() => {
@@ -86,7 +87,7 @@ export async function listDirectory(
   requirePlatformAdmin(caller, "browse the API directory");
   const limit = pageNumber(input.limit, "limit", 1, MAX_PAGE, DEFAULT_PAGE);
   const offset = pageNumber(input.offset, "offset", 0, 1_000_000, 0);
-  const found = await installedDirectory();
+  const found = await installedDirectory(deps);
   if ("missing" in found) {
     return {
       installed: false,
@@ -165,7 +166,7 @@ export async function importFromDirectory(
   assertMayManageCatalog(caller, "publish services");
   const names = checkNames(input.names);
   const visibility = oneOf(input.visibility || undefined, ["public", "private"] as const, "visibility") ?? "private";
-  const found = await installedDirectory();
+  const found = await installedDirectory(deps);
   if ("missing" in found) {
     throw failedPrecondition("directory_not_installed", `${found.missing}; the operator command \`${INSTALL_COMMAND}\` does it`, {
       details: { install_command: INSTALL_COMMAND },
