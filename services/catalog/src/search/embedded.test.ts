@@ -88,6 +88,30 @@ describe("embedded engine ranking", () => {
     ).toEqual(["tracking-carrier", "tracking-track"]);
   });
 
+  it("within one service, returns the tools their own text matches, and every tool only when none does", async () => {
+    const engine = new EmbeddedEngine(log);
+    const files = { serviceId: "svc-files", serviceName: "Drive", serviceDescription: "Store and share files." };
+    await engine.replaceAll([
+      tool("link", { name: "Add shared link", description: "Shares a file by link.", ...files }),
+      tool("token", { name: "Request token", description: "Exchanges a code for an access token.", ...files }),
+      tool("authorize", { name: "Authorize", description: "Starts the sign-in.", ...files }),
+      tool("other", {
+        name: "Share a post",
+        description: "Shares a post in the store.",
+        serviceId: "svc-posts",
+        serviceName: "Posts",
+      }),
+    ]);
+    // Across the catalog the service's other tools join behind the matches; within it, they do not.
+    const everywhere = (await engine.search("share a file", { limit: 10 })).map((h) => h.id);
+    expect(everywhere.slice(0, 1)).toEqual(["link"]);
+    expect(everywhere).toEqual(expect.arrayContaining(["token", "authorize"]));
+    expect((await engine.search("share a file", { limit: 10, serviceId: "svc-files" })).map((h) => h.id)).toEqual(["link"]);
+    // A query only the service's own text answers still lists its tools.
+    const byService = await engine.search("store", { limit: 10, serviceId: "svc-files" });
+    expect(byService.map((h) => h.id).sort()).toEqual(["authorize", "link", "token"]);
+  });
+
   it("keeps answering after many updates with consistent statistics", async () => {
     const engine = new EmbeddedEngine(log);
     await engine.replaceAll(catalog);

@@ -229,7 +229,11 @@ export class EmbeddedEngine implements SearchEngine {
 
     const final = this.finalScores;
     final.reset();
-    this.scoreQuery(this.queryWeights(typed));
+    // Within one service every tool shares the service's score: there it tells tools apart only when
+    // no tool's own text matched (otherwise the service's other tools would tie, in id order, behind
+    // the matches, and the catalog's ready-first order would lift those ties above them).
+    const within = options.serviceId === undefined ? undefined : (this.services.slotOf(options.serviceId) ?? -1);
+    this.scoreQuery(this.queryWeights(typed), undefined, within);
     for (const slot of this.queryScores.touched) final.add(slot, this.queryScores.values[slot] as number);
     if (queryVector) this.addSemantic(queryVector, final);
 
@@ -313,9 +317,11 @@ export class EmbeddedEngine implements SearchEngine {
 
   /**
    * Scores one weighted query into `queryScores`: tool score / best + serviceWeight * service score /
-   * best; with `only`, for the marked tools and services alone (the bests then among them).
+   * best; with `only`, for the marked tools and services alone (the bests then among them). The best
+   * services' tools that no term found join with their service's share; with `within` (a service
+   * slot), only when none of that service's tools matched by its own text.
    */
-  private scoreQuery(weights: Map<number, number>, only?: { tools: Uint8Array; services: Uint8Array }): void {
+  private scoreQuery(weights: Map<number, number>, only?: { tools: Uint8Array; services: Uint8Array }, within?: number): void {
     const p = this.params;
     const out = this.queryScores;
     out.reset();
@@ -345,6 +351,7 @@ export class EmbeddedEngine implements SearchEngine {
       out.add(slot, share * (services.values[this.toolService[slot] as number] as number));
     }
     // The best services' other tools join too: their names are often generic ("Search", "Latest").
+    if (within !== undefined && out.touched.some((slot) => this.toolService[slot] === within)) return;
     for (const serviceSlot of topSlots(services.touched, services.values, p.topServices, (a, b) => a - b)) {
       for (const slot of (this.services.items[serviceSlot] as IndexedService).toolSlots) {
         if (only && only.tools[slot] !== 1) continue;
