@@ -74,12 +74,12 @@ export const webhookAttempts = new Histogram({
   registers: [metrics],
 });
 
-/** Catalog searches, by engine (embedded or meilisearch). */
+/** Catalog searches, by engine (embedded or meilisearch); finer below 50 ms, where the goal (20 ms) lies. */
 export const searchSeconds = new Histogram({
   name: "toolport_search_duration_seconds",
   help: "Catalog searches, by engine",
   labelNames: ["engine"] as const,
-  buckets: latencyBuckets,
+  buckets: [0.001, 0.0025, 0.005, 0.0075, 0.01, 0.015, 0.02, 0.025, 0.035, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
   registers: [metrics],
 });
 
