@@ -111,6 +111,13 @@ describe("restarting the catalog with a large catalog", () => {
       `(${callable} ORDER BY t.id LIMIT 1) UNION ALL (${callable} ORDER BY t.id DESC LIMIT 1)
        UNION ALL (${callable} ORDER BY t.id OFFSET 12000 LIMIT 1)`,
     );
+    // One tool's parameter gets a description no other text has: the rebuild reads parameters' descriptions
+    // from the column Postgres generates from `parameters` (migration 0005), which an update must refresh.
+    const described = ends.rows[2] as { id: string };
+    await db.query(
+      `UPDATE tools SET parameters = jsonb_set(parameters, '{key,description}', '"wombat ledger key"') WHERE id = $1`,
+      [described.id],
+    );
 
     await stack.stop("catalog");
     await stack.start("catalog");
@@ -127,6 +134,7 @@ describe("restarting the catalog with a large catalog", () => {
     expect(status).toBe(200);
 
     expect((await search("quokka forecast", 5)).ids).toContain(quokka);
+    expect((await search("wombat ledger", 5)).ids).toEqual([described.id]);
     for (const row of ends.rows) {
       const unique = row.name.split(" ").at(-1) as string;
       expect((await search(unique, 5)).ids, `${row.name} (${row.id})`).toContain(row.id);

@@ -181,26 +181,27 @@ export class EmbeddedEngine implements SearchEngine {
     for (const id of ids) this.unindexTool(id);
   }
 
-  async replaceAll(docs: SearchDocument[]): Promise<void> {
-    const vectors = await this.embedDocuments(docs);
-    this.tools.clear();
-    this.toolIndex.clear();
-    this.services.clear();
-    this.serviceIndex.clear();
-    this.serviceToolsLength.fill(0);
-    this.serviceToolsTotal = 0;
-    this.vocabulary.clear();
-    this.pairVocabulary.clear();
-    this.nextTermId = 0;
-    this.parameterCache = new Map();
-    docs.forEach((doc, i) => {
-      this.unindexTool(doc.id); // a repeated id in the input: the last one wins
-      this.indexTool(doc, vectors?.[i], true);
-    });
-    this.parameterCache = undefined;
+  /**
+   * Builds the new content aside, batch by batch as they arrive (the rebuild on start analyses one page
+   * of tools while Postgres reads the next), then takes it over in one step: until then, searches and
+   * changes see the previous content. A rebuild of a live index holds both for that moment.
+   */
+  async replaceAll(docs: SearchDocument[] | AsyncIterable<SearchDocument[]>): Promise<void> {
+    const next = new EmbeddedEngine(this.log, { params: this.params, embedder: this.embedder });
+    next.parameterCache = new Map();
+    for await (const batch of Array.isArray(docs) ? [docs] : docs) {
+      const vectors = await next.embedDocuments(batch);
+      batch.forEach((doc, i) => {
+        next.unindexTool(doc.id); // a repeated id in the input: the last one wins
+        next.indexTool(doc, vectors?.[i], true);
+      });
+    }
+    next.parameterCache = undefined;
     // Lay the postings out now rather than in the first search.
-    this.toolIndex.maintain(true);
-    this.serviceIndex.maintain(true);
+    next.toolIndex.maintain(true);
+    next.serviceIndex.maintain(true);
+    // Every field is the index's state (the parameters and the embedder are the same objects).
+    Object.assign(this, next);
   }
 
   async healthy(): Promise<boolean> {

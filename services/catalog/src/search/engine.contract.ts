@@ -207,6 +207,31 @@ export function engineContract(label: string, target: ContractTarget, skipReason
         expect(await ids("merge pdf")).toEqual([]);
       });
 
+      it("replaces from batches as they are read, answering from the previous content until the last is in", async () => {
+        let readLast: () => void = () => {};
+        const lastReadable = new Promise<void>((resolve) => {
+          readLast = resolve;
+        });
+        let firstTaken: () => void = () => {};
+        const firstBatchTaken = new Promise<void>((resolve) => {
+          firstTaken = resolve;
+        });
+        async function* batches() {
+          yield [tool("pdf-merge", { name: "Merge PDF files", description: "Joins PDF documents into one." })];
+          firstTaken();
+          await lastReadable;
+          yield [tool("pdf-split", { name: "Split PDF files", description: "Cuts a PDF document into pages." })];
+        }
+        const replacing = engine.replaceAll(batches());
+        await firstBatchTaken;
+        expect(await ids("current weather")).toContain("weather-now");
+        expect(await ids("merge pdf")).toEqual([]);
+        readLast();
+        await replacing;
+        expect(await ids("weather")).toEqual([]);
+        expect((await ids("pdf")).sort()).toEqual(["pdf-merge", "pdf-split"]);
+      });
+
       it("moves a tool to another service when its document says so", async () => {
         await engine.upsert([{ ...(catalog[4] as SearchDocument), serviceId: "svc-other", serviceName: "Other" }]);
         expect(await ids("current weather", { limit: 10, serviceId: "svc-weather" })).not.toContain("weather-now");

@@ -86,13 +86,14 @@ export class MeilisearchEngine implements SearchEngine {
   }
 
   /** Builds a fresh index beside the live one and swaps them, so searches never see a half-built index. */
-  async replaceAll(docs: SearchDocument[]): Promise<void> {
+  async replaceAll(docs: SearchDocument[] | AsyncIterable<SearchDocument[]>): Promise<void> {
     await this.ensureIndex();
     const next = `${this.uid}_rebuild`;
     await this.client.deleteIndexIfExists(next);
     await this.setUpIndex(next);
-    if (docs.length > 0) {
-      await this.wait(this.client.index(next).addDocuments(await this.toMeili(docs), { primaryKey: "key" }));
+    for await (const batch of Array.isArray(docs) ? [docs] : docs) {
+      if (batch.length === 0) continue;
+      await this.wait(this.client.index(next).addDocuments(await this.toMeili(batch), { primaryKey: "key" }));
     }
     await this.wait(this.client.swapIndexes([{ indexes: [this.uid, next], rename: false }]));
     await this.wait(this.client.deleteIndex(next));

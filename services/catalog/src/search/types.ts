@@ -60,8 +60,11 @@ export interface SearchEngine {
   upsert(docs: SearchDocument[]): Promise<void>;
   /** Removes documents by id; unknown ids are ignored. */
   remove(ids: string[]): Promise<void>;
-  /** Replaces the whole index with these documents (the rebuild from Postgres on start). */
-  replaceAll(docs: SearchDocument[]): Promise<void>;
+  /**
+   * Replaces the whole index with these documents (the rebuild from Postgres on start), given at once
+   * or in batches as they are read; searches see the previous content until the last batch is in.
+   */
+  replaceAll(docs: SearchDocument[] | AsyncIterable<SearchDocument[]>): Promise<void>;
   /** Best matches first; an empty or whitespace query gives []. */
   search(query: string, options: SearchOptions): Promise<SearchHit[]>;
   /** Whether the engine can answer now (Meilisearch reachable; always true for the embedded one). */

@@ -43,16 +43,14 @@ export async function serviceSearchFields(q: Queryable, ids?: string[]): Promise
 
 /**
  * One page of tools' search fields after `afterId` (null: from the start), in id order. Parameters
- * keep only their descriptions: a parameter's json_schema can be as large as the tool's input schema.
- * A parameter without a description stays without one, as the whole record has it.
+ * keep only their descriptions (the generated column `search_parameters`, migration 0005): a
+ * parameter's json_schema can be as large as the tool's input schema. A parameter without a
+ * description stays without one, as the whole record has it.
  */
 export async function toolSearchFieldsPage(q: Queryable, afterId: string | null, limit: number): Promise<ToolSearchFields[]> {
   const { rows } = await q.query(
     `SELECT t.id::text AS id, t.service_id::text AS service_id, t.slug, t.name, t.description, t.tags, t.status, t.sunset_date,
-            (SELECT coalesce(jsonb_object_agg(p.key, CASE WHEN p.value ? 'description'
-                                                         THEN jsonb_build_object('description', p.value->'description')
-                                                         ELSE '{}'::jsonb END), '{}'::jsonb)
-               FROM jsonb_each(CASE WHEN jsonb_typeof(t.parameters) = 'object' THEN t.parameters ELSE '{}'::jsonb END) AS p) AS parameters
+            t.search_parameters AS parameters
        FROM tools t
       WHERE $1::uuid IS NULL OR t.id > $1::uuid
       ORDER BY t.id
