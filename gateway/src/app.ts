@@ -13,6 +13,7 @@ import { jsonBody } from "./middleware/body.js";
 import { consoleDistDir, consoleMiddleware } from "./middleware/console.js";
 import { docsMiddleware, llmsMiddleware } from "./middleware/docs.js";
 import { errorMiddleware } from "./middleware/errors.js";
+import { jsonBytesMiddleware } from "./middleware/json-bytes.js";
 import { livenessMiddleware } from "./middleware/livez.js";
 import { metricsMiddleware } from "./middleware/metrics.js";
 import { unmatchedRoutes } from "./middleware/not-found.js";
@@ -33,6 +34,7 @@ export interface AppDeps {
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: deps.config.TRUST_PROXY });
   app.silent = true; // errors are logged by errorMiddleware, once, with the request id
+  app.use(jsonBytesMiddleware());
   app.use(livenessMiddleware());
   app.use(requestIdMiddleware(deps.log));
   app.use(tracingMiddleware());
