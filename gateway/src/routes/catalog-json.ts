@@ -4,8 +4,8 @@
  * numbers, absent values as null, and optional parameter keys left out when not set.
  */
 
-import type { JsonObject } from "@bufbuild/protobuf";
-import { fromJsonBytes } from "@toolport/kit/json-bytes";
+import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import { fromJsonBytes, rawJsonBytes } from "@toolport/kit/json-bytes";
 import { enumName, isoTime } from "@toolport/kit/proto-json";
 import type {
   CredentialSummary,
@@ -53,8 +53,10 @@ export function parameterJson(p: ToolParameter): JsonObject {
   if (p.minimum !== undefined) out.minimum = p.minimum;
   if (p.maximum !== undefined) out.maximum = p.maximum;
   if (p.encodeSlashes !== undefined) out.encode_slashes = p.encodeSlashes;
-  const jsonSchema = fromJsonBytes(p.jsonSchemaJson);
-  if (jsonSchema !== undefined) out.json_schema = jsonSchema;
+  // Handed on as the catalog sent it (middleware/json-bytes.ts writes the text): a page of tools holds
+  // megabytes of schemas the gateway has no reason to parse.
+  const jsonSchema = rawJsonBytes(p.jsonSchemaJson);
+  if (jsonSchema !== undefined) out.json_schema = jsonSchema as unknown as JsonValue;
   return out;
 }
 
@@ -105,7 +107,7 @@ export function toolJson(t: Tool): JsonObject {
     method: t.method,
     path: t.path,
     parameters: parametersJson(t.parameters),
-    output: fromJsonBytes(t.outputJson) ?? null,
+    output: (rawJsonBytes(t.outputJson) as unknown as JsonValue) ?? null,
     tips: orNull(t.tips),
     version: t.version,
     is_paid: t.isPaid,

@@ -113,6 +113,29 @@ describe("Box's OpenAPI 3.0 document, by URL", () => {
     expect(validate.errors?.[0]?.instancePath).toBe("/ask/long_text/embeddings/strategy/num_tokens_per_chunk");
   });
 
+  it("lists every tool with the same parameters and output as publishing returned (a page hands its schemas on unparsed)", async () => {
+    const listed: Body[] = [];
+    let next = `/tools?service_id=${box.service.id}&limit=100`;
+    for (let i = 0; i < 10 && next; i++) {
+      const res = await call(s, "GET", next, { agent });
+      expect(res.status).toBe(200);
+      listed.push(...res.body);
+      next = /<[^>]*\/v1(\/tools\?[^>]*)>; rel="next"/.exec(res.headers.get("link") ?? "")?.[1] ?? "";
+    }
+    expect(listed.map((t) => t.id).sort()).toEqual(box.tools.map((t) => t.id).sort());
+    const published = new Map(box.tools.map((t) => [t.id, t]));
+    for (const tool of listed) {
+      const { parameters, output } = published.get(tool.id) as Body;
+      expect({ name: tool.name, parameters: tool.parameters, output: tool.output }).toEqual({
+        name: tool.name,
+        parameters,
+        output,
+      });
+    }
+    expect(listed.some((t) => t.output !== null)).toBe(true);
+    expect(listed.some((t) => Object.values(t.parameters as Record<string, Body>).some((p) => p.json_schema))).toBe(true);
+  });
+
   it("is found by what a tool does, in words other than its name", async () => {
     // The agent's search ranks ready tools first (the built-ins and other services' credential-free tools;
     // Box's tools need a credential), so the words are asked of Box's tools: the first five of its own.

@@ -1,7 +1,16 @@
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { CallResultSchema } from "@toolport/proto/toolport/execution/v1/execution_results_pb";
 import { describe, expect, it } from "vitest";
-import { fromJsonBytes, jsonBytes, objectFromJsonBytes, optionalJsonBytes } from "./json-bytes.js";
+import {
+  fromJsonBytes,
+  jsonBytes,
+  objectFromJsonBytes,
+  optionalJsonBytes,
+  RawJson,
+  rawJsonBytes,
+  stringifyWithRaw,
+  textJsonBytes,
+} from "./json-bytes.js";
 
 function nested(depth: number): unknown {
   let value: unknown = { leaf: "\u{1F600} ü" };
@@ -29,5 +38,38 @@ describe("JSON values as bytes", () => {
     expect(objectFromJsonBytes(undefined)).toEqual({});
     expect(objectFromJsonBytes(jsonBytes([1]))).toEqual({});
     expect(objectFromJsonBytes(jsonBytes({ a: 1 }))).toEqual({ a: 1 });
+  });
+});
+
+describe("JSON text passed on unparsed (RawJson)", () => {
+  const schema = '{"type": "object", "properties": {"q": {"type": "string", "description": "ü \\" \\u0000-free"}}}';
+
+  it("writes each text where its value stands, in arrays and objects, and the rest as JSON.stringify does", () => {
+    const value = {
+      a: new RawJson(schema),
+      list: [new RawJson("[1, 2]"), null, "\\u0000 0 \\u0000"],
+      text: "a \u00e9 string",
+      nested: { b: new RawJson("null") },
+    };
+    const json = stringifyWithRaw(value);
+    expect(json).toContain(`"a":${schema}`);
+    expect(JSON.parse(json)).toEqual({
+      a: JSON.parse(schema),
+      list: [[1, 2], null, "\\u0000 0 \\u0000"],
+      text: "a \u00e9 string",
+      nested: { b: null },
+    });
+  });
+
+  it("is the parsed value to any other serializer, and after stringifyWithRaw returns", () => {
+    const value = { a: new RawJson(schema) };
+    stringifyWithRaw(value);
+    expect(JSON.parse(JSON.stringify(value))).toEqual({ a: JSON.parse(schema) });
+  });
+
+  it("crosses bytes without a parse: empty bytes are absent, text goes through as it is", () => {
+    expect(rawJsonBytes(new Uint8Array(0))).toBeUndefined();
+    expect(textJsonBytes(null).length).toBe(0);
+    expect(rawJsonBytes(textJsonBytes(schema))?.text).toBe(schema);
   });
 });

@@ -35,3 +35,51 @@ export function objectFromJsonBytes(bytes: Uint8Array | undefined): JsonObject {
 export function optionalJsonBytes(value: unknown): Uint8Array | undefined {
   return value === undefined ? undefined : jsonBytes(value);
 }
+
+/**
+ * JSON text passed on without being parsed: a page of tools carries megabytes of JSON Schema (each
+ * parameter's, the declared output) that the catalog and the gateway only forward. Parsing it in one
+ * process and writing it again in the next was most of such a page's time in both (catalog-scale bench,
+ * CPU profiles). `stringifyWithRaw` writes the text where the value stands; any other serializer
+ * (plain JSON.stringify) gets the parsed value, so a RawJson is never wrong anywhere, only slower there.
+ * The text must be JSON: it comes from Postgres (jsonb as text) or from JSON.stringify.
+ */
+export class RawJson {
+  constructor(readonly text: string) {}
+
+  toJSON(): unknown {
+    if (collecting === null) return JSON.parse(this.text);
+    collecting.push(this.text);
+    return `${RAW_MARK}${collecting.length - 1}${RAW_MARK}`;
+  }
+}
+
+/** The texts of the RawJson values the running stringifyWithRaw met, by placeholder number. */
+let collecting: string[] | null = null;
+/** U+0000 around a placeholder: JSON.stringify escapes it, and no stored string holds one (the gateway refuses it). */
+const RAW_MARK = "\u0000";
+const PLACEHOLDER = /"\\u0000(\d+)\\u0000"/g;
+
+/** A value's JSON text, with each RawJson's text in its place. */
+export function stringifyWithRaw(value: unknown): string {
+  const texts: string[] = [];
+  collecting = texts;
+  let json: string;
+  try {
+    json = JSON.stringify(value);
+  } finally {
+    collecting = null;
+  }
+  return texts.length === 0 ? json : json.replace(PLACEHOLDER, (_, i: string) => texts[Number(i)] as string);
+}
+
+/** A bytes field's JSON text as a RawJson; empty bytes read as `undefined`. */
+export function rawJsonBytes(bytes: Uint8Array | undefined): RawJson | undefined {
+  if (!bytes || bytes.length === 0) return undefined;
+  return new RawJson(decoder.decode(bytes));
+}
+
+/** The UTF-8 bytes of JSON text as it is (no parse, no stringify); `null` becomes empty bytes (absent). */
+export function textJsonBytes(text: string | null | undefined): Uint8Array {
+  return text === null || text === undefined ? EMPTY : encoder.encode(text);
+}

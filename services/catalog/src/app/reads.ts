@@ -11,7 +11,7 @@ import { passesMinSuccessRate } from "../domain/reliability.js";
 import { exampleObject } from "../publishing/json-schema.js";
 import { findService, findTool, listToolsWithService } from "../store/catalog-store.js";
 import { findOAuthClient } from "../store/oauth-store.js";
-import { exactMatchIds, listToolPage, type Page, serviceToolPage, toolNamed } from "../store/tool-pages.js";
+import { exactMatchIds, listToolPage, type Page, pageToolsByIds, serviceToolPage, toolNamed } from "../store/tool-pages.js";
 import type { CatalogDeps } from "./deps.js";
 import { type ToolView, viewTools } from "./views.js";
 
@@ -157,9 +157,14 @@ export async function searchTools(
   }
   const page = rankResults(query, views, caller !== null).slice(0, limit);
   if (surface === "public") return page;
-  // The full Tool shape carries the declared output: read the page's rows whole.
+  // The full Tool shape carries the declared output and the parameters' schemas: read the page's rows as a page.
   const full = new Map(
-    (await listToolsWithService(deps.pool, { toolIds: page.map((v) => v.tool.id) })).map((p) => [p.tool.id, p.tool]),
+    (
+      await pageToolsByIds(
+        deps.pool,
+        page.map((v) => v.tool.id),
+      )
+    ).map((p) => [p.tool.id, p.tool]),
   );
   return page.map((v) => ({ ...v, tool: full.get(v.tool.id) ?? v.tool }));
 }

@@ -118,6 +118,16 @@ export interface ToolDraft {
   passthroughReason?: string | null;
 }
 
+/**
+ * A tool page's output and parameters' JSON Schemas as Postgres wrote them (JSON text), for handing on
+ * unparsed (store/tool-pages.ts); the record's `output` and its parameters' `jsonSchema` are then absent.
+ */
+export interface RawToolJson {
+  output: string | null;
+  /** Parameter key -> its JSON Schema's text, for the parameters that have one. */
+  schemas: Record<string, string>;
+}
+
 export interface ToolRecord extends ToolDraft {
   id: string;
   serviceId: string;
@@ -131,6 +141,7 @@ export interface ToolRecord extends ToolDraft {
   revision: bigint;
   createdAt: Date;
   updatedAt: Date;
+  rawJson?: RawToolJson;
 }
 
 /** A tool with the service facts every view of it needs. */

@@ -2,7 +2,7 @@
 
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { jsonBytes } from "@toolport/kit/json-bytes";
+import { jsonBytes, textJsonBytes } from "@toolport/kit/json-bytes";
 import {
   CredentialScope as CredentialScopeEnum,
   type CredentialSummary as CredentialSummaryMsg,
@@ -104,9 +104,18 @@ export function parameterToProto(p: ToolParameterInfo): ToolParameter {
   });
 }
 
-function parametersToProto(params: Record<string, ToolParameterInfo>): Record<string, ToolParameter> {
+/** With `schemas` (a page read's raw JSON texts by key), each schema goes on as Postgres wrote it. */
+function parametersToProto(
+  params: Record<string, ToolParameterInfo>,
+  schemas?: Record<string, string>,
+): Record<string, ToolParameter> {
   const out: Record<string, ToolParameter> = {};
-  for (const [key, p] of Object.entries(params)) out[key] = parameterToProto(p);
+  for (const [key, p] of Object.entries(params)) {
+    const parameter = parameterToProto(p);
+    const raw = schemas?.[key];
+    if (raw !== undefined) parameter.jsonSchemaJson = textJsonBytes(raw);
+    out[key] = parameter;
+  }
   return out;
 }
 
@@ -147,8 +156,8 @@ export function toolToProto(v: ToolView): Tool {
     tags: tool.tags,
     method: tool.method,
     path: tool.path,
-    parameters: parametersToProto(tool.parameters),
-    outputJson: jsonBytes(tool.output ?? undefined),
+    parameters: parametersToProto(tool.parameters, tool.rawJson?.schemas),
+    outputJson: tool.rawJson ? textJsonBytes(tool.rawJson.output) : jsonBytes(tool.output ?? undefined),
     tips: tool.tips ?? undefined,
     version: tool.version,
     isPaid: tool.pricePerCallCents > 0n,

@@ -8,11 +8,12 @@ import type { ServiceRecord, ToolDraft, ToolRecord, ToolWithService } from "../d
 import { isUuid, slugify, uniqueSlug } from "../domain/slug.js";
 import { type Queryable, serviceFromRow, toolFromRow } from "./rows.js";
 
+/** search_parameters (generated, for the search index's rebuild) repeats what `parameters` holds. */
 const TOOL_WITH_SERVICE =
-  "SELECT to_jsonb(t) AS tool, to_jsonb(s) AS service FROM tools t JOIN services s ON s.id = t.service_id";
+  "SELECT to_jsonb(t) - 'search_parameters' AS tool, to_jsonb(s) AS service FROM tools t JOIN services s ON s.id = t.service_id";
 /** Without the large schema columns: enough to filter, rank and render a trimmed tool. */
 const LIGHT_TOOL_WITH_SERVICE =
-  "SELECT to_jsonb(t) - 'input_schema' - 'output' - 'request_body_schema' - 'example' AS tool, to_jsonb(s) AS service FROM tools t JOIN services s ON s.id = t.service_id";
+  "SELECT to_jsonb(t) - 'input_schema' - 'output' - 'request_body_schema' - 'example' - 'search_parameters' AS tool, to_jsonb(s) AS service FROM tools t JOIN services s ON s.id = t.service_id";
 
 const pair = (r: { tool: Record<string, unknown>; service: Record<string, unknown> }): ToolWithService => ({
   tool: toolFromRow(r.tool),

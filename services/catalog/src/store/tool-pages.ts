@@ -28,13 +28,21 @@ export interface Reader {
 const LISTABLE = "t.status = 'active' AND s.status <> 'retired' AND (t.sunset_date IS NULL OR t.sunset_date > now())";
 
 /** The tool's large columns stay in the table; a light row is enough to filter, rank and trim. */
-const LIGHT_TOOL = "to_jsonb(t) - 'input_schema' - 'output' - 'request_body_schema' - 'example'";
+const LIGHT_TOOL = "to_jsonb(t) - 'input_schema' - 'output' - 'request_body_schema' - 'example' - 'search_parameters'";
+/** The tool's parameters as an object (always, in practice; a guard for jsonb_each). */
+const PARAMETERS = "jsonb_each(CASE WHEN jsonb_typeof(t.parameters) = 'object' THEN t.parameters ELSE '{}'::jsonb END)";
 /**
  * What a page of the Tool shape needs (handlers/convert.ts toolToProto): the row without the input schema,
  * request body schema and example, which the shape does not carry (at 100 directory tools a page, 3.1 MB
- * of rows become 1.6 MB), and its service without its description (repeated on every row).
+ * of rows become 1.6 MB), and its service without its description (repeated on every row). The output and
+ * each parameter's JSON Schema, most of what is left, come apart as text (`output_text`,
+ * `parameter_schemas`), which the catalog and the gateway hand on without parsing it (ToolRecord.rawJson).
  */
-const PAGE_TOOL = "to_jsonb(t) - 'input_schema' - 'request_body_schema' - 'example'";
+const PAGE_TOOL = `(to_jsonb(t) - 'input_schema' - 'request_body_schema' - 'example' - 'search_parameters' - 'output' - 'parameters')
+    || jsonb_build_object('parameters', (SELECT coalesce(jsonb_object_agg(p.key, p.value - 'jsonSchema'), '{}'::jsonb) FROM ${PARAMETERS} AS p))
+  AS tool,
+  t.output::text AS output_text,
+  (SELECT jsonb_object_agg(p.key, (p.value -> 'jsonSchema')::text) FROM ${PARAMETERS} AS p WHERE p.value ? 'jsonSchema') AS parameter_schemas`;
 const PAGE_SERVICE = "to_jsonb(s) - 'description'";
 
 /** Builds one statement's parameters and the SQL fragments that use them. */
@@ -140,9 +148,15 @@ function pageOf<R, T>(rows: R[], limit: number, keyOf: (row: R) => string, map: 
 
 // ---- tools ------------------------------------------------------------------------------------
 
-interface ToolKeyRow {
+/** A row of PAGE_TOOL and PAGE_SERVICE. */
+interface PageRow {
   tool: Record<string, unknown>;
   service: Record<string, unknown>;
+  output_text: string | null;
+  parameter_schemas: Record<string, string> | null;
+}
+
+interface ToolKeyRow extends PageRow {
   is_demo: boolean;
   not_ready: number;
   service_name: string;
@@ -152,6 +166,11 @@ interface ToolKeyRow {
 
 const toPair = (r: { tool: Record<string, unknown>; service: Record<string, unknown> }): ToolWithService => ({
   tool: toolFromRow(r.tool),
+  service: serviceFromRow(r.service),
+});
+
+const toPagePair = (r: PageRow): ToolWithService => ({
+  tool: { ...toolFromRow(r.tool), rawJson: { output: r.output_text, schemas: r.parameter_schemas ?? {} } },
   service: serviceFromRow(r.service),
 });
 
@@ -194,7 +213,7 @@ export async function listToolPage(
     `WITH k AS (
        SELECT t.id, s.is_demo, ${notReady} AS not_ready, s.name AS service_name, t.name AS tool_name
          FROM tools t JOIN services s ON s.id = t.service_id ${st.where_()})
-     SELECT ${PAGE_TOOL} AS tool, ${PAGE_SERVICE} AS service, k.*
+     SELECT ${PAGE_TOOL}, ${PAGE_SERVICE} AS service, k.*
        FROM (SELECT * FROM k ${outer.length ? `WHERE ${outer.join(" AND ")}` : ""}
               ORDER BY k.is_demo, k.not_ready, k.service_name, k.tool_name, k.id LIMIT ${limit}) k
        JOIN tools t ON t.id = k.id JOIN services s ON s.id = t.service_id
@@ -205,7 +224,7 @@ export async function listToolPage(
     rows,
     page.limit,
     (r) => encodeCursor("tools", [r.is_demo, r.not_ready, r.service_name, r.tool_name, r.id]),
-    toPair,
+    toPagePair,
   );
 }
 
@@ -221,13 +240,13 @@ export async function serviceToolPage(
     const [name, id] = decodeCursor("service_tools", page.cursor, ["string", "uuid"]);
     st.where.push(`(t.name, t.id) > (${st.bind(name)}::text, ${st.bind(id)}::uuid)`);
   }
-  const { rows } = await q.query<{ tool: Record<string, unknown>; service: Record<string, unknown>; id: string; name: string }>(
-    `SELECT ${PAGE_TOOL} AS tool, ${PAGE_SERVICE} AS service, t.id::text AS id, t.name
+  const { rows } = await q.query<PageRow & { id: string; name: string }>(
+    `SELECT ${PAGE_TOOL}, ${PAGE_SERVICE} AS service, t.id::text AS id, t.name
        FROM tools t JOIN services s ON s.id = t.service_id ${st.where_()}
       ORDER BY t.name, t.id LIMIT ${st.bind(page.limit + 1)}`,
     st.params,
   );
-  return pageOf(rows, page.limit, (r) => encodeCursor("service_tools", [r.name, r.id]), toPair);
+  return pageOf(rows, page.limit, (r) => encodeCursor("service_tools", [r.name, r.id]), toPagePair);
 }
 
 /** One page of public services by the list order: real before sample-data ones, then name and id. */
@@ -288,6 +307,17 @@ export async function usableTools(
   return rows.map(toPair);
 }
 
+/** These tools as a page of the Tool shape reads them (PAGE_TOOL), in no order; the caller chose them. */
+export async function pageToolsByIds(q: Queryable, ids: string[]): Promise<ToolWithService[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await q.query<PageRow>(
+    `SELECT ${PAGE_TOOL}, ${PAGE_SERVICE} AS service FROM tools t JOIN services s ON s.id = t.service_id
+      WHERE t.id = ANY($1::uuid[])`,
+    [ids.filter(isUuid)],
+  );
+  return rows.map(toPagePair);
+}
+
 /**
  * Up to `limit` credential-free, free, public, not deprecated tools for a new agent's first call, one per
  * service first: built-in tools (real, then sample-data ones), then verified services', then the rest;
@@ -301,7 +331,7 @@ export async function starterTools(q: Queryable, popular: string[], limit: numbe
                      WHEN s.verification_tier <> 'unverified' THEN 2 ELSE 3 END`;
   const pop = `coalesce(array_position(${st.bind(popular.filter(isUuid))}::uuid[], t.id), 1000000000)`;
   const { rows } = await q.query(
-    `SELECT to_jsonb(t) AS tool, to_jsonb(s) AS service FROM (
+    `SELECT to_jsonb(t) - 'search_parameters' AS tool, to_jsonb(s) AS service FROM (
        SELECT t.id, ${rank} AS rank, ${pop} AS pop, t.created_at,
               row_number() OVER (PARTITION BY s.id ORDER BY ${rank}, ${pop}, t.created_at, t.id) AS nth
          FROM tools t JOIN services s ON s.id = t.service_id ${st.where_()}
@@ -322,7 +352,7 @@ export async function toolNamed(q: Queryable, reader: Reader | null, name: strin
   const st = new Statement().visibleTo(reader);
   st.where.push(`lower(t.name) = lower(${st.bind(name.trim())})`, "(t.sunset_date IS NULL OR t.sunset_date > now())");
   const { rows } = await q.query(
-    `SELECT to_jsonb(t) AS tool, to_jsonb(s) AS service FROM tools t JOIN services s ON s.id = t.service_id ${st.where_()}
+    `SELECT to_jsonb(t) - 'search_parameters' AS tool, to_jsonb(s) AS service FROM tools t JOIN services s ON s.id = t.service_id ${st.where_()}
       ORDER BY NOT (t.status = 'active' AND s.status <> 'retired'), s.is_demo, t.created_at, t.id LIMIT 1`,
     st.params,
   );
