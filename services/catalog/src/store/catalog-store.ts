@@ -6,14 +6,13 @@ import { randomUUID } from "node:crypto";
 import type { PoolClient } from "@toolport/kit/pg";
 import type { ServiceRecord, ToolDraft, ToolRecord, ToolWithService } from "../domain/model.js";
 import { isUuid, slugify, uniqueSlug } from "../domain/slug.js";
-import { type Queryable, serviceFromRow, toolFromRow } from "./rows.js";
+import { type Queryable, SMALL_TOOL_JSON, serviceFromRow, toolFromRow } from "./rows.js";
 
 /** search_parameters (generated, for the search index's rebuild) repeats what `parameters` holds. */
 const TOOL_WITH_SERVICE =
   "SELECT to_jsonb(t) - 'search_parameters' AS tool, to_jsonb(s) AS service FROM tools t JOIN services s ON s.id = t.service_id";
 /** Without the large schema columns: enough to filter, rank and render a trimmed tool. */
-const LIGHT_TOOL_WITH_SERVICE =
-  "SELECT to_jsonb(t) - 'input_schema' - 'output' - 'request_body_schema' - 'example' - 'search_parameters' AS tool, to_jsonb(s) AS service FROM tools t JOIN services s ON s.id = t.service_id";
+const LIGHT_TOOL_WITH_SERVICE = `SELECT ${SMALL_TOOL_JSON} || jsonb_build_object('parameters', t.parameters) AS tool, to_jsonb(s) AS service FROM tools t JOIN services s ON s.id = t.service_id`;
 
 const pair = (r: { tool: Record<string, unknown>; service: Record<string, unknown> }): ToolWithService => ({
   tool: toolFromRow(r.tool),

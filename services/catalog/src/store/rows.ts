@@ -10,6 +10,43 @@ const date = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)))
 const dateOrNull = (v: unknown): Date | null => (v === null || v === undefined ? null : date(v));
 const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
 
+/** The tool columns toolFromRow reads, except the large JSON ones (parameters, schemas, output, example). */
+const SMALL_TOOL_COLUMNS = [
+  "id",
+  "service_id",
+  "slug",
+  "source_key",
+  "name",
+  "description",
+  "status",
+  "tags",
+  "method",
+  "path",
+  "request_body_content_type",
+  "tips",
+  "version",
+  "price_per_call_cents",
+  "side_effecting",
+  "deprecated",
+  "deprecation_message",
+  "sunset_date",
+  "passthrough_reason",
+  "security",
+  "security_scopes",
+  "mcp_tool_name",
+  "internal_handler",
+  "revision",
+  "created_at",
+  "updated_at",
+];
+
+/**
+ * SQL: the small columns of the tool `t` as one jsonb object, for toolFromRow. `to_jsonb(t) - 'input_schema'
+ * - ...` reads and converts every large column before it drops them: on a page of 100 directory tools
+ * that was half of the statement's time (86 ms against 40, side by side).
+ */
+export const SMALL_TOOL_JSON = `(SELECT to_jsonb(x) FROM (SELECT ${SMALL_TOOL_COLUMNS.map((c) => `t.${c}`).join(", ")}) AS x)`;
+
 export function serviceFromRow(r: Row): ServiceRecord {
   return {
     id: String(r.id),
