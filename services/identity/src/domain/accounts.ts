@@ -36,6 +36,9 @@ export async function registerAgent(
   const name = requireText("name", input.name, 100);
   const email = requireEmail("operator_email", input.operatorEmail);
   const accountId = randomUUID();
+  // Asked at once: the starter tools depend on nothing here, and the wallet is a call to billing first.
+  const startersAsked = deps.catalog.starterTools(3);
+  startersAsked.catch(() => {}); // awaited below; if the wallet fails first, its error is the answer
   const wallet = await deps.wallets.createWallet(accountId);
   const secret = generateApiKeySecret();
   const [account, starters] = await Promise.all([
@@ -61,7 +64,7 @@ export async function registerAgent(
         purpose: null,
       },
     ),
-    deps.catalog.starterTools(3),
+    startersAsked,
   ]);
   return { account, apiKey: secret.plaintext, wallet, starters };
 }
