@@ -214,6 +214,25 @@ describe("publishing from OpenAPI, credentials and readiness", () => {
     expect(again.body.warnings.join(" ")).toContain("relative");
   });
 
+  it("gives a name too long for a suffix its own shortened slugs, publish after publish", async () => {
+    // An 80-character slug (the most) has no room for "-2": the suffixed forms shorten it, and the lookup
+    // of the taken ones must find those too (the APIs.guru directory's long Azure titles answered 500).
+    const title = `${"ab".repeat(32)}c listssloptions`;
+    const op = (id: string) => ({ get: { operationId: id, responses: { "200": { description: "ok" } } } });
+    const document = { openapi: "3.0.3", info: { title, version: "1" }, paths: { "/a": op("readAll"), "/b": op("readOne") } };
+    const services: string[] = [];
+    const tools: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await call(s, "POST", "/services", { agent: alice, body: { api: { document } } });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      services.push(res.body.service.slug);
+      tools.push(...res.body.tools.map((t: { slug: string }) => t.slug));
+    }
+    expect(new Set(services).size).toBe(3);
+    expect(new Set(tools).size).toBe(6);
+    for (const slug of [...services, ...tools]) expect(slug.length).toBeLessThanOrEqual(80);
+  });
+
   it("imports the 3.1 Train Travel document from YAML, inline", async () => {
     const res = await call(s, "POST", "/services", { agent: alice, body: { api: trainTravel, name: "Train Travel" } });
     expect(res.status, JSON.stringify(res.body)).toBe(201);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkSlug, slugify, uniqueSlug } from "./slug.js";
+import { checkSlug, slugify, slugSuffixPrefixes, uniqueSlug } from "./slug.js";
 
 describe("slugs", () => {
   it("are readable: words from names, camelCase split, an acronym ending a word kept whole", () => {
@@ -14,6 +14,19 @@ describe("slugs", () => {
     const taken = new Set(["pets", "pets-2"]);
     expect(uniqueSlug("pets", (s) => taken.has(s))).toBe("pets-3");
     expect(uniqueSlug("cats", (s) => taken.has(s))).toBe("cats");
+  });
+
+  it("name every prefix a suffixed form starts with, the shortened ones of a long base too", () => {
+    expect(slugSuffixPrefixes("pets")).toEqual(["pets-"]);
+    const long = slugify(`${"ab".repeat(32)}c listssloptions`);
+    expect(long.length).toBe(80);
+    const taken = new Set([long]);
+    for (let n = 2; n <= 12; n++) {
+      const next = uniqueSlug(long, (s) => taken.has(s));
+      expect(next.length).toBeLessThanOrEqual(80);
+      expect(slugSuffixPrefixes(long).some((prefix) => next.startsWith(prefix))).toBe(true);
+      taken.add(next);
+    }
   });
 
   it("refuse chosen slugs that are not lowercase words joined by hyphens", () => {

@@ -45,6 +45,19 @@ export function isUuid(value: string): boolean {
   return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value);
 }
 
+/**
+ * What every `base-N` candidate of uniqueSlug starts with: `base-`, and, for a base too long to take a
+ * suffix of d digits within the limit, its first characters and `-`. A lookup of the taken forms by the
+ * `base-` prefix alone missed the shortened ones, and the publish broke the unique index (the whole
+ * APIs.guru directory: long Azure titles published a second and a third time answered 500).
+ * Covers N up to 9,999.
+ */
+export function slugSuffixPrefixes(base: string): string[] {
+  const prefixes = new Set([`${base}-`]);
+  for (let digits = 1; digits <= 4; digits++) prefixes.add(`${base.slice(0, MAX_LENGTH - digits - 1)}-`);
+  return [...prefixes];
+}
+
 /** The first of base, base-2, base-3, ... that `taken` does not hold. */
 export function uniqueSlug(base: string, taken: (slug: string) => boolean): string {
   if (!taken(base)) return base;

@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import type { PoolClient } from "@toolport/kit/pg";
 import type { ServiceRecord, ToolDraft, ToolRecord, ToolWithService } from "../domain/model.js";
-import { isUuid, slugify, uniqueSlug } from "../domain/slug.js";
+import { isUuid, slugify, slugSuffixPrefixes, uniqueSlug } from "../domain/slug.js";
 import { type Queryable, SMALL_TOOL_JSON, serviceFromRow, toolFromRow } from "./rows.js";
 
 /** search_parameters (generated, for the search index's rebuild) repeats what `parameters` holds. */
@@ -115,10 +115,11 @@ export async function serviceStats(q: Queryable, serviceIds: string[]): Promise<
 }
 
 /** The set of slugs in `table` equal to base or base-N, to pick a free one in memory. */
+/** The services' slugs among `base` and its `base-N` forms (slugSuffixPrefixes). */
 async function slugsLike(q: Queryable, table: "services" | "tools", base: string): Promise<Set<string>> {
-  const { rows } = await q.query<{ slug: string }>(`SELECT slug FROM ${table} WHERE slug = $1 OR slug LIKE $2`, [
+  const { rows } = await q.query<{ slug: string }>(`SELECT slug FROM ${table} WHERE slug = $1 OR slug LIKE ANY($2::text[])`, [
     base,
-    `${base.replace(/[%_]/g, "\\$&")}-%`,
+    slugSuffixPrefixes(base).map((prefix) => `${prefix.replace(/[%_\\]/g, "\\$&")}%`),
   ]);
   return new Set(rows.map((r) => r.slug));
 }
@@ -281,20 +282,20 @@ function chunks<T>(items: T[], size: number): T[][] {
 }
 
 /**
- * The slugs already taken among `bases` and their `base-N` forms. One statement however many bases:
- * each is looked up in the unique slug index and as a byte-wise prefix range (`base-` up to `base.`,
- * exactly what LIKE 'base-%' matches) in the text_pattern_ops index; a LIKE ANY over the array would
- * read every tool of the catalog instead (migration 0003).
+ * The slugs already taken among `bases` and their `base-N` forms (slugSuffixPrefixes: a long base is
+ * shortened to fit N). One statement however many bases: each base is looked up in the unique slug index
+ * and each prefix as a byte-wise range (`base-` up to `base.`, exactly what LIKE 'base-%' matches) in the
+ * text_pattern_ops index; a LIKE ANY over the array would read every tool of the catalog instead
+ * (migration 0003).
  */
 async function takenSlugs(client: PoolClient, bases: string[]): Promise<Set<string>> {
+  const prefixes = [...new Set(bases.flatMap(slugSuffixPrefixes))];
   const { rows } = await client.query<{ slug: string }>(
-    `SELECT t.slug FROM (SELECT DISTINCT b FROM unnest($1::text[]) AS b) AS base
-       JOIN LATERAL (
-         SELECT slug FROM tools WHERE slug = base.b
-         UNION ALL
-         SELECT slug FROM tools WHERE slug ~>=~ (base.b || '-') AND slug ~<~ (base.b || '.')
-       ) AS t ON true`,
-    [bases],
+    `SELECT slug FROM tools WHERE slug = ANY($1::text[])
+     UNION ALL
+     SELECT t.slug FROM unnest($2::text[]) AS p
+       JOIN LATERAL (SELECT slug FROM tools WHERE slug ~>=~ p AND slug ~<~ (left(p, -1) || '.')) AS t ON true`,
+    [[...new Set(bases)], prefixes],
   );
   return new Set(rows.map((r) => r.slug));
 }
