@@ -553,6 +553,7 @@ export function importOpenApi(
   const globalSecurity = Array.isArray(api.security) ? api.security : [];
 
   const tools: (ToolDraft & { deprecated: boolean })[] = [];
+  const trimmedOutputs: string[] = [];
   const paths = isObject(api.paths) ? api.paths : {};
   for (const [path, rawItem] of Object.entries(paths)) {
     const item = resolveObject(api, rawItem);
@@ -580,9 +581,15 @@ export function importOpenApi(
           schemeNames,
           version: str(info.version),
           warnings,
+          trimmedOutputs,
         }),
       );
     }
+  }
+  if (trimmedOutputs.length > 0) {
+    warnings.push(
+      `the response schemas of ${trimmedOutputs.length} operations (${trimmedOutputs.slice(0, 3).join(", ")}${trimmedOutputs.length > 3 ? ", ..." : ""}) reach more than ${OUTPUT_LIMIT_BYTES / 1024} KB of schemas: their tools' output names the schemas it reaches without expanding them (or is left out where even that is too large)`,
+    );
   }
   if (tools.length === 0) warnings.push("the document has no operations under `paths`; no tools were imported");
   for (const ref of schemas.unresolved) warnings.push(`$ref ${ref} does not resolve; that schema accepts any value`);
@@ -616,7 +623,16 @@ interface OperationInput {
   schemeNames: Set<string>;
   version: string;
   warnings: string[];
+  /** Operations whose declared output was over OUTPUT_LIMIT_BYTES (one warning names them). */
+  trimmedOutputs: string[];
 }
+
+/**
+ * Most JSON a tool's declared output may take with every schema it reaches; past it the output keeps its
+ * own fields and names the schemas it reaches without them (SchemaWriter.boundedStandalone). Box's largest
+ * is 96 KB, GitHub's 226 KB, Stripe's average 500 KB.
+ */
+const OUTPUT_LIMIT_BYTES = 128 * 1024;
 
 function toolFromOperation(input: OperationInput): ToolDraft & { deprecated: boolean } {
   const { api, schemas, path, method, op } = input;
@@ -803,7 +819,9 @@ function declaredOutput(op: Record<string, unknown>, input: OperationInput): Jso
     const [, media] = pickMedia(response.content);
     if (isObject(media?.schema)) {
       const schema = input.schemas.write(media.schema);
-      return input.schemas.standalone(describedSchema(schema, str(response.description)));
+      const bounded = input.schemas.boundedStandalone(describedSchema(schema, str(response.description)), OUTPUT_LIMIT_BYTES);
+      if (bounded.trimmed) input.trimmedOutputs.push(`${input.method.toUpperCase()} ${input.path}`);
+      return bounded.schema;
     }
   }
   return null;

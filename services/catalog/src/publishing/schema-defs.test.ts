@@ -259,6 +259,41 @@ describe("the size guard", () => {
     expect(tool.output).toEqual({ ...big, description: "ok" });
   });
 
+  it("bounds a declared output that reaches too much: its own fields kept, the schemas it reaches named, one warning", async () => {
+    // Twelve distinct big schemas (each kept in $defs): 12 x 20 KB of output, over the 128 KB bound.
+    const schemas: Record<string, unknown> = {};
+    for (let i = 0; i < 12; i++) schemas[`Part${i}`] = big;
+    schemas.Hub = {
+      type: "object",
+      required: ["id"],
+      properties: {
+        id: { type: "string" },
+        ...Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`part${i}`, ref(`Part${i}`)])),
+      },
+    };
+    const paths = {
+      "/hubs": {
+        post: {
+          operationId: "makeHub",
+          requestBody: json(ref("Hub")),
+          responses: { "200": { description: "ok", ...json(ref("Hub")) } },
+        },
+      },
+    };
+    const doc = { openapi: "3.0.3", info: { title: "Hubs", version: "1" }, servers: [{ url: "https://api.example.com" }], paths };
+    const api = importOpenApi(await validateDocument(structuredClone({ ...doc, components: { schemas } })));
+    const tool = api.tools[0] as (typeof api.tools)[number];
+    const output = tool.output as JsonSchema;
+    expect(JSON.stringify(output).length).toBeLessThan(128 * 1024);
+    expect(output).not.toHaveProperty("$defs");
+    expect((output.properties as Record<string, JsonSchema>).id).toEqual({ type: "string" });
+    expect((output.properties as Record<string, JsonSchema>).part3).toMatchObject({ title: "Part3" });
+    expect(api.warnings.join(" ")).toMatch(/response schemas of 1 operations \(POST \/hubs\) reach more than 128 KB/);
+    // What the tool accepts is still whole: the input validates against every schema it reaches.
+    expect(Object.keys(tool.inputSchema.$defs as object)).toHaveLength(12);
+    expect(validator(tool.inputSchema)({ id: "h", part3: { field_1: 2 } })).toBe(false);
+  });
+
   it("keeps a DAG whose full inlining doubles at every level to a size linear in its depth", async () => {
     // Level i refers to level i+1 twice: written in place, 24 levels would hold 2^24 copies of the leaf.
     const dag = async (levels: number) => {

@@ -102,6 +102,23 @@ export class SchemaWriter {
     return (isObject(out) ? out : out === false ? { not: {} } : {}) as JsonSchema;
   }
 
+  /**
+   * `standalone(schema)` when its JSON stays within `limitBytes`; otherwise the schema without `$defs`,
+   * each reference written as what it names (`{ title: <Name>, description }`, not expanded), and `null`
+   * when even that is over the limit. For what a tool answers (its declared output), which agents read
+   * and nothing validates: a response that reaches much of a large API's object graph (Stripe's: 500 KB a
+   * tool on average, 225 MB for the document) would otherwise be stored whole with every tool.
+   */
+  boundedStandalone(schema: JsonSchema, limitBytes: number): { schema: JsonSchema | null; trimmed: boolean } {
+    const defs = this.defsFor(schema);
+    let size = this.size(schema);
+    for (const [name, body] of Object.entries(defs)) size += name.length + 4 + this.size(body);
+    if (size <= limitBytes)
+      return { schema: Object.keys(defs).length === 0 ? schema : { ...schema, $defs: defs }, trimmed: false };
+    const named = unexpandReferences(schema) as JsonSchema;
+    return { schema: JSON.stringify(named).length <= limitBytes ? named : null, trimmed: true };
+  }
+
   /** `schema` (a written one, or built from written ones) with the `$defs` it reaches at its root. */
   standalone(schema: JsonSchema): JsonSchema {
     const defs = this.defsFor(schema);
@@ -393,4 +410,18 @@ function decodeName(encoded: string): string {
   } catch {
     return encoded;
   }
+}
+
+/** A copy of a written schema with each `$ref` into `$defs` replaced by a note of what it names. */
+function unexpandReferences(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(unexpandReferences);
+  if (!isObject(value)) return value;
+  if (typeof value.$ref === "string" && value.$ref.startsWith("#/$defs/")) {
+    const { $ref, ...annotations } = value;
+    const name = decodeURIComponent($ref.slice("#/$defs/".length)).replace(/~1/g, "/").replace(/~0/g, "~");
+    return { title: name, description: `a ${name} (not expanded: the whole schema is too large to store)`, ...annotations };
+  }
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = typeof v === "object" && v !== null ? unexpandReferences(v) : v;
+  return out;
 }

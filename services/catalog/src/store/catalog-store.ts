@@ -230,8 +230,10 @@ export interface ToolInsertOptions {
   pathFor?: (draft: ToolDraft) => string;
 }
 
-/** Tools written per statement: bounds a statement's JSON (and the event-loop time to build it). */
+/** Tools written per statement, and most JSON per statement: bounds a statement's JSON (and the
+ * event-loop time to build it) under jsonb's 256 MB, which 250 tools with large schemas can pass. */
 const TOOL_WRITE_CHUNK = 250;
+const TOOL_WRITE_BYTES = 32 * 1024 * 1024;
 
 /** The draft's columns that an insert and an update both write, as jsonb_to_recordset reads them. */
 const DRAFT_COLUMNS = `name text, description text, tags text[], method text, path text, parameters jsonb, input_schema jsonb,
@@ -265,19 +267,32 @@ function draftRecord(d: ToolDraft, path: string) {
 }
 
 /**
- * Records as the JSON text of one jsonb parameter. JSON.stringify writes a lone UTF-16 surrogate (a
+ * Records (each already JSON) as the text of one jsonb parameter. JSON.stringify writes a lone UTF-16 surrogate (a
  * broken escape in a document) as `\udXXX`, which jsonb refuses; a text parameter would have gone
  * through as U+FFFD (UTF-8 encoding replaces it), and so it does here. JSON.stringify escapes only lone
  * surrogates, so every such escape not itself escaped (an odd run of backslashes) is one.
  */
-function recordsetJson(records: Record<string, unknown>[]): string {
-  const json = JSON.stringify(records);
+function recordsetJson(parts: string[]): string {
+  const json = `[${parts.join(",")}]`;
   return json.includes("\\ud") ? json.replace(/(?<!\\)((?:\\\\)*)\\ud[89a-f][0-9a-f]{2}/g, "$1\\ufffd") : json;
 }
 
-function chunks<T>(items: T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+/** The records as the JSON of one statement each: TOOL_WRITE_CHUNK records at most, and TOOL_WRITE_BYTES. */
+function recordsetChunks(records: Record<string, unknown>[]): string[] {
+  const out: string[] = [];
+  let parts: string[] = [];
+  let bytes = 0;
+  for (const record of records) {
+    const json = JSON.stringify(record);
+    if (parts.length > 0 && (parts.length >= TOOL_WRITE_CHUNK || bytes + json.length > TOOL_WRITE_BYTES)) {
+      out.push(recordsetJson(parts));
+      parts = [];
+      bytes = 0;
+    }
+    parts.push(json);
+    bytes += json.length;
+  }
+  if (parts.length > 0) out.push(recordsetJson(parts));
   return out;
 }
 
@@ -348,7 +363,7 @@ export async function upsertToolDrafts(
   }
 
   const stored = new Map<string, ToolRecord>();
-  for (const chunk of chunks(updates, TOOL_WRITE_CHUNK)) {
+  for (const chunk of recordsetChunks(updates)) {
     const { rows } = await client.query(
       `UPDATE tools t SET name = d.name, description = d.description, tags = d.tags, method = d.method, path = d.path,
           parameters = d.parameters, input_schema = d.input_schema, request_body_schema = d.request_body_schema,
@@ -359,11 +374,11 @@ export async function upsertToolDrafts(
           revision = t.revision + 1, updated_at = now()
          FROM jsonb_to_recordset($1::jsonb) AS d(id uuid, ${DRAFT_COLUMNS})
         WHERE t.id = d.id RETURNING t.*`,
-      [recordsetJson(chunk)],
+      [chunk],
     );
     for (const row of rows) stored.set(row.id, toolFromRow(row));
   }
-  for (const chunk of chunks(inserts, TOOL_WRITE_CHUNK)) {
+  for (const chunk of recordsetChunks(inserts)) {
     const { rows } = await client.query(
       `INSERT INTO tools (id, service_id, slug, source_key, name, description, tags, method, path, parameters, input_schema,
           request_body_schema, request_body_content_type, output, tips, example, version, side_effecting, security, mcp_tool_name,
@@ -375,7 +390,7 @@ export async function upsertToolDrafts(
          FROM jsonb_to_recordset($1::jsonb) AS d(id uuid, slug text, source_key text, deprecated boolean,
           deprecation_message text, ${DRAFT_COLUMNS})
        RETURNING *`,
-      [recordsetJson(chunk), options.serviceId, options.pricePerCallCents],
+      [chunk, options.serviceId, options.pricePerCallCents],
     );
     for (const row of rows) stored.set(row.id, toolFromRow(row));
   }
