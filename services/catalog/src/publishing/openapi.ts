@@ -633,6 +633,12 @@ interface OperationInput {
  * is 96 KB, GitHub's 226 KB, Stripe's average 500 KB.
  */
 const OUTPUT_LIMIT_BYTES = 128 * 1024;
+/**
+ * The same bound for each parameter's own JSON Schema. Every body property's schema carries the schemas
+ * it reaches: DocuSign's 402 operations made 214 MB of parameter schemas that way (530 KB a tool), and its
+ * publish passed jsonb's 256 MB in one statement.
+ */
+const PARAMETER_SCHEMA_LIMIT_BYTES = 64 * 1024;
 
 function toolFromOperation(input: OperationInput): ToolDraft & { deprecated: boolean } {
   const { api, schemas, path, method, op } = input;
@@ -655,7 +661,7 @@ function toolFromOperation(input: OperationInput): ToolDraft & { deprecated: boo
     const schema = parameterSchema(p, schemas);
     const key = parameters[p.name as string] ? `${location}_${p.name}` : (p.name as string);
     const isRequired = p.required === true || p.in === "path";
-    parameters[key] = parameterInfo(wireName, location, schemas.standalone(schema), str(p.description), isRequired);
+    parameters[key] = parameterInfo(schemas, wireName, location, schema, str(p.description), isRequired);
     properties[key] = describedSchema(schema, str(p.description));
     if (isRequired) required.push(key);
   }
@@ -664,7 +670,7 @@ function toolFromOperation(input: OperationInput): ToolDraft & { deprecated: boo
     // A template the document declares nowhere: a required string, as a path template would be.
     if (byKey.has(`path:${template}`) || byKey.has(`query:${template}`)) continue;
     const key = parameters[template] ? `query_${template}` : template;
-    parameters[key] = parameterInfo(wireName, "query", { type: "string" }, "", true);
+    parameters[key] = parameterInfo(schemas, wireName, "query", { type: "string" }, "", true);
     properties[key] = { type: "string" };
     required.push(key);
     sentInQuery.add(wireName);
@@ -673,7 +679,7 @@ function toolFromOperation(input: OperationInput): ToolDraft & { deprecated: boo
     if (sentInQuery.has(name)) continue;
     const key = parameters[name] ? `query_${name}` : name;
     const schema = { type: "string", enum: [value], default: value, description: `fixed by the path ${path}` };
-    parameters[key] = parameterInfo(name, "query", schema, schema.description, false);
+    parameters[key] = parameterInfo(schemas, name, "query", schema, schema.description, false);
     properties[key] = schema;
   }
 
@@ -697,13 +703,13 @@ function toolFromOperation(input: OperationInput): ToolDraft & { deprecated: boo
           if (propSchema.readOnly === true || resolveRef(propSchema, requestBodySchema).readOnly === true) continue;
           const key = parameters[name] ? `body_${name}` : name;
           const isRequired = bodyRequired && inner.has(name);
-          parameters[key] = parameterInfo(name, "body", schemas.standalone(propSchema), str(propSchema.description), isRequired);
+          parameters[key] = parameterInfo(schemas, name, "body", propSchema, str(propSchema.description), isRequired);
           properties[key] = propSchema;
           if (isRequired) required.push(key);
         }
       } else {
         const key = parameters.body ? "request_body" : "body";
-        parameters[key] = parameterInfo("body", "body", requestBodySchema, str(requestBody.description), bodyRequired);
+        parameters[key] = parameterInfo(schemas, "body", "body", schema, str(requestBody.description), bodyRequired);
         properties[key] = describedSchema(schema, str(requestBody.description));
         if (bodyRequired) required.push(key);
       }
@@ -755,17 +761,21 @@ function parameterSchema(p: Record<string, unknown>, schemas: SchemaWriter): Jso
 }
 
 /**
- * What a tool says about one parameter. `schema` is standalone (its `$defs` at its root); type,
- * default, enum and bounds are read through a `$ref` at its top. The whole schema is kept as
- * `jsonSchema` when it says more than those facts.
+ * What a tool says about one parameter, from its written schema (SchemaWriter.write): type, default,
+ * enum and bounds, read through a `$ref` at its top. The standalone schema (its `$defs` at its root) is
+ * kept as `jsonSchema` when it says more than those facts, within PARAMETER_SCHEMA_LIMIT_BYTES (past it,
+ * the schemas it reaches are named, not expanded: SchemaWriter.boundedStandalone). It is what agents read;
+ * calls are validated against the tool's input schema, which stays whole.
  */
 function parameterInfo(
+  schemas: SchemaWriter,
   name: string,
   location: ParameterLocation,
-  schema: JsonSchema,
+  written: JsonSchema,
   description: string,
   required: boolean,
 ): ToolParameterInfo {
+  const schema = schemas.standalone(written);
   const top = resolveRef(schema);
   const info: ToolParameterInfo = {
     name,
@@ -779,7 +789,10 @@ function parameterInfo(
   if (typeof top.minimum === "number") info.minimum = top.minimum;
   if (typeof top.maximum === "number") info.maximum = top.maximum;
   if (location === "path" && typeof top["x-encode-slashes"] === "boolean") info.encodeSlashes = top["x-encode-slashes"];
-  if (saysMore(schema)) info.jsonSchema = schema;
+  if (saysMore(schema)) {
+    const bounded = schemas.boundedStandalone(written, PARAMETER_SCHEMA_LIMIT_BYTES).schema;
+    if (bounded) info.jsonSchema = bounded;
+  }
   return info;
 }
 

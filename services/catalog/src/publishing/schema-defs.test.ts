@@ -9,7 +9,7 @@ import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import { TOOL_INPUT_AJV_OPTIONS } from "@toolport/kit/tool-schema";
 import { Ajv } from "ajv";
 import { describe, expect, it } from "vitest";
-import type { JsonSchema } from "../domain/model.js";
+import type { JsonSchema, ToolParameterInfo } from "../domain/model.js";
 import { exampleFor, exampleObject, schemaType } from "./json-schema.js";
 import { toolFromMcp } from "./mcp.js";
 import { importOpenApi, validateDocument } from "./openapi.js";
@@ -259,8 +259,8 @@ describe("the size guard", () => {
     expect(tool.output).toEqual({ ...big, description: "ok" });
   });
 
-  it("bounds a declared output that reaches too much: its own fields kept, the schemas it reaches named, one warning", async () => {
-    // Twelve distinct big schemas (each kept in $defs): 12 x 20 KB of output, over the 128 KB bound.
+  it("bounds an output and a parameter schema that reach too much: own fields kept, reached schemas named", async () => {
+    // Twelve distinct big schemas (each kept in $defs): 12 x 20 KB reached, over both bounds (128 and 64 KB).
     const schemas: Record<string, unknown> = {};
     for (let i = 0; i < 12; i++) schemas[`Part${i}`] = big;
     schemas.Hub = {
@@ -271,11 +271,12 @@ describe("the size guard", () => {
         ...Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`part${i}`, ref(`Part${i}`)])),
       },
     };
+    const body = { type: "object", properties: { hub: ref("Hub"), note: { type: "string" } } };
     const paths = {
       "/hubs": {
         post: {
           operationId: "makeHub",
-          requestBody: json(ref("Hub")),
+          requestBody: json(body),
           responses: { "200": { description: "ok", ...json(ref("Hub")) } },
         },
       },
@@ -289,9 +290,16 @@ describe("the size guard", () => {
     expect((output.properties as Record<string, JsonSchema>).id).toEqual({ type: "string" });
     expect((output.properties as Record<string, JsonSchema>).part3).toMatchObject({ title: "Part3" });
     expect(api.warnings.join(" ")).toMatch(/response schemas of 1 operations \(POST \/hubs\) reach more than 128 KB/);
+    // The parameter: its type from the whole schema, its JSON Schema bounded.
+    const hub = tool.parameters.hub as ToolParameterInfo;
+    expect(hub.type).toBe("object");
+    expect(JSON.stringify(hub.jsonSchema).length).toBeLessThan(64 * 1024);
+    expect(hub.jsonSchema).not.toHaveProperty("$defs");
     // What the tool accepts is still whole: the input validates against every schema it reaches.
-    expect(Object.keys(tool.inputSchema.$defs as object)).toHaveLength(12);
-    expect(validator(tool.inputSchema)({ id: "h", part3: { field_1: 2 } })).toBe(false);
+    expect(Object.keys(tool.inputSchema.$defs as object)).toEqual(expect.arrayContaining(["Part0", "Part11"]));
+    const validate = validator(tool.inputSchema);
+    expect(validate({ hub: { id: "h", part3: { field_1: "x" } } })).toBe(true);
+    expect(validate({ hub: { id: "h", part3: { field_1: 2 } } })).toBe(false);
   });
 
   it("keeps a DAG whose full inlining doubles at every level to a size linear in its depth", async () => {
