@@ -23,7 +23,7 @@
  */
 import { type Embedder, embeddingText } from "./embedding.js";
 import { FieldPostings, PairTable } from "./postings.js";
-import { relatedTerms } from "./synonyms.js";
+import { relatedTermSources } from "./synonyms.js";
 import { queryTerms, terms } from "./text.js";
 import { type Logger, type SearchDocument, type SearchEngine, type SearchHit, type SearchOptions, visibleTo } from "./types.js";
 
@@ -81,6 +81,15 @@ export interface RankingParameters {
   semanticWeight: number;
   /** How a query term repeated in the query counts: once, or 1 + ln(repeats). */
   repeatedTerms: "once" | "log";
+  /**
+   * A related term scores only the tools that do not already hold (every word of) a typed phrase it
+   * was added for: it fills in for the caller's words where a tool uses other ones, rather than adding
+   * to them. Otherwise a tool that says both "QR code" and "qrcode" (a generator API's twenty
+   * near-identical operations) counts one idea twice and outranks every tool that says it once, and a
+   * large catalog holds many such tools (toolbench beside the APIs.guru directory: nDCG@10
+   * 68.7 -> 70.9; alone 78.4 -> 78.9).
+   */
+  expansionFillsIn: boolean;
   /** Drop request phrasing ("could you please provide") from queries, not only stop words. */
   dropRequestWords: boolean;
 }
@@ -104,7 +113,14 @@ export const defaultRankingParameters: RankingParameters = {
   semanticWeight: 0.3,
   repeatedTerms: "once",
   dropRequestWords: true,
+  expansionFillsIn: true,
 };
+
+/** Query term ids with their weights; related terms with the typed phrases they were added for. */
+interface QueryWeights {
+  weights: Map<number, number>;
+  sources: Map<number, number[][]>;
+}
 
 /** What the engine keeps of a tool: no text (the postings hold it), only what filters and answers need. */
 interface IndexedTool {
@@ -162,6 +178,9 @@ export class EmbeddedEngine implements SearchEngine {
   private toolMask: Uint8Array = new Uint8Array(1024);
   private parameterCache: Map<string, number[]> | undefined;
   private serviceMask: Uint8Array = new Uint8Array(1024);
+  /** Scratch tool masks of the related-term rule (see expansionFillsIn). */
+  private skipMask: Uint8Array = new Uint8Array(1024);
+  private phraseMask: Uint8Array = new Uint8Array(1024);
 
   constructor(
     private readonly log: Logger,
@@ -335,7 +354,11 @@ export class EmbeddedEngine implements SearchEngine {
    * services' tools that no term found join with their service's share; with `within` (a service
    * slot), only when none of that service's tools matched by its own text.
    */
-  private scoreQuery(weights: Map<number, number>, only?: { tools: Uint8Array; services: Uint8Array }, within?: number): void {
+  private scoreQuery(
+    { weights, sources }: QueryWeights,
+    only?: { tools: Uint8Array; services: Uint8Array },
+    within?: number,
+  ): void {
     const p = this.params;
     const out = this.queryScores;
     out.reset();
@@ -348,8 +371,20 @@ export class EmbeddedEngine implements SearchEngine {
     const index = this.toolIndex;
     const cutoff = Math.max(p.commonTermShare * index.count, 100);
     const ordered = [...weights].sort((a, b) => index.df(a[0]) - index.df(b[0]));
+    const said = new Map<string, Uint32Array>();
     for (const [term, queryWeight] of ordered) {
-      this.scoreTerm(term, queryWeight, tools, byService ? services : undefined, cutoff, only);
+      const phrases = sources.get(term);
+      if (!phrases) {
+        this.scoreTerm(term, queryWeight, tools, byService ? services : undefined, cutoff, only);
+        continue;
+      }
+      // A related term fills in where the typed words are missing (see expansionFillsIn).
+      this.skipMask = growUint8(this.skipMask, this.tools.items.length);
+      const skip = this.skipMask;
+      const holders = phrases.map((phrase) => this.holdersOf(phrase, only?.tools, said));
+      for (const list of holders) for (const slot of list) skip[slot] = 1;
+      this.scoreTerm(term, queryWeight, tools, byService ? services : undefined, cutoff, only, skip);
+      for (const list of holders) for (const slot of list) skip[slot] = 0;
     }
     const maxTool = tools.max();
     if (maxTool <= 0) return;
@@ -387,6 +422,7 @@ export class EmbeddedEngine implements SearchEngine {
     services: Accumulator | undefined,
     commonCutoff: number,
     only: { tools: Uint8Array; services: Uint8Array } | undefined,
+    skip?: Uint8Array,
   ): void {
     const k1 = this.params.k1;
     const index = this.toolIndex;
@@ -402,6 +438,7 @@ export class EmbeddedEngine implements SearchEngine {
       const matched = services?.values;
       for (let i = 0; i < n; i++) {
         const slot = index.hitSlots[i] as number;
+        if (skip && skip[slot] === 1) continue;
         if (services) {
           // A common term adds to the services a rarer term found, as to the tools.
           const service = this.toolService[slot] as number;
@@ -505,10 +542,12 @@ export class EmbeddedEngine implements SearchEngine {
 
   /**
    * Typed terms weigh 1 (or by their repeats, damped); adjacent typed pairs pairWeight; related
-   * terms by expansionWeight. Terms no tool has are left out.
+   * terms by expansionWeight, with the typed phrases they stand for (see expansionFillsIn). Terms no
+   * tool has are left out.
    */
-  private queryWeights(typed: string[]): Map<number, number> {
+  private queryWeights(typed: string[]): QueryWeights {
     const p = this.params;
+    const sources = new Map<number, number[][]>();
     const counts = new Map<string, number>();
     for (const t of typed) counts.set(t, (counts.get(t) ?? 0) + 1);
     const weights = new Map<number, number>();
@@ -526,12 +565,53 @@ export class EmbeddedEngine implements SearchEngine {
       }
     }
     if (p.expansionWeight > 0) {
-      for (const [t, w] of relatedTerms(typed, p.phraseExpansionBoost)) {
+      for (const [t, related] of relatedTermSources(typed, p.phraseExpansionBoost)) {
         const id = this.vocabulary.get(t);
-        if (id !== undefined && !weights.has(id)) weights.set(id, p.expansionWeight * w);
+        if (id === undefined || weights.has(id)) continue;
+        weights.set(id, p.expansionWeight * related.weight);
+        if (p.expansionFillsIn) {
+          const phrases = related.sources
+            .map((phrase) => phrase.map((w) => this.vocabulary.get(w)))
+            .filter((ids): ids is number[] => ids.every((x) => x !== undefined));
+          if (phrases.length > 0) sources.set(id, phrases);
+        }
       }
     }
-    return weights;
+    return { weights, sources };
+  }
+
+  /**
+   * The tools that hold every word of a typed phrase (see expansionFillsIn), marked in the scratch
+   * `phraseMask`, cached by phrase for one scoreQuery: several related terms share a phrase ("company"
+   * brings "business", "firm" and "enterprise").
+   */
+  private holdersOf(phrase: number[], only: Uint8Array | undefined, cache: Map<string, Uint32Array>): Uint32Array {
+    const key = phrase.join(",");
+    const cached = cache.get(key);
+    if (cached) return cached;
+    const index = this.toolIndex;
+    const words = [...new Set(phrase)].sort((a, b) => index.df(a) - index.df(b));
+    // The rarest word's holders, narrowed by each other word's.
+    let n = index.collect(words[0] as number, only);
+    let holders = index.hitSlots.slice(0, n);
+    if (words.length > 1) {
+      this.phraseMask = growUint8(this.phraseMask, this.tools.items.length);
+      const mask = this.phraseMask;
+      for (const word of words.slice(1)) {
+        for (const slot of holders) mask[slot] = 1;
+        const m = index.collect(word, only);
+        n = 0;
+        const next = new Uint32Array(Math.min(holders.length, m));
+        for (let i = 0; i < m; i++) {
+          const slot = index.hitSlots[i] as number;
+          if (mask[slot] === 1) next[n++] = slot;
+        }
+        for (const slot of holders) mask[slot] = 0;
+        holders = next.subarray(0, n);
+      }
+    }
+    cache.set(key, holders);
+    return holders;
   }
 
   private indexTool(doc: SearchDocument, vector: Float32Array | undefined, bulk: boolean): void {

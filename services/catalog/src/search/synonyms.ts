@@ -130,22 +130,45 @@ const groupTerms: string[][][] = synonymGroups.map((group, index) => {
  * multiplied by `phraseBoost`: a phrase is unambiguous where a single word ("text") is not.
  */
 export function relatedTerms(queryTerms: readonly string[], phraseBoost = 1): Map<string, number> {
-  const groups = new Map<number, number>();
+  const related = new Map<string, number>();
+  for (const [t, { weight }] of relatedTermSources(queryTerms, phraseBoost)) related.set(t, weight);
+  return related;
+}
+
+/**
+ * `relatedTerms`, each with the typed phrases (stemmed terms) that reached its group: a text that
+ * holds one of those already says the same thing in the caller's words.
+ */
+export function relatedTermSources(
+  queryTerms: readonly string[],
+  phraseBoost = 1,
+): Map<string, { weight: number; sources: string[][] }> {
+  const groups = new Map<number, { boost: number; sources: string[][] }>();
   for (let i = 0; i < queryTerms.length; i++) {
     for (const phrase of phrasesByFirstTerm.get(queryTerms[i] as string) ?? []) {
       if (phrase.terms.every((t, j) => queryTerms[i + j] === t)) {
         const boost = phrase.terms.length > 1 ? phraseBoost : 1;
-        groups.set(phrase.group, Math.max(groups.get(phrase.group) ?? 0, boost));
+        const group = groups.get(phrase.group);
+        if (group) {
+          group.boost = Math.max(group.boost, boost);
+          group.sources.push(phrase.terms);
+        } else groups.set(phrase.group, { boost, sources: [phrase.terms] });
       }
     }
   }
   const present = new Set(queryTerms);
-  const related = new Map<string, number>();
-  for (const [group, boost] of groups) {
+  const related = new Map<string, { weight: number; sources: string[][] }>();
+  for (const [group, { boost, sources }] of groups) {
     for (const member of groupTerms[group] as string[][]) {
       for (const t of member) {
         if (present.has(t)) continue;
-        related.set(t, Math.max(related.get(t) ?? 0, boost / member.length));
+        const weight = boost / member.length;
+        const known = related.get(t);
+        if (!known) related.set(t, { weight, sources: [...sources] });
+        else {
+          known.weight = Math.max(known.weight, weight);
+          known.sources.push(...sources);
+        }
       }
     }
   }
