@@ -45,6 +45,8 @@ export const catalogRole = serviceRole(() => ({
     const indexConsumer = await startIndexConsumer(ctx.nc, deps.index, log);
     // Meilisearch being down must not keep the catalog from starting: search answers 503 until it is back.
     const rebuilt = indexConsumer.rebuildAndFollow();
+    // The import thread starts after the rebuild, not beside it (ImportPool.warm).
+    void rebuilt.then(() => deps.importer.warm());
     if (!config.MEILI_URL) await rebuilt;
     const executions = await startExecutionsConsumer(ctx.nc, ctx.pool, log);
     return [indexConsumer, executions, { stop: () => deps.outbound.close() }, { stop: () => deps.importer.close() }];

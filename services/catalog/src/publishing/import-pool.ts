@@ -34,7 +34,8 @@ export interface ImportPoolOptions {
 const BUSY_RETRY_SECONDS = 5;
 
 export class ImportPool {
-  private readonly pool: Piscina<ImportTask, ImportOutcome> | null;
+  /** Null: no threads (imports on the event loop); undefined: not started yet (see warm). */
+  private pool: Piscina<ImportTask, ImportOutcome> | null | undefined;
   /** Documents accepted and not yet answered: running plus waiting. */
   private pending = 0;
   private closed = false;
@@ -42,23 +43,33 @@ export class ImportPool {
   lastThreadId: number | undefined;
 
   constructor(private readonly options: ImportPoolOptions) {
-    if (options.threads <= 0) {
-      this.pool = null;
-      return;
-    }
+    if (options.threads <= 0) this.pool = null;
+  }
+
+  /**
+   * Starts the first thread now rather than with the first document. The catalog calls it once its
+   * search index is built: the thread's start (loading the parser, the converter and the validator) is
+   * half a second of CPU that would otherwise compete with the rebuild or wait in a first publish.
+   */
+  warm(): void {
+    if (!this.closed) this.threads();
+  }
+
+  private threads(): Piscina<ImportTask, ImportOutcome> | null {
+    if (this.pool !== undefined) return this.pool;
     const fromSource = import.meta.url.endsWith(".ts");
     this.pool = new Piscina<ImportTask, ImportOutcome>({
       filename: new URL(fromSource ? "./import-worker.ts" : "./import-worker.js", import.meta.url).href,
       execArgv: fromSource ? ["--conditions=@toolport/source", "--import", "tsx"] : [],
-      // One thread stays, started with the catalog: a thread's start (loading the parser, the converter
-      // and the validator) was half a second of every first publish after a quiet minute. About 40 MB.
+      // The first thread stays once started (see warm); others leave after idleMs.
       minThreads: 1,
-      maxThreads: options.threads,
+      maxThreads: this.options.threads,
       // Our own count refuses first (accepted()); this is only the library's backstop.
-      maxQueue: Math.max(options.queue, 1),
-      idleTimeout: options.idleMs ?? 30_000,
-      resourceLimits: { maxOldGenerationSizeMb: options.heapMb },
+      maxQueue: Math.max(this.options.queue, 1),
+      idleTimeout: this.options.idleMs ?? 30_000,
+      resourceLimits: { maxOldGenerationSizeMb: this.options.heapMb },
     });
+    return this.pool;
   }
 
   /** Documents running or waiting now. */
@@ -68,16 +79,17 @@ export class ImportPool {
 
   /** Most documents accepted at once: the threads' plus the queue's. */
   get capacity(): number {
-    return this.pool ? this.options.threads + this.options.queue : Number.POSITIVE_INFINITY;
+    return this.pool === null ? Number.POSITIVE_INFINITY : this.options.threads + this.options.queue;
   }
 
   /** The document's service fields and tool drafts, or the refusal import-worker.ts names. */
   async import(task: ImportTask, signal?: AbortSignal): Promise<ImportedApi> {
     const started = performance.now();
-    const where = this.pool ? "worker" : "event_loop";
+    const pool = this.closed ? this.pool : this.threads();
+    const where = pool === null ? "event_loop" : "worker";
     const observe = (outcome: "imported" | "refused" | "busy" | "failed" | "abandoned") =>
       importSeconds.observe({ where, outcome }, (performance.now() - started) / 1000);
-    if (!this.pool) {
+    if (pool === null) {
       try {
         const api = await importDocument(task);
         observe("imported");
@@ -102,7 +114,7 @@ export class ImportPool {
     try {
       // A caller that stops waiting (its deadline passed) takes its document out of the queue, or
       // stops the thread importing it (piscina starts another): nobody would read the answer.
-      const outcome = await this.pool.run(task, { signal }).catch((err: unknown) => {
+      const outcome = await (pool as Piscina<ImportTask, ImportOutcome>).run(task, { signal }).catch((err: unknown) => {
         if (signal?.aborted) throw abandoned(err);
         throw threadFailure(err, this.options.heapMb);
       });
