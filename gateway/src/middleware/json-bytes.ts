@@ -4,10 +4,10 @@
  * a page of tools, which is a megabyte and more with real APIs' schemas (the gateway's CPU profile
  * under the catalog-scale benchmark showed the measuring and the writing as a third of its time).
  * Outermost, so every other middleware still sees the object. A RawJson in the body (a tool's schemas,
- * as the catalog sent them) is written as its text, unparsed.
+ * as the catalog sent them) is written as the bytes it arrived in, never decoded.
  */
 import { Stream } from "node:stream";
-import { stringifyWithRaw } from "@toolport/kit/json-bytes";
+import { jsonWithRaw } from "@toolport/kit/json-bytes";
 import type { Middleware } from "koa";
 
 export function jsonBytesMiddleware(): Middleware {
@@ -16,7 +16,7 @@ export function jsonBytesMiddleware(): Middleware {
     const body: unknown = ctx.body;
     if (body === null || typeof body !== "object" || Buffer.isBuffer(body) || body instanceof Stream) return;
     const type = ctx.response.get("Content-Type");
-    ctx.body = Buffer.from(stringifyWithRaw(body));
+    ctx.body = jsonWithRaw(body);
     ctx.type = type || "application/json; charset=utf-8";
   };
 }

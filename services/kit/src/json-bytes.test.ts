@@ -4,11 +4,11 @@ import { describe, expect, it } from "vitest";
 import {
   fromJsonBytes,
   jsonBytes,
+  jsonWithRaw,
   objectFromJsonBytes,
   optionalJsonBytes,
   RawJson,
   rawJsonBytes,
-  stringifyWithRaw,
   textJsonBytes,
 } from "./json-bytes.js";
 
@@ -43,15 +43,16 @@ describe("JSON values as bytes", () => {
 
 describe("JSON text passed on unparsed (RawJson)", () => {
   const schema = '{"type": "object", "properties": {"q": {"type": "string", "description": "ü \\" \\u0000-free"}}}';
+  const raw = (text: string) => new RawJson(textJsonBytes(text));
 
-  it("writes each text where its value stands, in arrays and objects, and the rest as JSON.stringify does", () => {
+  it("writes each text's bytes where its value stands, in arrays and objects, and the rest as JSON.stringify does", () => {
     const value = {
-      a: new RawJson(schema),
-      list: [new RawJson("[1, 2]"), null, "\\u0000 0 \\u0000"],
+      a: raw(schema),
+      list: [raw("[1, 2]"), null, "\\u0000 0 \\u0000"],
       text: "a \u00e9 string",
-      nested: { b: new RawJson("null") },
+      nested: { b: raw("null") },
     };
-    const json = stringifyWithRaw(value);
+    const json = jsonWithRaw(value).toString("utf8");
     expect(json).toContain(`"a":${schema}`);
     expect(JSON.parse(json)).toEqual({
       a: JSON.parse(schema),
@@ -59,11 +60,12 @@ describe("JSON text passed on unparsed (RawJson)", () => {
       text: "a \u00e9 string",
       nested: { b: null },
     });
+    expect(jsonWithRaw({ plain: ["é"] }).toString("utf8")).toBe('{"plain":["é"]}');
   });
 
-  it("is the parsed value to any other serializer, and after stringifyWithRaw returns", () => {
-    const value = { a: new RawJson(schema) };
-    stringifyWithRaw(value);
+  it("is the parsed value to any other serializer, and after jsonWithRaw returns", () => {
+    const value = { a: raw(schema) };
+    jsonWithRaw(value);
     expect(JSON.parse(JSON.stringify(value))).toEqual({ a: JSON.parse(schema) });
   });
 
