@@ -17,6 +17,14 @@ export const gatewayEnv = {
     .default(26_214_400)
     .describe("largest body of POST /v1/services and POST /v1/services/{id}/reimport (an OpenAPI document inline)"),
   RPC_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000).describe("deadline of each call to a service"),
+  PUBLISH_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(180_000)
+    .describe(
+      "deadline of publishing (POST /v1/services, .../reimport, POST /v1/directory/import): a large document takes longer than a call",
+    ),
   HEALTH_TIMEOUT_MS: z.coerce.number().int().min(100).default(2_000).describe("deadline of each service health check"),
   TRUST_PROXY: z
     .enum(["true", "false"])

@@ -243,6 +243,8 @@ export function catalogRoutes(api: DescribedRouter, deps: AppDeps): void {
   // and counts for every gateway replica.
   const publicSearchLimit = rateLimit(identity, { bucket: "public_search", key: clientIp });
   const toolsOut = (tools: Parameters<typeof toolJson>[0][]) => tools.map(toolJson) as JsonValue;
+  // Importing a large document (Microsoft Graph: 20 MB, about a minute) takes longer than a call.
+  const publishing = { timeoutMs: deps.config.PUBLISH_TIMEOUT_MS };
 
   // Catalog (spec items 1-10, 12).
   api.get("/tools", ops.listTools, apiKey, async (ctx) => {
@@ -325,21 +327,24 @@ export function catalogRoutes(api: DescribedRouter, deps: AppDeps): void {
     else if (typeof mcp === "string") source = { case: "mcpServer", value: { url: mcp } };
     else if (mcp && typeof mcp === "object")
       source = { case: "mcpServer", value: mcpServerSource(mcp as Record<string, unknown>) };
-    const res = await catalog.createService({
-      source,
-      name: str(body, "name"),
-      slug: str(body, "slug"),
-      summary: str(body, "summary"),
-      description: str(body, "description"),
-      category: str(body, "category"),
-      logo: str(body, "logo"),
-      contact: contact(body),
-      documentationUrl: str(body, "documentation_url"),
-      version: str(body, "version"),
-      visibility: str(body, "visibility"),
-      organizationId: str(body, "organization_id"),
-      defaultPricePerCallCents: cents(body, "default_price_per_call_cents"),
-    });
+    const res = await catalog.createService(
+      {
+        source,
+        name: str(body, "name"),
+        slug: str(body, "slug"),
+        summary: str(body, "summary"),
+        description: str(body, "description"),
+        category: str(body, "category"),
+        logo: str(body, "logo"),
+        contact: contact(body),
+        documentationUrl: str(body, "documentation_url"),
+        version: str(body, "version"),
+        visibility: str(body, "visibility"),
+        organizationId: str(body, "organization_id"),
+        defaultPricePerCallCents: cents(body, "default_price_per_call_cents"),
+      },
+      publishing,
+    );
     ctx.status = 201;
     ctx.body = {
       service: res.service ? serviceJson(res.service) : null,
@@ -382,10 +387,13 @@ export function catalogRoutes(api: DescribedRouter, deps: AppDeps): void {
   });
   api.post("/services/:service_id/reimport", ops.reimportService, publisher, async (ctx) => {
     const body = objectBody(ctx);
-    const res = await catalog.reimportService({
-      serviceId: ctx.params.service_id as string,
-      api: body.api !== undefined && body.api !== null ? openApiSource(body.api) : undefined,
-    });
+    const res = await catalog.reimportService(
+      {
+        serviceId: ctx.params.service_id as string,
+        api: body.api !== undefined && body.api !== null ? openApiSource(body.api) : undefined,
+      },
+      publishing,
+    );
     ctx.body = {
       service: res.service ? serviceJson(res.service) : null,
       tools: res.tools.map(toolJson),

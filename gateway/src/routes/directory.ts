@@ -78,7 +78,10 @@ export function directoryRoutes(api: DescribedRouter, deps: AppDeps): void {
     if (visibility !== undefined && visibility !== null && typeof visibility !== "string") {
       throw bad("visibility", "visibility must be public or private", "invalid_visibility");
     }
-    const res = await catalog.importFromDirectory({ names: names as string[], visibility: visibility ?? "" });
+    const res = await catalog.importFromDirectory(
+      { names: names as string[], visibility: visibility ?? "" },
+      { timeoutMs: deps.config.PUBLISH_TIMEOUT_MS },
+    );
     const results = res.results.map(
       (r): JsonObject =>
         r.imported
