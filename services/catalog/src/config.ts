@@ -69,4 +69,13 @@ export const catalogEnv = {
     .max(16384)
     .default(1024)
     .describe("heap limit of each import thread in MiB; a document that needs more is refused (400 document_too_large)"),
+  CATALOG_IMPORT_MAX_STORED_MB: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(4096)
+    .default(256)
+    .describe(
+      "most schema JSON one document's tools may store, in MiB; a document that would store more is refused (400 document_too_large)",
+    ),
 };

@@ -37,6 +37,7 @@ export function depsFor(ctx: ServiceContext<CatalogConfig>): CatalogDeps {
         threads: ctx.config.CATALOG_IMPORT_THREADS,
         queue: ctx.config.CATALOG_IMPORT_QUEUE,
         heapMb: ctx.config.CATALOG_IMPORT_HEAP_MB,
+        maxStoredMb: ctx.config.CATALOG_IMPORT_MAX_STORED_MB,
       }),
       publicUrl: ctx.config.PUBLIC_URL,
       publishEvents: () => ctx.outbox.flush(),

@@ -107,6 +107,39 @@ describe("import pool", () => {
     }
   }, 60_000);
 
+  it("refuses a document whose tools would store more schema JSON than its bound, on a thread and on the event loop", async () => {
+    // 40 operations, each answering a 40 KB object: about 1.6 MB of outputs, over a 1 MiB bound.
+    const big = {
+      type: "object",
+      properties: Object.fromEntries(
+        Array.from({ length: 400 }, (_, i) => [`f${i}`, { type: "string", description: "d".repeat(80) }]),
+      ),
+    };
+    const paths = Object.fromEntries(
+      Array.from({ length: 40 }, (_, i) => [
+        `/r${i}`,
+        {
+          get: {
+            operationId: `r${i}`,
+            responses: { "200": { description: "ok", content: { "application/json": { schema: big } } } },
+          },
+        },
+      ]),
+    );
+    const text = JSON.stringify({ openapi: "3.0.3", info: { title: "Heavy", version: "1" }, paths });
+    for (const threads of [1, 0]) {
+      const bounded = new ImportPool({ threads, queue: 1, heapMb: 256, maxStoredMb: 1 });
+      pools.push(bounded);
+      const err = await refusal(bounded.import({ text }));
+      expect(err).toBeInstanceOf(DomainError);
+      expect([err.code, err.reason]).toEqual([Code.InvalidArgument, "document_too_large"]);
+      expect(err.message).toContain("40 operations would store more than 1 MiB");
+      expect(err.details).toMatchObject({ field: "api", limit_mb: 1, operations: 40 });
+    }
+    const roomy = pool(1, 1);
+    expect((await roomy.import({ text })).tools).toHaveLength(40);
+  });
+
   it("imports on the event loop when it has no threads, and takes nothing once closed", async () => {
     const inline = pool(0, 0);
     expect((await inline.import({ text: document("inline") })).title).toBe("inline");

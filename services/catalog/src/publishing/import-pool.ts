@@ -28,6 +28,8 @@ export interface ImportPoolOptions {
   heapMb: number;
   /** How long an idle thread beyond the first lives before it exits (its memory returned). */
   idleMs?: number;
+  /** Most schema JSON one document's tools may store, in MiB (import-worker.ts storedSize). */
+  maxStoredMb?: number;
 }
 
 /** How long a refused publisher is told to wait (Retry-After). */
@@ -83,7 +85,8 @@ export class ImportPool {
   }
 
   /** The document's service fields and tool drafts, or the refusal import-worker.ts names. */
-  async import(task: ImportTask, signal?: AbortSignal): Promise<ImportedApi> {
+  async import(given: ImportTask, signal?: AbortSignal): Promise<ImportedApi> {
+    const task: ImportTask = { ...given, maxStoredMb: this.options.maxStoredMb };
     const started = performance.now();
     const pool = this.closed ? this.pool : this.threads();
     const where = pool === null ? "event_loop" : "worker";

@@ -5,7 +5,7 @@
  * code, reason and details lost to structured cloning.
  */
 import { threadId } from "node:worker_threads";
-import { DomainError } from "@toolport/kit/errors";
+import { DomainError, invalidArgument } from "@toolport/kit/errors";
 import { replaceNul } from "@toolport/kit/json-guard";
 import { type ImportedApi, importOpenApi, parseDocumentText, validateDocument } from "./openapi.js";
 
@@ -13,6 +13,8 @@ export interface ImportTask {
   text: string;
   documentUrl?: string;
   baseUrl?: string;
+  /** Most schema JSON the document's tools may store, in MiB (absent: no bound). */
+  maxStoredMb?: number;
 }
 
 /** A DomainError as plain data (kit/errors.ts DomainError's fields). */
@@ -32,7 +34,33 @@ export type ImportOutcome = { ok: true; api: ImportedApi; threadId: number } | {
  */
 export async function importDocument(task: ImportTask): Promise<ImportedApi> {
   const api = await validateDocument(parseDocumentText(task.text));
-  return replaceNul(importOpenApi(api, { documentUrl: task.documentUrl, baseUrl: task.baseUrl }));
+  const imported = importOpenApi(api, { documentUrl: task.documentUrl, baseUrl: task.baseUrl });
+  if (task.maxStoredMb !== undefined) checkStoredSize(imported, task.maxStoredMb);
+  return replaceNul(imported);
+}
+
+/**
+ * Refuses a document whose tools would store more schema JSON than `maxMb`. Each tool stores its input
+ * schema, request body schema, parameters and output whole (each bounded on its own, openapi.ts), so a
+ * document of thousands of operations over a large shared model stores its model thousands of times:
+ * Microsoft Graph's 20 MB document made 11,422 tools and 1.2 GB of schemas, and publishing it ran the
+ * one-process catalog out of its 4 GB heap. Counted per tool, stopping at the first past the bound.
+ */
+function checkStoredSize(api: ImportedApi, maxMb: number): void {
+  const limit = maxMb * 1024 * 1024;
+  let stored = 0;
+  for (const [i, tool] of api.tools.entries()) {
+    for (const part of [tool.inputSchema, tool.requestBodySchema, tool.parameters, tool.output]) {
+      if (part !== null && part !== undefined) stored += JSON.stringify(part).length;
+    }
+    if (stored > limit) {
+      throw invalidArgument(
+        "document_too_large",
+        `this OpenAPI document's ${api.tools.length} operations would store more than ${maxMb} MiB of schemas (the first ${i + 1} already do): more than one import may store. Publish a part of it (fewer paths)`,
+        { details: { field: "api", limit_mb: maxMb, operations: api.tools.length } },
+      );
+    }
+  }
 }
 
 export default async function run(task: ImportTask): Promise<ImportOutcome> {
