@@ -131,6 +131,22 @@ function obj(o: Record<string, unknown>, field: string): Record<string, unknown>
   return v as Record<string, unknown>;
 }
 
+/** The service fields that publishing and editing a service both take. */
+function serviceFields(body: Record<string, unknown>) {
+  return {
+    name: str(body, "name"),
+    slug: str(body, "slug"),
+    summary: str(body, "summary"),
+    description: str(body, "description"),
+    category: str(body, "category"),
+    logo: str(body, "logo"),
+    contact: contact(body),
+    documentationUrl: str(body, "documentation_url"),
+    version: str(body, "version"),
+    visibility: str(body, "visibility"),
+  };
+}
+
 function contact(o: Record<string, unknown>) {
   const c = obj(o, "contact");
   return c
@@ -330,16 +346,7 @@ export function catalogRoutes(api: DescribedRouter, deps: AppDeps): void {
     const res = await catalog.createService(
       {
         source,
-        name: str(body, "name"),
-        slug: str(body, "slug"),
-        summary: str(body, "summary"),
-        description: str(body, "description"),
-        category: str(body, "category"),
-        logo: str(body, "logo"),
-        contact: contact(body),
-        documentationUrl: str(body, "documentation_url"),
-        version: str(body, "version"),
-        visibility: str(body, "visibility"),
+        ...serviceFields(body),
         organizationId: str(body, "organization_id"),
         defaultPricePerCallCents: cents(body, "default_price_per_call_cents"),
       },
@@ -368,16 +375,7 @@ export function catalogRoutes(api: DescribedRouter, deps: AppDeps): void {
     const body = objectBody(ctx);
     const res = await catalog.updateService({
       serviceId: ctx.params.service_id as string,
-      name: str(body, "name"),
-      slug: str(body, "slug"),
-      summary: str(body, "summary"),
-      description: str(body, "description"),
-      category: str(body, "category"),
-      logo: str(body, "logo"),
-      contact: contact(body),
-      documentationUrl: str(body, "documentation_url"),
-      version: str(body, "version"),
-      visibility: str(body, "visibility"),
+      ...serviceFields(body),
       status: str(body, "status"),
       verificationTier: str(body, "verification_tier"),
       baseUrl: str(body, "base_url"),
