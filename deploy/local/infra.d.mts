@@ -67,6 +67,10 @@ export function startNats(options: {
 
 export function sleep(ms: number): Promise<void>;
 export function freePort(): Promise<number>;
+/** The variables that move the launcher's listeners: each process's port, Postgres's and NATS's. */
+export const LAUNCHER_PORT_VARIABLES: readonly string[];
+/** Sets every launcher port variable in `env` to a free port. */
+export function assignLauncherPorts(env: Record<string, string | undefined>): Promise<void>;
 export function isPortFree(port: number): Promise<boolean>;
 
 /** Resolves with the 200 response's body; rejects on timeout with the last answer seen. */

@@ -47,6 +47,25 @@ export async function freePort() {
   });
 }
 
+/** The variables that move the launcher's listeners (start.mjs): each process's port, Postgres's and NATS's. */
+export const LAUNCHER_PORT_VARIABLES = [
+  "GATEWAY_PORT",
+  "MCP_PORT",
+  "CATALOG_PORT",
+  "EXECUTION_PORT",
+  "BILLING_PORT",
+  "IDENTITY_PORT",
+  "CONTENT_PORT",
+  "WEBHOOKS_PORT",
+  "PGPORT",
+  "NATS_PORT",
+];
+
+/** Sets every launcher port variable in `env` to a free port (a launcher beside another one: benches, tests). */
+export async function assignLauncherPorts(env) {
+  for (const variable of LAUNCHER_PORT_VARIABLES) env[variable] = String(await freePort());
+}
+
 /**
  * Whether nothing listens on `port`. We bind the wildcard address: on Linux that fails when any
  * address (127.0.0.1, 0.0.0.0 or ::) already holds the port, which is what a launcher cares about.

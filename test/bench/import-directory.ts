@@ -31,10 +31,9 @@ import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { stopChild, waitForHttp } from "../../deploy/local/infra.mjs";
+import { assignLauncherPorts, stopChild, waitForHttp } from "../../deploy/local/infra.mjs";
 import { type DirectoryEntry, openDirectory, serviceName } from "../../services/catalog/src/directory/directory.js";
 import { type PublishOutcome, publishEntry } from "../../services/catalog/src/directory/publish.js";
-import { assignLauncherPorts } from "./launcher-ports.js";
 
 const args = process.argv.slice(2);
 const flag = (name: string) => {

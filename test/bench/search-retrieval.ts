@@ -34,11 +34,10 @@ import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { stopChild, waitForHttp } from "../../deploy/local/infra.mjs";
+import { assignLauncherPorts, stopChild, waitForHttp } from "../../deploy/local/infra.mjs";
 import { EmbeddedEngine, type RankingParameters } from "../../services/catalog/src/search/embedded.js";
 import type { SearchDocument } from "../../services/catalog/src/search/types.js";
 import { createLogger } from "../../services/kit/src/logger.js";
-import { assignLauncherPorts } from "./launcher-ports.js";
 import {
   type BenchQuery,
   type BenchTool,

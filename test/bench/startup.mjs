@@ -19,7 +19,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { freePort } from "../../deploy/local/infra.mjs";
+import { assignLauncherPorts } from "../../deploy/local/infra.mjs";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const runs = Number(process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 3);
@@ -101,19 +101,7 @@ async function once(layout, dataDir) {
   delete env.DATABASE_URL;
   delete env.NATS_URL;
   delete env.PORT;
-  const vars = [
-    "GATEWAY_PORT",
-    "MCP_PORT",
-    "CATALOG_PORT",
-    "EXECUTION_PORT",
-    "BILLING_PORT",
-    "IDENTITY_PORT",
-    "CONTENT_PORT",
-    "WEBHOOKS_PORT",
-    "PGPORT",
-    "NATS_PORT",
-  ];
-  for (const v of vars) env[v] = String(await freePort());
+  await assignLauncherPorts(env);
   const started = performance.now();
   const child = spawn(process.execPath, [path.join(root, "deploy/local/start.mjs"), "--no-install", ...layout.args], {
     cwd: root,

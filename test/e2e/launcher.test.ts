@@ -8,7 +8,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { freePort } from "../../deploy/local/infra.mjs";
+import { assignLauncherPorts } from "../../deploy/local/infra.mjs";
 import { repoRoot } from "../harness/stack.js";
 
 function alive(pid: number): boolean {
@@ -19,19 +19,6 @@ function alive(pid: number): boolean {
     return false;
   }
 }
-
-const portVars = [
-  "GATEWAY_PORT",
-  "MCP_PORT",
-  "CATALOG_PORT",
-  "EXECUTION_PORT",
-  "BILLING_PORT",
-  "IDENTITY_PORT",
-  "CONTENT_PORT",
-  "WEBHOOKS_PORT",
-  "PGPORT",
-  "NATS_PORT",
-];
 
 describe("local launcher", () => {
   let launcher: ChildProcess | undefined;
@@ -54,7 +41,7 @@ describe("local launcher", () => {
       // The launcher must start its own servers here, not use the test run's.
       delete env.DATABASE_URL;
       delete env.NATS_URL;
-      for (const name of portVars) env[name] = String(await freePort());
+      await assignLauncherPorts(env);
 
       let output = "";
       launcher = spawn(process.execPath, ["deploy/local/start.mjs", "--no-install", ...args], {
