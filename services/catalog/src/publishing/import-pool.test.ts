@@ -149,4 +149,12 @@ describe("import pool", () => {
     await p.close();
     expect(await refusal(p.import({ text: document("late") }))).toMatchObject({ reason: "import_busy" });
   }, 60_000);
+
+  it("closes a warming pool only once its first thread has loaded (ended while loading, it aborted the process)", async () => {
+    const p = pool(1, 1);
+    p.warm();
+    await p.close();
+    // The thread answered the warm-up, so it had finished loading the importer when it was ended.
+    expect(p.lastThreadId).toBeGreaterThan(0);
+  }, 60_000);
 });

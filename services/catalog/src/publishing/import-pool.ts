@@ -16,7 +16,7 @@
 import { Code, DomainError, invalidArgument, unavailable } from "@toolport/kit/errors";
 import { importSeconds, importsPending } from "@toolport/kit/metrics";
 import { Piscina } from "piscina";
-import { type ImportOutcome, type ImportTask, importDocument } from "./import-worker.js";
+import { type ImportOutcome, type ImportTask, importDocument, type WarmTask } from "./import-worker.js";
 import type { ImportedApi } from "./openapi.js";
 
 export interface ImportPoolOptions {
@@ -37,7 +37,9 @@ const BUSY_RETRY_SECONDS = 5;
 
 export class ImportPool {
   /** Null: no threads (imports on the event loop); undefined: not started yet (see warm). */
-  private pool: Piscina<ImportTask, ImportOutcome> | null | undefined;
+  private pool: Piscina<ImportTask | WarmTask, ImportOutcome | { warmed: number }> | null | undefined;
+  /** The first thread's answer to warm(), once its modules are loaded (see close). */
+  private warming: Promise<void> | undefined;
   /** Documents accepted and not yet answered: running plus waiting. */
   private pending = 0;
   private closed = false;
@@ -54,13 +56,21 @@ export class ImportPool {
    * half a second of CPU that would otherwise compete with the rebuild or wait in a first publish.
    */
   warm(): void {
-    if (!this.closed) this.threads();
+    if (this.closed || this.warming) return;
+    const pool = this.threads();
+    if (!pool) return;
+    this.warming = pool.run({ warm: true }).then(
+      (answer) => {
+        if ("warmed" in answer) this.lastThreadId = answer.warmed;
+      },
+      () => undefined,
+    );
   }
 
-  private threads(): Piscina<ImportTask, ImportOutcome> | null {
+  private threads(): Piscina<ImportTask | WarmTask, ImportOutcome | { warmed: number }> | null {
     if (this.pool !== undefined) return this.pool;
     const fromSource = import.meta.url.endsWith(".ts");
-    this.pool = new Piscina<ImportTask, ImportOutcome>({
+    this.pool = new Piscina({
       filename: new URL(fromSource ? "./import-worker.ts" : "./import-worker.js", import.meta.url).href,
       execArgv: fromSource ? ["--conditions=@toolport/source", "--import", "tsx"] : [],
       // The first thread stays once started (see warm); others leave after idleMs.
@@ -102,7 +112,7 @@ export class ImportPool {
         throw err;
       }
     }
-    if (this.closed || this.pending >= this.capacity) {
+    if (pool === undefined || this.closed || this.pending >= this.capacity) {
       observe("busy");
       throw unavailable(
         "import_busy",
@@ -117,10 +127,10 @@ export class ImportPool {
     try {
       // A caller that stops waiting (its deadline passed) takes its document out of the queue, or
       // stops the thread importing it (piscina starts another): nobody would read the answer.
-      const outcome = await (pool as Piscina<ImportTask, ImportOutcome>).run(task, { signal }).catch((err: unknown) => {
+      const outcome = (await pool.run(task, { signal }).catch((err: unknown) => {
         if (signal?.aborted) throw abandoned(err);
         throw threadFailure(err, this.options.heapMb);
-      });
+      })) as ImportOutcome;
       if (outcome.ok) {
         observe("imported");
         this.lastThreadId = outcome.threadId;
@@ -137,9 +147,15 @@ export class ImportPool {
     }
   }
 
-  /** Lets running imports finish (their callers get answers), then ends the threads. */
+  /**
+   * Lets running imports finish (their callers get answers), then ends the threads. A thread still
+   * loading its modules is let finish first: a thread ended inside Node's require of an ES module
+   * aborted the whole process (an assertion in module_wrap.cc, Node 20.20; the image test's SIGTERM
+   * landed during the warm-up), so the process exited on a signal instead of draining.
+   */
   async close(): Promise<void> {
     this.closed = true;
+    await this.warming;
     await this.pool?.close({ force: false });
   }
 }

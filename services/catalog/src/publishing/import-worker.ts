@@ -28,6 +28,11 @@ export interface RefusalData {
 
 export type ImportOutcome = { ok: true; api: ImportedApi; threadId: number } | { ok: false; refusal: RefusalData };
 
+/** Asks a thread only to answer, which it does once its modules are loaded (ImportPool.warm). */
+export interface WarmTask {
+  warm: true;
+}
+
 /**
  * What publishing reads from a document, with U+0000 in any text replaced (Postgres cannot hold it;
  * app/publishing.ts readSource). Runs the same on the main thread when the pool is disabled.
@@ -63,7 +68,8 @@ function checkStoredSize(api: ImportedApi, maxMb: number): void {
   }
 }
 
-export default async function run(task: ImportTask): Promise<ImportOutcome> {
+export default async function run(task: ImportTask | WarmTask): Promise<ImportOutcome | { warmed: number }> {
+  if ("warm" in task) return { warmed: threadId };
   try {
     return { ok: true, api: await importDocument(task), threadId };
   } catch (err) {
