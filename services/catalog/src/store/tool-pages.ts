@@ -11,7 +11,7 @@
 import { invalidArgument } from "@toolport/kit/errors";
 import type { ServiceRecord, ToolWithService } from "../domain/model.js";
 import { isUuid } from "../domain/slug.js";
-import { type Queryable, serviceFromRow, toolFromRow } from "./rows.js";
+import { type Queryable, SMALL_TOOL_JSON, serviceFromRow, toolFromRow } from "./rows.js";
 
 /** Who reads: a signed-in caller (what its key lets it call decides readiness), or anonymous (null). */
 export interface Reader {
@@ -28,7 +28,7 @@ export interface Reader {
 const LISTABLE = "t.status = 'active' AND s.status <> 'retired' AND (t.sunset_date IS NULL OR t.sunset_date > now())";
 
 /** The tool's large columns stay in the table; a light row is enough to filter, rank and trim. */
-const LIGHT_TOOL = "to_jsonb(t) - 'input_schema' - 'output' - 'request_body_schema' - 'example' - 'search_parameters'";
+const LIGHT_TOOL = `${SMALL_TOOL_JSON} || jsonb_build_object('parameters', t.parameters)`;
 /** The tool's parameters as an object (always, in practice; a guard for jsonb_each). */
 const PARAMETERS = "jsonb_each(CASE WHEN jsonb_typeof(t.parameters) = 'object' THEN t.parameters ELSE '{}'::jsonb END)";
 /**
@@ -37,8 +37,10 @@ const PARAMETERS = "jsonb_each(CASE WHEN jsonb_typeof(t.parameters) = 'object' T
  * of rows become 1.6 MB), and its service without its description (repeated on every row). The output and
  * each parameter's JSON Schema, most of what is left, come apart as text (`output_text`,
  * `parameter_schemas`), which the catalog and the gateway hand on without parsing it (ToolRecord.rawJson).
+ * The small columns are named (SMALL_TOOL_JSON): `to_jsonb(t) - ...` read and converted the large ones only
+ * to drop them, 25-35 ms of a 20-tool GET /tools page against 5 (EXPLAIN ANALYZE at 100,085 tools).
  */
-const PAGE_TOOL = `(to_jsonb(t) - 'input_schema' - 'request_body_schema' - 'example' - 'search_parameters' - 'output' - 'parameters')
+const PAGE_TOOL = `${SMALL_TOOL_JSON}
     || jsonb_build_object('parameters', (SELECT coalesce(jsonb_object_agg(p.key, p.value - 'jsonSchema'), '{}'::jsonb) FROM ${PARAMETERS} AS p))
   AS tool,
   t.output::text AS output_text,
