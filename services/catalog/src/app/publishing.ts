@@ -27,8 +27,6 @@ import {
 } from "../domain/model.js";
 import { checkSlug, slugify } from "../domain/slug.js";
 import { enqueueToolChanged } from "../events/tool-changed.js";
-import { importMcpServer, mcpAuthHeaders } from "../publishing/mcp.js";
-import { fetchDocument } from "../publishing/openapi.js";
 import {
   deleteService as deleteServiceRow,
   deleteTool as deleteToolRow,
@@ -182,7 +180,18 @@ function checkMcpScheme(s: SecuritySchemeInfo): SecuritySchemeInfo {
 const kindOf = (scheme: SecuritySchemeInfo) => (scheme.type === "apiKey" ? "api_key" : (scheme.scheme as "bearer" | "basic"));
 
 /** Headers that carry the publisher's import credential; checked against the declared scheme. */
-function importHeaders(scheme: SecuritySchemeInfo | undefined, material: CredentialMaterial | undefined): Record<string, string> {
+/**
+ * The importers load on first use: the MCP client and the OpenAPI fetcher's module (its converter and
+ * validator) are about half of the catalog's module loading, which a restart would otherwise spend before
+ * its rebuild (the import thread loads its own copy after the rebuild, import-pool.ts warm).
+ */
+const mcpImporter = () => import("../publishing/mcp.js");
+const openApiImporter = () => import("../publishing/openapi.js");
+
+async function importHeaders(
+  scheme: SecuritySchemeInfo | undefined,
+  material: CredentialMaterial | undefined,
+): Promise<Record<string, string>> {
   if (!material) return {};
   if (!scheme) {
     throw invalidArgument("missing_security_scheme", "mcp_server.credential needs mcp_server.security_scheme", {
@@ -201,7 +210,7 @@ function importHeaders(scheme: SecuritySchemeInfo | undefined, material: Credent
       details: { field: "mcp_server.credential" },
     });
   }
-  return mcpAuthHeaders(scheme, material);
+  return (await mcpImporter()).mcpAuthHeaders(scheme, material);
 }
 
 /**
@@ -212,7 +221,8 @@ function importHeaders(scheme: SecuritySchemeInfo | undefined, material: Credent
 async function readSource(deps: CatalogDeps, source: SourceInput, signal?: AbortSignal): Promise<ImportedSource> {
   if (source.kind === "mcp_server") {
     const scheme = source.securityScheme && checkMcpScheme(source.securityScheme);
-    const mcp = await importMcpServer(source.url, deps.outbound, importHeaders(scheme, source.credential));
+    const headers = await importHeaders(scheme, source.credential);
+    const mcp = await (await mcpImporter()).importMcpServer(source.url, deps.outbound, headers);
     return replaceNul<ImportedSource>({
       serviceType: "mcp_server",
       title: mcp.title,
@@ -236,7 +246,8 @@ async function readSource(deps: CatalogDeps, source: SourceInput, signal?: Abort
     });
   }
   const baseUrl = checkUrl(source.baseUrl, "api.base_url");
-  const text = source.documentText ?? (await fetchDocument(source.documentUrl as string, deps.outbound));
+  const text =
+    source.documentText ?? (await (await openApiImporter()).fetchDocument(source.documentUrl as string, deps.outbound));
   // Seconds of CPU for a large document: on a worker thread, so nobody else waits (import-pool.ts). The
   // thread replaces NUL in what it read, so this thread does not walk every tool again.
   const imported = await deps.importer.import({ text, documentUrl: source.documentUrl, baseUrl }, signal);

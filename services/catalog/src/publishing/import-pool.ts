@@ -16,7 +16,7 @@
 import { Code, DomainError, invalidArgument, unavailable } from "@toolport/kit/errors";
 import { importSeconds, importsPending } from "@toolport/kit/metrics";
 import { Piscina } from "piscina";
-import { type ImportOutcome, type ImportTask, importDocument, type WarmTask } from "./import-worker.js";
+import type { ImportOutcome, ImportTask, WarmTask } from "./import-worker.js";
 import type { ImportedApi } from "./openapi.js";
 
 export interface ImportPoolOptions {
@@ -104,6 +104,8 @@ export class ImportPool {
       importSeconds.observe({ where, outcome }, (performance.now() - started) / 1000);
     if (pool === null) {
       try {
+        // Loaded here, not with the catalog: the threads load their own copy (see warm).
+        const { importDocument } = await import("./import-worker.js");
         const api = await importDocument(task);
         observe("imported");
         return api;
