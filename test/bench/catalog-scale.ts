@@ -5,7 +5,7 @@
  *
  *   node --conditions=@toolport/source --import tsx test/bench/catalog-scale.ts
  *       [--tools 100000] [--documents 150 | --documents all] [--cache <dir>] [--directory <api folder>]
- *       [--fresh] [--requests 200] [--seconds 10] [--heap-snapshot] [--cpu-profile] [--catalog-node-args '<flags>']
+ *       [--fresh] [--requests 200] [--seconds 10] [--heap-snapshot] [--cpu-profile] [--catalog-node-args '<flags>'] [--hold]
  *       [--gateway <url> --api-key <key> [--database-url <catalog db url>] [--catalog-pid <pid>]]
  *
  * The stack: Postgres and NATS from the launcher's helpers (deploy/local/infra.mjs) on free ports in a
@@ -42,6 +42,8 @@
  *   - POST /v1/services, POST /v1/services/{id}/reimport, DELETE /v1/services/{id} of a 500-operation
  *     document, three times.
  * Every goal is printed with PASS or FAIL. The machine may be shared: figures are noisy.
+ * `--hold` measures nothing: after the fill it keeps the stack up, its addresses and the caller's key
+ * printed, until Ctrl-C (for a profiler or EXPLAIN by hand).
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -816,6 +818,13 @@ async function main(): Promise<void> {
       }
     }
     const { callerKey, publisherKey, publicServiceId } = fill;
+    if (args.includes("--hold") && stack) {
+      // --hold: the filled stack stays up for measuring by hand (a profiler, EXPLAIN) until Ctrl-C.
+      console.log(
+        `\nholding the stack: gateway ${base}, caller key ${callerKey}, catalog database ${databaseUrl}, catalog pid ${stack.catalogPid()}`,
+      );
+      await new Promise(() => {});
+    }
     // The catalog's RSS sampled every second, so a catalog that dies (out of memory) still has a figure.
     let sampledPeak = 0;
     const sampler = setInterval(() => {
