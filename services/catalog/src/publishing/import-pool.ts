@@ -51,9 +51,10 @@ export class ImportPool {
   }
 
   /**
-   * Starts the first thread now rather than with the first document. The catalog calls it once its
-   * search index is built: the thread's start (loading the parser, the converter and the validator) is
-   * half a second of CPU that would otherwise compete with the rebuild or wait in a first publish.
+   * Starts the first thread now rather than with the first document, and has it import a tiny document
+   * of each version (import-worker.ts warmUp). The catalog calls it once its search index is built: the
+   * thread's start (loading the parser, the converter and the validator, compiling the OpenAPI schemas)
+   * is about a second of CPU that would otherwise compete with the rebuild or wait in a first publish.
    */
   warm(): void {
     if (this.closed || this.warming) return;
