@@ -545,7 +545,10 @@ async function measureRoute(base: string, c: RouteCase): Promise<RouteResult> {
     Array.from({ length: 16 }, async () => {
       while (performance.now() < end) {
         const res = await http(base, c.method, c.route(), { key: c.key, body: c.body?.() });
-        if (res.status !== c.ok) failures16++;
+        if (res.status !== c.ok) {
+          failures16++;
+          firstFailure ||= `${res.status} at 16 ${JSON.stringify(res.json).slice(0, 160)}`;
+        }
         at16.push(res.ms);
       }
     }),
@@ -554,6 +557,7 @@ async function measureRoute(base: string, c: RouteCase): Promise<RouteResult> {
   result.rps = at16.length / ((performance.now() - started) / 1000);
   result.p99At16 = quantile(at16, 0.99);
   result.failuresAt16 = failures16;
+  if (firstFailure) result.note = `first failure: ${firstFailure}`;
   return result;
 }
 
