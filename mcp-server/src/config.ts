@@ -2,6 +2,17 @@
 import { loadConfig, logLevel, port, url } from "@toolport/kit/config";
 import { z } from "zod";
 
+/** A comma-separated list; each entry trimmed, empty ones dropped. */
+const list = z
+  .string()
+  .default("")
+  .transform((v) =>
+    v
+      .split(",")
+      .map((x) => x.trim())
+      .filter(Boolean),
+  );
+
 export function loadMcpConfig(env: NodeJS.ProcessEnv = process.env) {
   return loadConfig(
     {
@@ -13,6 +24,19 @@ export function loadMcpConfig(env: NodeJS.ProcessEnv = process.env) {
         .default("false")
         .transform((v) => v === "true")
         .describe("keep the X-Forwarded-For a client sent and append its address (only behind a trusted balancer)"),
+      MCP_PUBLIC_URL: url(["http", "https"])
+        .optional()
+        .describe("the address clients are given for this server; its host is a name `Host` may carry"),
+      MCP_ALLOWED_HOSTS: list.describe(
+        "more host names (comma-separated, no port) a request's Host may carry, beyond the loopback names (when HOST is a loopback interface) and MCP_PUBLIC_URL's host",
+      ),
+      MCP_ALLOWED_ORIGINS: list
+        .refine((origins) => origins.every((o) => /^https?:\/\/[^/]+\/?$/.test(o) && URL.canParse(o)), {
+          message: "each entry must be an origin: http(s)://host[:port]",
+        })
+        .describe(
+          "origins (comma-separated, scheme://host[:port]) whose browser pages may call /mcp, beyond those on an allowed host",
+        ),
       SHUTDOWN_GRACE_MS: z.coerce
         .number()
         .int()

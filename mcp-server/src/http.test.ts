@@ -3,12 +3,13 @@
  * address it forwards to the gateway. The gateway here is a real HTTP server that records what reached
  * it and answers an empty search, so the test sees exactly the headers the MCP server sent.
  */
-import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import { createServer, type IncomingHttpHeaders, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createLogger } from "@toolport/kit/logger";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GatewayClient } from "./gateway-client.js";
 import { mcpHttpHandler } from "./http.js";
+import { type OriginPolicy, originPolicy } from "./origin-guard.js";
 
 const received: IncomingHttpHeaders[] = [];
 let gatewayServer: Server;
@@ -20,8 +21,8 @@ async function listen(server: Server): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-async function startMcp(trustProxy: boolean): Promise<string> {
-  const server = createServer(mcpHttpHandler(createLogger("mcp-test", "silent"), gateway, { trustProxy }));
+async function startMcp(trustProxy: boolean, origins?: OriginPolicy): Promise<string> {
+  const server = createServer(mcpHttpHandler(createLogger("mcp-test", "silent"), gateway, { trustProxy, origins }));
   mcpServers.push(server);
   return `${await listen(server)}/mcp`;
 }
@@ -177,5 +178,84 @@ describe("/mcp", () => {
     });
     expect(note.status).toBe(202);
     expect(await note.text()).toBe("");
+  });
+});
+
+/** A POST of a search_tools call with the Host and Origin given (fetch does not let a caller set Host). */
+function postWith(mcpUrl: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  const target = new URL(mcpUrl);
+  const init = searchCall();
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname,
+        method: "POST",
+        headers: { ...init.headers, ...headers } as Record<string, string>,
+      },
+      (res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => {
+          body += chunk;
+        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
+    req.on("error", reject);
+    req.end(init.body as string);
+  });
+}
+
+describe("/mcp against DNS rebinding", () => {
+  it("refuses a foreign Host or Origin with 403 before anything runs, and serves loopback names", async () => {
+    const url = await startMcp(false);
+    const port = new URL(url).port;
+    const before = received.length;
+    const evil = await postWith(url, { host: `evil.example.com:${port}`, origin: `http://evil.example.com:${port}` });
+    expect(evil.status).toBe(403);
+    expect(JSON.parse(evil.body)).toMatchObject({ jsonrpc: "2.0", error: { code: -32000 }, id: null });
+    expect(JSON.parse(evil.body).error.message).toContain("evil.example.com");
+    // A loopback Host with a foreign page's Origin is refused too.
+    const page = await postWith(url, { host: `localhost:${port}`, origin: "https://evil.example.com" });
+    expect(page.status).toBe(403);
+    expect(JSON.parse(page.body).error.message).toContain("Origin");
+    expect(received.length).toBe(before); // nothing reached the gateway
+    for (const host of [`localhost:${port}`, `127.0.0.1:${port}`]) {
+      expect((await postWith(url, { host })).status).toBe(200);
+      expect((await postWith(url, { host, origin: `http://${host}` })).status).toBe(200);
+    }
+    expect(received.length).toBe(before + 4);
+  });
+
+  it("serves the names and origins it is configured with, and only those", async () => {
+    const origins = originPolicy({
+      listenHost: "0.0.0.0",
+      publicUrl: "https://mcp.example.org/mcp",
+      allowedHosts: ["toolport-mcp.internal"],
+      allowedOrigins: ["https://console.example.org"],
+    });
+    const url = await startMcp(false, origins);
+    expect((await postWith(url, { host: "mcp.example.org" })).status).toBe(200);
+    expect((await postWith(url, { host: "toolport-mcp.internal:8090" })).status).toBe(200);
+    expect((await postWith(url, { host: "mcp.example.org", origin: "https://console.example.org" })).status).toBe(200);
+    // Listening on every interface, loopback names are not this server's unless configured.
+    expect((await postWith(url, { host: "localhost" })).status).toBe(403);
+    // An address is no rebinding (a pod or Service IP): served, with a page from that address only.
+    expect((await postWith(url, { host: "10.0.0.7:8090" })).status).toBe(200);
+    expect((await postWith(url, { host: "[fd00::7]:8090", origin: "http://[fd00::7]:8090" })).status).toBe(200);
+    expect((await postWith(url, { host: "10.0.0.7:8090", origin: "http://10.0.0.8" })).status).toBe(403);
+    expect((await postWith(url, { host: "mcp.example.org", origin: "https://console.example.org:8443" })).status).toBe(403);
+    expect((await postWith(url, { host: "mcp.example.org", origin: "null" })).status).toBe(403);
+  });
+
+  it("checks no Host when it cannot know its names, but still refuses a page from another site", async () => {
+    const open = originPolicy({ listenHost: "0.0.0.0", allowedHosts: [], allowedOrigins: [] });
+    expect(open.hosts).toBeNull();
+    const url = await startMcp(false, open);
+    expect((await postWith(url, { host: "whatever.example" })).status).toBe(200);
+    expect((await postWith(url, { host: "whatever.example", origin: "http://whatever.example" })).status).toBe(200);
+    expect((await postWith(url, { host: "whatever.example", origin: "http://evil.example.com" })).status).toBe(403);
   });
 });

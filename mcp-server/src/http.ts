@@ -12,6 +12,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:
 import type { Logger } from "@toolport/kit/logger";
 import { httpRequestSeconds } from "@toolport/kit/metrics";
 import type { GatewayClient } from "./gateway-client.js";
+import { type OriginPolicy, originPolicy, rebindingRefusal } from "./origin-guard.js";
 import { McpServerPool } from "./server.js";
 import { sendRpcError, servePost } from "./transport.js";
 
@@ -23,6 +24,8 @@ function sendJson(res: ServerResponse, status: number, body: unknown) {
 export interface McpHttpOptions {
   /** Keep an X-Forwarded-For the client sent (true only behind a trusted balancer); otherwise replace it. */
   trustProxy: boolean;
+  /** Which Host and Origin headers /mcp answers (origin-guard.ts); absent: loopback names only. */
+  origins?: OriginPolicy;
 }
 
 /**
@@ -45,6 +48,7 @@ function callerHeaders(req: IncomingMessage, trustProxy: boolean): IncomingHttpH
 
 export function mcpHttpHandler(log: Logger, gateway: GatewayClient, options: McpHttpOptions = { trustProxy: false }) {
   const pool = new McpServerPool(gateway);
+  const origins = options.origins ?? originPolicy({ listenHost: "127.0.0.1", allowedHosts: [], allowedOrigins: [] });
   return async (req: IncomingMessage, res: ServerResponse) => {
     const path = new URL(req.url ?? "/", "http://localhost").pathname;
     const started = performance.now();
@@ -62,6 +66,11 @@ export function mcpHttpHandler(log: Logger, gateway: GatewayClient, options: Mcp
     if (path !== "/mcp") {
       const message = `no route for ${req.method} ${path}`;
       sendJson(res, 404, { detail: message, error: { code: "not_found", message, details: {} } });
+      return;
+    }
+    const refused = rebindingRefusal(req, origins);
+    if (refused) {
+      sendRpcError(res, 403, -32000, `Forbidden: ${refused}`);
       return;
     }
     if (req.method !== "POST") {

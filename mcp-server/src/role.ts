@@ -6,6 +6,7 @@ import type { Role } from "@toolport/kit/roles";
 import { loadMcpConfig } from "./config.js";
 import { GatewayClient } from "./gateway-client.js";
 import { mcpHttpHandler } from "./http.js";
+import { originPolicy } from "./origin-guard.js";
 
 export const mcpServerRole: Role = {
   name: "mcp-server",
@@ -16,8 +17,20 @@ export const mcpServerRole: Role = {
     const config = loadMcpConfig(env);
     const log = createLogger("mcp-server", config.LOG_LEVEL);
     const gateway = new GatewayClient(config.GATEWAY_URL);
+    const origins = originPolicy({
+      listenHost: config.HOST,
+      publicUrl: config.MCP_PUBLIC_URL,
+      allowedHosts: config.MCP_ALLOWED_HOSTS,
+      allowedOrigins: config.MCP_ALLOWED_ORIGINS,
+    });
+    if (!origins.hosts) {
+      log.warn(
+        { host: config.HOST },
+        "MCP_PUBLIC_URL and MCP_ALLOWED_HOSTS are not set and HOST is not loopback: any Host header is served (set them to refuse DNS rebinding)",
+      );
+    }
     const server = await startHttpServer(
-      mcpHttpHandler(log, gateway, { trustProxy: config.MCP_TRUST_PROXY }),
+      mcpHttpHandler(log, gateway, { trustProxy: config.MCP_TRUST_PROXY, origins }),
       config.PORT,
       config.HOST,
     );
