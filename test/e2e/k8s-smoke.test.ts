@@ -352,7 +352,7 @@ describe("the dev overlay's Deployments, run locally from the rendered manifests
       try {
         // search_tools is the gateway's public search (which lists public services only: the one published
         // above is private) for the same key: the same answer, and not an empty one.
-        const found = await callOk(mcp, "search_tools", { query: "word count", limit: 5 });
+        const found = await callOk(mcp, "search_tools", { query: "word count", limit: 5, detail: "full" });
         const rest = await call("GET", "/tools/public/search?query=word%20count&limit=5", { key });
         expect(found.tools.length).toBeGreaterThan(0);
         expect(found.tools).toEqual(rest.body);

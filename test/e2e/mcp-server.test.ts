@@ -11,6 +11,7 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { encode } from "gpt-tokenizer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEchoApi, type Upstream } from "../../services/execution/test/upstreams.js";
 import { shapeMismatches } from "../harness/shapes.js";
@@ -110,7 +111,7 @@ describe("the server and its ten tools", () => {
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
     // The arguments of the contract, no more and no less, and the required ones.
     const inputs: Record<string, [string[], string[]]> = {
-      search_tools: [["limit", "query", "ready_only", "service_id"], ["query"]],
+      search_tools: [["detail", "limit", "query", "ready_only", "service_id"], ["query"]],
       batch_execute_tools: [["calls"], ["calls"]],
       fetch_result: [["execution_id", "max_chars", "path"], ["execution_id"]],
       get_recommendations: [["limit", "tool_id"], []],
@@ -183,7 +184,7 @@ describe("search -> batch execute -> fetch result, on the built-in word_count", 
   };
 
   it("finds the tool by name, as the gateway's public search does for the same key", async () => {
-    const found = await callOk(mcp, "search_tools", { query: "word_count", limit: 5 });
+    const found = await callOk(mcp, "search_tools", { query: "word_count", limit: 5, detail: "full" });
     expect(Object.keys(found)).toEqual(["tools"]);
     expect(found.tools[0]).toMatchObject({
       id: wordCount.id,
@@ -200,22 +201,62 @@ describe("search -> batch execute -> fetch result, on the built-in word_count", 
     expect(found.tools).toEqual(rest.body);
   });
 
+  it("answers the compact form by default: the same tools, each thing once, in fewer tokens", async () => {
+    const compact = await callOk(mcp, "search_tools", { query: "word_count", limit: 5 });
+    const full = await callOk(mcp, "search_tools", { query: "word_count", limit: 5, detail: "full" });
+    expect(compact.tools.map((t: { id: string }) => t.id)).toEqual(full.tools.map((t: { id: string }) => t.id));
+    const [tool, whole] = [compact.tools[0], full.tools[0]];
+    expect(tool).toEqual({
+      id: wordCount.id,
+      name: "word_count",
+      service_id: wordCount.serviceId,
+      description: whole.description,
+      parameters: {
+        // The description once; the schema for its constraint (the built-in's 200,000-character bound).
+        text: {
+          type: "string",
+          required: true,
+          description: whole.parameters.text.description,
+          schema: { type: "string", maxLength: 200_000 },
+        },
+      },
+      readiness: "ready",
+      // Called by the tests above this one: the reliability block is there, in three fields.
+      ...(whole.reliability?.calls_30d
+        ? {
+            reliability: {
+              success_rate_30d: whole.reliability.success_rate_30d,
+              calls_30d: whole.reliability.calls_30d,
+              p50_seconds: whole.reliability.p50_seconds,
+            },
+          }
+        : {}),
+    });
+    expect(whole.parameters.text.description).not.toBe("");
+    expect(encode(JSON.stringify(compact)).length).toBeLessThan(encode(JSON.stringify(full)).length);
+  });
+
   it("searches without a key (public search), and keeps the filters", async () => {
     const anonymous = await connect();
-    const found = await callOk(anonymous, "search_tools", { query: "count the words of a text", limit: 3 });
+    const found = await callOk(anonymous, "search_tools", { query: "count the words of a text", limit: 3, detail: "full" });
     const rest = await s.call("GET", `/tools/public/search?query=${encodeURIComponent("count the words of a text")}&limit=3`);
     expect(found.tools).toEqual(rest.body);
     expect(found.tools.length).toBe(3);
     expect(found.tools.map((t: { id: string }) => t.id)).toContain(wordCount.id);
     // service_id keeps only that service's tools: here the built-in text tools' service.
-    const scoped = await callOk(mcp, "search_tools", { query: "count words", service_id: wordCount.serviceId, limit: 30 });
+    const scoped = await callOk(mcp, "search_tools", {
+      query: "count words",
+      service_id: wordCount.serviceId,
+      limit: 30,
+      detail: "full",
+    });
     expect(scoped.tools.map((t: { id: string }) => t.id)).toContain(wordCount.id);
     expect(new Set(scoped.tools.map((t: { service_id: string }) => t.service_id))).toEqual(new Set([wordCount.serviceId]));
     const scopedPath = `/tools/public/search?query=count%20words&service_id=${wordCount.serviceId}&limit=30`;
     const scopedRest = await s.call("GET", scopedPath, { key: agent.key });
     expect(scoped.tools).toEqual(scopedRest.body);
     // ready_only keeps what this key can call now, as the gateway does.
-    const ready = await callOk(mcp, "search_tools", { query: "echo items", ready_only: true, limit: 30 });
+    const ready = await callOk(mcp, "search_tools", { query: "echo items", ready_only: true, limit: 30, detail: "full" });
     const readyRest = await s.call("GET", "/tools/public/search?query=echo%20items&ready_only=true&limit=30", { key: agent.key });
     expect(ready.tools).toEqual(readyRest.body);
     expect(ready.tools.length).toBeGreaterThan(0);

@@ -1,5 +1,6 @@
 /** Catalog tools: find tools (`search_tools`) and what to use next (`get_recommendations`). */
 import { z } from "zod";
+import { compactTool } from "./compact.js";
 import { call, callerOf, listUnder, type ToolContext } from "./results.js";
 
 const searchInput = {
@@ -14,6 +15,12 @@ const searchInput = {
     .boolean()
     .optional()
     .describe("true: only tools you can call right now with your key (no credential or funding missing). Default false."),
+  detail: z
+    .enum(["compact", "full"])
+    .optional()
+    .describe(
+      "compact (default): what you need to choose and call each tool, once. full: the catalog's whole tool record (every parameter's JSON Schema and location, the full reliability block).",
+    ),
 };
 
 const searchOutput = {
@@ -51,8 +58,8 @@ export function registerCatalogTools(ctx: ToolContext): void {
       title: "Search tools",
       description:
         "Find callable tools in the Toolport catalog by what you want to do. Use it first, before batch_execute_tools, to get tool ids and their parameters. " +
-        "Returns tools with id, name, description, parameters (name -> type, location, required, description), readiness for your key " +
-        "(`ready`, `needs_credential` with a configuration_url: the console page where your operator connects the service's credential; `unavailable`) and a reliability block. " +
+        "Returns tools with id, name, description, parameters (name -> type, required, description, and enum, default, format or schema where they constrain the value), readiness for your key " +
+        "(`ready`, `needs_credential` with a configuration_url: the console page where your operator connects the service's credential; `unavailable`) and, for tools called in the last 30 days, reliability (success rate, calls, median seconds). " +
         "Next: call the best match with batch_execute_tools, passing its id and a tool_input built from its parameters.",
       inputSchema: searchInput,
       outputSchema: z.looseObject(searchOutput),
@@ -69,7 +76,10 @@ export function registerCatalogTools(ctx: ToolContext): void {
             },
             headers,
           }),
-        listUnder("tools"),
+        (body) => {
+          const tools = listUnder("tools")(body).tools as Record<string, unknown>[];
+          return { tools: args.detail === "full" ? tools : tools.map(compactTool) };
+        },
       ),
   );
 
