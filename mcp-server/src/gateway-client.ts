@@ -15,6 +15,9 @@ export interface CallerHeaders {
   requestId?: string;
   /** The MCP client's address chain, for the gateway's per-IP limits. */
   forwardedFor?: string;
+  /** The client's W3C trace context (from the request's `_meta`): the gateway's span continues its trace. */
+  traceparent?: string;
+  tracestate?: string;
 }
 
 export interface GatewayReply {
@@ -63,6 +66,10 @@ export class GatewayClient {
     if (caller.orgId) headers["svc-org-id"] = caller.orgId;
     if (caller.requestId) headers["x-request-id"] = caller.requestId;
     if (caller.forwardedFor) headers["x-forwarded-for"] = caller.forwardedFor;
+    if (caller.traceparent) {
+      headers.traceparent = caller.traceparent;
+      if (caller.tracestate) headers.tracestate = caller.tracestate;
+    }
     const { data, error, response } = await request(this.api, headers);
     // openapi-fetch parsed the body: JSON on a 2xx, JSON or else the text on an error, undefined when empty.
     const body = data ?? (error === "" ? undefined : error) ?? null;

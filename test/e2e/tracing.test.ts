@@ -7,10 +7,12 @@
  * handling under it (consumer spans of catalog, identity and webhooks, each in its own process). Without
  * the variable nothing is exported (the other tests' stacks).
  */
+import { randomBytes } from "node:crypto";
 import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closer, listen, startEchoApi, type Upstream } from "../../services/execution/test/upstreams.js";
 import { type ExecStack, echoApiDocument, publishOpenApi, registerAgent, startExecStack } from "./execution-support.js";
+import { connectMcp } from "./mcp-support.js";
 
 interface OtlpSpan {
   traceId: string;
@@ -51,7 +53,7 @@ describe("traces", () => {
     s = await startExecStack(
       [`127.0.0.1:${api.port}`],
       { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_BSP_SCHEDULE_DELAY: "100" },
-      ["catalog", "execution", "billing", "identity", "content", "webhooks", "gateway"],
+      ["catalog", "execution", "billing", "identity", "content", "webhooks", "gateway", "mcp-server"],
       // A process per role: the trace crosses processes in the RPC's metadata.
       { layout: "per-role" },
     );
@@ -99,6 +101,42 @@ describe("traces", () => {
     expect(new Set(chain.map((x) => x.traceId)).size).toBe(1);
     expect(chain.map((x) => x.service)).toEqual(["toolport-execution", "toolport-execution", "toolport-gateway"]);
     request = chain.at(-1);
+  });
+
+  it("continues the trace an MCP client sends in _meta: the gateway's span is a child of the client's span", async () => {
+    const mcp = await connectMcp(s.stack.mcpUrl, { key: agent.key });
+    try {
+      const traceId = randomBytes(16).toString("hex");
+      const clientSpan = randomBytes(8).toString("hex");
+      const result = await mcp.callTool({
+        name: "search_tools",
+        arguments: { query: "echo items", limit: 3 },
+        _meta: { traceparent: `00-${traceId}-${clientSpan}-01` },
+      });
+      expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
+      await expect
+        .poll(() => collector.spans.find((x) => x.traceId === traceId && x.service === "toolport-gateway"), {
+          timeout: 15_000,
+          interval: 200,
+        })
+        .toMatchObject({ name: "GET /v1/tools/public/search", parentSpanId: clientSpan });
+      // A malformed traceparent is not forwarded: the gateway starts a trace of its own.
+      const before = collector.spans.length;
+      await mcp.callTool({
+        name: "search_tools",
+        arguments: { query: "echo items" },
+        _meta: { traceparent: `00-${traceId}-zz-01` },
+      });
+      await expect
+        .poll(() => collector.spans.slice(before).find((x) => x.name === "GET /v1/tools/public/search"), {
+          timeout: 15_000,
+          interval: 200,
+        })
+        .toBeDefined();
+      expect(collector.spans.slice(before).some((x) => x.traceId === traceId)).toBe(false);
+    } finally {
+      await mcp.close();
+    }
   });
 
   it("carries the call's event across NATS in the same trace: execution's publish, then each consumer under it", async () => {

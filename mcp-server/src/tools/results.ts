@@ -14,9 +14,32 @@ export interface ToolContext {
   gateway: GatewayClient;
 }
 
-/** What the SDK hands a tool handler besides its arguments: here, the HTTP request's headers. */
+/** What the SDK hands a tool handler besides its arguments: the HTTP request's headers and the request's `_meta`. */
 export interface HandlerExtra {
   requestInfo?: { headers?: Record<string, string | string[] | undefined> };
+  _meta?: Record<string, unknown>;
+}
+
+/** A W3C traceparent (version 00: trace id, parent span id, flags), as the trace-context spec writes it. */
+const TRACEPARENT = /^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;
+/** tracestate: at most 32 list members (W3C), bounded here by length. */
+const MAX_TRACESTATE = 512;
+
+/**
+ * The trace context the client sent with this request: `traceparent`/`tracestate` in the request's
+ * `_meta` (where MCP carries it), else as HTTP headers of the MCP request. A malformed one is dropped,
+ * not forwarded.
+ */
+function traceContext(extra: HandlerExtra, header: (name: string) => string | undefined) {
+  const meta = extra._meta ?? {};
+  const fromMeta = typeof meta.traceparent === "string";
+  const traceparent = fromMeta ? (meta.traceparent as string) : header("traceparent");
+  if (!traceparent || !TRACEPARENT.test(traceparent)) return {};
+  const tracestate = fromMeta ? meta.tracestate : header("tracestate");
+  return {
+    traceparent,
+    tracestate: typeof tracestate === "string" && tracestate.length <= MAX_TRACESTATE ? tracestate : undefined,
+  };
 }
 
 /**
@@ -34,6 +57,7 @@ export function callerOf(extra: HandlerExtra): CallerHeaders {
     orgId: one("svc-org-id"),
     requestId: one("x-request-id"),
     forwardedFor: one("x-forwarded-for"),
+    ...traceContext(extra, one),
   };
 }
 
