@@ -1,17 +1,6 @@
 /** The MCP server's environment, parsed once at start. */
-import { loadConfig, logLevel, port, url } from "@toolport/kit/config";
+import { commaList, loadConfig, logLevel, port, url } from "@toolport/kit/config";
 import { z } from "zod";
-
-/** A comma-separated list; each entry trimmed, empty ones dropped. */
-const list = z
-  .string()
-  .default("")
-  .transform((v) =>
-    v
-      .split(",")
-      .map((x) => x.trim())
-      .filter(Boolean),
-  );
 
 export function loadMcpConfig(env: NodeJS.ProcessEnv = process.env) {
   return loadConfig(
@@ -27,10 +16,10 @@ export function loadMcpConfig(env: NodeJS.ProcessEnv = process.env) {
       MCP_PUBLIC_URL: url(["http", "https"])
         .optional()
         .describe("the address clients are given for this server; its host is a name `Host` may carry"),
-      MCP_ALLOWED_HOSTS: list.describe(
+      MCP_ALLOWED_HOSTS: commaList().describe(
         "more host names (comma-separated, no port) a request's Host may carry, beyond the loopback names (when HOST is a loopback interface) and MCP_PUBLIC_URL's host",
       ),
-      MCP_ALLOWED_ORIGINS: list
+      MCP_ALLOWED_ORIGINS: commaList()
         .refine((origins) => origins.every((o) => /^https?:\/\/[^/]+\/?$/.test(o) && URL.canParse(o)), {
           message: "each entry must be an origin: http(s)://host[:port]",
         })

@@ -1,5 +1,5 @@
 /** The identity service's own variables, on top of every service's (see @toolport/kit/service). */
-import { serviceUrls, url } from "@toolport/kit/config";
+import { commaList, serviceUrls, url } from "@toolport/kit/config";
 import type { BaseConfig } from "@toolport/kit/service";
 import { z } from "zod";
 
@@ -22,28 +22,13 @@ export const identityEnv = {
     .describe("JWKS of a trusted external OIDC issuer (with OIDC_ISSUER, OIDC_AUDIENCE)"),
   OIDC_ISSUER: z.string().min(1).optional().describe("`iss` of the trusted external OIDC issuer"),
   OIDC_AUDIENCE: z.string().min(1).optional().describe("`aud` the external issuer's tokens must carry"),
-  OIDC_ALGORITHMS: z
-    .string()
-    .default("RS256,ES256")
-    .transform((v) =>
-      v
-        .split(",")
-        .map((s) => s.trim())
-        .filter(Boolean),
-    )
+  OIDC_ALGORITHMS: commaList("RS256,ES256")
     .pipe(z.array(z.enum(["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"])).min(1))
     .describe("signature algorithms accepted from the external issuer (asymmetric only)"),
   FREE_TIER_CALLS_PER_MONTH: positiveInt(5000).describe("free-tier calls per account and UTC month on credential-free tools"),
   TOOL_CALLS_PER_MINUTE: positiveInt(120).describe("default per-key tool-call rate limit (bucket tool_calls, 60 s window)"),
-  TOOLPORT_ADMIN_EMAILS: z
-    .string()
-    .default("")
-    .transform((v) =>
-      v
-        .split(",")
-        .map((e) => e.trim().toLowerCase())
-        .filter(Boolean),
-    )
+  TOOLPORT_ADMIN_EMAILS: commaList()
+    .transform((emails) => emails.map((e) => e.toLowerCase()))
     .describe("comma-separated emails whose accounts are platform administrators (skill review, operator routes)"),
   ALLOWANCE_LEASE_MS: z.coerce
     .number()

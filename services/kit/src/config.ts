@@ -46,6 +46,18 @@ export const url = (schemes: string[], fallback?: string) => {
   return fallback === undefined ? base : base.default(fallback);
 };
 
+/** A comma-separated list: each entry trimmed, empty ones dropped (`fallback` when unset). */
+export const commaList = (fallback = "") =>
+  z
+    .string()
+    .default(fallback)
+    .transform((value) =>
+      value
+        .split(",")
+        .map((entry) => entry.trim())
+        .filter(Boolean),
+    );
+
 /** A boolean written as true/false/1/0/yes/no. */
 export const flag = (fallback: boolean) =>
   z
