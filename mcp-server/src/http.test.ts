@@ -214,6 +214,8 @@ describe("/mcp against DNS rebinding", () => {
     const port = new URL(url).port;
     const before = received.length;
     const evil = await postWith(url, { host: `evil.example.com:${port}`, origin: `http://evil.example.com:${port}` });
+    // Not a host at all (a URL parser would read "localhost" as the host of this one).
+    expect((await postWith(url, { host: `evil.example.com@localhost:${port}` })).status).toBe(403);
     expect(evil.status).toBe(403);
     expect(JSON.parse(evil.body)).toMatchObject({ jsonrpc: "2.0", error: { code: -32000 }, id: null });
     expect(JSON.parse(evil.body).error.message).toContain("evil.example.com");

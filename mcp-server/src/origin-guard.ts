@@ -48,7 +48,8 @@ export function originPolicy(settings: OriginSettings): OriginPolicy {
 
 /** The host name (no port) of a `Host` header, lowercase; undefined when it is not one. */
 function hostName(header: string | undefined): string | undefined {
-  if (!header) return undefined;
+  // A name or an address and a port, nothing a URL parser would read as user info or a path.
+  if (!header || !/^[A-Za-z0-9.\-[\]:]+$/.test(header)) return undefined;
   try {
     return new URL(`http://${header}`).hostname.toLowerCase();
   } catch {

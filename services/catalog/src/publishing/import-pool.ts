@@ -43,7 +43,7 @@ export class ImportPool {
   /** Documents accepted and not yet answered: running plus waiting. */
   private pending = 0;
   private closed = false;
-  /** The thread that imported the last document (tests: not the main thread's 0). */
+  /** The thread that imported the last document or answered the warm-up (tests: not the main thread's 0). */
   lastThreadId: number | undefined;
 
   constructor(private readonly options: ImportPoolOptions) {
