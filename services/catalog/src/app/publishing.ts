@@ -179,7 +179,6 @@ function checkMcpScheme(s: SecuritySchemeInfo): SecuritySchemeInfo {
 /** The credential kind a scheme takes. */
 const kindOf = (scheme: SecuritySchemeInfo) => (scheme.type === "apiKey" ? "api_key" : (scheme.scheme as "bearer" | "basic"));
 
-/** Headers that carry the publisher's import credential; checked against the declared scheme. */
 /**
  * The importers load on first use: the MCP client and the OpenAPI fetcher's module (its converter and
  * validator) are about half of the catalog's module loading, which a restart would otherwise spend before
@@ -188,6 +187,7 @@ const kindOf = (scheme: SecuritySchemeInfo) => (scheme.type === "apiKey" ? "api_
 const mcpImporter = () => import("../publishing/mcp.js");
 const openApiImporter = () => import("../publishing/openapi.js");
 
+/** Headers that carry the publisher's import credential; checked against the declared scheme. */
 async function importHeaders(
   scheme: SecuritySchemeInfo | undefined,
   material: CredentialMaterial | undefined,

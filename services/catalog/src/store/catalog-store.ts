@@ -6,13 +6,13 @@ import { randomUUID } from "node:crypto";
 import type { PoolClient } from "@toolport/kit/pg";
 import type { ServiceRecord, ToolDraft, ToolRecord, ToolWithService } from "../domain/model.js";
 import { isUuid, slugify, slugSuffixPrefixes, uniqueSlug } from "../domain/slug.js";
-import { type Queryable, SMALL_TOOL_JSON, serviceFromRow, toolFromRow } from "./rows.js";
+import { LIGHT_TOOL_JSON, type Queryable, serviceFromRow, toolFromRow } from "./rows.js";
 
 /** search_parameters (generated, for the search index's rebuild) repeats what `parameters` holds. */
 const TOOL_WITH_SERVICE =
   "SELECT to_jsonb(t) - 'search_parameters' AS tool, to_jsonb(s) AS service FROM tools t JOIN services s ON s.id = t.service_id";
 /** Without the large schema columns: enough to filter, rank and render a trimmed tool. */
-const LIGHT_TOOL_WITH_SERVICE = `SELECT ${SMALL_TOOL_JSON} || jsonb_build_object('parameters', t.parameters) AS tool, to_jsonb(s) AS service FROM tools t JOIN services s ON s.id = t.service_id`;
+const LIGHT_TOOL_WITH_SERVICE = `SELECT ${LIGHT_TOOL_JSON} AS tool, to_jsonb(s) AS service FROM tools t JOIN services s ON s.id = t.service_id`;
 
 const pair = (r: { tool: Record<string, unknown>; service: Record<string, unknown> }): ToolWithService => ({
   tool: toolFromRow(r.tool),
@@ -114,10 +114,9 @@ export async function serviceStats(q: Queryable, serviceIds: string[]): Promise<
   return out;
 }
 
-/** The set of slugs in `table` equal to base or base-N, to pick a free one in memory. */
-/** The services' slugs among `base` and its `base-N` forms (slugSuffixPrefixes). */
-async function slugsLike(q: Queryable, table: "services" | "tools", base: string): Promise<Set<string>> {
-  const { rows } = await q.query<{ slug: string }>(`SELECT slug FROM ${table} WHERE slug = $1 OR slug LIKE ANY($2::text[])`, [
+/** The services' slugs among `base` and its `base-N` forms (slugSuffixPrefixes), to pick a free one in memory. */
+async function serviceSlugsLike(q: Queryable, base: string): Promise<Set<string>> {
+  const { rows } = await q.query<{ slug: string }>("SELECT slug FROM services WHERE slug = $1 OR slug LIKE ANY($2::text[])", [
     base,
     slugSuffixPrefixes(base).map((prefix) => `${prefix.replace(/[%_\\]/g, "\\$&")}%`),
   ]);
@@ -125,7 +124,7 @@ async function slugsLike(q: Queryable, table: "services" | "tools", base: string
 }
 
 export async function freeServiceSlug(q: Queryable, base: string): Promise<string> {
-  const taken = await slugsLike(q, "services", base);
+  const taken = await serviceSlugsLike(q, base);
   return uniqueSlug(base, (s) => taken.has(s));
 }
 

@@ -47,6 +47,9 @@ const SMALL_TOOL_COLUMNS = [
  */
 export const SMALL_TOOL_JSON = `(SELECT to_jsonb(x) FROM (SELECT ${SMALL_TOOL_COLUMNS.map((c) => `t.${c}`).join(", ")}) AS x)`;
 
+/** SQL: SMALL_TOOL_JSON with the parameters: enough to filter, rank and render a trimmed tool. */
+export const LIGHT_TOOL_JSON = `${SMALL_TOOL_JSON} || jsonb_build_object('parameters', t.parameters)`;
+
 export function serviceFromRow(r: Row): ServiceRecord {
   return {
     id: String(r.id),

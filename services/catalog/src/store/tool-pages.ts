@@ -11,7 +11,7 @@
 import { invalidArgument } from "@toolport/kit/errors";
 import type { ServiceRecord, ToolWithService } from "../domain/model.js";
 import { isUuid } from "../domain/slug.js";
-import { type Queryable, SMALL_TOOL_JSON, serviceFromRow, toolFromRow } from "./rows.js";
+import { LIGHT_TOOL_JSON, type Queryable, SMALL_TOOL_JSON, serviceFromRow, toolFromRow } from "./rows.js";
 
 /** Who reads: a signed-in caller (what its key lets it call decides readiness), or anonymous (null). */
 export interface Reader {
@@ -27,8 +27,6 @@ export interface Reader {
 /** Active tools of live services, not past their sunset date (the listable ones). */
 const LISTABLE = "t.status = 'active' AND s.status <> 'retired' AND (t.sunset_date IS NULL OR t.sunset_date > now())";
 
-/** The tool's large columns stay in the table; a light row is enough to filter, rank and trim. */
-const LIGHT_TOOL = `${SMALL_TOOL_JSON} || jsonb_build_object('parameters', t.parameters)`;
 /** The tool's parameters as an object (always, in practice; a guard for jsonb_each). */
 const PARAMETERS = "jsonb_each(CASE WHEN jsonb_typeof(t.parameters) = 'object' THEN t.parameters ELSE '{}'::jsonb END)";
 /**
@@ -302,7 +300,7 @@ export async function usableTools(
   if (filter.credentialFree) st.where.push("cardinality(t.security) = 0 AND t.price_per_call_cents = 0");
   if (filter.exceptIds?.length) st.where.push(`NOT (t.id = ANY(${st.bind(filter.exceptIds.filter(isUuid))}::uuid[]))`);
   const { rows } = await q.query(
-    `SELECT ${LIGHT_TOOL} AS tool, to_jsonb(s) AS service FROM tools t JOIN services s ON s.id = t.service_id ${st.where_()}
+    `SELECT ${LIGHT_TOOL_JSON} AS tool, to_jsonb(s) AS service FROM tools t JOIN services s ON s.id = t.service_id ${st.where_()}
       ORDER BY s.is_demo, s.name, t.name, t.id LIMIT ${st.bind(limit)}`,
     st.params,
   );
