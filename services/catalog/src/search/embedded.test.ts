@@ -29,6 +29,12 @@ describe("text analysis", () => {
     expect(terms("sms news")).toEqual(["sms", "news"]);
   });
 
+  it("gives every word a string term, including names of Object.prototype's members", () => {
+    // "constructor" once became Object.prototype.constructor, a function, as its term.
+    expect(terms("constructor tostring hasownproperty")).toEqual(["constructor", "tostr", "hasownproperti"]);
+    for (const term of terms("constructor __proto__ valueOf")) expect(typeof term).toBe("string");
+  });
+
   it("drops stop words everywhere and request phrasing from queries only", () => {
     expect(terms("get the details of a user")).toEqual(["get", "detail", "user"]);
     expect(queryTerms("Could you please provide me the weather in Paris? Thanks!")).toEqual(["weather", "pari"]);

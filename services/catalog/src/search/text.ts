@@ -35,8 +35,17 @@ export const requestWords: ReadonlySet<string> = new Set(
   ).split(" "),
 );
 
-/** Stems that Porter gets wrong in ways that matter for tool text ("news" is not "new"). */
-const stemExceptions: Record<string, string> = { news: "news", sms: "sms", gps: "gps", ios: "ios", dns: "dns" };
+/**
+ * Stems that Porter gets wrong in ways that matter for tool text ("news" is not "new"). A Map, not an
+ * object literal: a word such as "constructor" would otherwise find Object.prototype's function.
+ */
+const stemExceptions = new Map([
+  ["news", "news"],
+  ["sms", "sms"],
+  ["gps", "gps"],
+  ["ios", "ios"],
+  ["dns", "dns"],
+]);
 
 const stemCache = new Map<string, string>();
 
@@ -44,7 +53,7 @@ const stemCache = new Map<string, string>();
 export function stem(word: string): string {
   const cached = stemCache.get(word);
   if (cached !== undefined) return cached;
-  const result = stemExceptions[word] ?? (word.length <= 3 || /\d/.test(word) ? word : stemmer(word));
+  const result = stemExceptions.get(word) ?? (word.length <= 3 || /\d/.test(word) ? word : stemmer(word));
   if (stemCache.size < 200_000) stemCache.set(word, result);
   return result;
 }
