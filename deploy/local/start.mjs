@@ -204,6 +204,7 @@ function processEnv(config, { databaseUrl, natsUrl }) {
     PUBLIC_URL: process.env.PUBLIC_URL || `http://localhost:${byName.gateway.port}`,
     MCP_PUBLIC_URL: process.env.MCP_PUBLIC_URL || `http://localhost:${byName["mcp-server"].port}/mcp`,
     LOG_LEVEL: process.env.LOG_LEVEL || "info",
+    CATALOG_INDEX_SNAPSHOT: process.env.CATALOG_INDEX_SNAPSHOT || path.join(config.dataDir, "catalog-index.snapshot"),
   };
   for (const p of config.processes) {
     if (p.urlVar) env[p.urlVar] = `http://127.0.0.1:${p.port}`;

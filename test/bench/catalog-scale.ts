@@ -39,6 +39,8 @@
  *     from the metrics endpoint; `--heap-snapshot` adds the largest object groups from a heap snapshot;
  *     `--cpu-profile` has the catalog and the gateway write CPU profiles into `<cache>/profiles` as they stop);
  *   - a restart of the catalog role: SIGTERM, a new process, until search answers 200; its peak RSS;
+ *     twice, side by side: rebuilding the index from Postgres, then loading the snapshot the stop wrote
+ *     (CATALOG_INDEX_SNAPSHOT, as npm start and the manifests set it); the goal is the latter's;
  *   - POST /v1/services, POST /v1/services/{id}/reimport, DELETE /v1/services/{id} of a 500-operation
  *     document, three times.
  * Every goal is printed with PASS or FAIL. The machine may be shared: figures are noisy.
@@ -142,8 +144,11 @@ interface LocalStack {
   catalogPid(): number | undefined;
   /** The catalog's log so far. */
   catalogLog(): string;
-  /** Stops the catalog (SIGTERM, draining) and starts a new one; resolves once it has been spawned. */
-  restartCatalog(): Promise<{ stoppedMs: number }>;
+  /**
+   * Stops the catalog (SIGTERM, draining; it writes its index snapshot) and starts a new one; resolves
+   * once it has been spawned. `rebuild`: the snapshot is removed first, so the new one rebuilds its index.
+   */
+  restartCatalog(options?: { rebuild?: boolean }): Promise<{ stoppedMs: number }>;
   /** Stops every process and server; keeps the Postgres folder (for the cache) unless told otherwise. */
   stop(): Promise<void>;
   pgDir: string;
@@ -176,6 +181,8 @@ async function startLocalStack(pgDir: string, workDir: string): Promise<LocalSta
     PUBLIC_URL: `http://127.0.0.1:${ports.gateway}`,
     MCP_PUBLIC_URL: `http://127.0.0.1:${await freePort()}/mcp`,
     LOG_LEVEL: process.env.LOG_LEVEL ?? "info",
+    // As npm start has it: a restart loads the index from here (the restart is measured with and without it).
+    CATALOG_INDEX_SNAPSHOT: path.join(workDir, "catalog-index.snapshot"),
     // POST /v1/agents and public search are measured like any route: their per-IP limits raised.
     REGISTRATIONS_PER_MINUTE: "1000000",
     PUBLIC_SEARCHES_PER_MINUTE: "1000000",
@@ -236,12 +243,13 @@ async function startLocalStack(pgDir: string, workDir: string): Promise<LocalSta
     pgDir,
     catalogPid: () => children.get("catalog")?.pid,
     catalogLog: () => readFileSync(path.join(logsDir, "catalog.log"), "utf8"),
-    async restartCatalog() {
+    async restartCatalog(options = {}) {
       const started = performance.now();
       const old = children.get("catalog");
       children.delete("catalog");
       if (old) await stopChild(old, { timeoutMs: 30_000 });
       const stoppedMs = performance.now() - started;
+      if (options.rebuild) rmSync(env.CATALOG_INDEX_SNAPSHOT as string, { force: true });
       spawnRole(ROLES[0]);
       return { stoppedMs };
     },
@@ -856,44 +864,71 @@ async function main(): Promise<void> {
 
     // Restart first: it is the measurement most likely to be what a later one depends on (a fresh index).
     if (stack) {
-      console.log("\n== restart of the catalog role");
-      const { stoppedMs } = await stack.restartCatalog();
-      const t = performance.now();
-      let ready = false;
-      let lastStatus = 0;
-      while (performance.now() - t < 300_000) {
-        const res = await http(base, "GET", "/v1/tools/search?query=weather%20forecast&limit=5", {
-          key: callerKey,
-          timeoutMs: 5_000,
-        });
-        lastStatus = res.status;
-        if (res.status === 200) {
-          ready = true;
-          break;
-        }
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      const readyMs = performance.now() - t;
-      const pid = stack.catalogPid();
-      const mem = pid ? procMemory(pid) : undefined;
-      console.log(
-        `stopped in ${fmt(stoppedMs)}; new process to search answering 200: ${ready ? fmt(readyMs) : `not within 300 s (last ${lastStatus})`}; peak RSS while starting ${mem ? (mem.peak / MB).toFixed(0) : "?"} MB`,
-      );
-      const rebuilt = stack
-        .catalogLog()
-        .split("\n")
-        .filter((line) => line.includes('"msg":"search index rebuilt"'))
-        .at(-1);
-      if (rebuilt) {
-        const r = JSON.parse(rebuilt) as Record<string, unknown>;
+      const running = stack;
+      // Twice, side by side: from the index snapshot the stop writes (what npm start and the manifests
+      // do), then with the snapshot removed, so the new process rebuilds the index from Postgres.
+      const restart = async (how: "snapshot" | "rebuild") => {
         console.log(
-          `the rebuild on start (its log line): ${r.tools} tools in ${fmt(Number(r.ms))}${r.read_wait_ms !== undefined ? `, of which waiting for Postgres ${fmt(Number(r.read_wait_ms))}` : ""}`,
+          `\n== restart of the catalog role (${how === "snapshot" ? "loading the index snapshot" : "rebuilding the index"})`,
         );
+        const { stoppedMs } = await running.restartCatalog({ rebuild: how === "rebuild" });
+        const t = performance.now();
+        let ready = false;
+        let lastStatus = 0;
+        while (performance.now() - t < 300_000) {
+          const res = await http(base, "GET", "/v1/tools/search?query=weather%20forecast&limit=5", {
+            key: callerKey,
+            timeoutMs: 5_000,
+          });
+          lastStatus = res.status;
+          if (res.status === 200) {
+            ready = true;
+            break;
+          }
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        const readyMs = performance.now() - t;
+        const pid = running.catalogPid();
+        const mem = pid ? procMemory(pid) : undefined;
+        console.log(
+          `stopped in ${fmt(stoppedMs)}; new process to search answering 200: ${ready ? fmt(readyMs) : `not within 300 s (last ${lastStatus})`}; peak RSS while starting ${mem ? (mem.peak / MB).toFixed(0) : "?"} MB`,
+        );
+        const lines = running.catalogLog().split("\n");
+        const last = (msg: string) => {
+          const line = lines.filter((l) => l.includes(`"msg":"${msg}`)).at(-1);
+          return line ? (JSON.parse(line) as Record<string, unknown>) : undefined;
+        };
+        const written = last("search index snapshot written");
+        if (written) console.log(`the stop wrote the index snapshot: ${written.mb} MB in ${fmt(Number(written.ms))}`);
+        const loaded = how === "snapshot" ? last("search index loaded from its snapshot") : undefined;
+        if (loaded) {
+          console.log(
+            `the start loaded it: ${loaded.tools} tools in ${fmt(Number(loaded.ms))} (reading the file ${fmt(Number(loaded.read_ms))}), ${loaded.changed} re-read as changed, ${loaded.removed} removed`,
+          );
+        } else if (how === "snapshot") {
+          console.log(`the snapshot was not used: ${JSON.stringify(last("search index snapshot")?.reason ?? "no log line")}`);
+        }
+        const rebuilt = how === "rebuild" ? last("search index rebuilt") : undefined;
+        if (rebuilt) {
+          console.log(
+            `the rebuild on start (its log line): ${rebuilt.tools} tools in ${fmt(Number(rebuilt.ms))}${rebuilt.read_wait_ms !== undefined ? `, of which waiting for Postgres ${fmt(Number(rebuilt.read_wait_ms))}` : ""}`,
+          );
+        }
+        // The routes are measured on a settled process: right after the start the catalog still collects
+        // its garbage and starts its import thread, which is the restart's cost, not a route's.
+        if (pid) console.log(`settled (under 5% of a core for 2 s) ${fmt(await untilQuiet(pid))} after ready`);
+        return ready ? readyMs : undefined;
+      };
+      const rebuildMs = await restart("rebuild");
+      const snapshotMs = await restart("snapshot");
+      if (rebuildMs !== undefined && snapshotMs !== undefined) {
+        console.log(`restart from the snapshot / restart rebuilding: ${(snapshotMs / rebuildMs).toFixed(2)}`);
       }
-      goal("restart reaches ready < 10 s", ready && readyMs < 10_000, ready ? fmt(readyMs) : "not ready");
-      // The routes are measured on a settled process: right after the rebuild the catalog still collects
-      // its garbage and starts its import thread, which is the restart's cost, not a route's.
-      if (pid) console.log(`settled (under 5% of a core for 2 s) ${fmt(await untilQuiet(pid))} after ready`);
+      goal(
+        "restart reaches ready < 10 s",
+        snapshotMs !== undefined && snapshotMs < 10_000,
+        snapshotMs !== undefined ? fmt(snapshotMs) : "not ready",
+      );
     } else {
       goal("restart reaches ready < 10 s", undefined, "not measured (--gateway)");
     }

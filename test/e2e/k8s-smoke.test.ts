@@ -44,6 +44,8 @@
  * judges it (HTTP 200-399, gRPC health SERVING, a TCP connection) within its timeoutSeconds.
  */
 import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { createPool, serviceDatabaseUrl } from "@toolport/kit/pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -92,6 +94,8 @@ describe("the dev overlay's Deployments, run locally from the rendered manifests
   const startedEnv = new Map<Container, Record<string, string>>();
   const inits: LocalProcess[] = [];
   const mains = new Map<string, LocalProcess>();
+  /** Stands in for the pods' volumes (emptyDirs). */
+  const volumesDir = mkdtempSync(path.join(os.tmpdir(), "toolport-k8s-volumes-"));
   const databases: string[] = [];
 
   const podOf = (role: string) => pods.find((p) => p.role === role)!;
@@ -102,6 +106,14 @@ describe("the dev overlay's Deployments, run locally from the rendered manifests
     const raw = containerEnv(r, c, image, (v) => v);
     manifestEnv.set(c, raw);
     const env: Record<string, string> = { PATH: IMAGE_PATH, ...containerEnv(r, c, image, dns.rewrite) };
+    // A path on one of the container's volumes (other than /tmp) goes to a folder of this run instead.
+    for (const mount of (c.volumeMounts ?? []).filter((m) => m.mountPath !== "/tmp")) {
+      for (const [k, v] of Object.entries(env)) {
+        if (v === mount.mountPath || v.startsWith(`${mount.mountPath}/`)) {
+          env[k] = path.join(volumesDir, pod.name, mount.name, v.slice(mount.mountPath.length));
+        }
+      }
+    }
     expect(env.HOST, `${pod.name}/${c.name}: HOST`).toBe("0.0.0.0");
     env.HOST = pod.ip;
     for (const [k, v] of Object.entries({ ...overrides["*"], ...overrides[pod.role] })) {
@@ -193,6 +205,7 @@ describe("the dev overlay's Deployments, run locally from the rendered manifests
       }),
     );
     await api?.close();
+    rmSync(volumesDir, { recursive: true, force: true });
     if (databases.length > 0) {
       const admin = createPool(inject("pgUrl"), 1);
       try {
@@ -245,7 +258,14 @@ describe("the dev overlay's Deployments, run locally from the rendered manifests
         `${pod.name}/${c.name}: variables of the manifest not given`,
       ).toEqual([]);
       const changed = Object.keys(raw).filter((k) => raw[k] !== env[k]);
-      for (const k of changed.filter((k) => k !== "HOST")) {
+      const onVolume = (k: string) => (env[k] as string).startsWith(`${volumesDir}/`);
+      for (const k of changed.filter(onVolume)) {
+        // A path on a volume: the same path under the run's stand-in of that volume.
+        const mount = c.volumeMounts?.find((m) => raw[k] === m.mountPath || raw[k]?.startsWith(`${m.mountPath}/`));
+        expect(mount, `${c.name}: ${k} is on a volume of the container`).toBeDefined();
+        expect(env[k]).toBe(path.join(volumesDir, pod.name, mount?.name ?? "", raw[k]?.slice(mount?.mountPath.length) ?? ""));
+      }
+      for (const k of changed.filter((k) => k !== "HOST" && !onVolume(k))) {
         // A changed value is a URL whose host named a Service; nothing else of it changes.
         const before = new URL(raw[k]!);
         const after = new URL(env[k]!);
@@ -403,5 +423,10 @@ describe("the dev overlay's Deployments, run locally from the rendered manifests
       return { name: proc.pod.name, code, log: proc.tail(2000) };
     });
     for (const { name, code, log } of await Promise.all(stopping)) expect(code, `${name}:\n${log}`).toBe(0);
+    // The catalog's clean stop wrote its search index where the manifest keeps it: on its emptyDir.
+    const catalog = podOf("catalog");
+    const snapshot = startedEnv.get(catalog.container)?.CATALOG_INDEX_SNAPSHOT;
+    expect(snapshot?.startsWith(path.join(volumesDir, catalog.name, "search-index"))).toBe(true);
+    expect(statSync(snapshot as string).size).toBeGreaterThan(0);
   });
 });

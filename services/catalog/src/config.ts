@@ -1,4 +1,5 @@
 /** The catalog's own environment, on top of the variables every service reads (kit/service.ts). */
+import path from "node:path";
 import { url } from "@toolport/kit/config";
 import { AddressPolicy, outboundDnsEnv } from "@toolport/kit/outbound";
 import { z } from "zod";
@@ -77,5 +78,13 @@ export const catalogEnv = {
     .default(256)
     .describe(
       "most schema JSON one document's tools may store, in MiB; a document that would store more is refused (400 document_too_large)",
+    ),
+  CATALOG_INDEX_SNAPSHOT: z
+    .string()
+    .min(1)
+    .optional()
+    .transform((file) => (file === undefined ? undefined : path.resolve(file)))
+    .describe(
+      "file where the embedded search index is kept between runs: written on a clean stop, loaded on start and brought up to date with Postgres instead of rebuilding the index (at 100,000 tools about 1 s instead of 9); unset, every start rebuilds. npm start keeps it in its data folder",
     ),
 };

@@ -49,6 +49,13 @@ export const catalogRole = serviceRole(() => ({
     void rebuilt.then(() => deps.importer.warm());
     if (!config.MEILI_URL) await rebuilt;
     const executions = await startExecutionsConsumer(ctx.nc, ctx.pool, log);
-    return [indexConsumer, executions, { stop: () => deps.outbound.close() }, { stop: () => deps.importer.close() }];
+    return [
+      indexConsumer,
+      // Once the index has stopped following changes: what it holds now is what the file records.
+      { stop: () => deps.index.saveSnapshot() },
+      executions,
+      { stop: () => deps.outbound.close() },
+      { stop: () => deps.importer.close() },
+    ];
   },
 }));

@@ -26,7 +26,7 @@ export function depsFor(ctx: ServiceContext<CatalogConfig>): CatalogDeps {
     deps = {
       pool: ctx.pool,
       log: ctx.log,
-      index: new SearchIndex(ctx.pool, ctx.log),
+      index: new SearchIndex(ctx.pool, ctx.log, ctx.config.CATALOG_INDEX_SNAPSHOT),
       sealer: Sealer.fromSecret(ctx.config.CATALOG_SECRET_KEY),
       outbound: new Outbound({
         policy: new AddressPolicy(ctx.config.CATALOG_OUTBOUND_ALLOW, "CATALOG_OUTBOUND_ALLOW", {

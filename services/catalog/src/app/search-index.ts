@@ -1,13 +1,16 @@
 /**
- * Feeds the search engine and guards it. The index is rebuilt from Postgres on start (replaceAll, from
- * a lean read: see store/search-sources.ts), then follows the catalog through toolport.catalog.tool.changed events; each change re-reads the
- * tool from Postgres, so applying one twice or late still ends in the current state. Until the first
- * rebuild completes, and whenever the engine fails, search answers UNAVAILABLE (503, Retry-After: 1).
+ * Feeds the search engine and guards it. On start the index is loaded from the snapshot the last clean
+ * stop wrote and brought up to date with Postgres (index-snapshot.ts), or else rebuilt from Postgres
+ * (replaceAll, from a lean read: see store/search-sources.ts); then it follows the catalog through
+ * toolport.catalog.tool.changed events; each change re-reads the tool from Postgres, so applying one
+ * twice or late still ends in the current state. Until the index is first ready, and whenever the
+ * engine fails, search answers UNAVAILABLE (503, Retry-After: 1).
  */
 import { unavailable } from "@toolport/kit/errors";
 import type { Logger } from "@toolport/kit/logger";
 import { searchSeconds } from "@toolport/kit/metrics";
 import { isSunset } from "../domain/deprecation.js";
+import type { ToolWithService } from "../domain/model.js";
 import type { SearchDocument, SearchEngine, SearchHit, SearchOptions } from "../search/types.js";
 import { findTool, listToolsWithService } from "../store/catalog-store.js";
 import type { Queryable } from "../store/rows.js";
@@ -16,7 +19,9 @@ import {
   serviceSearchFields,
   type ToolSearchFields,
   toolSearchFieldsPage,
+  toolVersionFields,
 } from "../store/search-sources.js";
+import { readSnapshot, serviceVersion, toolVersion, writeSnapshot } from "./index-snapshot.js";
 import { ToolCache } from "./tool-cache.js";
 
 /** Tools read per page by the rebuild: large enough that round trips do not count, small enough to stay a few MB. */
@@ -49,15 +54,22 @@ export function documentFor({
   };
 }
 
+/** Tools brought up to date per read when a snapshot is caught up with Postgres. */
+const CATCH_UP_BATCH = 1000;
+
 export class SearchIndex {
   private ready = false;
   private current: SearchEngine | undefined;
+  /** Tool id -> the version of its indexed document (index-snapshot.ts), kept for the snapshot. */
+  private versions = new Map<string, string>();
   /** Search candidates' records, invalidated with every change this index applies. */
   readonly tools = new ToolCache();
 
+  /** `snapshotFile`: where the index is kept between runs (CATALOG_INDEX_SNAPSHOT); none, always rebuild. */
   constructor(
     private readonly db: Queryable,
     private readonly log: Logger,
+    private readonly snapshotFile?: string,
   ) {}
 
   /** Set once at start-up, before the first rebuild. */
@@ -91,7 +103,9 @@ export class SearchIndex {
   async rebuild(): Promise<number> {
     const started = performance.now();
     const counts = { tools: 0, services: 0, waitedMs: 0 };
-    await this.engine.replaceAll(this.documents(counts));
+    const versions = new Map<string, string>();
+    await this.engine.replaceAll(this.documents(counts, versions));
+    this.versions = versions;
     this.tools.clear();
     this.ready = true;
     this.log.info(
@@ -108,7 +122,10 @@ export class SearchIndex {
   }
 
   /** Every tool's search document, a page at a time, the next page read while this one is used. */
-  private async *documents(counts: { tools: number; services: number; waitedMs: number }): AsyncGenerator<SearchDocument[]> {
+  private async *documents(
+    counts: { tools: number; services: number; waitedMs: number },
+    versions: Map<string, string>,
+  ): AsyncGenerator<SearchDocument[]> {
     const wait = async <T>(promise: Promise<T>): Promise<T> => {
       const from = performance.now();
       try {
@@ -118,6 +135,7 @@ export class SearchIndex {
       }
     };
     const services = await wait(serviceSearchFields(this.db));
+    const serviceVersions = new Map<string, string>();
     let next: Promise<ToolSearchFields[]> | undefined = toolSearchFieldsPage(this.db, null, REBUILD_PAGE_SIZE);
     try {
       while (next) {
@@ -132,7 +150,14 @@ export class SearchIndex {
         const docs: SearchDocument[] = [];
         for (const tool of page) {
           const service = services.get(tool.serviceId);
-          if (service) docs.push(documentFor({ tool, service })); // else deleted meanwhile, with its tools
+          if (!service) continue; // deleted meanwhile, with its tools
+          docs.push(documentFor({ tool, service }));
+          let version = serviceVersions.get(service.id);
+          if (version === undefined) {
+            version = serviceVersion(service);
+            serviceVersions.set(service.id, version);
+          }
+          versions.set(tool.id, toolVersion(tool.revision, isSunset(tool), version));
         }
         counts.tools += docs.length;
         yield docs;
@@ -152,20 +177,122 @@ export class SearchIndex {
     const pairs = await listToolsWithService(this.db, { toolIds, includeUnavailable: true, light: true });
     const found = new Set(pairs.map((p) => p.tool.id));
     const gone = toolIds.filter((id) => !found.has(id));
-    if (pairs.length > 0) await this.engine.upsert(pairs.map(documentFor));
-    if (gone.length > 0) await this.engine.remove(gone);
+    if (pairs.length > 0) {
+      await this.engine.upsert(pairs.map(documentFor));
+      this.noteVersions(pairs);
+    }
+    if (gone.length > 0) await this.remove(gone);
   }
 
   async refreshOne(toolId: string): Promise<void> {
     this.tools.invalidate([toolId]);
     const pair = await findTool(this.db, toolId);
-    if (pair) await this.engine.upsert([documentFor(pair)]);
-    else await this.engine.remove([toolId]);
+    if (pair) {
+      await this.engine.upsert([documentFor(pair)]);
+      this.noteVersions([pair]);
+    } else await this.remove([toolId]);
   }
 
   async remove(toolIds: string[]): Promise<void> {
     this.tools.invalidate(toolIds);
     if (toolIds.length > 0) await this.engine.remove(toolIds);
+    for (const id of toolIds) this.versions.delete(id);
+  }
+
+  private noteVersions(pairs: Pick<ToolWithService, "tool" | "service">[]): void {
+    const services = new Map<string, string>();
+    for (const { tool, service } of pairs) {
+      let version = services.get(service.id);
+      if (version === undefined) {
+        version = serviceVersion(service);
+        services.set(service.id, version);
+      }
+      this.versions.set(tool.id, toolVersion(tool.revision, isSunset(tool), version));
+    }
+  }
+
+  /**
+   * Loads the snapshot the last clean stop wrote (index-snapshot.ts) and brings it up to date with
+   * Postgres: tools whose version differs are re-read, tools no longer there removed. Returns false,
+   * never throwing, when there is none to use or it is too far behind (more than a quarter of the
+   * tools changed, where a rebuild is as quick); the caller then rebuilds.
+   */
+  async restoreSnapshot(): Promise<boolean> {
+    const engine = this.engine;
+    const file = this.snapshotFile;
+    if (!file || !engine.snapshotKey || !engine.restore) return false;
+    const started = performance.now();
+    try {
+      const loaded = await readSnapshot(file, engine.snapshotKey());
+      if ("unusable" in loaded) {
+        this.log.info({ file, reason: loaded.unusable }, "search index snapshot not used; rebuilding the index");
+        return false;
+      }
+      const readMs = performance.now() - started;
+      const [tools, services] = await Promise.all([toolVersionFields(this.db), serviceSearchFields(this.db)]);
+      const serviceVersions = new Map([...services].map(([id, service]) => [id, serviceVersion(service)]));
+      const now = new Date();
+      const stale: string[] = [];
+      const present = new Set<string>();
+      for (const t of tools) {
+        present.add(t.id);
+        const service = serviceVersions.get(t.serviceId);
+        if (service === undefined || loaded.versions.get(t.id) !== toolVersion(t.revision, isSunset(t, now), service)) {
+          stale.push(t.id);
+        }
+      }
+      const gone = [...loaded.versions.keys()].filter((id) => !present.has(id));
+      if (stale.length + gone.length > Math.max(CATCH_UP_BATCH, tools.length / 4)) {
+        this.log.info(
+          { file, tools: tools.length, changed: stale.length, removed: gone.length },
+          "search index snapshot too far behind; rebuilding the index",
+        );
+        return false;
+      }
+      engine.restore(loaded.engine);
+      this.versions = loaded.versions;
+      this.tools.clear();
+      await this.remove(gone);
+      for (let i = 0; i < stale.length; i += CATCH_UP_BATCH) await this.refresh(stale.slice(i, i + CATCH_UP_BATCH));
+      this.ready = true;
+      this.log.info(
+        {
+          file,
+          tools: tools.length,
+          changed: stale.length,
+          removed: gone.length,
+          written_at: loaded.writtenAt.toISOString(),
+          read_ms: Math.round(readMs),
+          ms: Math.round(performance.now() - started),
+        },
+        "search index loaded from its snapshot",
+      );
+      return true;
+    } catch (err) {
+      // The engine may hold part of it: the rebuild that follows replaces all of it.
+      this.log.warn({ err, file }, "search index snapshot could not be loaded; rebuilding the index");
+      return false;
+    }
+  }
+
+  /**
+   * Writes the snapshot the next start loads (on a clean stop, after the index stopped following
+   * changes). Not while the index is not ready: that would persist a partial one.
+   */
+  async saveSnapshot(): Promise<void> {
+    const engine = this.current;
+    const file = this.snapshotFile;
+    if (!file || !engine?.snapshot || !engine.snapshotKey || !this.ready) return;
+    const started = performance.now();
+    try {
+      const bytes = await writeSnapshot(file, engine.snapshotKey(), engine.snapshot(), this.versions);
+      this.log.info(
+        { file, tools: this.versions.size, mb: Math.round(bytes / 2 ** 20), ms: Math.round(performance.now() - started) },
+        "search index snapshot written",
+      );
+    } catch (err) {
+      this.log.warn({ err, file }, "could not write the search index snapshot; the next start rebuilds the index");
+    }
   }
 
   async search(query: string, options: SearchOptions): Promise<SearchHit[]> {

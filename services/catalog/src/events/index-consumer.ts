@@ -2,8 +2,8 @@
  * Keeps this replica's search index in step with the catalog. Every catalog replica holds its own
  * index (the embedded engine lives in the process), so each one reads toolport.catalog.tool.changed
  * through its own ordered (ephemeral) consumer rather than sharing a durable one that would hand each
- * event to a single replica. The consumer is created before the start-up rebuild and its events are
- * held until the rebuild is done, so a change made during the rebuild is applied after it, never lost.
+ * event to a single replica. The consumer is created before the start-up rebuild (or snapshot load)
+ * and its events are held until that is done, so a change made meanwhile is applied after it, never lost.
  * Each event re-reads the tool from Postgres, so order and repetition do not matter. If applying an
  * event fails (the engine is unreachable), the index is rebuilt from Postgres once the engine answers.
  */
@@ -15,7 +15,10 @@ import { type ConsumerMessages, DeliverPolicy, type NatsConnection } from "nats"
 import type { SearchIndex } from "../app/search-index.js";
 
 export interface IndexConsumer {
-  /** Rebuilds the index from Postgres (retrying until the engine answers), then applies held events. */
+  /**
+   * Loads the index's snapshot or else rebuilds it from Postgres (retrying until the engine answers),
+   * then applies held events.
+   */
   rebuildAndFollow(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -73,7 +76,7 @@ export async function startIndexConsumer(nc: NatsConnection, index: SearchIndex,
 
   return {
     async rebuildAndFollow() {
-      await rebuildUntilDone();
+      if (!(await index.restoreSnapshot())) await rebuildUntilDone();
       markReady();
     },
     async stop() {

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import v8 from "node:v8";
 import { createLogger } from "@toolport/kit/logger";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EmbeddedEngine } from "./embedded.js";
@@ -60,6 +61,52 @@ describe("pair table", () => {
     table.set(5, 6, 1);
     expect(table.get(5, 6)).toBe(1);
     expect(table.size).toBe(9000);
+  });
+});
+
+describe("embedded engine snapshot", () => {
+  const queries = ["send a text message", "weather forecast for a city", "exchange rates", "email", "audio speech"];
+  const answers = async (engine: EmbeddedEngine) =>
+    Promise.all(queries.map((q) => engine.search(q, { limit: 10, tags: q === "email" ? ["email"] : undefined })));
+
+  it("restores, through v8.serialize, an index that answers and changes exactly as the original", async () => {
+    const original = new EmbeddedEngine(log);
+    await original.replaceAll(catalog);
+    // Changes since the build (a log of added postings, a dead tool, a renamed service) travel too.
+    await original.upsert([
+      tool("sms-bulk", { name: "Send bulk SMS", serviceId: "svc-twilio", serviceName: "Twilio Messaging" }),
+    ]);
+    await original.remove(["tts"]);
+    const restored = new EmbeddedEngine(log);
+    restored.restore(v8.deserialize(v8.serialize(original.snapshot())));
+    expect(await answers(restored)).toEqual(await answers(original));
+    expect((await restored.search("speech", { limit: 5 })).map((h) => h.id)).toEqual([]);
+    expect(restored.stats()).toEqual(original.stats());
+
+    // Both go on from there alike: a new tool with new words, a removal, an edit.
+    for (const engine of [original, restored]) {
+      await engine.upsert([
+        tool("geo", { name: "Geocode address", description: "Latitude and longitude of a street address.", serviceName: "Maps" }),
+        tool("weather-now", { name: "Current weather conditions", serviceId: "svc-weather", serviceName: "Open Weather" }),
+      ]);
+      await engine.remove(["fx-latest"]);
+    }
+    expect((await restored.search("geocode street address", { limit: 3 }))[0]?.id).toBe("geo");
+    expect(await restored.search("latitude longitude", { limit: 10 })).toEqual(
+      await original.search("latitude longitude", { limit: 10 }),
+    );
+    expect(await answers(restored)).toEqual(await answers(original));
+  });
+
+  it("names its code and settings in its key, so a snapshot made otherwise is not read", () => {
+    const key = new EmbeddedEngine(log).snapshotKey();
+    expect(new EmbeddedEngine(log).snapshotKey()).toBe(key);
+    expect(new EmbeddedEngine(log, { params: { k1: 1.5 } }).snapshotKey()).not.toBe(key);
+    const embedder = { identity: "http://127.0.0.1:1/v1 model-a", embed: async () => [] };
+    expect(new EmbeddedEngine(log, { embedder }).snapshotKey()).not.toBe(key);
+    expect(
+      new EmbeddedEngine(log, { embedder: { ...embedder, identity: "http://127.0.0.1:1/v1 model-b" } }).snapshotKey(),
+    ).not.toBe(new EmbeddedEngine(log, { embedder }).snapshotKey());
   });
 });
 

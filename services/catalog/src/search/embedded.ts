@@ -21,8 +21,13 @@
  * and the engine keeps no tool text, only ids, service and tags: 100,000 tools fit in a few hundred
  * megabytes (test/bench/search-latency.ts prints the figures).
  */
+import { createHash } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { type Embedder, embeddingText } from "./embedding.js";
-import { FieldPostings, PairTable } from "./postings.js";
+import { FieldPostings, type FieldPostingsState, PairTable, type PairTableState } from "./postings.js";
 import { relatedTermSources } from "./synonyms.js";
 import { queryTerms, terms } from "./text.js";
 import { type Logger, type SearchDocument, type SearchEngine, type SearchHit, type SearchOptions, visibleTo } from "./types.js";
@@ -143,6 +148,20 @@ interface IndexedService {
   toolSlots: Set<number>;
 }
 
+/** The embedded engine's content as data: see EmbeddedEngine.snapshot. */
+export interface EmbeddedSnapshot {
+  tools: SlotsState<IndexedTool>;
+  toolService: Int32Array;
+  toolIndex: FieldPostingsState;
+  services: SlotsState<IndexedService>;
+  serviceIndex: FieldPostingsState;
+  serviceToolsLength: Float64Array;
+  serviceToolsTotal: number;
+  vocabulary: Map<string, number>;
+  pairVocabulary: PairTableState;
+  nextTermId: number;
+}
+
 const noTags: readonly string[] = [];
 
 /** Tool fields in the postings, in this order; the first two are also the service's "tools" field. */
@@ -238,6 +257,57 @@ export class EmbeddedEngine implements SearchEngine {
 
   async healthy(): Promise<boolean> {
     return true;
+  }
+
+  /**
+   * The index's content as plain data (typed arrays, Maps, Sets, plain objects) that v8.serialize
+   * writes and `restore` takes back: what a restart loads instead of analysing every tool again
+   * (app/index-snapshot.ts). It shares the engine's arrays, so serialize it before the next change.
+   * Neither the ranking parameters nor the embedder travel: a snapshot is read only by an engine
+   * built with the same ones (the snapshot's fingerprint).
+   */
+  snapshot(): EmbeddedSnapshot {
+    return {
+      tools: this.tools.snapshot(),
+      toolService: this.toolService,
+      toolIndex: this.toolIndex.snapshot(),
+      services: this.services.snapshot(),
+      serviceIndex: this.serviceIndex.snapshot(),
+      serviceToolsLength: this.serviceToolsLength,
+      serviceToolsTotal: this.serviceToolsTotal,
+      vocabulary: this.vocabulary,
+      pairVocabulary: this.pairVocabulary.snapshot(),
+      nextTermId: this.nextTermId,
+    };
+  }
+
+  /**
+   * What a snapshot must have been made with to be read by this engine: the ranking parameters, the
+   * embedder, and the analysis and index code itself (this folder's files and the stemmer), so an
+   * upgrade that changes how text becomes terms never loads terms made the old way.
+   */
+  snapshotKey(): string {
+    return createHash("sha256")
+      .update(searchCodeDigest())
+      .update(JSON.stringify(this.params))
+      .update(this.embedder ? (this.embedder.identity ?? "an embedder") : "no embedder")
+      .digest("hex");
+  }
+
+  /** Takes over a snapshot's content (see `snapshot`), replacing this engine's. */
+  restore(state: EmbeddedSnapshot): void {
+    Object.assign(this, {
+      tools: Slots.restore(state.tools),
+      toolService: state.toolService,
+      toolIndex: FieldPostings.restore(state.toolIndex),
+      services: Slots.restore(state.services),
+      serviceIndex: FieldPostings.restore(state.serviceIndex),
+      serviceToolsLength: state.serviceToolsLength,
+      serviceToolsTotal: state.serviceToolsTotal,
+      vocabulary: state.vocabulary,
+      pairVocabulary: PairTable.restore(state.pairVocabulary),
+      nextTermId: state.nextTermId,
+    });
   }
 
   /** Sizes of the index, for the benchmarks' memory report. */
@@ -735,6 +805,23 @@ export class EmbeddedEngine implements SearchEngine {
   }
 }
 
+let codeDigest: string | undefined;
+
+/** A digest of the search code that decides an index's content: this folder's modules and the stemmer's. */
+function searchCodeDigest(): string {
+  if (codeDigest) return codeDigest;
+  const hash = createHash("sha256");
+  const folder = path.dirname(fileURLToPath(import.meta.url));
+  for (const name of readdirSync(folder).sort()) {
+    if (/\.(js|ts)$/.test(name) && !name.endsWith(".d.ts") && !name.includes(".test.")) {
+      hash.update(name).update(readFileSync(path.join(folder, name)));
+    }
+  }
+  hash.update(readFileSync(createRequire(import.meta.url).resolve("stemmer")));
+  codeDigest = hash.digest("hex");
+  return codeDigest;
+}
+
 /** Lucene's BM25 idf, with `n` of `count` owners holding the term. */
 function idf(count: number, n: number): number {
   return Math.log(1 + (count - n + 0.5) / (n + 0.5));
@@ -787,9 +874,22 @@ function topSlots(slots: number[], values: Float64Array, k: number, tieBreak: (a
  * Things numbered by small integers, so scores live in typed arrays. A removed thing's number is not
  * reused before `clear` (the postings of a removed tool stay, marked dead, until they are merged away).
  */
+interface SlotsState<T> {
+  items: (T | undefined)[];
+  byId: Map<string, number>;
+}
+
 class Slots<T> {
   readonly items: (T | undefined)[] = [];
   private readonly byId = new Map<string, number>();
+
+  snapshot(): SlotsState<T> {
+    return { items: this.items, byId: this.byId };
+  }
+
+  static restore<T>(state: SlotsState<T>): Slots<T> {
+    return Object.assign(Object.create(Slots.prototype) as Slots<T>, state);
+  }
 
   get size(): number {
     return this.byId.size;

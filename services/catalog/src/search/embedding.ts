@@ -10,6 +10,8 @@ import type { SearchDocument } from "./types.js";
 export interface Embedder {
   /** One unit-length vector per input text, in order. Throws when the API cannot answer. */
   embed(texts: string[]): Promise<Float32Array[]>;
+  /** The API and model, which decide the vectors (a persisted index made with others is not read). */
+  readonly identity?: string;
 }
 
 export interface EmbeddingConfig {
@@ -58,6 +60,7 @@ export function createEmbedder(config: EmbeddingConfig): Embedder {
   }
 
   return {
+    identity: `${endpoint} ${config.model ?? "text-embedding-3-small"}`,
     async embed(texts) {
       const out: Float32Array[] = [];
       for (let i = 0; i < texts.length; i += batchSize) out.push(...(await embedBatch(texts.slice(i, i + batchSize))));

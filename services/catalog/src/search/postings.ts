@@ -19,6 +19,11 @@
  * upsert does not invalidate a 100,000-tool index; BM25 does not notice a 1% shift).
  */
 
+/** FieldPostings' own fields as data (opaque outside this file: only `restore` reads it). */
+export type FieldPostingsState = { readonly __state: "FieldPostings" };
+/** PairTable's fields as data. */
+export type PairTableState = { readonly __state: "PairTable" };
+
 type Growable = Uint8Array | Uint32Array | Float32Array | Float64Array;
 
 function grow<T extends Growable>(array: T, need: number): T {
@@ -238,6 +243,29 @@ export class FieldPostings {
     return n;
   }
 
+  /**
+   * The postings as plain data (typed arrays and a Map), without the scratch buffers, laid out first so
+   * the log and the dead do not travel: for a snapshot (see EmbeddedEngine.snapshot). It shares this
+   * object's arrays, so it must be serialized before the next change.
+   */
+  snapshot(): FieldPostingsState {
+    if (this.logLength > 0 || this.deadSinceBuild > 0) this.merge();
+    const { hitSlots: _slots, hitTf: _tf, hitRaw: _raw, positionOf: _position, ...state } = this;
+    return state as unknown as FieldPostingsState;
+  }
+
+  /** Postings from `snapshot`'s data. */
+  static restore(state: FieldPostingsState): FieldPostings {
+    const postings = Object.create(FieldPostings.prototype) as FieldPostings;
+    Object.assign(postings, state, {
+      hitSlots: new Uint32Array(256),
+      hitTf: new Float64Array(256),
+      hitRaw: new Float64Array(256),
+      positionOf: new Int32Array(0),
+    });
+    return postings;
+  }
+
   /** Bytes held in typed arrays (the vocabulary and the engine's per-tool records are apart). */
   bytes(): number {
     return [
@@ -392,6 +420,15 @@ export class PairTable {
 
   bytes(): number {
     return this.first.byteLength + this.second.byteLength + this.ids.byteLength;
+  }
+
+  /** The table as plain data (its arrays, shared: serialize it before the next change). */
+  snapshot(): PairTableState {
+    return { ...this } as unknown as PairTableState;
+  }
+
+  static restore(state: PairTableState): PairTable {
+    return Object.assign(Object.create(PairTable.prototype) as PairTable, state);
   }
 
   private resize(): void {

@@ -15,7 +15,10 @@ export type ServiceSearchFields = Pick<
 >;
 
 /** A tool's fields that its search document is made of (its parameters by name, with their descriptions only). */
-export type ToolSearchFields = Pick<ToolRecord, "id" | "slug" | "name" | "description" | "tags" | "status" | "sunsetDate"> & {
+export type ToolSearchFields = Pick<
+  ToolRecord,
+  "id" | "slug" | "name" | "description" | "tags" | "status" | "sunsetDate" | "revision"
+> & {
   serviceId: string;
   parameters: Record<string, Pick<ToolParameterInfo, "description">>;
 };
@@ -50,7 +53,7 @@ export async function serviceSearchFields(q: Queryable, ids?: string[]): Promise
 export async function toolSearchFieldsPage(q: Queryable, afterId: string | null, limit: number): Promise<ToolSearchFields[]> {
   const { rows } = await q.query(
     `SELECT t.id::text AS id, t.service_id::text AS service_id, t.slug, t.name, t.description, t.tags, t.status, t.sunset_date,
-            t.search_parameters AS parameters
+            t.revision, t.search_parameters AS parameters
        FROM tools t
       WHERE $1::uuid IS NULL OR t.id > $1::uuid
       ORDER BY t.id
@@ -66,6 +69,26 @@ export async function toolSearchFieldsPage(q: Queryable, afterId: string | null,
     tags: (r.tags as string[]) ?? [],
     status: r.status as ToolRecord["status"],
     sunsetDate: r.sunset_date === null || r.sunset_date === undefined ? null : new Date(r.sunset_date as string | Date),
+    revision: BigInt(r.revision as string),
     parameters: r.parameters as ToolSearchFields["parameters"],
+  }));
+}
+
+/** What a tool's search document depends on, besides its service: see app/index-snapshot.ts. */
+export interface ToolVersionFields {
+  id: string;
+  serviceId: string;
+  revision: bigint;
+  sunsetDate: Date | null;
+}
+
+/** Every tool's version fields: a narrow read (about 60 bytes a tool), for checking a snapshot against Postgres. */
+export async function toolVersionFields(q: Queryable): Promise<ToolVersionFields[]> {
+  const { rows } = await q.query("SELECT id::text AS id, service_id::text AS service_id, revision, sunset_date FROM tools");
+  return rows.map((r) => ({
+    id: String(r.id),
+    serviceId: String(r.service_id),
+    revision: BigInt(r.revision as string),
+    sunsetDate: r.sunset_date === null || r.sunset_date === undefined ? null : new Date(r.sunset_date as string | Date),
   }));
 }
