@@ -949,11 +949,12 @@ async function main(): Promise<void> {
     let agent = 0;
     const cases: RouteCase[] = [
       { label: "GET /v1/tools", method: "GET", route: () => "/v1/tools", key: callerKey, ok: 200 },
-      // The same list a smaller page at a time: how the time follows the answer's weight (Tools carry their schemas).
+      // The same list a larger page at a time (the default is 20): how the time follows the answer's weight
+      // (Tools carry their schemas), and the default's reason.
       {
-        label: "GET /v1/tools?limit=20",
+        label: "GET /v1/tools?limit=100",
         method: "GET",
-        route: () => "/v1/tools?limit=20",
+        route: () => "/v1/tools?limit=100",
         key: callerKey,
         ok: 200,
         informational: true,
@@ -966,6 +967,14 @@ async function main(): Promise<void> {
         ok: 200,
       },
       { label: "GET /v1/tools/search (no query)", method: "GET", route: () => "/v1/tools/search", key: callerKey, ok: 200 },
+      {
+        label: "GET /v1/tools/search?limit=50 (no query)",
+        method: "GET",
+        route: () => "/v1/tools/search?limit=50",
+        key: callerKey,
+        ok: 200,
+        informational: true,
+      },
       {
         label: "GET /v1/tools/public/search?query=",
         method: "GET",
@@ -981,9 +990,9 @@ async function main(): Promise<void> {
         ok: 200,
       },
       {
-        label: "GET /v1/services/public/{id}/tools?limit=20",
+        label: "GET /v1/services/public/{id}/tools?limit=100",
         method: "GET",
-        route: () => `/v1/services/public/${publicServiceId}/tools?limit=20`,
+        route: () => `/v1/services/public/${publicServiceId}/tools?limit=100`,
         ok: 200,
         informational: true,
       },

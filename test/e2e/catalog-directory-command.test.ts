@@ -122,7 +122,7 @@ describe("npm run catalog: the directory command on a small installed subset", (
       expect(m, lines[i]).not.toBeNull();
       expect(Number(m?.[2])).toBe(operations.get(name));
       // Public: readable without a key, with every tool.
-      const tools = await call("GET", `/services/public/${m?.[1]}/tools`);
+      const tools = await call("GET", `/services/public/${m?.[1]}/tools?limit=500`);
       expect(tools.status).toBe(200);
       expect(tools.body).toHaveLength(operations.get(name) as number);
       if (name === "medium.com") {

@@ -146,9 +146,9 @@ describe("the API directory for platform administrators", () => {
     const [forge] = pub.body.results;
     expect(forge).toMatchObject({ name: "1forge.com", status: "imported", tools: PICKS["1forge.com"]!.operations });
     imported.set("1forge.com", forge.service_id);
-    const publicServices = await call("GET", "/services/public");
+    const publicServices = await call("GET", "/services/public?limit=500");
     expect(publicServices.body.map((x: { id: string }) => x.id)).toContain(forge.service_id);
-    const tools = await call("GET", `/services/public/${forge.service_id}/tools`);
+    const tools = await call("GET", `/services/public/${forge.service_id}/tools?limit=500`);
     expect(tools.body).toHaveLength(PICKS["1forge.com"]!.operations);
 
     // One request: a private import, an unknown name and a broken document; the refusals stop nothing.
@@ -266,7 +266,7 @@ describe("the API directory for platform administrators", () => {
     // Really in the catalog: public, with one tool per operation.
     const listed = await call("GET", "/directory?query=medium.com", { token: adminToken });
     const serviceId = listed.body.entries[0].imported_service_id as string;
-    const tools = await call("GET", `/services/public/${serviceId}/tools`);
+    const tools = await call("GET", `/services/public/${serviceId}/tools?limit=500`);
     expect(tools.body).toHaveLength(PICKS["medium.com"]!.operations);
 
     expect(await seriousViolations(page)).toEqual([]);

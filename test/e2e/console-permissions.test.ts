@@ -92,7 +92,7 @@ describe("the console's allow-lists and console keys", () => {
       if (Date.now() > end) throw new Error("the builtin tools never appeared in the public search");
       await new Promise((r) => setTimeout(r, 250));
     }
-    for (const svc of (await api("/services/public")).body as Json[]) services[svc.id] = svc;
+    for (const svc of (await api("/services/public?limit=500")).body as Json[]) services[svc.id] = svc;
   });
   afterAll(async () => {
     await browser?.close();

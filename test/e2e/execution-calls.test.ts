@@ -206,8 +206,7 @@ describe("order of checks and bad input", () => {
   });
 
   it("accepts a slug in place of the id", async () => {
-    const tools = await s.call("GET", "/tools", { key: agent.key });
-    const listItems = tools.body.find((t: any) => t.id === echo.tools.list_items);
+    const listItems = (await s.call("GET", `/tools/${echo.tools.list_items}`, { key: agent.key })).body;
     const r = await callTool(agent.key, listItems.slug, { n: 2 });
     expect(r.body).toMatchObject({ success: true, tool_id: echo.tools.list_items });
   });

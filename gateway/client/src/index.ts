@@ -10,7 +10,7 @@
  * the parsed error body (`Error`) otherwise. A request that does not reach the gateway rejects.
  *
  * Pages. The list routes (`GET /v1/tools`, `/v1/services/public`, `/v1/services/public/{service_id}/tools`)
- * answer a page at a time (`limit`, default 100, at most 500) with a `Link: <...>; rel="next"` header
+ * answer a page at a time (`limit`, default 20, at most 500) with a `Link: <...>; rel="next"` header
  * (RFC 8288) while there is more; `nextCursor(response)` reads that header's `cursor`, and `allPages` and
  * `pages` follow it with a function that asks for one page:
  *

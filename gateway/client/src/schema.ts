@@ -113,7 +113,7 @@ export interface paths {
         };
         /**
          * Search tools
-         * @description Semantic match on names and descriptions, among the tools visible to the caller; at most 50 matches for a query. Without a query, the first 50 tools the filters keep, in the order of `GET /tools` (which pages through all).
+         * @description Semantic match on names and descriptions, among the tools visible to the caller; `limit` matches (default 20, at most 50). Without a query, the first `limit` tools the filters keep, in the order of `GET /tools` (which pages through all).
          */
         get: operations["searchTools"];
         put?: never;
@@ -3839,7 +3839,7 @@ export interface operations {
     listTools: {
         parameters: {
             query?: {
-                /** @description Page size: default 100; more than 500 gives 500; 0 or less is a 400 (`invalid_limit`). */
+                /** @description Page size: default 20; more than 500 gives 500; 0 or less is a 400 (`invalid_limit`). */
                 limit?: number;
                 /** @description Where the page starts: the `cursor` of the previous answer's `Link` header (400 `invalid_cursor` for anything else). */
                 cursor?: string;
@@ -3943,6 +3943,8 @@ export interface operations {
                 tags?: string[];
                 /** @description Keep only tools the caller can call now. `true` or `1`; `false`, `0` or empty for false (default false). */
                 ready_only?: boolean;
+                /** @description Most matches: default 20; more than 50 gives 50; 0 gives none; below 0 is a 400 (`invalid_limit`). */
+                limit?: number;
             };
             header?: {
                 /** @description The organization to act in (the caller must belong to it); default: the caller's own. */
@@ -4607,7 +4609,7 @@ export interface operations {
     listPublicServices: {
         parameters: {
             query?: {
-                /** @description Page size: default 100; more than 500 gives 500; 0 or less is a 400 (`invalid_limit`). */
+                /** @description Page size: default 20; more than 500 gives 500; 0 or less is a 400 (`invalid_limit`). */
                 limit?: number;
                 /** @description Where the page starts: the `cursor` of the previous answer's `Link` header (400 `invalid_cursor` for anything else). */
                 cursor?: string;
@@ -4738,7 +4740,7 @@ export interface operations {
     listPublicServiceTools: {
         parameters: {
             query?: {
-                /** @description Page size: default 100; more than 500 gives 500; 0 or less is a 400 (`invalid_limit`). */
+                /** @description Page size: default 20; more than 500 gives 500; 0 or less is a 400 (`invalid_limit`). */
                 limit?: number;
                 /** @description Where the page starts: the `cursor` of the previous answer's `Link` header (400 `invalid_cursor` for anything else). */
                 cursor?: string;

@@ -274,6 +274,7 @@ export function catalogRoutes(api: DescribedRouter, deps: AppDeps): void {
       serviceId: queryValue(ctx, "service_id") || undefined,
       tags: queryList(ctx, "tags"),
       readyOnly: queryBool(ctx, "ready_only"),
+      limit: queryLimit(ctx),
     });
     ctx.body = toolsOut(tools);
   });

@@ -175,6 +175,38 @@ describe("public search", () => {
     const only = await publicSearch("gadgets", `&service_id=${created.body.service.id}&limit=30`);
     expect(only.body.every((t: { service_id: string }) => t.service_id === created.body.service.id)).toBe(true);
   });
+
+  it("authenticated search and GET /tools answer 20 by default, honour limit, and search stops at 50", async () => {
+    const paths: Record<string, unknown> = {};
+    for (let i = 0; i < 60; i++) {
+      paths[`/widgets/${i}`] = {
+        get: { operationId: `getWidget${i}`, summary: `Read sprocket widget ${i}`, responses: { "200": { description: "ok" } } },
+      };
+    }
+    const doc = {
+      openapi: "3.0.3",
+      info: { title: "Sprocket Widgets", version: "1" },
+      servers: [{ url: "https://w.example.com" }],
+      paths,
+    };
+    const created = await call(s, "POST", "/services", { agent: alice, body: { api: { document: doc } } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const service = created.body.service.id as string;
+    const search = (q: string) => call(s, "GET", `/tools/search?${q}`, { agent: alice });
+    expect((await search("query=sprocket%20widget")).body).toHaveLength(20);
+    expect((await search("query=sprocket%20widget&limit=7")).body).toHaveLength(7);
+    expect((await search("query=sprocket%20widget&limit=500")).body).toHaveLength(50);
+    expect((await search("query=sprocket%20widget&limit=0")).body).toEqual([]);
+    expectError(await search("query=sprocket%20widget&limit=-1"), 400, "invalid_limit");
+    // Without a query: the first tools of the list order, as many as asked.
+    expect((await search(`service_id=${service}`)).body).toHaveLength(20);
+    expect((await search(`service_id=${service}&limit=3`)).body).toHaveLength(3);
+
+    const page = await call(s, "GET", `/tools?service_id=${service}`, { agent: alice });
+    expect(page.body).toHaveLength(20);
+    expect(page.headers.get("link")).toMatch(/[?&]cursor=[^>]+>; rel="next"/);
+    expect((await call(s, "GET", `/tools?service_id=${service}&limit=60`, { agent: alice })).body).toHaveLength(60);
+  });
 });
 
 describe("publishing from OpenAPI, credentials and readiness", () => {
@@ -433,10 +465,12 @@ describe("private services", () => {
     expectError(await call(s, "GET", `/tools/${tool.id}`, { agent: bob }), 404);
     expect((await call(s, "GET", "/tools", { agent: bob })).body.map((t: { id: string }) => t.id)).not.toContain(tool.id);
     expect(
-      (await call(s, "GET", "/tools/search?query=alice%20private%20pets", { agent: bob })).body.map((t: { id: string }) => t.id),
+      (await call(s, "GET", "/tools/search?query=alice%20private%20pets&limit=50", { agent: bob })).body.map(
+        (t: { id: string }) => t.id,
+      ),
     ).not.toContain(tool.id);
     expect(
-      (await call(s, "GET", "/tools/search?query=alice%20private%20pets", { agent: alice })).body.map(
+      (await call(s, "GET", "/tools/search?query=alice%20private%20pets&limit=50", { agent: alice })).body.map(
         (t: { id: string }) => t.id,
       ),
     ).toContain(tool.id);

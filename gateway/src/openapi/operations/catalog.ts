@@ -61,8 +61,8 @@ const rateLimitHeaders: ResponseDoc["headers"] = {
 /** The list routes' paging (catalog app/reads.ts LIST_DEFAULT_LIMIT and LIST_MAX_LIMIT). */
 const pageParams = {
   limit: {
-    description: "Page size: default 100; more than 500 gives 500; 0 or less is a 400 (`invalid_limit`).",
-    schema: { type: "integer", minimum: 1, maximum: 500, default: 100 },
+    description: "Page size: default 20; more than 500 gives 500; 0 or less is a 400 (`invalid_limit`).",
+    schema: { type: "integer", minimum: 1, maximum: 500, default: 20 },
   },
   cursor: {
     description:
@@ -536,8 +536,8 @@ export const catalogOps = {
     operationId: "searchTools",
     summary: "Search tools",
     description:
-      "Semantic match on names and descriptions, among the tools visible to the caller; at most 50 matches for a " +
-      "query. Without a query, the first 50 tools the filters keep, in the order of `GET /tools` (which pages through all).",
+      "Semantic match on names and descriptions, among the tools visible to the caller; `limit` matches (default 20, " +
+      "at most 50). Without a query, the first `limit` tools the filters keep, in the order of `GET /tools` (which pages through all).",
     tags: ["Tools"],
     query: {
       ...searchQuery,
@@ -546,6 +546,10 @@ export const catalogOps = {
         schema: stringArray,
       },
       ready_only: queryBool("Keep only tools the caller can call now."),
+      limit: {
+        description: "Most matches: default 20; more than 50 gives 50; 0 gives none; below 0 is a 400 (`invalid_limit`).",
+        schema: { type: "integer", minimum: 0, default: 20 },
+      },
     },
     responses: {
       200: { description: "Matching tools, best first.", schema: tools, example: [exampleTool] },

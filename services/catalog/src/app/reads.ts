@@ -18,7 +18,11 @@ import { type ToolView, viewTools } from "./views.js";
 /** Public search: default and maximum number of matches (spec "Limits"). */
 export const PUBLIC_SEARCH_DEFAULT_LIMIT = 20;
 export const PUBLIC_SEARCH_MAX = 30;
-/** Authenticated search returns at most this many matches for a text query. */
+/**
+ * Authenticated search (GET /tools/search, with or without a query): default and most matches. Tools
+ * carry their schemas (about 7 KB each for real APIs), so the default answer stays near 150 KB.
+ */
+export const SEARCH_DEFAULT_LIMIT = 20;
 export const SEARCH_MAX = 50;
 
 const listable = (p: ToolWithService, now: Date) =>
@@ -27,8 +31,12 @@ const listable = (p: ToolWithService, now: Date) =>
 const toolNotFound = (id: string) => notFound("tool_not_found", `tool ${id} not found`, { details: { tool_id: id } });
 const serviceNotFound = (id: string) => notFound("service_not_found", `service ${id} not found`, { details: { service_id: id } });
 
-/** The list routes' page size (GET /tools, /services/public, /services/public/{id}/tools): default and most. */
-export const LIST_DEFAULT_LIMIT = 100;
+/**
+ * The list routes' page size (GET /tools, /services/public, /services/public/{id}/tools): default and
+ * most. A page of 20 real API tools is about 150 KB (100 were 800 KB, and took 80 ms end to end at
+ * 100,000 tools: test/bench/catalog-scale.ts).
+ */
+export const LIST_DEFAULT_LIMIT = 20;
 export const LIST_MAX_LIMIT = 500;
 
 export interface PageInput {
@@ -116,7 +124,7 @@ export async function searchTools(
   const limit =
     surface === "public"
       ? Math.min(input.limit ?? PUBLIC_SEARCH_DEFAULT_LIMIT, PUBLIC_SEARCH_MAX)
-      : Math.min(input.limit ?? SEARCH_MAX, SEARCH_MAX);
+      : Math.min(input.limit ?? SEARCH_DEFAULT_LIMIT, SEARCH_MAX);
   if (surface === "public" && query === "") return [];
   if (limit === 0) return [];
 

@@ -66,7 +66,13 @@ export function createCatalogReadHandlers(deps: CatalogDeps): Impl {
     async searchTools(req, context) {
       const views = await searchTools(
         deps,
-        { query: req.query ?? "", serviceId: req.serviceId || undefined, tags: req.tags, readyOnly: req.readyOnly },
+        {
+          query: req.query ?? "",
+          serviceId: req.serviceId || undefined,
+          tags: req.tags,
+          readyOnly: req.readyOnly,
+          limit: req.limit,
+        },
         callerOf(context),
         "authenticated",
       );
