@@ -1,7 +1,7 @@
 /** Stored upstream credentials: sealed material plus the facts shown to their owner. */
 import { randomUUID } from "node:crypto";
 import type { ConnectionStatus, CredentialScope, CredentialSummary, CredentialType, OAuthFlowName } from "../domain/model.js";
-import type { Queryable } from "./rows.js";
+import { prepared, type Queryable } from "./rows.js";
 
 export interface SealedCredential extends CredentialSummary {
   id: string;
@@ -106,7 +106,8 @@ export async function servicesWithCredential(
   organizationId: string,
 ): Promise<Set<string>> {
   if (serviceIds.length === 0) return new Set();
-  const { rows } = await q.query<{ service_id: string }>(
+  const { rows } = await prepared<{ service_id: string }>(
+    q,
     `SELECT DISTINCT service_id FROM credentials
       WHERE service_id = ANY($1::uuid[]) AND status = 'active'
         AND ((scope = 'caller' AND owner_id = $2) OR (scope = 'organization' AND owner_id = $3))`,

@@ -4,7 +4,7 @@
  */
 
 import type { ReliabilityFacts } from "../domain/reliability.js";
-import type { Queryable } from "./rows.js";
+import { prepared, type Queryable } from "./rows.js";
 
 export interface ExecutionFact {
   executionId: string;
@@ -59,6 +59,19 @@ export interface ReliabilityAggregate extends ReliabilityFacts {
   toolId: string;
 }
 
+/** A row of reliabilityAggregates' statement (counts arrive as text: bigint). */
+interface AggregateRow {
+  tool_id: string;
+  calls_7d: string;
+  calls_30d: string;
+  successes: string;
+  p50: number | null;
+  p95: number | null;
+  last_success_at: Date | null;
+  last_failure_at: Date | null;
+  callers: string;
+}
+
 /** The window's aggregates for each tool called in it (tools not called are absent). */
 export async function reliabilityAggregates(
   q: Queryable,
@@ -68,7 +81,8 @@ export async function reliabilityAggregates(
   const out = new Map<string, ReliabilityAggregate>();
   if (toolIds.length === 0) return out;
   const window = `${windowDays} days`;
-  const { rows } = await q.query(
+  const { rows } = await prepared<AggregateRow>(
+    q,
     `SELECT tool_id::text AS tool_id,
             count(*) FILTER (WHERE occurred_at > now() - interval '7 days') AS calls_7d,
             count(*) AS calls_30d,

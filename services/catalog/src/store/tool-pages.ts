@@ -11,7 +11,7 @@
 import { invalidArgument } from "@toolport/kit/errors";
 import type { ServiceRecord, ToolWithService } from "../domain/model.js";
 import { isUuid } from "../domain/slug.js";
-import { LIGHT_TOOL_JSON, type Queryable, SMALL_TOOL_JSON, serviceFromRow, toolFromRow } from "./rows.js";
+import { LIGHT_TOOL_JSON, prepared, type Queryable, SMALL_TOOL_JSON, serviceFromRow, toolFromRow } from "./rows.js";
 
 /** Who reads: a signed-in caller (what its key lets it call decides readiness), or anonymous (null). */
 export interface Reader {
@@ -209,7 +209,8 @@ export async function listToolPage(
     );
   }
   const limit = st.bind(page.limit + 1);
-  const { rows } = await q.query<ToolKeyRow>(
+  const { rows } = await prepared<ToolKeyRow>(
+    q,
     `WITH k AS (
        SELECT t.id, s.is_demo, ${notReady} AS not_ready, s.name AS service_name, t.name AS tool_name
          FROM tools t JOIN services s ON s.id = t.service_id ${st.where_()})
@@ -240,7 +241,8 @@ export async function serviceToolPage(
     const [name, id] = decodeCursor("service_tools", page.cursor, ["string", "uuid"]);
     st.where.push(`(t.name, t.id) > (${st.bind(name)}::text, ${st.bind(id)}::uuid)`);
   }
-  const { rows } = await q.query<PageRow & { id: string; name: string }>(
+  const { rows } = await prepared<PageRow & { id: string; name: string }>(
+    q,
     `SELECT ${PAGE_TOOL}, ${PAGE_SERVICE} AS service, t.id::text AS id, t.name
        FROM tools t JOIN services s ON s.id = t.service_id ${st.where_()}
       ORDER BY t.name, t.id LIMIT ${st.bind(page.limit + 1)}`,
