@@ -10,7 +10,7 @@ import { unavailable } from "@toolport/kit/errors";
 import type { Logger } from "@toolport/kit/logger";
 import { searchSeconds } from "@toolport/kit/metrics";
 import { isSunset } from "../domain/deprecation.js";
-import type { ToolWithService } from "../domain/model.js";
+import type { ToolRecord } from "../domain/model.js";
 import type { SearchDocument, SearchEngine, SearchHit, SearchOptions } from "../search/types.js";
 import { findTool, listToolsWithService } from "../store/catalog-store.js";
 import type { Queryable } from "../store/rows.js";
@@ -135,7 +135,6 @@ export class SearchIndex {
       }
     };
     const services = await wait(serviceSearchFields(this.db));
-    const serviceVersions = new Map<string, string>();
     let next: Promise<ToolSearchFields[]> | undefined = toolSearchFieldsPage(this.db, null, REBUILD_PAGE_SIZE);
     try {
       while (next) {
@@ -148,17 +147,14 @@ export class SearchIndex {
         const unknown = [...new Set(page.filter((t) => !services.has(t.serviceId)).map((t) => t.serviceId))];
         if (unknown.length > 0) for (const [id, s] of await wait(serviceSearchFields(this.db, unknown))) services.set(id, s);
         const docs: SearchDocument[] = [];
+        const pairs: { tool: ToolSearchFields; service: ServiceSearchFields }[] = [];
         for (const tool of page) {
           const service = services.get(tool.serviceId);
           if (!service) continue; // deleted meanwhile, with its tools
           docs.push(documentFor({ tool, service }));
-          let version = serviceVersions.get(service.id);
-          if (version === undefined) {
-            version = serviceVersion(service);
-            serviceVersions.set(service.id, version);
-          }
-          versions.set(tool.id, toolVersion(tool.revision, isSunset(tool), version));
+          pairs.push({ tool, service });
         }
+        this.noteVersions(pairs, versions);
         counts.tools += docs.length;
         yield docs;
       }
@@ -199,7 +195,12 @@ export class SearchIndex {
     for (const id of toolIds) this.versions.delete(id);
   }
 
-  private noteVersions(pairs: Pick<ToolWithService, "tool" | "service">[]): void {
+  /** Records what these documents were made from (only where a snapshot will be written). */
+  private noteVersions(
+    pairs: { tool: Pick<ToolRecord, "id" | "revision" | "sunsetDate">; service: ServiceSearchFields }[],
+    into = this.versions,
+  ): void {
+    if (!this.snapshotFile) return;
     const services = new Map<string, string>();
     for (const { tool, service } of pairs) {
       let version = services.get(service.id);
@@ -207,7 +208,7 @@ export class SearchIndex {
         version = serviceVersion(service);
         services.set(service.id, version);
       }
-      this.versions.set(tool.id, toolVersion(tool.revision, isSunset(tool), version));
+      into.set(tool.id, toolVersion(tool.revision, isSunset(tool), version));
     }
   }
 
