@@ -79,6 +79,15 @@ export const catalogEnv = {
     .describe(
       "most schema JSON one document's tools may store, in MiB; a document that would store more is refused (400 document_too_large)",
     ),
+  CATALOG_PAGE_CACHE_MB: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(4096)
+    .default(64)
+    .describe(
+      "memory for the rows of the Tool shape kept between requests (list pages, a search's page, a service's tools), in MiB, an estimate; 0 keeps none. Each row is checked against its version in Postgres on every read, so it never answers stale",
+    ),
   CATALOG_INDEX_SNAPSHOT: z
     .string()
     .min(1)

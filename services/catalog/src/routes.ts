@@ -14,6 +14,7 @@ import { createInternalHandlers } from "./handlers/internal-handlers.js";
 import { createOAuthHandlers } from "./handlers/oauth-handlers.js";
 import { createPublishingHandlers } from "./handlers/publishing-handlers.js";
 import { ImportPool } from "./publishing/import-pool.js";
+import { PageCache } from "./store/page-cache.js";
 
 export type CatalogConfig = z.infer<z.ZodObject<typeof catalogEnv>> & BaseConfig;
 
@@ -27,6 +28,7 @@ export function depsFor(ctx: ServiceContext<CatalogConfig>): CatalogDeps {
       pool: ctx.pool,
       log: ctx.log,
       index: new SearchIndex(ctx.pool, ctx.log, ctx.config.CATALOG_INDEX_SNAPSHOT),
+      pages: new PageCache(ctx.config.CATALOG_PAGE_CACHE_MB * 1024 * 1024),
       sealer: Sealer.fromSecret(ctx.config.CATALOG_SECRET_KEY),
       outbound: new Outbound({
         policy: new AddressPolicy(ctx.config.CATALOG_OUTBOUND_ALLOW, "CATALOG_OUTBOUND_ALLOW", {

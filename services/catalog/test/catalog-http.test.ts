@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type Agent,
+  type Body,
   type CatalogStack,
   call,
   expectError,
@@ -558,6 +559,57 @@ describe("deprecation", () => {
     // Un-deprecating clears message and date.
     const back = await call(s, "PATCH", `/tools/${tool.id}`, { agent: alice, body: { deprecated: false } });
     expect(back.body).toMatchObject({ deprecated: false, deprecation_message: null, sunset_date: null });
+  });
+});
+
+describe("pages after changes", () => {
+  // The catalog keeps the Tool shape's rows between requests (store/page-cache.ts); each page checks them
+  // against the row versions it reads, so every change shows on the next read, whoever made it.
+  it("answers GET /tools, a service's public tools and search with the tool as it is now after an edit and a re-import", async () => {
+    const doc = (summary: string, param: string) => ({
+      openapi: "3.0.3",
+      info: { title: "Cached Tides", version: "1" },
+      servers: [{ url: "https://tides.example.com" }],
+      paths: {
+        "/tides": {
+          get: {
+            operationId: "tideTable",
+            summary,
+            parameters: [{ name: param, in: "query", schema: { type: "string", description: `the ${param}` } }],
+            responses: { "200": { description: "ok", content: { "application/json": { schema: { type: "object" } } } } },
+          },
+        },
+      },
+    });
+    const created = await call(s, "POST", "/services", {
+      agent: alice,
+      body: { api: { document: doc("Tide table for a harbour", "harbour") }, visibility: "public" },
+    });
+    expect(created.status).toBe(201);
+    const serviceId = created.body.service.id as string;
+    const toolId = created.body.tools[0].id as string;
+    const reads = async () => {
+      const listed = (await call(s, "GET", `/tools?service_id=${serviceId}`, { agent: alice })).body;
+      const publicPage = (await call(s, "GET", `/services/public/${serviceId}/tools`)).body;
+      const searched = (await call(s, "GET", "/tools/search?q=tide%20table%20harbour%20port", { agent: alice })).body;
+      return [listed, publicPage, searched].map((page: Body[]) => page.find((t: Body) => t.id === toolId));
+    };
+    for (const t of await reads()) expect(t).toMatchObject({ description: "Tide table for a harbour", deprecated: false });
+    for (const t of await reads()) expect(Object.keys(t.parameters)).toEqual(["harbour"]); // now from the kept rows
+
+    await call(s, "PATCH", `/tools/${toolId}`, { agent: alice, body: { deprecated: true, deprecation_message: "use v2" } });
+    for (const t of await reads()) expect(t).toMatchObject({ deprecated: true, deprecation_message: "use v2" });
+
+    const reimported = await call(s, "POST", `/services/${serviceId}/reimport`, {
+      agent: alice,
+      body: { api: { document: doc("Tide table for a port", "port") } },
+    });
+    expect(reimported.status).toBe(200);
+    for (const t of await reads()) {
+      expect(t.description).toBe("Tide table for a port");
+      expect(Object.keys(t.parameters)).toEqual(["port"]);
+      expect(t.parameters.port.description).toBe("the port");
+    }
   });
 });
 

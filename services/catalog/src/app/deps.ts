@@ -4,12 +4,15 @@ import type { Outbound } from "@toolport/kit/outbound";
 import type { Pool } from "@toolport/kit/pg";
 import type { Sealer } from "@toolport/kit/sealing";
 import type { ImportPool } from "../publishing/import-pool.js";
+import type { PageCache } from "../store/page-cache.js";
 import type { SearchIndex } from "./search-index.js";
 
 export interface CatalogDeps {
   pool: Pool;
   log: Logger;
   index: SearchIndex;
+  /** The Tool shape's rows kept by version between requests (store/page-cache.ts, CATALOG_PAGE_CACHE_MB). */
+  pages: PageCache;
   sealer: Sealer;
   /**
    * The guarded HTTP client for addresses callers choose (OpenAPI document URLs, MCP servers): refuses

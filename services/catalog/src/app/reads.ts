@@ -68,7 +68,7 @@ export async function listTools(
   const limit = pageLimit(input.limit);
   const serviceId = input.serviceId ? await resolveServiceId(deps, input.serviceId.trim()) : undefined;
   if (input.serviceId && !serviceId) return { items: [] };
-  const page = await listToolPage(deps.pool, caller, { serviceId }, { limit, cursor: input.cursor || undefined });
+  const page = await listToolPage(deps.pool, deps.pages, caller, { serviceId }, { limit, cursor: input.cursor || undefined });
   return { items: await viewTools(ctx(deps), page.items, caller), next: page.next };
 }
 
@@ -170,6 +170,7 @@ export async function searchTools(
     (
       await pageToolsByIds(
         deps.pool,
+        deps.pages,
         page.map((v) => v.tool.id),
       )
     ).map((p) => [p.tool.id, p.tool]),
@@ -194,6 +195,7 @@ async function blankSearch(
   for (let round = 0; round < 4 && out.length < limit; round++) {
     const page = await listToolPage(
       deps.pool,
+      deps.pages,
       caller,
       { serviceId: input.serviceId, tags: input.tags, readyOnly: input.readyOnly },
       { limit, cursor },
@@ -239,7 +241,10 @@ export async function listPublicServiceTools(
 ): Promise<Page<ToolView>> {
   const service = await findService(deps.pool, idOrSlug.trim());
   if (!service || !isPublic(service)) throw serviceNotFound(idOrSlug);
-  const page = await serviceToolPage(deps.pool, service.id, { limit: pageLimit(input.limit), cursor: input.cursor || undefined });
+  const page = await serviceToolPage(deps.pool, deps.pages, service.id, {
+    limit: pageLimit(input.limit),
+    cursor: input.cursor || undefined,
+  });
   return { items: await viewTools(ctx(deps), page.items, caller), next: page.next };
 }
 

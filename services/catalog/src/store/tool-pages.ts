@@ -9,8 +9,9 @@
  * e.g. by turning ready, may move across the cursor: the price of not holding a snapshot).
  */
 import { invalidArgument } from "@toolport/kit/errors";
-import type { ServiceRecord, ToolWithService } from "../domain/model.js";
+import type { ServiceRecord, ToolRecord, ToolWithService } from "../domain/model.js";
 import { isUuid } from "../domain/slug.js";
+import type { PageCache } from "./page-cache.js";
 import { LIGHT_TOOL_JSON, prepared, type Queryable, SMALL_TOOL_JSON, serviceFromRow, toolFromRow } from "./rows.js";
 
 /** Who reads: a signed-in caller (what its key lets it call decides readiness), or anonymous (null). */
@@ -148,31 +149,111 @@ function pageOf<R, T>(rows: R[], limit: number, keyOf: (row: R) => string, map: 
 
 // ---- tools ------------------------------------------------------------------------------------
 
-/** A row of PAGE_TOOL and PAGE_SERVICE. */
-interface PageRow {
+/** A row of PAGE_TOOL. */
+interface PageToolRow {
   tool: Record<string, unknown>;
-  service: Record<string, unknown>;
   output_text: string | null;
   parameter_schemas: Record<string, string> | null;
+  version: string;
 }
 
-interface ToolKeyRow extends PageRow {
+/** The key of a page's row: the tool's and its service's ids and versions (see page-cache.ts). */
+interface PageKeyRow {
+  id: string;
+  tool_version: string;
+  service_id: string;
+  service_version: string;
+}
+
+interface ToolKeyRow extends PageKeyRow {
   is_demo: boolean;
   not_ready: number;
   service_name: string;
   tool_name: string;
-  id: string;
 }
+
+/** SQL: the version columns of PageKeyRow for the tool `t` and its service `s`. */
+const PAGE_KEY = "t.id::text AS id, t.xmin::text AS tool_version, s.id::text AS service_id, s.xmin::text AS service_version";
 
 const toPair = (r: { tool: Record<string, unknown>; service: Record<string, unknown> }): ToolWithService => ({
   tool: toolFromRow(r.tool),
   service: serviceFromRow(r.service),
 });
 
-const toPagePair = (r: PageRow): ToolWithService => ({
-  tool: { ...toolFromRow(r.tool), rawJson: { output: r.output_text, schemas: r.parameter_schemas ?? {} } },
-  service: serviceFromRow(r.service),
+const pageTool = (r: PageToolRow): ToolRecord => ({
+  ...toolFromRow(r.tool),
+  rawJson: { output: r.output_text, schemas: r.parameter_schemas ?? {} },
 });
+
+/**
+ * The Tool shape's records of the rows `keys` name, from the cache where it holds the version the key
+ * saw, else read (one statement per table) and kept. A row changed since the key was read comes back
+ * as it is now; one deleted since is left out.
+ */
+async function pagePairs(q: Queryable, cache: PageCache, keys: PageKeyRow[]): Promise<Map<string, ToolWithService>> {
+  const tools = new Map<string, ToolRecord>();
+  const services = new Map<string, ServiceRecord>();
+  const missingTools: string[] = [];
+  const missingServices = new Set<string>();
+  for (const k of keys) {
+    const tool = cache.tool({ id: k.id, version: k.tool_version });
+    if (tool) tools.set(k.id, tool);
+    else missingTools.push(k.id);
+    if (services.has(k.service_id) || missingServices.has(k.service_id)) continue;
+    const service = cache.service({ id: k.service_id, version: k.service_version });
+    if (service) services.set(k.service_id, service);
+    else missingServices.add(k.service_id);
+  }
+  const [toolRows, serviceRows] = await Promise.all([
+    missingTools.length === 0
+      ? []
+      : prepared<PageToolRow>(q, `SELECT ${PAGE_TOOL}, t.xmin::text AS version FROM tools t WHERE t.id = ANY($1::uuid[])`, [
+          missingTools,
+        ]).then((r) => r.rows),
+    missingServices.size === 0
+      ? []
+      : prepared<{ service: Record<string, unknown>; version: string }>(
+          q,
+          `SELECT ${PAGE_SERVICE} AS service, s.xmin::text AS version FROM services s WHERE s.id = ANY($1::uuid[])`,
+          [[...missingServices]],
+        ).then((r) => r.rows),
+  ]);
+  for (const r of toolRows) {
+    const tool = pageTool(r);
+    cache.putTool({ id: tool.id, version: r.version }, tool);
+    tools.set(tool.id, tool);
+  }
+  for (const r of serviceRows) {
+    const service = serviceFromRow(r.service);
+    cache.putService({ id: service.id, version: r.version }, service);
+    services.set(service.id, service);
+  }
+  const out = new Map<string, ToolWithService>();
+  for (const k of keys) {
+    const tool = tools.get(k.id);
+    const service = tool && services.get(tool.serviceId);
+    if (tool && service) out.set(k.id, { tool, service });
+  }
+  return out;
+}
+
+/** `keys`' records in their order (see pagePairs), and the next cursor from the last key of the page. */
+async function pageFrom<K extends PageKeyRow>(
+  q: Queryable,
+  cache: PageCache,
+  rows: K[],
+  limit: number,
+  keyOf: (row: K) => string,
+): Promise<Page<ToolWithService>> {
+  const more = rows.length > limit;
+  const kept = more ? rows.slice(0, limit) : rows;
+  const last = kept[kept.length - 1];
+  const pairs = await pagePairs(q, cache, kept);
+  return {
+    items: kept.map((k) => pairs.get(k.id)).filter((p): p is ToolWithService => p !== undefined),
+    next: more && last !== undefined ? keyOf(last) : undefined,
+  };
+}
 
 export interface ToolListFilter {
   /** Only the public surface (anonymous routes), whoever asks. */
@@ -192,6 +273,7 @@ export interface ToolListFilter {
  */
 export async function listToolPage(
   q: Queryable,
+  cache: PageCache,
   reader: Reader | null,
   filter: ToolListFilter,
   page: { limit: number; cursor?: string },
@@ -208,30 +290,25 @@ export async function listToolPage(
       `(k.is_demo, k.not_ready, k.service_name, k.tool_name, k.id) > (${st.bind(demo)}::boolean, ${st.bind(nr)}::int, ${st.bind(sname)}::text, ${st.bind(tname)}::text, ${st.bind(id)}::uuid)`,
     );
   }
-  const limit = st.bind(page.limit + 1);
   const { rows } = await prepared<ToolKeyRow>(
     q,
     `WITH k AS (
-       SELECT t.id, s.is_demo, ${notReady} AS not_ready, s.name AS service_name, t.name AS tool_name
+       SELECT t.id, t.xmin::text AS tool_version, s.id::text AS service_id, s.xmin::text AS service_version,
+              s.is_demo, ${notReady} AS not_ready, s.name AS service_name, t.name AS tool_name
          FROM tools t JOIN services s ON s.id = t.service_id ${st.where_()})
-     SELECT ${PAGE_TOOL}, ${PAGE_SERVICE} AS service, k.*
-       FROM (SELECT * FROM k ${outer.length ? `WHERE ${outer.join(" AND ")}` : ""}
-              ORDER BY k.is_demo, k.not_ready, k.service_name, k.tool_name, k.id LIMIT ${limit}) k
-       JOIN tools t ON t.id = k.id JOIN services s ON s.id = t.service_id
-      ORDER BY k.is_demo, k.not_ready, k.service_name, k.tool_name, k.id`,
+     SELECT * FROM k ${outer.length ? `WHERE ${outer.join(" AND ")}` : ""}
+      ORDER BY k.is_demo, k.not_ready, k.service_name, k.tool_name, k.id LIMIT ${st.bind(page.limit + 1)}`,
     st.params,
   );
-  return pageOf(
-    rows,
-    page.limit,
-    (r) => encodeCursor("tools", [r.is_demo, r.not_ready, r.service_name, r.tool_name, r.id]),
-    toPagePair,
+  return pageFrom(q, cache, rows, page.limit, (r) =>
+    encodeCursor("tools", [r.is_demo, r.not_ready, r.service_name, r.tool_name, r.id]),
   );
 }
 
 /** One page of a service's listable tools by name (GET /services/public/{id}/tools). */
 export async function serviceToolPage(
   q: Queryable,
+  cache: PageCache,
   serviceId: string,
   page: { limit: number; cursor?: string },
 ): Promise<Page<ToolWithService>> {
@@ -241,14 +318,14 @@ export async function serviceToolPage(
     const [name, id] = decodeCursor("service_tools", page.cursor, ["string", "uuid"]);
     st.where.push(`(t.name, t.id) > (${st.bind(name)}::text, ${st.bind(id)}::uuid)`);
   }
-  const { rows } = await prepared<PageRow & { id: string; name: string }>(
+  const { rows } = await prepared<PageKeyRow & { name: string }>(
     q,
-    `SELECT ${PAGE_TOOL}, ${PAGE_SERVICE} AS service, t.id::text AS id, t.name
+    `SELECT ${PAGE_KEY}, t.name
        FROM tools t JOIN services s ON s.id = t.service_id ${st.where_()}
       ORDER BY t.name, t.id LIMIT ${st.bind(page.limit + 1)}`,
     st.params,
   );
-  return pageOf(rows, page.limit, (r) => encodeCursor("service_tools", [r.name, r.id]), toPagePair);
+  return pageFrom(q, cache, rows, page.limit, (r) => encodeCursor("service_tools", [r.name, r.id]));
 }
 
 /** One page of public services by the list order: real before sample-data ones, then name and id. */
@@ -310,14 +387,14 @@ export async function usableTools(
 }
 
 /** These tools as a page of the Tool shape reads them (PAGE_TOOL), in no order; the caller chose them. */
-export async function pageToolsByIds(q: Queryable, ids: string[]): Promise<ToolWithService[]> {
+export async function pageToolsByIds(q: Queryable, cache: PageCache, ids: string[]): Promise<ToolWithService[]> {
   if (ids.length === 0) return [];
-  const { rows } = await q.query<PageRow>(
-    `SELECT ${PAGE_TOOL}, ${PAGE_SERVICE} AS service FROM tools t JOIN services s ON s.id = t.service_id
-      WHERE t.id = ANY($1::uuid[])`,
+  const { rows } = await prepared<PageKeyRow>(
+    q,
+    `SELECT ${PAGE_KEY} FROM tools t JOIN services s ON s.id = t.service_id WHERE t.id = ANY($1::uuid[])`,
     [ids.filter(isUuid)],
   );
-  return rows.map(toPagePair);
+  return [...(await pagePairs(q, cache, rows)).values()];
 }
 
 /**
