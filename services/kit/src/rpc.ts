@@ -27,6 +27,15 @@ import { HealthState } from "./health.js";
 import { hostLocally, switchingTransport } from "./local-rpc.js";
 import type { Logger } from "./logger.js";
 import { rpcServerSeconds } from "./metrics.js";
+
+/**
+ * The memory one HTTP/2 connection between our processes may hold (MiB) before Node refuses its new
+ * streams with ENHANCE_YOUR_CALM. The default (10) is a guard against a hostile peer; between our own
+ * processes it refused about 1 in 300 GET /v1/tools?limit=100 pages at 16 at once (818 KB each, so 16 in
+ * flight pass 10 MiB), which the gateway could only answer with a 500. 256 leaves room for 64 pages of
+ * LIST_MAX_LIMIT at once.
+ */
+const SESSION_MEMORY_MB = 256;
 import { contextFromHeaders, inSpan, SpanKind, traceHeaders } from "./tracing.js";
 
 /** Handlers read the caller with `context.values.get(principalKey)`. */
@@ -150,7 +159,7 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     // No compression between our own processes (see createServiceClient).
     acceptCompression: [],
   });
-  const server = http2.createServer(handler);
+  const server = http2.createServer({ maxSessionMemory: SESSION_MEMORY_MB }, handler);
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on("session", (session) => {
     sessions.add(session);
@@ -226,7 +235,13 @@ export function createServiceClient<T extends DescService>(
   // connect-node gzips every message of 1 KiB or more by default. Between our own processes (loopback,
   // or a cluster network) that only costs CPU: test/bench/rpc-hop.mjs measured 1.4x the CPU and latency
   // per call with it, for a 2.4 KB ResolveToolForCall response.
-  const remote = createGrpcTransport({ baseUrl, interceptors, defaultTimeoutMs: timeoutMs, acceptCompression: [] });
+  const remote = createGrpcTransport({
+    baseUrl,
+    interceptors,
+    defaultTimeoutMs: timeoutMs,
+    acceptCompression: [],
+    nodeOptions: { maxSessionMemory: SESSION_MEMORY_MB },
+  });
   return createClient(service, switchingTransport(remote, baseUrl, interceptors, timeoutMs));
 }
 
