@@ -237,7 +237,7 @@ async function pagePairs(q: Queryable, cache: PageCache, keys: PageKeyRow[]): Pr
   return out;
 }
 
-/** `keys`' records in their order (see pagePairs), and the next cursor from the last key of the page. */
+/** The page of `rows` (read with limit + 1) as the Tool shape's records (see pagePairs), in their order. */
 async function pageFrom<K extends PageKeyRow>(
   q: Queryable,
   cache: PageCache,
@@ -245,13 +245,11 @@ async function pageFrom<K extends PageKeyRow>(
   limit: number,
   keyOf: (row: K) => string,
 ): Promise<Page<ToolWithService>> {
-  const more = rows.length > limit;
-  const kept = more ? rows.slice(0, limit) : rows;
-  const last = kept[kept.length - 1];
-  const pairs = await pagePairs(q, cache, kept);
+  const keys = pageOf(rows, limit, keyOf, (row) => row);
+  const pairs = await pagePairs(q, cache, keys.items);
   return {
-    items: kept.map((k) => pairs.get(k.id)).filter((p): p is ToolWithService => p !== undefined),
-    next: more && last !== undefined ? keyOf(last) : undefined,
+    items: keys.items.map((k) => pairs.get(k.id)).filter((p): p is ToolWithService => p !== undefined),
+    next: keys.next,
   };
 }
 
