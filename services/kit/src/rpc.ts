@@ -27,6 +27,7 @@ import { HealthState } from "./health.js";
 import { hostLocally, switchingTransport } from "./local-rpc.js";
 import type { Logger } from "./logger.js";
 import { rpcServerSeconds } from "./metrics.js";
+import { contextFromHeaders, inSpan, SpanKind, traceHeaders } from "./tracing.js";
 
 /**
  * The memory one HTTP/2 connection between our processes may hold (MiB) before Node refuses its new
@@ -36,7 +37,6 @@ import { rpcServerSeconds } from "./metrics.js";
  * LIST_MAX_LIMIT at once.
  */
 const SESSION_MEMORY_MB = 256;
-import { contextFromHeaders, inSpan, SpanKind, traceHeaders } from "./tracing.js";
 
 /** Handlers read the caller with `context.values.get(principalKey)`. */
 export const principalKey = createContextKey<Principal | undefined>(undefined, { description: "caller" });
