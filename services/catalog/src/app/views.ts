@@ -7,7 +7,7 @@ import type { Readiness, ReliabilityBlock, ServiceRecord, ToolRecord, ToolWithSe
 import { needsCredential, type ReadinessGap, readinessGaps, readinessOf } from "../domain/readiness.js";
 import { reliabilityBlock, WINDOW_DAYS } from "../domain/reliability.js";
 import { servicesWithCredential } from "../store/credentials-store.js";
-import { reliabilityAggregates } from "../store/executions-store.js";
+import { type ReliabilityAggregate, reliabilityAggregates } from "../store/executions-store.js";
 import type { Queryable } from "../store/rows.js";
 
 export interface ToolView {
@@ -40,22 +40,24 @@ export async function viewTools(
   options: { reliability?: boolean } = {},
 ): Promise<ToolView[]> {
   if (pairs.length === 0) return [];
-  const credentialServices = caller
-    ? await servicesWithCredential(
-        ctx.db,
-        [...new Set(pairs.filter((p) => needsCredential(p.tool)).map((p) => p.service.id))],
-        caller.accountId,
-        caller.organizationId,
-      )
-    : new Set<string>();
-  const aggregates =
+  // Both at once: two statements on two connections instead of one after the other.
+  const [credentialServices, aggregates] = await Promise.all([
+    caller
+      ? servicesWithCredential(
+          ctx.db,
+          [...new Set(pairs.filter((p) => needsCredential(p.tool)).map((p) => p.service.id))],
+          caller.accountId,
+          caller.organizationId,
+        )
+      : new Set<string>(),
     options.reliability === false
-      ? new Map()
-      : await reliabilityAggregates(
+      ? new Map<string, ReliabilityAggregate>()
+      : reliabilityAggregates(
           ctx.db,
           pairs.map((p) => p.tool.id),
           WINDOW_DAYS,
-        );
+        ),
+  ]);
   const now = new Date();
   return pairs.map(({ tool, service }) => {
     const url = configurationUrl(ctx.publicUrl, service.id);
