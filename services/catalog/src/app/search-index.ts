@@ -255,6 +255,7 @@ export class SearchIndex {
       this.tools.clear();
       await this.remove(gone);
       for (let i = 0; i < stale.length; i += CATCH_UP_BATCH) await this.refresh(stale.slice(i, i + CATCH_UP_BATCH));
+      if (stale.length + gone.length > 0) engine.settle?.();
       this.ready = true;
       this.log.info(
         {

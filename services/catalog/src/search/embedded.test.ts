@@ -98,6 +98,38 @@ describe("embedded engine snapshot", () => {
     expect(await answers(restored)).toEqual(await answers(original));
   });
 
+  it("caught up with changes and settled, ranks exactly as a rebuild of the same tools", async () => {
+    const original = new EmbeddedEngine(log);
+    await original.replaceAll(catalog);
+    const restored = new EmbeddedEngine(log);
+    restored.restore(v8.deserialize(v8.serialize(original.snapshot())));
+    // What a start's catch-up does: re-index the changed tools, drop the deleted ones.
+    const removed = new Set(["tts", "fx-latest", "sms-status"]);
+    const changed = [
+      tool("sms-send", {
+        name: "Send SMS and MMS messages",
+        description: "Sends a text or picture message to any mobile phone number worldwide, with delivery receipts.",
+        serviceId: "svc-twilio",
+        serviceName: "Twilio",
+      }),
+      tool("geo", { name: "Geocode address", description: "Latitude and longitude of a street address.", serviceName: "Maps" }),
+    ];
+    await restored.upsert(changed);
+    await restored.remove([...removed]);
+    restored.settle();
+    const rebuilt = new EmbeddedEngine(log);
+    const ids = new Set(changed.map((d) => d.id));
+    await rebuilt.replaceAll([...catalog.filter((d) => !removed.has(d.id) && !ids.has(d.id)), ...changed]);
+    const byId = (hits: { id: string; score: number }[]) => [...hits].sort((a, b) => a.id.localeCompare(b.id));
+    for (const q of [...queries, "send a message to a phone", "street address", "rates"]) {
+      for (const visibleTo of [undefined, { organizationId: null }]) {
+        expect(byId(await restored.search(q, { limit: 20, visibleTo })), q).toEqual(
+          byId(await rebuilt.search(q, { limit: 20, visibleTo })),
+        );
+      }
+    }
+  });
+
   it("names its code and settings in its key, so a snapshot made otherwise is not read", () => {
     const key = new EmbeddedEngine(log).snapshotKey();
     expect(new EmbeddedEngine(log).snapshotKey()).toBe(key);

@@ -249,8 +249,7 @@ export class EmbeddedEngine implements SearchEngine {
     }
     next.parameterCache = undefined;
     // Lay the postings out now rather than in the first search.
-    next.toolIndex.maintain(true);
-    next.serviceIndex.maintain(true);
+    next.settle();
     // Every field is the index's state (the parameters and the embedder are the same objects).
     Object.assign(this, next);
   }
@@ -308,6 +307,16 @@ export class EmbeddedEngine implements SearchEngine {
       pairVocabulary: PairTable.restore(state.pairVocabulary),
       nextTermId: state.nextTermId,
     });
+  }
+
+  /**
+   * Merges the postings and sets the field averages exactly, as replaceAll ends: a restored snapshot
+   * caught up with Postgres then ranks as a rebuild does (removed tools no longer count in a term's
+   * holders, and no average is left up to 1% off).
+   */
+  settle(): void {
+    this.toolIndex.maintain(true);
+    this.serviceIndex.maintain(true);
   }
 
   /** Sizes of the index, for the benchmarks' memory report. */

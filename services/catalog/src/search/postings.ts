@@ -179,8 +179,9 @@ export class FieldPostings {
   }
 
   /**
-   * Before a search: merges the log and drops the dead once they pass a share of the whole (or
-   * always, after a rebuild), and moves the averages when they have drifted.
+   * Before a search: merges the log and drops the dead once they pass a share of the whole, and moves
+   * the averages when they have drifted. `force` (after a rebuild or a bulk catch-up) merges always and
+   * sets the averages exactly, so the result is laid out as a fresh build of the same owners would be.
    */
   maintain(force = false): void {
     const live = Math.max(this.count, 1);
@@ -194,7 +195,8 @@ export class FieldPostings {
     let drifted = false;
     for (let f = 0; f < this.fields; f++) {
       const average = Math.max((this.totals[f] as number) / live, 1e-9);
-      if (Math.abs(average - (this.averages[f] as number)) > 0.01 * (this.averages[f] as number)) drifted = true;
+      const off = Math.abs(average - (this.averages[f] as number));
+      if (off > (force ? 0 : 0.01 * (this.averages[f] as number))) drifted = true;
     }
     if (drifted) {
       for (let f = 0; f < this.fields; f++) this.averages[f] = Math.max((this.totals[f] as number) / live, 1e-9);

@@ -77,6 +77,8 @@ export interface SearchEngine {
   snapshotKey?(): string;
   snapshot?(): unknown;
   restore?(state: unknown): void;
+  /** Lays the index out as a rebuild of what it holds would (after a restored index was caught up). */
+  settle?(): void;
 }
 
 /** Configuration of createSearchEngine (search/index.ts), read from the catalog's environment. */
