@@ -9,7 +9,7 @@ import { catalog, engineContract, tool } from "./engine.contract.js";
 import { createSearchEngine } from "./index.js";
 import { PairTable } from "./postings.js";
 import { relatedTerms } from "./synonyms.js";
-import { queryTerms, terms, words } from "./text.js";
+import { queryTerms, terms, withoutValues, words } from "./text.js";
 import type { SearchDocument } from "./types.js";
 
 const log = createLogger("search-test", "silent");
@@ -209,6 +209,29 @@ describe("embedded engine ranking", () => {
     await engine.remove(["t0", "t1", "t2", "t3", "t4"]);
     expect(await engine.search("scratch", { limit: 10 })).toEqual([]);
     expect((await engine.search("send a text message", { limit: 1 }))[0]?.id).toBe("sms-send");
+  });
+
+  it("reads an email address, web address or host name in a request as the kind of value it is, not as words", async () => {
+    expect(withoutValues("Is 'jenny.smith@gmail.com' real? Compare apple.com with https://www.example.org/a?b=1.")).toBe(
+      "Is ' email ' real? Compare  domain  with  url .",
+    );
+    const engine = new EmbeddedEngine(log);
+    await engine.replaceAll([
+      tool("gmail-alias", {
+        name: "Validate alias",
+        description: "Whether a send-as alias of a gmail.com account is valid.",
+        serviceId: "svc-gmail",
+        serviceName: "Gmail",
+      }),
+      tool("checkup-valid", {
+        name: "Validate",
+        description: "Whether an email address is valid.",
+        serviceId: "svc-checkup",
+        serviceName: "Email Checkup",
+      }),
+    ]);
+    const hits = await engine.search("I need to make sure the email 'jenny.smith@gmail.com' is valid.", { limit: 2 });
+    expect(hits.map((h) => h.id)).toEqual(["checkup-valid", "gmail-alias"]);
   });
 
   it("prefers a tool that says the query's phrase over one that holds its words apart", async () => {

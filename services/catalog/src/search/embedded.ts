@@ -29,7 +29,7 @@ import { fileURLToPath } from "node:url";
 import { type Embedder, embeddingText } from "./embedding.js";
 import { FieldPostings, type FieldPostingsState, PairTable, type PairTableState } from "./postings.js";
 import { relatedTermSources } from "./synonyms.js";
-import { queryTerms, terms } from "./text.js";
+import { queryTerms, terms, withoutValues } from "./text.js";
 import { type Logger, type SearchDocument, type SearchEngine, type SearchHit, type SearchOptions, visibleTo } from "./types.js";
 
 /** Tunable constants; the defaults are the measured best (see the benchmark's variants). */
@@ -332,6 +332,7 @@ export class EmbeddedEngine implements SearchEngine {
 
   async search(query: string, options: SearchOptions): Promise<SearchHit[]> {
     const p = this.params;
+    query = withoutValues(query);
     const typed = queryTerms(query, p.dropRequestWords);
     if (typed.length === 0 || options.limit <= 0) return [];
     // The only await: everything after it runs to completion, so the scratch buffers are safe.

@@ -96,3 +96,16 @@ export function queryTerms(text: string, dropRequestWords = true): string[] {
   }
   return out;
 }
+
+/**
+ * The values a request names, replaced by the kind of value they are: an email address by "email",
+ * a web address by "url", a host name by "domain". A caller asks about `jenny@gmail.com`, not about
+ * Gmail, and `apple.com` is a domain to look up, not Apple's API; the kind still says what the request
+ * is about. Their dots would otherwise also split one sentence into several.
+ */
+export function withoutValues(query: string): string {
+  return query
+    .replace(/[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g, " email ")
+    .replace(/\b(?:https?:\/\/|www\.)[^\s'"<>]*[^\s'"<>.,;:!?)]/gi, " url ")
+    .replace(/\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|co|uk|de|fr|edu|gov|info|biz|app|dev|ai)\b/gi, " domain ");
+}
