@@ -127,7 +127,7 @@ describe("/mcp", () => {
         "Unsupported Media Type",
       ],
       ["broken JSON", { headers: ok, body: "{" }, 400, -32700, "Invalid JSON"],
-      ["JSON that is not JSON-RPC", { headers: ok, body: JSON.stringify({ hello: 1 }) }, 400, -32700, "Invalid JSON-RPC message"],
+      ["JSON that is not JSON-RPC", { headers: ok, body: JSON.stringify({ hello: 1 }) }, 400, -32600, "Bad Request"],
       ["over 4 MiB", { headers: ok, body: `"${"x".repeat(4 * 1024 * 1024)}"` }, 413, -32000, "Payload Too Large"],
       [
         "101 messages",
@@ -259,5 +259,85 @@ describe("/mcp against DNS rebinding", () => {
     expect((await postWith(url, { host: "whatever.example" })).status).toBe(200);
     expect((await postWith(url, { host: "whatever.example", origin: "http://whatever.example" })).status).toBe(200);
     expect((await postWith(url, { host: "whatever.example", origin: "http://evil.example.com" })).status).toBe(403);
+  });
+});
+
+const MODERN = "2026-07-28";
+
+/** A 2026-07-28 request: no session, the version and capabilities in `_meta`, the routing headers set. */
+function modern(method: string, params: Record<string, unknown>, headers: Record<string, string> = {}): RequestInit {
+  const name: Record<string, string> = typeof params.name === "string" ? { "mcp-name": params.name } : {};
+  return {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": MODERN,
+      "mcp-method": method,
+      ...name,
+      ...headers,
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": MODERN,
+          "io.modelcontextprotocol/clientCapabilities": {},
+          "io.modelcontextprotocol/clientInfo": { name: "http-test", version: "1" },
+        },
+      },
+    }),
+  };
+}
+
+type RpcReply = { id: unknown; result?: Record<string, unknown>; error?: { code: number; message: string } };
+
+describe("/mcp at protocol revision 2026-07-28", () => {
+  it("answers without a handshake: discovery, a tool list with true cache hints, and a tool call", async () => {
+    const url = await startMcp(false);
+    const discover = await fetch(url, modern("server/discover", {}));
+    expect(discover.status).toBe(200);
+    const found = ((await discover.json()) as RpcReply).result ?? {};
+    expect(found.supportedVersions).toContain(MODERN);
+    expect(found.capabilities).toHaveProperty("tools");
+    expect(found.resultType).toBe("complete");
+
+    const list = await fetch(url, modern("tools/list", {}));
+    expect(list.headers.get("mcp-session-id")).toBeNull();
+    const listed = ((await list.json()) as RpcReply).result ?? {};
+    expect((listed.tools as unknown[]).length).toBe(10);
+    expect(listed).toMatchObject({ ttlMs: 3_600_000, cacheScope: "public", resultType: "complete" });
+
+    const before = received.length;
+    const called = await fetch(url, modern("tools/call", { name: "search_tools", arguments: { query: "weather" } }));
+    const reply = (await called.json()) as RpcReply;
+    expect(reply.result).toMatchObject({ structuredContent: { tools: [] }, resultType: "complete" });
+    expect(received.length).toBe(before + 1);
+  });
+
+  it("refuses a request whose headers are missing or contradict its body, naming the header, before anything runs", async () => {
+    const url = await startMcp(false);
+    const before = received.length;
+    const call = { name: "search_tools", arguments: { query: "weather" } };
+    const cases: [string, RequestInit][] = [
+      ["Mcp-Method", modern("tools/call", call, { "mcp-method": "tools/list" })],
+      ["Mcp-Name", modern("tools/call", call, { "mcp-name": "fetch_result" })],
+      ["MCP-Protocol-Version", modern("tools/call", call, { "mcp-protocol-version": "2025-11-25" })],
+    ];
+    for (const [header, init] of cases) {
+      const res = await fetch(url, init);
+      expect(res.status, header).toBe(400);
+      const body = (await res.json()) as RpcReply;
+      expect(body.error?.message.toLowerCase(), header).toContain(header.toLowerCase());
+    }
+    const missing = modern("tools/call", call);
+    delete (missing.headers as Record<string, string>)["mcp-name"];
+    const res = await fetch(url, missing);
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as RpcReply).error?.message.toLowerCase()).toContain("mcp-name");
+    expect(received.length).toBe(before);
   });
 });

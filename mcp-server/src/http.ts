@@ -1,20 +1,24 @@
 /**
- * HTTP surface of the MCP server: Streamable HTTP at /mcp (stateless: a fresh transport per request,
- * so any replica can answer any request; see transport.ts) and GET /mcp/health.
+ * HTTP surface of the MCP server: /mcp, served by the official SDK's handler (`createMcpHandler`) for
+ * both protocol revisions, and GET /mcp/health.
+ *
+ * A 2026-07-28 request stands alone (its protocol version and the client's capabilities travel in its
+ * `_meta`; the SDK checks the `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers against the
+ * body and answers `server/discover`); a 2025-11-25 client initializes and is then served statelessly
+ * (no `Mcp-Session-Id`). Either way any replica can answer any request.
  *
  * Only POST carries MCP messages here. A stateless server has nothing to push on its own, so GET /mcp (the
  * optional standalone SSE stream) and DELETE /mcp (ending a session it never made) answer 405, as the
- * Streamable HTTP transport allows; otherwise every connected client would hold a stream, and a server
- * from the pool, open for as long as it stays connected. POST replies are plain JSON, not a one-event SSE
- * stream: no tool here sends progress or server-to-client requests, and a JSON reply costs both ends less.
+ * Streamable HTTP transport allows; otherwise every connected client would hold a stream open.
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
+import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server";
 import type { Logger } from "@toolport/kit/logger";
 import { httpRequestSeconds } from "@toolport/kit/metrics";
 import type { GatewayClient } from "./gateway-client.js";
 import { type OriginPolicy, originPolicy, rebindingRefusal } from "./origin-guard.js";
 import { McpServerPool } from "./server.js";
-import { sendRpcError, servePost } from "./transport.js";
+import { MAX_BODY_BYTES, parseJson, readBody, sendRpcError, webRequest, writeWebResponse } from "./web-bridge.js";
 
 function sendJson(res: ServerResponse, status: number, body: unknown) {
   res.writeHead(status, { "content-type": "application/json" });
@@ -46,8 +50,44 @@ function callerHeaders(req: IncomingMessage, trustProxy: boolean): IncomingHttpH
   return headers;
 }
 
+/** A JSON-RPC batch (2025-era) in which two requests carry the same id. */
+function sharesAnId(body: unknown): boolean {
+  if (!Array.isArray(body)) return false;
+  const ids = body
+    .filter((m) => typeof m === "object" && m !== null && "method" in m && "id" in m)
+    .map((m) => (m as { id: unknown }).id);
+  return new Set(ids).size !== ids.length;
+}
+
 export function mcpHttpHandler(log: Logger, gateway: GatewayClient, options: McpHttpOptions = { trustProxy: false }) {
   const pool = new McpServerPool(gateway);
+  const modern = createMcpHandler((ctx) => pool.acquire(ctx.era), {
+    legacy: "reject",
+    maxRequestBodySize: MAX_BODY_BYTES,
+    // Requests the SDK refused (bad headers, unsupported versions) are answered to the client already.
+    onerror: (err) => log.debug({ err: err.message }, "mcp request refused or failed"),
+  });
+  /**
+   * A 2025-11-25 request (initialize, then plain JSON-RPC without the 2026-07-28 `_meta` envelope): the
+   * SDK's Streamable HTTP transport, stateless, answering JSON rather than a one-event SSE stream (the
+   * SDK's own stateless fallback always streams; a JSON body costs both ends less, and no tool here sends
+   * anything before its result).
+   */
+  const legacy = async (request: Request, parsedBody: unknown): Promise<Response> => {
+    const server = pool.acquire("legacy");
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+      maxRequestBodySize: MAX_BODY_BYTES,
+    });
+    await server.connect(transport);
+    try {
+      return await transport.handleRequest(request, parsedBody === undefined ? {} : { parsedBody });
+    } finally {
+      // Closing the transport closes the server's side too, which returns it to the pool.
+      await transport.close();
+    }
+  };
   const origins = options.origins ?? originPolicy({ listenHost: "127.0.0.1", allowedHosts: [], allowedOrigins: [] });
   return async (req: IncomingMessage, res: ServerResponse) => {
     const path = new URL(req.url ?? "/", "http://localhost").pathname;
@@ -78,24 +118,23 @@ export function mcpHttpHandler(log: Logger, gateway: GatewayClient, options: Mcp
       sendRpcError(res, 405, -32000, message, { allow: "POST" });
       return;
     }
-    let closed = false;
-    res.once("close", () => {
-      closed = true;
-    });
     try {
-      await servePost(req, res, callerHeaders(req, options.trustProxy), async (transport) => {
-        if (closed) return false;
-        // The server goes back to the pool once the response is over and its transport has closed.
-        const server = pool.acquire();
-        res.once("close", () => {
-          transport
-            .close()
-            .catch(() => {})
-            .finally(() => pool.release(server));
-        });
-        await server.connect(transport);
-        return true;
-      });
+      const text = await readBody(req, MAX_BODY_BYTES);
+      if (text === undefined) {
+        sendRpcError(res, 413, -32000, `Payload Too Large: Request body must not exceed ${MAX_BODY_BYTES} bytes`);
+        return;
+      }
+      const request = webRequest(req, res, callerHeaders(req, options.trustProxy), text);
+      const parsedBody = parseJson(text);
+      if (sharesAnId(parsedBody)) {
+        // Their responses could not be told apart; the SDK's transport would answer only one of them.
+        sendRpcError(res, 400, -32600, "Invalid Request: two requests in one batch share an id");
+        return;
+      }
+      const response = (await isLegacyRequest(request, parsedBody))
+        ? await legacy(request, parsedBody)
+        : await modern.fetch(request, parsedBody === undefined ? {} : { parsedBody });
+      await writeWebResponse(res, response);
     } catch (err) {
       log.error({ err }, "mcp request failed");
       sendRpcError(res, 500, -32603, "Internal error");

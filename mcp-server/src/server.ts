@@ -4,12 +4,14 @@
  * `svc-org-id` from the headers of the request being answered and call the gateway with them; one
  * module per tool group under tools/.
  *
- * Why a pool: in stateless Streamable HTTP every POST gets its own transport, and building an McpServer
- * with its ten tools costs ~0.4 ms of CPU (mostly the SDK's constructor), as much as the rest of a tool
- * call's MCP layer. A server serves one request at a time and, once that request's transport has
- * closed, the next one.
+ * Why a pool: the SDK's handler (http.ts) asks for a server for every HTTP request, in either protocol
+ * revision, and building an McpServer with its ten tools costs a few tenths of a millisecond of CPU
+ * (mostly compiling the tools' schemas), as much as the rest of a tool call's MCP layer. A server serves
+ * one exchange at a time and goes back to the pool when that exchange's transport closes. Servers are
+ * kept apart by revision: the handler sets a 2026-07-28 server's negotiated version and installs that
+ * revision's handlers on it, which a 2025-11-25 exchange must not meet.
  */
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { McpServer } from "@modelcontextprotocol/server";
 import type { GatewayClient } from "./gateway-client.js";
 import { registerCatalogTools } from "./tools/catalog.js";
 import { registerContentTools } from "./tools/content.js";
@@ -21,8 +23,18 @@ export const INSTRUCTIONS =
   "(one to ten calls at once), read stored results with fetch_result. Calls run with the API key sent in the " +
   "svc-api-key header of this connection; priced tools draw on its wallet (get_spending_limits, fund_agent_wallet).";
 
+/**
+ * How long a client may keep the tool list and the discovery result (2026-07-28 `ttlMs`), and for whom
+ * (`cacheScope`): the ten tools, their schemas and the server's capabilities are the same for every
+ * caller and change only when a new version of this server is deployed, so one hour, shared.
+ */
+export const LIST_CACHE = { ttlMs: 3_600_000, cacheScope: "public" } as const;
+
 export function createMcpServer(gateway: GatewayClient, version = "0.1.0"): McpServer {
-  const server = new McpServer({ name: "toolport", version }, { instructions: INSTRUCTIONS });
+  const server = new McpServer(
+    { name: "toolport", version },
+    { instructions: INSTRUCTIONS, cacheHints: { "tools/list": LIST_CACHE, "server/discover": LIST_CACHE } },
+  );
   const ctx = { server, gateway };
   registerCatalogTools(ctx);
   registerExecutionTools(ctx);
@@ -31,20 +43,24 @@ export function createMcpServer(gateway: GatewayClient, version = "0.1.0"): McpS
   return server;
 }
 
-/** Idle servers kept for reuse; more than this many concurrent requests build extra ones. */
+/** Idle servers kept for reuse per revision; more concurrent requests than this build extra ones. */
 const MAX_IDLE = 64;
 
+export type Era = "legacy" | "modern";
+
 export class McpServerPool {
-  private readonly idle: McpServer[] = [];
+  private readonly idle: Record<Era, McpServer[]> = { legacy: [], modern: [] };
 
   constructor(private readonly gateway: GatewayClient) {}
 
-  acquire(): McpServer {
-    return this.idle.pop() ?? createMcpServer(this.gateway);
-  }
-
-  /** Takes a server back once its transport has closed; one still attached to a transport is dropped. */
-  release(server: McpServer): void {
-    if (server.server.transport === undefined && this.idle.length < MAX_IDLE) this.idle.push(server);
+  /** A server for one exchange of `era`; it returns to the pool by itself once that exchange closes. */
+  acquire(era: Era): McpServer {
+    const server = this.idle[era].pop() ?? createMcpServer(this.gateway);
+    // The SDK's handler keeps this callback and calls it when the exchange's transport closes.
+    server.server.onclose = () => {
+      server.server.onclose = undefined;
+      if (!server.isConnected() && this.idle[era].length < MAX_IDLE) this.idle[era].push(server);
+    };
+    return server;
   }
 }

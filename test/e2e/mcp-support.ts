@@ -5,6 +5,10 @@
  * with `isError: true` whose text starts with the gateway's `<code>: <message>`. A JSON-RPC error is
  * never an acceptable answer to a tool call, so both helpers fail the test on one.
  */
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as StreamableHTTPClientTransportV2,
+} from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -36,16 +40,43 @@ export interface McpCaller {
 
 /** A connected client (initialize done) with the caller's headers on every request of the connection. */
 export async function connectMcp(mcpUrl: string, caller: McpCaller = {}, name = "toolport-e2e"): Promise<Client> {
-  const headers: Record<string, string> = {};
-  if (caller.key !== undefined) headers["svc-api-key"] = caller.key;
-  if (caller.orgId !== undefined) headers["svc-org-id"] = caller.orgId;
   const client = new Client({ name, version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl), { requestInit: { headers } }));
+  await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl), { requestInit: { headers: callerHeaders(caller) } }));
   return client;
 }
 
+/** The MCP protocol revision without a handshake (2026-07-28). */
+export const MODERN_REVISION = "2026-07-28";
+
+function callerHeaders(caller: McpCaller): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (caller.key !== undefined) headers["svc-api-key"] = caller.key;
+  if (caller.orgId !== undefined) headers["svc-org-id"] = caller.orgId;
+  return headers;
+}
+
+/**
+ * A client of the official v2 SDK (`@modelcontextprotocol/client`): `mode` "auto" probes with
+ * `server/discover` and speaks 2026-07-28 when the server does, `{pin}` speaks one revision, "legacy"
+ * initializes as a 2025-11-25 client.
+ */
+export async function connectMcpV2(
+  mcpUrl: string,
+  caller: McpCaller = {},
+  mode: "auto" | "legacy" | { pin: string } = "auto",
+): Promise<ClientV2> {
+  const client = new ClientV2({ name: "toolport-e2e-v2", version: "1.0.0" }, { versionNegotiation: { mode } });
+  await client.connect(new StreamableHTTPClientTransportV2(new URL(mcpUrl), { requestInit: { headers: callerHeaders(caller) } }));
+  return client;
+}
+
+/** What the helpers need of a client, so they take one of either SDK line. */
+export interface ToolCaller {
+  callTool(params: { name: string; arguments?: Record<string, unknown> }): Promise<unknown>;
+}
+
 /** Calls a tool; a JSON-RPC error rejects (and so fails the test) with the tool's name in the message. */
-export async function callTool(client: Client, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> {
+export async function callTool(client: ToolCaller, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> {
   try {
     return (await client.callTool({ name, arguments: args })) as CallToolResult;
   } catch (err) {
@@ -66,7 +97,7 @@ function onlyText(result: CallToolResult, name: string): string {
  * an error and that `content[0].text` is exactly `JSON.stringify` of it.
  */
 // biome-ignore lint/suspicious/noExplicitAny: test assertions read arbitrary JSON
-export async function callOk(client: Client, name: string, args: Record<string, unknown> = {}): Promise<any> {
+export async function callOk(client: ToolCaller, name: string, args: Record<string, unknown> = {}): Promise<any> {
   const result = await callTool(client, name, args);
   const text = onlyText(result, name);
   expect(result.isError ?? false, `${name} failed: ${text}`).toBe(false);
@@ -79,7 +110,7 @@ export async function callOk(client: Client, name: string, args: Record<string, 
 }
 
 /** A failed call's text, after checking that it is a tool result with `isError: true`. */
-export async function callError(client: Client, name: string, args: Record<string, unknown> = {}): Promise<string> {
+export async function callError(client: ToolCaller, name: string, args: Record<string, unknown> = {}): Promise<string> {
   const result = await callTool(client, name, args);
   const text = onlyText(result, name);
   expect(result.isError, `${name} should have failed, got: ${text.slice(0, 500)}`).toBe(true);

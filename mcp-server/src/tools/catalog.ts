@@ -61,7 +61,7 @@ export function registerCatalogTools(ctx: ToolContext): void {
         "Returns tools with id, name, description, parameters (name -> type, required, description, and enum, default, format or schema where they constrain the value), readiness for your key " +
         "(`ready`, `needs_credential` with a configuration_url: the console page where your operator connects the service's credential; `unavailable`) and, for tools called in the last 30 days, reliability (success rate, calls, median seconds). " +
         "Next: call the best match with batch_execute_tools, passing its id and a tool_input built from its parameters.",
-      inputSchema: searchInput,
+      inputSchema: z.object(searchInput),
       outputSchema: z.looseObject(searchOutput),
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
@@ -90,7 +90,7 @@ export function registerCatalogTools(ctx: ToolContext): void {
       description:
         "Suggest tools worth using: with a tool_id, tools other callers used together with it; without, popular tools (personalised when your key has history). " +
         "Returns tool_id, tool_name, description, service, reason and score. Next: look a suggestion up with search_tools or call it with batch_execute_tools.",
-      inputSchema: recommendationsInput,
+      inputSchema: z.object(recommendationsInput),
       outputSchema: z.looseObject(recommendationsOutput),
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },

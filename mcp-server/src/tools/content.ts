@@ -45,7 +45,7 @@ export function registerContentTools(ctx: ToolContext): void {
       description:
         "Save a skill (an instruction bundle: SKILL.md with frontmatter plus optional scripts, references and assets) as a private skill of your account. " +
         "Returns the skill with its id. Use it to keep instructions you or your team will reuse.",
-      inputSchema: skillInput,
+      inputSchema: z.object(skillInput),
       outputSchema: z.looseObject(skillOutput),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
@@ -68,7 +68,7 @@ export function registerContentTools(ctx: ToolContext): void {
       description:
         "Browse public workflows (ordered chains of tools) by words, popularity or name, with paging. " +
         "Returns summaries with id, name, description, step_count and success_rate. No key needed.",
-      inputSchema: workflowsInput,
+      inputSchema: z.object(workflowsInput),
       outputSchema: z.looseObject(workflowsOutput),
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
@@ -87,7 +87,7 @@ export function registerContentTools(ctx: ToolContext): void {
       title: "Delete a workflow",
       description:
         "Permanently delete a workflow you own, by id. This cannot be undone: confirm with the user first. Returns {deleted: true}.",
-      inputSchema: { workflow_id: z.string().describe("Id of the workflow to delete (one you own).") },
+      inputSchema: z.object({ workflow_id: z.string().describe("Id of the workflow to delete (one you own).") }),
       outputSchema: z.looseObject({ deleted: z.boolean() }),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     },
@@ -109,7 +109,7 @@ export function registerContentTools(ctx: ToolContext): void {
       description:
         "Look up the agent-friendly record of a website by its domain (e.g. 'example.com'): title, description, contact, docs, pricing and the tools discovered there. " +
         "Only live public sites are known. No key needed.",
-      inputSchema: { domain: z.string().describe("The site's domain, without scheme or path, e.g. 'example.com'.") },
+      inputSchema: z.object({ domain: z.string().describe("The site's domain, without scheme or path, e.g. 'example.com'.") }),
       outputSchema: z.looseObject({ domain: z.string(), url: z.string() }),
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },

@@ -118,7 +118,7 @@ export function registerExecutionTools(ctx: ToolContext): void {
         "and _meta.execution_id to read the full stored result with fetch_result. Credential values an upstream returns are masked as [REDACTED:...] (_meta.redaction). " +
         "If an element has a consent object, nothing ran: ask the user, then send the same call with its confirm_token. " +
         "An error_code of insufficient_balance means fund_agent_wallet; tool_not_permitted means this key may not call that tool.",
-      inputSchema: batchInput,
+      inputSchema: z.object(batchInput),
       outputSchema: z.looseObject(batchOutput),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     },
@@ -146,7 +146,7 @@ export function registerExecutionTools(ctx: ToolContext): void {
         "Read back the stored result of one of your earlier calls by its execution_id, whole or the part at a path, capped to max_chars. " +
         "Use it when a batch result was truncated or projected, or to drill into a large result (e.g. path 'items[].id'). " +
         "Returns status, result, truncated, response_meta (what the cap dropped) and path_matched when a path was given.",
-      inputSchema: fetchInput,
+      inputSchema: z.object(fetchInput),
       outputSchema: z.looseObject(fetchOutput),
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },

@@ -4,8 +4,7 @@
  * key, is a result with `isError: true` whose text gives the gateway's code and message and what the
  * model should do next; JSON-RPC errors are left to the SDK for malformed MCP requests.
  */
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, McpServer } from "@modelcontextprotocol/server";
 import type { CallerHeaders, GatewayClient, GatewayReply } from "../gateway-client.js";
 
 /** What every tool module gets: the server to register on and the gateway. */
@@ -14,10 +13,13 @@ export interface ToolContext {
   gateway: GatewayClient;
 }
 
-/** What the SDK hands a tool handler besides its arguments: the HTTP request's headers and the request's `_meta`. */
+/**
+ * The part of what the SDK hands a tool handler besides its arguments (its ServerContext) read here:
+ * the HTTP request (its headers) and the request's `_meta`.
+ */
 export interface HandlerExtra {
-  requestInfo?: { headers?: Record<string, string | string[] | undefined> };
-  _meta?: Record<string, unknown>;
+  http?: { req?: { headers: { get(name: string): string | null } } };
+  mcpReq?: { _meta?: Record<string, unknown> };
 }
 
 /** A W3C traceparent (version 00: trace id, parent span id, flags), as the trace-context spec writes it. */
@@ -31,7 +33,7 @@ const MAX_TRACESTATE = 512;
  * not forwarded.
  */
 function traceContext(extra: HandlerExtra, header: (name: string) => string | undefined) {
-  const meta = extra._meta ?? {};
+  const meta = extra.mcpReq?._meta ?? {};
   const fromMeta = typeof meta.traceparent === "string";
   const traceparent = fromMeta ? (meta.traceparent as string) : header("traceparent");
   if (!traceparent || !TRACEPARENT.test(traceparent)) return {};
@@ -47,11 +49,8 @@ function traceContext(extra: HandlerExtra, header: (name: string) => string | un
  * pooled across requests, so nothing about a caller is kept on them). Used for this call only, never logged.
  */
 export function callerOf(extra: HandlerExtra): CallerHeaders {
-  const headers = extra.requestInfo?.headers ?? {};
-  const one = (name: string) => {
-    const value = headers[name];
-    return (Array.isArray(value) ? value[0] : value) || undefined;
-  };
+  const headers = extra.http?.req?.headers;
+  const one = (name: string) => headers?.get(name) || undefined;
   return {
     apiKey: one("svc-api-key"),
     orgId: one("svc-org-id"),

@@ -39,7 +39,7 @@ export function registerWalletTools(ctx: ToolContext): void {
       description:
         "Show how much your key's account may spend on priced tools: the per-call ceiling and the daily limit, in USDC atomic units (1 USDC = 1000000). " +
         "Use it before running priced tools or when a call was refused for its cost. Next: fund_agent_wallet when the balance is short.",
-      inputSchema: {},
+      inputSchema: z.object({}),
       outputSchema: z.looseObject(limitsOutput),
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
@@ -56,7 +56,7 @@ export function registerWalletTools(ctx: ToolContext): void {
         "Add money to your USDC wallet so priced tools can run. `card_checkout` with amount_cents returns a checkout_url for a person to pay in a browser " +
         "(the wallet is credited when payment completes); `crypto` returns the deposit address, network and USDC contract to send to. " +
         "Nothing is charged by this call itself. Next: retry the priced call once the balance is credited.",
-      inputSchema: fundInput,
+      inputSchema: z.object(fundInput),
       outputSchema: z.looseObject(fundOutput),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },

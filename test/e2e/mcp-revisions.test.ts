@@ -1,0 +1,126 @@
+/**
+ * Both MCP protocol revisions on one /mcp endpoint, end to end (issue 31): the official v2 SDK client
+ * speaking 2026-07-28 (no handshake, no session: every request carries its version and capabilities in
+ * `_meta`), the same client as a 2025-11-25 client, and the v1 SDK client (2025-11-25) each list the ten
+ * tools and run search -> batch execute -> fetch result against the real stack, and get the same answers.
+ * Raw requests check what a client library would hide: no `Mcp-Session-Id`, the cache hints, and
+ * headers that are missing or contradict the body refused before anything runs.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type AgentKey, type ExecStack, registerAgent, startExecStack } from "./execution-support.js";
+import { callOk, connectMcp, connectMcpV2, MCP_TOOL_NAMES, MODERN_REVISION, type ToolCaller } from "./mcp-support.js";
+
+let s: ExecStack;
+let agent: AgentKey;
+const closers: (() => Promise<void>)[] = [];
+
+beforeAll(async () => {
+  s = await startExecStack([], {}, ["catalog", "execution", "billing", "identity", "content", "gateway", "mcp-server"]);
+  agent = await registerAgent(s);
+}, 300_000);
+
+afterAll(async () => {
+  await Promise.all(closers.map((close) => close().catch(() => {})));
+  await s?.stop();
+});
+
+const text = "one two three four five six seven eight nine ten eleven";
+
+/** search -> batch -> fetch on one client; returns what each step answered, for comparing clients. */
+async function searchRunFetch(client: ToolCaller) {
+  const found = await callOk(client, "search_tools", { query: "count the words in a text", limit: 5 });
+  const tool = found.tools.find((t: { name: string }) => t.name === "word_count");
+  expect(tool, JSON.stringify(found.tools.map((t: { name: string }) => t.name))).toBeDefined();
+  const ran = await callOk(client, "batch_execute_tools", { calls: [{ tool_id: tool.id, tool_input: { text } }] });
+  expect(ran.results).toHaveLength(1);
+  expect(ran.results[0]).toMatchObject({ tool_id: tool.id, success: true, error: null });
+  const id = ran.results[0]._meta.execution_id as string;
+  const words = await callOk(client, "fetch_result", { execution_id: id, path: "words" });
+  expect(words).toMatchObject({ execution_id: id, status: "success", path: "words", result: 11 });
+  return { toolId: tool.id as string, result: ran.results[0].result, fetched: words.result };
+}
+
+describe("one endpoint, both revisions", () => {
+  it("a 2026-07-28 client (v2 SDK, negotiating), a 2025-11-25 v2 client and a v1 client list the ten tools and search, run and fetch alike", async () => {
+    const modern = await connectMcpV2(s.stack.mcpUrl, { key: agent.key }, "auto");
+    closers.push(() => modern.close());
+    expect(modern.getNegotiatedProtocolVersion()).toBe(MODERN_REVISION);
+    const legacyV2 = await connectMcpV2(s.stack.mcpUrl, { key: agent.key }, "legacy");
+    closers.push(() => legacyV2.close());
+    expect(legacyV2.getNegotiatedProtocolVersion()).toBe("2025-11-25");
+    const legacyV1 = await connectMcp(s.stack.mcpUrl, { key: agent.key });
+    closers.push(() => legacyV1.close());
+
+    const lists = [await modern.listTools(), await legacyV2.listTools(), await legacyV1.listTools()];
+    for (const list of lists) expect(list.tools.map((t) => t.name).sort()).toEqual([...MCP_TOOL_NAMES].sort());
+    expect(lists[0]?.tools).toEqual(lists[2]?.tools);
+
+    const answers = [await searchRunFetch(modern), await searchRunFetch(legacyV2), await searchRunFetch(legacyV1)];
+    expect(answers[0]?.fetched).toBe(11);
+    expect(answers[1]).toEqual(answers[0]);
+    expect(answers[2]).toEqual(answers[0]);
+  });
+});
+
+/** A raw 2026-07-28 request, as the v2 client sends it. */
+function modernRequest(method: string, params: Record<string, unknown>, headers: Record<string, string> = {}): RequestInit {
+  return {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "svc-api-key": agent.key,
+      "mcp-protocol-version": MODERN_REVISION,
+      "mcp-method": method,
+      ...(typeof params.name === "string" ? { "mcp-name": params.name } : {}),
+      ...headers,
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": MODERN_REVISION,
+          "io.modelcontextprotocol/clientCapabilities": {},
+          "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
+        },
+      },
+    }),
+  };
+}
+
+describe("2026-07-28 on the wire", () => {
+  it("answers without a session, with the tool list's cache hints, and discovery", async () => {
+    const list = await fetch(s.stack.mcpUrl, modernRequest("tools/list", {}));
+    expect(list.status).toBe(200);
+    expect(list.headers.get("mcp-session-id")).toBeNull();
+    const body = (await list.json()) as { result: { tools: unknown[]; ttlMs: number; cacheScope: string; resultType: string } };
+    expect(body.result.tools).toHaveLength(10);
+    expect(body.result).toMatchObject({ ttlMs: 3_600_000, cacheScope: "public", resultType: "complete" });
+    const discover = await fetch(s.stack.mcpUrl, modernRequest("server/discover", {}));
+    const found = (await discover.json()) as { result: { supportedVersions: string[]; capabilities: Record<string, unknown> } };
+    // Only the revisions without a handshake: a 2025-11-25 client negotiates by initialize (tested above).
+    expect(found.result.supportedVersions).toEqual([MODERN_REVISION]);
+    expect(found.result.capabilities.tools).toBeDefined();
+  });
+
+  // That nothing reaches the gateway then is mcp-server/src/http.test.ts's (its gateway records every request).
+  it("refuses a call whose headers are missing or contradict its body, naming the header", async () => {
+    const call = { name: "batch_execute_tools", arguments: { calls: [{ tool_id: "text-word-count", tool_input: { text } }] } };
+    const contradicting = await fetch(s.stack.mcpUrl, modernRequest("tools/call", call, { "mcp-name": "search_tools" }));
+    expect(contradicting.status).toBe(400);
+    expect(((await contradicting.json()) as { error: { message: string } }).error.message.toLowerCase()).toContain("mcp-name");
+    const init = modernRequest("tools/call", call);
+    delete (init.headers as Record<string, string>)["mcp-method"];
+    const missing = await fetch(s.stack.mcpUrl, init);
+    expect(missing.status).toBe(400);
+    expect(((await missing.json()) as { error: { message: string } }).error.message.toLowerCase()).toContain("mcp-method");
+  });
+
+  it("refuses a page of another site (foreign Origin) with 403 in either revision", async () => {
+    const res = await fetch(s.stack.mcpUrl, modernRequest("tools/list", {}, { origin: "https://evil.example.com" }));
+    expect(res.status).toBe(403);
+  });
+});
