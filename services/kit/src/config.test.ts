@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import { ConfigError, flag, loadConfig, port, url } from "./config.js";
 
 describe("loadConfig", () => {
@@ -27,6 +28,24 @@ describe("loadConfig", () => {
     const message = (error as Error).message;
     expect(message).toMatch(/PORT: .*\(got "eighty"\) - port to listen on/);
     expect(message).toMatch(/NATS_URL: must be a URL starting with nats:\/\/ \(got "http:\/\/x"\) - NATS server/);
+  });
+
+  it("never prints a secret's value: a key, secret or token by its name, or a URL's password", () => {
+    const secrets = {
+      MCP_REQUEST_STATE_KEY: z.string().min(32).describe("a secret"),
+      NATS_URL: url(["nats"]),
+    };
+    let message = "";
+    try {
+      loadConfig(secrets, { MCP_REQUEST_STATE_KEY: "hunter2-short", NATS_URL: "http://user:pa55word@host" });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toContain("MCP_REQUEST_STATE_KEY");
+    expect(message).toContain("(13 characters, not shown)");
+    expect(message).toContain("NATS_URL");
+    expect(message).not.toContain("hunter2");
+    expect(message).not.toContain("pa55word");
   });
 
   it("refuses a port out of range", () => {

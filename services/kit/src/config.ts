@@ -18,11 +18,20 @@ export function loadConfig<S extends z.ZodRawShape>(shape: S, env: NodeJS.Proces
   const lines = result.error.issues.map((issue) => {
     const name = String(issue.path[0] ?? "?");
     const raw = env[name];
-    const shown = raw === undefined ? "unset" : `got ${JSON.stringify(raw)}`;
+    const shown =
+      raw === undefined ? "unset" : isSecret(name, raw) ? `${raw.length} characters, not shown` : `got ${JSON.stringify(raw)}`;
     const what = (shape[name] as { description?: string } | undefined)?.description;
     return `  ${name}: ${issue.message} (${shown})${what ? ` - ${what}` : ""}`;
   });
   throw new ConfigError(`invalid configuration:\n${lines.join("\n")}`);
+}
+
+/**
+ * Whether a variable's value must not be printed in a configuration error (which goes to the log): a
+ * key, secret, token or password by its name, or a URL carrying a password.
+ */
+function isSecret(name: string, value: string): boolean {
+  return /(KEY|SECRET|TOKEN|PASSWORD|XPUB|MNEMONIC)S?$/i.test(name) || /^[a-z][a-z0-9+.-]*:\/\/[^/@\s]*:[^/@\s]*@/i.test(value);
 }
 
 /** A TCP port, from a string variable. */
