@@ -26,6 +26,13 @@ export function loadMcpConfig(env: NodeJS.ProcessEnv = process.env) {
         .describe(
           "origins (comma-separated, scheme://host[:port]) whose browser pages may call /mcp, beyond those on an allowed host",
         ),
+      MCP_REQUEST_STATE_KEY: z
+        .string()
+        .min(32, "must be at least 32 characters")
+        .optional()
+        .describe(
+          "secret (32+ characters) sealing the requestState of consent questions (2026-07-28 input_required); the same on every replica. Unset: a random key per process, so a question asked by one replica is answered only there",
+        ),
       SHUTDOWN_GRACE_MS: z.coerce
         .number()
         .int()

@@ -11,6 +11,7 @@
  * optional standalone SSE stream) and DELETE /mcp (ending a session it never made) answer 405, as the
  * Streamable HTTP transport allows; otherwise every connected client would hold a stream open.
  */
+import { randomBytes } from "node:crypto";
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server";
 import type { Logger } from "@toolport/kit/logger";
@@ -18,6 +19,7 @@ import { httpRequestSeconds } from "@toolport/kit/metrics";
 import type { GatewayClient } from "./gateway-client.js";
 import { type OriginPolicy, originPolicy, rebindingRefusal } from "./origin-guard.js";
 import { McpServerPool } from "./server.js";
+import { consentCodec } from "./tools/consent.js";
 import { MAX_BODY_BYTES, parseJson, readBody, sendRpcError, webRequest, writeWebResponse } from "./web-bridge.js";
 
 function sendJson(res: ServerResponse, status: number, body: unknown) {
@@ -30,6 +32,11 @@ export interface McpHttpOptions {
   trustProxy: boolean;
   /** Which Host and Origin headers /mcp answers (origin-guard.ts); absent: loopback names only. */
   origins?: OriginPolicy;
+  /**
+   * The key sealing consent rounds' requestState (tools/consent.ts), at least 32 bytes; every replica
+   * must have the same one. Absent: a random key of this process.
+   */
+  stateKey?: string;
 }
 
 /**
@@ -60,7 +67,7 @@ function sharesAnId(body: unknown): boolean {
 }
 
 export function mcpHttpHandler(log: Logger, gateway: GatewayClient, options: McpHttpOptions = { trustProxy: false }) {
-  const pool = new McpServerPool(gateway);
+  const pool = new McpServerPool(gateway, consentCodec(options.stateKey ?? randomBytes(32)));
   const modern = createMcpHandler((ctx) => pool.acquire(ctx.era), {
     legacy: "reject",
     maxRequestBodySize: MAX_BODY_BYTES,

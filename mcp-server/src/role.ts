@@ -29,8 +29,13 @@ export const mcpServerRole: Role = {
         "MCP_PUBLIC_URL and MCP_ALLOWED_HOSTS are not set and HOST is not loopback: any Host header is served (set them to refuse DNS rebinding)",
       );
     }
+    if (!config.MCP_REQUEST_STATE_KEY) {
+      log.info(
+        "MCP_REQUEST_STATE_KEY is not set: consent questions are sealed with a key of this process, so only it can take their answers",
+      );
+    }
     const server = await startHttpServer(
-      mcpHttpHandler(log, gateway, { trustProxy: config.MCP_TRUST_PROXY, origins }),
+      mcpHttpHandler(log, gateway, { trustProxy: config.MCP_TRUST_PROXY, origins, stateKey: config.MCP_REQUEST_STATE_KEY }),
       config.PORT,
       config.HOST,
     );

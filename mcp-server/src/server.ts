@@ -11,9 +11,10 @@
  * kept apart by revision: the handler sets a 2026-07-28 server's negotiated version and installs that
  * revision's handlers on it, which a 2025-11-25 exchange must not meet.
  */
-import { McpServer } from "@modelcontextprotocol/server";
+import { McpServer, type ServerContext } from "@modelcontextprotocol/server";
 import type { GatewayClient } from "./gateway-client.js";
 import { registerCatalogTools } from "./tools/catalog.js";
+import type { ConsentCodec } from "./tools/consent.js";
 import { registerContentTools } from "./tools/content.js";
 import { registerExecutionTools } from "./tools/execution.js";
 import { registerWalletTools } from "./tools/wallet.js";
@@ -30,12 +31,17 @@ export const INSTRUCTIONS =
  */
 export const LIST_CACHE = { ttlMs: 3_600_000, cacheScope: "public" } as const;
 
-export function createMcpServer(gateway: GatewayClient, version = "0.1.0"): McpServer {
+export function createMcpServer(gateway: GatewayClient, consent?: ConsentCodec, version = "0.1.0"): McpServer {
   const server = new McpServer(
     { name: "toolport", version },
-    { instructions: INSTRUCTIONS, cacheHints: { "tools/list": LIST_CACHE, "server/discover": LIST_CACHE } },
+    {
+      instructions: INSTRUCTIONS,
+      cacheHints: { "tools/list": LIST_CACHE, "server/discover": LIST_CACHE },
+      // A retried round's requestState is opened (MAC, expiry, binding) before any handler runs.
+      ...(consent ? { requestState: { verify: (state: string, ctx: ServerContext) => consent.verify(state, ctx) } } : {}),
+    },
   );
-  const ctx = { server, gateway };
+  const ctx = { server, gateway, consent };
   registerCatalogTools(ctx);
   registerExecutionTools(ctx);
   registerWalletTools(ctx);
@@ -51,11 +57,14 @@ export type Era = "legacy" | "modern";
 export class McpServerPool {
   private readonly idle: Record<Era, McpServer[]> = { legacy: [], modern: [] };
 
-  constructor(private readonly gateway: GatewayClient) {}
+  constructor(
+    private readonly gateway: GatewayClient,
+    private readonly consent?: ConsentCodec,
+  ) {}
 
   /** A server for one exchange of `era`; it returns to the pool by itself once that exchange closes. */
   acquire(era: Era): McpServer {
-    const server = this.idle[era].pop() ?? createMcpServer(this.gateway);
+    const server = this.idle[era].pop() ?? createMcpServer(this.gateway, this.consent);
     // The SDK's handler keeps this callback and calls it when the exchange's transport closes.
     server.server.onclose = () => {
       server.server.onclose = undefined;

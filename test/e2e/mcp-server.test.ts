@@ -29,9 +29,11 @@ import {
   callError,
   callOk,
   connectMcp,
+  connectMcpV2,
   gatewayErrorLine,
   MCP_TOOL_NAMES,
   type McpCaller,
+  MODERN_REVISION,
   schemaProperties,
 } from "./mcp-support.js";
 
@@ -51,6 +53,7 @@ let echo: { serviceId: string; tools: Record<string, string> };
 let wordCount: { id: string; slug: string; serviceId: string };
 let mcp: Client;
 const clients: Client[] = [];
+const closers: (() => Promise<void>)[] = [];
 
 async function connect(caller: McpCaller = {}): Promise<Client> {
   const client = await connectMcp(s.stack.mcpUrl, caller);
@@ -81,6 +84,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(clients.map((c) => c.close().catch(() => {})));
+  await Promise.all(closers.map((close) => close().catch(() => {})));
   await s?.stop();
   await api?.close();
 });
@@ -363,8 +367,10 @@ describe("search -> batch execute -> fetch result, on the built-in word_count", 
 
 describe("consent round trip through batch_execute_tools", () => {
   let confirming: Client;
+  let confirmingKey: string;
   beforeAll(async () => {
-    confirming = await connect({ key: await createKey(s, agent, { require_confirmation: true }) });
+    confirmingKey = await createKey(s, agent, { require_confirmation: true });
+    confirming = await connect({ key: confirmingKey });
   });
 
   it("returns a consent element and runs nothing; the same call with its confirm_token runs once", async () => {
@@ -410,6 +416,126 @@ describe("consent round trip through batch_execute_tools", () => {
     });
     expect(replayed.results[0]).toMatchObject({ success: false, error_code: "confirmation_required" });
     expect(api.requests.length - before).toBe(1);
+  });
+
+  describe("by asking the person (2026-07-28 client with elicitation)", () => {
+    type Asked = { message: string; requestedSchema: unknown };
+    async function asking(answer: "accept" | "decline" | "cancel", asked: Asked[]) {
+      const client = await connectMcpV2(s.stack.mcpUrl, { key: confirmingKey }, "auto", async (params) => {
+        asked.push(params);
+        return answer === "accept" ? { action: "accept", content: { confirm: true } } : { action: answer };
+      });
+      closers.push(() => client.close());
+      return client;
+    }
+
+    it("asks with the tool, the exact parameters and the price; accept runs the call once, and the read beside it once", async () => {
+      const asked: Asked[] = [];
+      const client = await asking("accept", asked);
+      const input = { item_id: "asked-1", title: "agreed by the person" };
+      const before = api.requests.length;
+      const ran = await callOk(client, "batch_execute_tools", {
+        calls: [
+          { tool_id: echo.tools.list_items, tool_input: { n: 1 } },
+          { tool_id: echo.tools.echo_item, tool_input: input },
+        ],
+      });
+      expect(asked).toHaveLength(1);
+      expect(asked[0]?.message).toContain('"echo_item"');
+      expect(asked[0]?.message).toContain('"title": "agreed by the person"');
+      expect(asked[0]?.message).toContain("Price: free.");
+      expect(asked[0]?.requestedSchema).toMatchObject({ properties: { confirm: { type: "boolean" } } });
+      expect(ran.results).toHaveLength(2);
+      expect(ran.results[0]).toMatchObject({ tool_id: echo.tools.list_items, success: true });
+      expect(ran.results[1]).toMatchObject({ tool_id: echo.tools.echo_item, success: true, error: null });
+      expect(ran.results[1].result).toMatchObject({ method: "POST", path: "/echo/items/asked-1" });
+      expect("consent" in ran.results[1]).toBe(false);
+      expect(api.requests.length - before, "the read once, the write once").toBe(2);
+    });
+
+    it("decline (or dismissing the question) runs nothing and says so", async () => {
+      for (const answer of ["decline", "cancel"] as const) {
+        const asked: Asked[] = [];
+        const client = await asking(answer, asked);
+        const before = api.requests.length;
+        const ran = await callOk(client, "batch_execute_tools", {
+          calls: [{ tool_id: echo.tools.echo_item, tool_input: { item_id: `no-${answer}`, title: "no" } }],
+        });
+        expect(asked, answer).toHaveLength(1);
+        expect(ran.results[0], answer).toMatchObject({
+          success: false,
+          error_code: "consent_declined",
+          _meta: { execution_id: null },
+        });
+        expect(ran.results[0].error, answer).toMatch(answer === "decline" ? /^declined: / : /^cancelled: /);
+        expect(api.requests.length - before, answer).toBe(0);
+      }
+    });
+
+    /** A raw 2026-07-28 tools/call of batch_execute_tools from a client that can ask its user. */
+    async function rawBatch(params: Record<string, unknown>, key = confirmingKey) {
+      const res = await fetch(s.stack.mcpUrl, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "svc-api-key": key,
+          "mcp-protocol-version": MODERN_REVISION,
+          "mcp-method": "tools/call",
+          "mcp-name": "batch_execute_tools",
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/call",
+          params: {
+            name: "batch_execute_tools",
+            ...params,
+            _meta: {
+              "io.modelcontextprotocol/protocolVersion": MODERN_REVISION,
+              "io.modelcontextprotocol/clientCapabilities": { elicitation: { form: {} } },
+              "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
+            },
+          },
+        }),
+      });
+      expect(res.status).toBe(200);
+      // biome-ignore lint/suspicious/noExplicitAny: the reply is read as the test needs it
+      return (await res.json()) as any;
+    }
+
+    it("runs nothing on a replayed, altered or borrowed requestState, or on other arguments", async () => {
+      const args = { calls: [{ tool_id: echo.tools.echo_item, tool_input: { item_id: "raw-1", title: "once" } }] };
+      const before = api.requests.length;
+      const first = await rawBatch({ arguments: args });
+      expect(first.result.resultType).toBe("input_required");
+      const state = first.result.requestState as string;
+      expect(Object.keys(first.result.inputRequests)).toEqual(["consent_0"]);
+      expect(api.requests.length).toBe(before);
+
+      const accept = { consent_0: { action: "accept", content: { confirm: true } } };
+      const answered = await rawBatch({ arguments: args, inputResponses: accept, requestState: state });
+      expect(answered.result.structuredContent.results[0]).toMatchObject({ success: true });
+      expect(api.requests.length - before).toBe(1);
+
+      // The same answer again: the services' confirm token inside is used up, so nothing runs.
+      const replayed = await rawBatch({ arguments: args, inputResponses: accept, requestState: state });
+      expect(replayed.result.structuredContent.results[0]).toMatchObject({ success: false, error_code: "confirmation_required" });
+      expect(replayed.result.structuredContent.results[0].error).toMatch(/used already/);
+      expect("consent" in replayed.result.structuredContent.results[0], "no new token for the model").toBe(false);
+      // One character changed, another caller's key, or other arguments: refused before anything runs.
+      const [head, body, mac] = state.split(".");
+      const flipped = `${head}.${body?.slice(0, 10)}${body?.[10] === "A" ? "B" : "A"}${body?.slice(11)}.${mac}`;
+      const altered = await rawBatch({ arguments: args, inputResponses: accept, requestState: flipped });
+      expect(altered.error?.code).toBe(-32602);
+      const borrowed = await rawBatch({ arguments: args, inputResponses: accept, requestState: state }, agent.key);
+      expect(borrowed.error?.code).toBe(-32602);
+      const other = { calls: [{ tool_id: echo.tools.echo_item, tool_input: { item_id: "raw-1", title: "changed" } }] };
+      const changed = await rawBatch({ arguments: other, inputResponses: accept, requestState: state });
+      expect(changed.result.isError).toBe(true);
+      expect(changed.result.content[0].text).toMatch(/^consent_state_mismatch: /);
+      expect(api.requests.length - before).toBe(1);
+    });
   });
 
   it("runs reading calls on the same key without consent", async () => {

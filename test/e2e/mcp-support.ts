@@ -64,8 +64,21 @@ export async function connectMcpV2(
   mcpUrl: string,
   caller: McpCaller = {},
   mode: "auto" | "legacy" | { pin: string } = "auto",
+  /** Answers the server's questions (declares the elicitation capability, form mode). */
+  elicit?: (params: {
+    message: string;
+    requestedSchema: unknown;
+  }) => Promise<{ action: "accept" | "decline" | "cancel"; content?: Record<string, string | number | boolean | string[]> }>,
 ): Promise<ClientV2> {
-  const client = new ClientV2({ name: "toolport-e2e-v2", version: "1.0.0" }, { versionNegotiation: { mode } });
+  const client = new ClientV2(
+    { name: "toolport-e2e-v2", version: "1.0.0" },
+    { versionNegotiation: { mode }, ...(elicit ? { capabilities: { elicitation: { form: {} } } } : {}) },
+  );
+  if (elicit) {
+    client.setRequestHandler("elicitation/create", async (request) =>
+      elicit(request.params as { message: string; requestedSchema: unknown }),
+    );
+  }
   await client.connect(new StreamableHTTPClientTransportV2(new URL(mcpUrl), { requestInit: { headers: callerHeaders(caller) } }));
   return client;
 }

@@ -4,9 +4,32 @@
  * surface"): the gateway's element already carries the unwrapped result, redaction report and
  * truncation note; here they are arranged as the MCP surface names them, nothing recomputed.
  */
+import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { BatchElement } from "@toolport/client";
 import { z } from "zod";
-import { asObject, call, callerOf, requireKey, type ToolContext } from "./results.js";
+import type { CallerHeaders, GatewayReply } from "../gateway-client.js";
+import {
+  answerOf,
+  argumentsHash,
+  askPerson,
+  type ConsentState,
+  canAskPerson,
+  type Element,
+  notRun,
+  type ToolFacts,
+} from "./consent.js";
+import {
+  asObject,
+  call,
+  callerOf,
+  failure,
+  fromReply,
+  type HandlerExtra,
+  requireKey,
+  success,
+  type ToolContext,
+  unreachable,
+} from "./results.js";
 
 const callInput = z.object({
   tool_id: z.string().min(1).describe("Id (or slug) of the tool to run, from search_tools."),
@@ -107,6 +130,89 @@ function mcpElement(e: BatchElement): Record<string, unknown> {
   return out;
 }
 
+type Call = z.infer<typeof callInput>;
+
+/** POST /v1/tools/call/batch: the elements in the MCP surface's fields, or the failure to answer. */
+async function runBatch(ctx: ToolContext, caller: CallerHeaders, calls: Call[]): Promise<Element[] | CallToolResult> {
+  let reply: GatewayReply;
+  try {
+    reply = await ctx.gateway.send(caller, (api, headers) => api.POST("/v1/tools/call/batch", { body: { calls }, headers }));
+  } catch (err) {
+    return unreachable(err as Error);
+  }
+  if (reply.status < 200 || reply.status >= 300) return fromReply(reply, asObject);
+  return ((asObject(reply.body).results ?? []) as BatchElement[]).map(mcpElement);
+}
+
+/** The price of each tool that waits for consent, for the question (GET /v1/tools/{id}). */
+async function toolFacts(ctx: ToolContext, caller: CallerHeaders, elements: Element[]): Promise<Map<string, ToolFacts>> {
+  const ids = [...new Set(elements.filter((e) => e.consent).map((e) => e.tool_id as string))];
+  const facts = new Map<string, ToolFacts>();
+  await Promise.all(
+    ids.map(async (id) => {
+      try {
+        const reply = await ctx.gateway.send(caller, (api, headers) =>
+          api.GET("/v1/tools/{tool_id}", { params: { path: { tool_id: id } }, headers }),
+        );
+        const tool = asObject(reply.body) as { price_per_call_cents?: unknown };
+        if (reply.status === 200 && typeof tool.price_per_call_cents === "number") {
+          facts.set(id, { priceCents: tool.price_per_call_cents });
+        }
+      } catch {
+        // The question then says the price is unknown; the call itself is unchanged.
+      }
+    }),
+  );
+  return facts;
+}
+
+/**
+ * The retried round: the state is verified already (MAC, expiry, caller, tool); it must be for these
+ * arguments. Calls the person accepted run with their confirm tokens, in one batch; the others answer
+ * why they did not run. Elements come back in input order.
+ */
+async function finishConsent(
+  ctx: ToolContext,
+  caller: CallerHeaders,
+  args: { calls: Call[] },
+  extra: HandlerExtra,
+  state: ConsentState,
+): Promise<CallToolResult> {
+  if (state.args !== argumentsHash(args)) {
+    return failure(
+      "consent_state_mismatch: the answers came back for other arguments than the ones asked about. Nothing ran; call batch_execute_tools again.",
+    );
+  }
+  const results = [...state.done];
+  const accepted: { index: number; token: string }[] = [];
+  for (const { index, token } of state.pending) {
+    const call = args.calls[index];
+    if (!call) continue;
+    const answer = answerOf(extra, index);
+    if (answer === "run") accepted.push({ index, token });
+    else results[index] = notRun(call.tool_id, answer);
+  }
+  if (accepted.length > 0) {
+    const calls = accepted.map(({ index, token }) => ({ ...(args.calls[index] as Call), confirm_token: token }));
+    const ran = await runBatch(ctx, caller, calls);
+    if (!Array.isArray(ran)) return ran;
+    accepted.forEach(({ index }, i) => {
+      const element = ran[i];
+      if (!element?.consent) results[index] = element ?? null;
+      else {
+        // The services refused the token (a replayed state: it ran already). No new token goes to the model.
+        const { consent: _, ...refused } = element;
+        results[index] = {
+          ...refused,
+          error:
+            "this answer was used already (an answer runs its call once); nothing ran. Call batch_execute_tools again to be asked again",
+        };
+      }
+    });
+  }
+  return success({ results });
+}
+
 export function registerExecutionTools(ctx: ToolContext): void {
   ctx.server.registerTool(
     "batch_execute_tools",
@@ -116,7 +222,7 @@ export function registerExecutionTools(ctx: ToolContext): void {
         "Run one to ten catalog tools in one request (find ids and parameters with search_tools first). Each call runs independently; one failing does not affect the others. " +
         "Each result has success, result (capped to max_response_chars; truncated says so and _meta.truncation_note says what was dropped), cursor when the upstream pages, error, " +
         "and _meta.execution_id to read the full stored result with fetch_result. Credential values an upstream returns are masked as [REDACTED:...] (_meta.redaction). " +
-        "If an element has a consent object, nothing ran: ask the user, then send the same call with its confirm_token. " +
+        "If an element has a consent object, nothing ran: ask the user, then send the same call with its confirm_token (a client that can ask its user is asked directly instead, and the call runs only if the user agrees). " +
         "An error_code of insufficient_balance means fund_agent_wallet; tool_not_permitted means this key may not call that tool.",
       inputSchema: z.object(batchInput),
       outputSchema: z.looseObject(batchOutput),
@@ -126,15 +232,15 @@ export function registerExecutionTools(ctx: ToolContext): void {
       const caller = callerOf(extra);
       const missing = requireKey(caller);
       if (missing) return missing;
-      return call(
-        ctx,
-        caller,
-        (api, headers) => api.POST("/v1/tools/call/batch", { body: { calls: args.calls }, headers }),
-        (body) => {
-          const results = (asObject(body).results ?? []) as BatchElement[];
-          return { results: results.map(mcpElement) };
-        },
-      );
+      const state = extra.mcpReq?.requestState?.<ConsentState>();
+      if (state !== undefined) return finishConsent(ctx, caller, args, extra, state);
+      const ran = await runBatch(ctx, caller, args.calls);
+      if (!Array.isArray(ran)) return ran;
+      if (ctx.consent && ran.some((e) => e.consent) && canAskPerson(extra)) {
+        const facts = await toolFacts(ctx, caller, ran);
+        return askPerson(ctx.consent, extra, args, ran, (id) => facts.get(id) ?? {});
+      }
+      return success({ results: ran });
     },
   );
 

@@ -6,20 +6,29 @@
  */
 import type { CallToolResult, McpServer } from "@modelcontextprotocol/server";
 import type { CallerHeaders, GatewayClient, GatewayReply } from "../gateway-client.js";
+import type { ConsentCodec } from "./consent.js";
 
 /** What every tool module gets: the server to register on and the gateway. */
 export interface ToolContext {
   server: McpServer;
   gateway: GatewayClient;
+  /** Seals and opens the consent round's requestState (consent.ts); without it consent is the token object. */
+  consent?: ConsentCodec;
 }
 
 /**
  * The part of what the SDK hands a tool handler besides its arguments (its ServerContext) read here:
- * the HTTP request (its headers) and the request's `_meta`.
+ * the HTTP request (its headers), the request's `_meta`, and on 2026-07-28 its `_meta` envelope (the
+ * client's capabilities) and a retried round's answers and verified state (consent.ts).
  */
 export interface HandlerExtra {
   http?: { req?: { headers: { get(name: string): string | null } } };
-  mcpReq?: { _meta?: Record<string, unknown> };
+  mcpReq?: {
+    _meta?: Record<string, unknown>;
+    envelope?: Record<string, unknown>;
+    inputResponses?: Record<string, unknown>;
+    requestState?: <T>() => T | undefined;
+  };
 }
 
 /** A W3C traceparent (version 00: trace id, parent span id, flags), as the trace-context spec writes it. */
@@ -85,6 +94,11 @@ export function fromReply(reply: GatewayReply, shape: (body: unknown) => Json): 
   return failure(describeError(reply));
 }
 
+/** The failure for a gateway that did not answer at all. */
+export function unreachable(err: Error): CallToolResult {
+  return failure(`gateway_unreachable: Toolport's gateway did not answer (${err.message}). Nothing was done; retry in a moment.`);
+}
+
 /** Sends one request and turns the answer into a tool result; a gateway that cannot be reached is one too. */
 export async function call(
   ctx: ToolContext,
@@ -96,9 +110,7 @@ export async function call(
   try {
     reply = await ctx.gateway.send(caller, request);
   } catch (err) {
-    return failure(
-      `gateway_unreachable: Toolport's gateway did not answer (${(err as Error).message}). Nothing was done; retry in a moment.`,
-    );
+    return unreachable(err as Error);
   }
   return fromReply(reply, shape);
 }
