@@ -318,6 +318,21 @@ describe("/mcp at protocol revision 2026-07-28", () => {
     expect(received.length).toBe(before + 1);
   });
 
+  it("carries the client's trace context from the request's _meta on to the gateway", async () => {
+    const url = await startMcp(false);
+    const traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    const init = modern("tools/call", { name: "search_tools", arguments: { query: "weather" } });
+    const body = JSON.parse(init.body as string);
+    body.params._meta.traceparent = traceparent;
+    body.params._meta.tracestate = "vendor=1";
+    const before = received.length;
+    const res = await fetch(url, { ...init, body: JSON.stringify(body) });
+    expect(res.status).toBe(200);
+    expect(received.length).toBe(before + 1);
+    expect(received.at(-1)?.traceparent).toBe(traceparent);
+    expect(received.at(-1)?.tracestate).toBe("vendor=1");
+  });
+
   it("refuses a request whose headers are missing or contradict its body, naming the header, before anything runs", async () => {
     const url = await startMcp(false);
     const before = received.length;
