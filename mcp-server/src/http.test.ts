@@ -170,7 +170,7 @@ describe("/mcp", () => {
     const replies = (await batch.json()) as { id: string | number; result: { tools?: { name: string }[] } }[];
     expect(replies.map((r) => r.id)).toEqual(["a", 7]);
     expect(replies[0]?.result).toEqual({});
-    expect(replies[1]?.result.tools).toHaveLength(10);
+    expect(replies[1]?.result.tools).toHaveLength(11);
     const note = await fetch(url, {
       method: "POST",
       headers,
@@ -308,7 +308,7 @@ describe("/mcp at protocol revision 2026-07-28", () => {
     const list = await fetch(url, modern("tools/list", {}));
     expect(list.headers.get("mcp-session-id")).toBeNull();
     const listed = ((await list.json()) as RpcReply).result ?? {};
-    expect((listed.tools as unknown[]).length).toBe(10);
+    expect((listed.tools as unknown[]).length).toBe(11);
     expect(listed).toMatchObject({ ttlMs: 3_600_000, cacheScope: "public", resultType: "complete" });
 
     const before = received.length;

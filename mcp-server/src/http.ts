@@ -20,6 +20,7 @@ import type { GatewayClient } from "./gateway-client.js";
 import { type OriginPolicy, originPolicy, rebindingRefusal } from "./origin-guard.js";
 import { McpServerPool } from "./server.js";
 import { consentCodec } from "./tools/consent.js";
+import { asTaskResponse, declaresTasks, TaskHandles } from "./tools/tasks.js";
 import { MAX_BODY_BYTES, parseJson, readBody, sendRpcError, webRequest, writeWebResponse } from "./web-bridge.js";
 
 function sendJson(res: ServerResponse, status: number, body: unknown) {
@@ -57,6 +58,13 @@ function callerHeaders(req: IncomingMessage, trustProxy: boolean): IncomingHttpH
   return headers;
 }
 
+/** A tools/call whose client declared the Tasks extension: its answer may be a task. */
+function mayBecomeTask(body: unknown): boolean {
+  if (typeof body !== "object" || body === null) return false;
+  const { method, params } = body as { method?: unknown; params?: { _meta?: Record<string, unknown> } };
+  return method === "tools/call" && declaresTasks(params?._meta?.["io.modelcontextprotocol/clientCapabilities"]);
+}
+
 /** A JSON-RPC batch (2025-era) in which two requests carry the same id. */
 function sharesAnId(body: unknown): boolean {
   if (!Array.isArray(body)) return false;
@@ -67,7 +75,8 @@ function sharesAnId(body: unknown): boolean {
 }
 
 export function mcpHttpHandler(log: Logger, gateway: GatewayClient, options: McpHttpOptions = { trustProxy: false }) {
-  const pool = new McpServerPool(gateway, consentCodec(options.stateKey ?? randomBytes(32)));
+  const stateKey = options.stateKey ?? randomBytes(32);
+  const pool = new McpServerPool(gateway, { consent: consentCodec(stateKey), tasks: new TaskHandles(stateKey) });
   const modern = createMcpHandler((ctx) => pool.acquire(ctx.era), {
     legacy: "reject",
     maxRequestBodySize: MAX_BODY_BYTES,
@@ -141,6 +150,13 @@ export function mcpHttpHandler(log: Logger, gateway: GatewayClient, options: Mcp
       const response = (await isLegacyRequest(request, parsedBody))
         ? await legacy(request, parsedBody)
         : await modern.fetch(request, parsedBody === undefined ? {} : { parsedBody });
+      if (mayBecomeTask(parsedBody) && (response.headers.get("content-type") ?? "").startsWith("application/json")) {
+        // The SDK has no task result for tools/call: the tool's result carries the task (tools/tasks.ts).
+        const body = JSON.stringify(asTaskResponse(await response.json()));
+        res.writeHead(response.status, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
+        res.end(body);
+        return;
+      }
       await writeWebResponse(res, response);
     } catch (err) {
       log.error({ err }, "mcp request failed");

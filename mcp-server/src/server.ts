@@ -1,11 +1,11 @@
 /**
  * The MCP server factory and the pool that reuses its servers. A server is side-effect free and
- * caller-free: its ten tools (spec "MCP server", item 8) read the caller's `svc-api-key` and
+ * caller-free: its eleven tools (the spec's ten, "MCP server" item 8, and run_workflow) read the caller's `svc-api-key` and
  * `svc-org-id` from the headers of the request being answered and call the gateway with them; one
  * module per tool group under tools/.
  *
  * Why a pool: the SDK's handler (http.ts) asks for a server for every HTTP request, in either protocol
- * revision, and building an McpServer with its ten tools costs a few tenths of a millisecond of CPU
+ * revision, and building an McpServer with its eleven tools costs a few tenths of a millisecond of CPU
  * (mostly compiling the tools' schemas), as much as the rest of a tool call's MCP layer. A server serves
  * one exchange at a time and goes back to the pool when that exchange's transport closes. Servers are
  * kept apart by revision: the handler sets a 2026-07-28 server's negotiated version and installs that
@@ -17,6 +17,7 @@ import { registerCatalogTools } from "./tools/catalog.js";
 import type { ConsentCodec } from "./tools/consent.js";
 import { registerContentTools } from "./tools/content.js";
 import { registerExecutionTools } from "./tools/execution.js";
+import { registerTaskMethods, TASKS_EXTENSION, type TaskHandles } from "./tools/tasks.js";
 import { registerWalletTools } from "./tools/wallet.js";
 
 export const INSTRUCTIONS =
@@ -26,26 +27,35 @@ export const INSTRUCTIONS =
 
 /**
  * How long a client may keep the tool list and the discovery result (2026-07-28 `ttlMs`), and for whom
- * (`cacheScope`): the ten tools, their schemas and the server's capabilities are the same for every
+ * (`cacheScope`): the eleven tools, their schemas and the server's capabilities are the same for every
  * caller and change only when a new version of this server is deployed, so one hour, shared.
  */
 export const LIST_CACHE = { ttlMs: 3_600_000, cacheScope: "public" } as const;
 
-export function createMcpServer(gateway: GatewayClient, consent?: ConsentCodec, version = "0.1.0"): McpServer {
+export interface McpServerParts {
+  consent?: ConsentCodec;
+  tasks?: TaskHandles;
+}
+
+export function createMcpServer(gateway: GatewayClient, parts: McpServerParts = {}, version = "0.1.0"): McpServer {
+  const { consent, tasks } = parts;
   const server = new McpServer(
     { name: "toolport", version },
     {
       instructions: INSTRUCTIONS,
+      // The Tasks extension (tools/tasks.ts), listed by server/discover.
+      ...(tasks ? { capabilities: { extensions: { [TASKS_EXTENSION]: {} } } } : {}),
       cacheHints: { "tools/list": LIST_CACHE, "server/discover": LIST_CACHE },
       // A retried round's requestState is opened (MAC, expiry, binding) before any handler runs.
       ...(consent ? { requestState: { verify: (state: string, ctx: ServerContext) => consent.verify(state, ctx) } } : {}),
     },
   );
-  const ctx = { server, gateway, consent };
+  const ctx = { server, gateway, consent, tasks };
   registerCatalogTools(ctx);
   registerExecutionTools(ctx);
   registerWalletTools(ctx);
   registerContentTools(ctx);
+  if (tasks) registerTaskMethods(ctx, tasks);
   return server;
 }
 
@@ -59,12 +69,12 @@ export class McpServerPool {
 
   constructor(
     private readonly gateway: GatewayClient,
-    private readonly consent?: ConsentCodec,
+    private readonly parts: McpServerParts = {},
   ) {}
 
   /** A server for one exchange of `era`; it returns to the pool by itself once that exchange closes. */
   acquire(era: Era): McpServer {
-    const server = this.idle[era].pop() ?? createMcpServer(this.gateway, this.consent);
+    const server = this.idle[era].pop() ?? createMcpServer(this.gateway, this.parts);
     // The SDK's handler keeps this callback and calls it when the exchange's transport closes.
     server.server.onclose = () => {
       server.server.onclose = undefined;

@@ -102,7 +102,7 @@ describe("the MCP Inspector's CLI against /mcp", () => {
     expect("missing" in inspector ? inspector.missing : "", "the inspector is needed for this file's tests").toBe("");
   });
 
-  it("tools/list names the ten tools", async () => {
+  it("tools/list names the eleven tools", async () => {
     const result = resultOf(await runInspector(["--method", "tools/list"]));
     const names = (result.tools as { name: string }[]).map((t) => t.name);
     expect([...names].sort()).toEqual([...MCP_TOOL_NAMES].sort());

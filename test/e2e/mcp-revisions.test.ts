@@ -1,7 +1,7 @@
 /**
  * Both MCP protocol revisions on one /mcp endpoint, end to end (issue 31): the official v2 SDK client
  * speaking 2026-07-28 (no handshake, no session: every request carries its version and capabilities in
- * `_meta`), the same client as a 2025-11-25 client, and the v1 SDK client (2025-11-25) each list the ten
+ * `_meta`), the same client as a 2025-11-25 client, and the v1 SDK client (2025-11-25) each list the eleven
  * tools and run search -> batch execute -> fetch result against the real stack, and get the same answers.
  * Raw requests check what a client library would hide: no `Mcp-Session-Id`, the cache hints, and
  * headers that are missing or contradict the body refused before anything runs.
@@ -41,7 +41,7 @@ async function searchRunFetch(client: ToolCaller) {
 }
 
 describe("one endpoint, both revisions", () => {
-  it("a 2026-07-28 client (v2 SDK, negotiating), a 2025-11-25 v2 client and a v1 client list the ten tools and search, run and fetch alike", async () => {
+  it("a 2026-07-28 client (v2 SDK, negotiating), a 2025-11-25 v2 client and a v1 client list the eleven tools and search, run and fetch alike", async () => {
     const modern = await connectMcpV2(s.stack.mcpUrl, { key: agent.key }, "auto");
     closers.push(() => modern.close());
     expect(modern.getNegotiatedProtocolVersion()).toBe(MODERN_REVISION);
@@ -97,7 +97,7 @@ describe("2026-07-28 on the wire", () => {
     expect(list.status).toBe(200);
     expect(list.headers.get("mcp-session-id")).toBeNull();
     const body = (await list.json()) as { result: { tools: unknown[]; ttlMs: number; cacheScope: string; resultType: string } };
-    expect(body.result.tools).toHaveLength(10);
+    expect(body.result.tools).toHaveLength(11);
     expect(body.result).toMatchObject({ ttlMs: 3_600_000, cacheScope: "public", resultType: "complete" });
     const discover = await fetch(s.stack.mcpUrl, modernRequest("server/discover", {}));
     const found = (await discover.json()) as { result: { supportedVersions: string[]; capabilities: Record<string, unknown> } };

@@ -3,7 +3,7 @@
  * the SDK's own `Client` on Streamable HTTP against the real mcp-server process, in front of the real
  * gateway, catalog, execution, billing, identity and content processes, on Postgres and NATS. Upstreams
  * are real too: the built-in tools, and a REST API started here (the echo API) published from its
- * OpenAPI document. Covers the ten tools and their schemas, search -> batch -> fetch with a path, the
+ * OpenAPI document. Covers the eleven tools and their schemas, search -> batch -> fetch with a path, the
  * consent round trip, redaction, truncation with a cursor, per-element refusals, errors as tool results
  * (never protocol errors) with and without a key, and fifty concurrent clients each getting their own
  * results on their own key. Results are compared with exact values, and where the MCP surface passes a
@@ -89,14 +89,14 @@ afterAll(async () => {
   await api?.close();
 });
 
-describe("the server and its ten tools", () => {
+describe("the server and its eleven tools", () => {
   it("answers GET /mcp/health without a key", async () => {
     const res = await fetch(`${s.stack.mcpUrl}/health`);
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ status: "ok" });
   });
 
-  it("lists exactly the ten tools, each with a title, a description, described inputs, an output schema and annotations", async () => {
+  it("lists exactly the eleven tools, each with a title, a description, described inputs, an output schema and annotations", async () => {
     const { tools } = await mcp.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([...MCP_TOOL_NAMES].sort());
     for (const tool of tools) {
@@ -126,6 +126,7 @@ describe("the server and its ten tools", () => {
       ],
       list_workflows: [["limit", "offset", "search", "sort"], []],
       delete_workflow: [["workflow_id"], ["workflow_id"]],
+      run_workflow: [["inputs", "max_response_chars", "workflow_id"], ["workflow_id"]],
       get_site_info: [["domain"], ["domain"]],
     };
     for (const [name, [properties, required]] of Object.entries(inputs)) {
@@ -149,7 +150,7 @@ describe("the server and its ten tools", () => {
       "card_checkout",
       "crypto",
     ]);
-    // Truthful annotations: only running tools, funding, creating a skill and deleting change anything.
+    // Truthful annotations: only running tools or workflows, funding, creating a skill and deleting change anything.
     const readOnly = Object.fromEntries(tools.map((t) => [t.name, t.annotations?.readOnlyHint]));
     expect(readOnly).toEqual({
       search_tools: true,
@@ -161,6 +162,7 @@ describe("the server and its ten tools", () => {
       create_skill: false,
       list_workflows: true,
       delete_workflow: false,
+      run_workflow: false,
       get_site_info: true,
     });
     expect(byName.delete_workflow!.annotations?.destructiveHint).toBe(true);

@@ -15,7 +15,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { expect } from "vitest";
 import type { Reply } from "../harness/http.js";
 
-/** The spec's ten tools (spec "What the service does", item 8). */
+/** The spec's ten tools (spec "What the service does", item 8) and run_workflow (issue 31). */
 export const MCP_TOOL_NAMES = [
   "search_tools",
   "batch_execute_tools",
@@ -26,6 +26,7 @@ export const MCP_TOOL_NAMES = [
   "create_skill",
   "list_workflows",
   "delete_workflow",
+  "run_workflow",
   "get_site_info",
 ] as const;
 

@@ -3,7 +3,8 @@
  * records (`get_site_info`), each one gateway route.
  */
 import { z } from "zod";
-import { asObject, call, callerOf, listUnder, requireKey, type ToolContext } from "./results.js";
+import { asObject, call, callerOf, fromReply, listUnder, requireKey, type ToolContext, unreachable } from "./results.js";
+import { canUseTasks, TASK_MARKER, taskOfRun } from "./tasks.js";
 
 const file = z.object({
   name: z.string().describe("File name, e.g. 'run.py'."),
@@ -79,6 +80,57 @@ export function registerContentTools(ctx: ToolContext): void {
         (api, headers) => api.GET("/v1/workflows/public", { params: { query: args }, headers }),
         listUnder("workflows"),
       ),
+  );
+
+  ctx.server.registerTool(
+    "run_workflow",
+    {
+      title: "Run a workflow",
+      description:
+        "Run a saved workflow (yours, or a public one from list_workflows) with its inputs: its steps run in order as calls on your key (permissions, caps, prices and consent apply). " +
+        "Returns the run: run_id, status (completed, failed, awaiting_confirmation when a step needs consent, with its consent object; running when it goes on after the server's wait), steps with their execution_ids for fetch_result, and the last step's result. " +
+        "Clients that support the MCP Tasks extension get a task handle at once and poll it.",
+      inputSchema: z.object({
+        workflow_id: z.string().min(1).describe("Id of the workflow to run (from list_workflows or your own)."),
+        inputs: z
+          .record(z.string(), z.unknown())
+          .optional()
+          .describe("Values for the workflow's {{inputs.x}} placeholders, checked against its input_schema. Default {}."),
+        max_response_chars: z
+          .number()
+          .int()
+          .min(1)
+          .max(500_000)
+          .optional()
+          .describe("Cap on the last step's result in characters (default 32000), as for a single call."),
+      }),
+      outputSchema: z.looseObject({ run_id: z.string(), status: z.string() }),
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+    },
+    async (args, extra) => {
+      const caller = callerOf(extra);
+      const missing = requireKey(caller);
+      if (missing) return missing;
+      const asTask = ctx.tasks !== undefined && canUseTasks(extra);
+      let reply: Awaited<ReturnType<typeof ctx.gateway.send>>;
+      try {
+        reply = await ctx.gateway.send(caller, (api, headers) =>
+          api.POST("/v1/workflows/{workflow_id}/run", {
+            params: { path: { workflow_id: args.workflow_id } },
+            body: { inputs: args.inputs, max_response_chars: args.max_response_chars, ...(asTask ? { async: true } : {}) },
+            headers,
+          }),
+        );
+      } catch (err) {
+        return unreachable(err as Error);
+      }
+      const run = asObject(reply.body);
+      if (!asTask || reply.status < 200 || reply.status >= 300 || typeof run.run_id !== "string")
+        return fromReply(reply, asObject);
+      // The run exists in the content service now, so tasks/get on this handle resolves.
+      const { result: _, ...task } = taskOfRun(ctx.tasks!.seal(run.run_id, caller), run);
+      return { ...fromReply(reply, asObject), _meta: { [TASK_MARKER]: task } };
+    },
   );
 
   ctx.server.registerTool(

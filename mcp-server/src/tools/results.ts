@@ -7,6 +7,7 @@
 import type { CallToolResult, McpServer } from "@modelcontextprotocol/server";
 import type { CallerHeaders, GatewayClient, GatewayReply } from "../gateway-client.js";
 import type { ConsentCodec } from "./consent.js";
+import type { TaskHandles } from "./tasks.js";
 
 /** What every tool module gets: the server to register on and the gateway. */
 export interface ToolContext {
@@ -14,6 +15,8 @@ export interface ToolContext {
   gateway: GatewayClient;
   /** Seals and opens the consent round's requestState (consent.ts); without it consent is the token object. */
   consent?: ConsentCodec;
+  /** Makes and opens task handles (tasks.ts); without it no call becomes a task. */
+  tasks?: TaskHandles;
 }
 
 /**

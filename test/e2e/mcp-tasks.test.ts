@@ -1,0 +1,160 @@
+/**
+ * Long work as tasks through the MCP server (issue 31): a 2026-07-28 client that declares the Tasks
+ * extension calls run_workflow and gets a task handle at once; tasks/get follows the workflow run in
+ * the content service and, once it ended, answers the same tool result a synchronous run_workflow
+ * gives. The MCP server is stopped and started again while the run goes on, and the handle still
+ * resolves (nothing about a task is kept in the server). Handles are the caller's own; a client that
+ * did not declare the extension is refused; server/discover lists the extension. Per-role layout, so
+ * the MCP server alone can be restarted.
+ */
+import { randomBytes, randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type AgentKey, type ExecStack, publishOpenApi, registerAgent, startExecStack } from "./execution-support.js";
+import { MODERN_REVISION } from "./mcp-support.js";
+import { type ShopApi, shopDocument, startShopApi } from "./workflow-support.js";
+
+const TASKS = "io.modelcontextprotocol/tasks";
+
+let s: ExecStack;
+let api: ShopApi;
+let alice: AgentKey;
+let bob: AgentKey;
+let tools: Record<string, string>;
+
+beforeAll(async () => {
+  api = await startShopApi();
+  s = await startExecStack(
+    [`127.0.0.1:${api.port}`],
+    // One key for both lives of the MCP server: handles made before the restart open after it.
+    { MCP_REQUEST_STATE_KEY: randomBytes(32).toString("hex") },
+    ["catalog", "execution", "billing", "identity", "content", "gateway", "mcp-server"],
+    { layout: "per-role" },
+  );
+  alice = await registerAgent(s);
+  bob = await registerAgent(s);
+  tools = (await publishOpenApi(s, alice, shopDocument(`Shop ${randomUUID().slice(0, 6)}`), api.url)).tools;
+}, 300_000);
+
+afterAll(async () => {
+  await s?.stop();
+  await api?.close();
+});
+
+/** A raw 2026-07-28 request; `tasks` declares the extension in the request's capabilities. */
+// biome-ignore lint/suspicious/noExplicitAny: replies are read as each test needs
+async function rpc(method: string, params: Record<string, unknown>, key: string, tasks = true): Promise<any> {
+  const name = method === "tools/call" ? params.name : method.startsWith("tasks/") ? params.taskId : undefined;
+  const res = await fetch(s.stack.mcpUrl, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "svc-api-key": key,
+      "mcp-protocol-version": MODERN_REVISION,
+      "mcp-method": method,
+      ...(typeof name === "string" ? { "mcp-name": name } : {}),
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": MODERN_REVISION,
+          "io.modelcontextprotocol/clientCapabilities": tasks ? { extensions: { [TASKS]: {} } } : {},
+          "io.modelcontextprotocol/clientInfo": { name: "tasks-test", version: "1" },
+        },
+      },
+    }),
+  });
+  return res.json();
+}
+
+async function slowWorkflow(tag: string): Promise<string> {
+  const wf = await s.call("POST", "/workflows", {
+    key: alice.key,
+    body: {
+      name: `Slow ${tag}`,
+      steps: [
+        { tool_id: tools.slow, input_mapping: { tag, step: 1 } },
+        { tool_id: tools.slow, input_mapping: { tag, step: 2 } },
+      ],
+    },
+  });
+  expect(wf.status, JSON.stringify(wf.body)).toBe(200);
+  return wf.body.id;
+}
+
+describe("run_workflow as a task", () => {
+  it("server/discover lists the Tasks extension", async () => {
+    const found = await rpc("server/discover", {}, alice.key);
+    expect(found.result.capabilities.extensions).toEqual({ [TASKS]: {} });
+  });
+
+  it("answers a handle at once; tasks/get follows the run across a restart of the MCP server to the synchronous call's result", async () => {
+    const tag = `task-${randomUUID().slice(0, 8)}`;
+    const workflowId = await slowWorkflow(tag);
+    api.slowMs = 1_500;
+    try {
+      const started = Date.now();
+      const created = await rpc("tools/call", { name: "run_workflow", arguments: { workflow_id: workflowId } }, alice.key);
+      expect(Date.now() - started).toBeLessThan(1_500);
+      expect(created.result).toMatchObject({ resultType: "task", status: "working", ttlMs: null, pollIntervalMs: 1000 });
+      const taskId = created.result.taskId as string;
+      expect(taskId).toMatch(/^wf1\./);
+      expect("content" in created.result).toBe(false);
+
+      const working = await rpc("tasks/get", { taskId }, alice.key);
+      expect(working.result).toMatchObject({ resultType: "complete", taskId, status: "working" });
+
+      // The MCP server goes away and comes back while the run goes on in the content service.
+      await s.stack.stop("mcp-server");
+      await s.stack.start("mcp-server");
+
+      let task: { status: string; result?: { structuredContent: Record<string, unknown> } } = working.result;
+      await expect
+        .poll(
+          async () => {
+            task = (await rpc("tasks/get", { taskId }, alice.key)).result;
+            return task.status;
+          },
+          { timeout: 20_000, interval: 250 },
+        )
+        .toBe("completed");
+      const run = task.result!.structuredContent;
+      expect(run).toMatchObject({ status: "completed", steps_completed: 2, result: { tag, step: 2, done: true } });
+      expect(api.calls.get(`${tag}:1`)).toBe(1);
+      expect(api.calls.get(`${tag}:2`)).toBe(1);
+
+      // The same as a synchronous call of the tool gives (a client without the extension).
+      api.slowMs = 0;
+      const sync = await rpc("tools/call", { name: "run_workflow", arguments: { workflow_id: workflowId } }, alice.key, false);
+      expect(sync.result.resultType).toBe("complete");
+      const keys = (o: object) => Object.keys(o).sort();
+      // Less what the SDK stamps on every answer it sends (resultType, _meta's server identity).
+      expect(keys(task.result!)).toEqual(keys(sync.result).filter((k) => k !== "resultType" && k !== "_meta"));
+      expect(keys(run)).toEqual(keys(sync.result.structuredContent));
+      expect(sync.result.structuredContent).toMatchObject({ status: "completed", steps_completed: 2 });
+    } finally {
+      api.slowMs = 0;
+    }
+  });
+
+  it("opens a handle only for the caller it was made for, and only for a client that declared the extension", async () => {
+    const workflowId = await slowWorkflow(`own-${randomUUID().slice(0, 8)}`);
+    const created = await rpc("tools/call", { name: "run_workflow", arguments: { workflow_id: workflowId } }, alice.key);
+    const taskId = created.result.taskId as string;
+    const theirs = await rpc("tasks/get", { taskId }, bob.key);
+    expect(theirs.error).toMatchObject({ code: -32602 });
+    const forged = await rpc("tasks/get", { taskId: `${taskId.slice(0, -1)}${taskId.endsWith("A") ? "B" : "A"}` }, alice.key);
+    expect(forged.error).toMatchObject({ code: -32602 });
+    const undeclared = await rpc("tasks/get", { taskId }, alice.key, false);
+    expect(undeclared.error?.code).toBe(-32021);
+    for (const method of ["tasks/update", "tasks/cancel"]) {
+      const ack = await rpc(method, { taskId, ...(method === "tasks/update" ? { inputResponses: {} } : {}) }, alice.key);
+      expect(ack.result, method).toEqual(expect.objectContaining({ resultType: "complete" }));
+      expect((await rpc(method, { taskId: "wf1.nope.AAAAAAAAAAAAAAAAAAAAAA" }, alice.key)).error?.code, method).toBe(-32602);
+    }
+  });
+});
