@@ -1,7 +1,8 @@
 /**
  * Real upstream servers for tests: an HTTP API that echoes what it received (and misbehaves on request),
- * MCP servers from the SDK (Streamable HTTP with sessions, or the older HTTP+SSE transport), and a
- * minimal Vault KV v2 endpoint. Each listens on a free loopback port and counts what it saw.
+ * MCP servers from the v1 SDK (Streamable HTTP with sessions, or the older HTTP+SSE transport), MCP
+ * servers from the v2 SDK speaking only protocol revision 2026-07-28 or only 2025-11-25, and a minimal
+ * Vault KV v2 endpoint. Each listens on a free loopback port and counts what it saw.
  */
 import { randomUUID } from "node:crypto";
 import http from "node:http";
@@ -9,6 +10,15 @@ import type { AddressInfo } from "node:net";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  createMcpHandler,
+  inputRequired,
+  isLegacyRequest,
+  McpServer as McpServerV2,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  WebStandardStreamableHTTPServerTransport,
+} from "@modelcontextprotocol/server";
 import { z } from "zod";
 
 export interface Upstream {
@@ -250,6 +260,203 @@ export async function startSseMcpUpstream(): Promise<McpUpstream> {
   up.url = `http://127.0.0.1:${up.port}/sse`;
   up.close = closer(server);
   return up;
+}
+
+/** The protocol revision an MCP request came in on: 2026-07-28 (`modern`) or 2025-11-25 and before (`legacy`). */
+export type McpEra = "modern" | "legacy";
+
+export interface ModernMcpUpstream extends Upstream {
+  /** Each JSON-RPC message received: its method and the era the SDK's own classification gives it. */
+  rpc: Array<{ method: string; era: McpEra }>;
+  /** tools/call requests by tool name. */
+  toolCalls: Record<string, number>;
+}
+
+export interface ModernMcpOptions {
+  /** The one protocol revision the server speaks. */
+  speaks: "2026-07-28" | "2025-11-25";
+  /**
+   * Treat every 2026-07-28 request as if its client had declared the elicitation capability, as a server
+   * that ignores the client's capabilities does: it then answers `input_required` to any client.
+   */
+  ignoresClientCapabilities?: boolean;
+}
+
+export const BOOKING_QUESTION = "Book a table for 4 at 20:00 at Chez Nous?";
+
+/**
+ * An upstream on the v2 SDK, the same tools in either era: `search_docs` (text), `get_forecast` (an
+ * `outputSchema`, a text summary and the `structuredContent`) and `book_table`, which needs a person to
+ * confirm: on 2026-07-28 it answers `input_required` with a form elicitation, on 2025-11-25 it sends
+ * `elicitation/create` (`elicitInput`), each only to a client that declared the elicitation capability.
+ */
+function buildModernSdkServer(era: McpEra, up: ModernMcpUpstream, versions?: string[]): McpServerV2 {
+  const server = new McpServerV2(
+    { name: `weather-${era}`, version: "3.0.0" },
+    { instructions: "Weather and bookings", ...(versions ? { supportedProtocolVersions: versions } : {}) },
+  );
+  const called = (name: string) => {
+    up.toolCalls[name] = (up.toolCalls[name] ?? 0) + 1;
+  };
+  server.registerTool(
+    "search_docs",
+    {
+      description: "Search documents",
+      inputSchema: z.object({ query: z.string().describe("what to look for"), limit: z.number().int().optional() }),
+      annotations: { readOnlyHint: true },
+    },
+    async ({ query, limit }) => {
+      called("search_docs");
+      const results = Array.from({ length: limit ?? 3 }, (_, i) => ({ id: `doc-${i}`, title: `${query} #${i}` }));
+      return { content: [{ type: "text", text: JSON.stringify({ results }) }] };
+    },
+  );
+  server.registerTool(
+    "get_forecast",
+    {
+      description: "Today's forecast for a city",
+      inputSchema: z.object({ city: z.string().describe("City name") }),
+      outputSchema: z.object({
+        city: z.string(),
+        temperature_c: z.number().describe("Degrees Celsius"),
+        conditions: z.enum(["sunny", "cloudy", "rain"]),
+      }),
+      annotations: { readOnlyHint: true },
+    },
+    async ({ city }) => {
+      called("get_forecast");
+      return {
+        content: [{ type: "text", text: `Sunny and 21 °C in ${city}` }],
+        structuredContent: { city, temperature_c: 21, conditions: "sunny" },
+      };
+    },
+  );
+  const confirmation = z.object({ confirm: z.boolean().describe("Book it") });
+  server.registerTool(
+    "book_table",
+    {
+      description: "Book a restaurant table once a person confirms",
+      inputSchema: z.object({ restaurant: z.string() }),
+      annotations: { destructiveHint: true, readOnlyHint: false },
+    },
+    async ({ restaurant }, ctx) => {
+      called("book_table");
+      if (era === "modern") {
+        return inputRequired({
+          inputRequests: { confirm: inputRequired.elicit({ message: BOOKING_QUESTION, requestedSchema: confirmation }) },
+        });
+      }
+      const answer = await ctx.mcpReq.elicitInput({
+        mode: "form",
+        message: BOOKING_QUESTION,
+        requestedSchema: { type: "object", properties: { confirm: { type: "boolean" } }, required: ["confirm"] },
+      });
+      return { content: [{ type: "text", text: `${answer.action}: ${restaurant}` }] };
+    },
+  );
+  return server;
+}
+
+/**
+ * An MCP server on the v2 SDK speaking one revision at /mcp. 2026-07-28 only: the SDK's
+ * `createMcpHandler` with `legacy: "reject"` (an `initialize` is refused). 2025-11-25 only: Streamable HTTP
+ * with sessions, its server listing only 2025 revisions, so it has no `server/discover` and a probe is
+ * answered as a 2025 server answers any request outside a session.
+ */
+export async function startModernSdkUpstream(options: ModernMcpOptions): Promise<ModernMcpUpstream> {
+  const up = { connections: 0, requests: [], rpc: [], toolCalls: {} } as unknown as ModernMcpUpstream;
+  const legacyVersions = SUPPORTED_PROTOCOL_VERSIONS.filter((v) => v < "2026");
+  const modern = createMcpHandler(({ era }) => buildModernSdkServer(era, up), { legacy: "reject" });
+  const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
+  const serveLegacy = async (request: Request, body: unknown): Promise<Response> => {
+    const id = request.headers.get("mcp-session-id");
+    const found = id ? sessions.get(id) : undefined;
+    if (found) return found.handleRequest(request, { parsedBody: body });
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (sid) => {
+        sessions.set(sid, transport);
+      },
+    });
+    await buildModernSdkServer("legacy", up, legacyVersions).connect(transport);
+    return transport.handleRequest(request, { parsedBody: body });
+  };
+  const server = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const raw = Buffer.concat(chunks).toString("utf8");
+    up.requests.push({ method: req.method!, url: req.url!, headers: req.headers, body: raw });
+    let body: unknown;
+    try {
+      body = raw ? JSON.parse(raw) : undefined;
+    } catch {}
+    const request = webRequest(req, res, raw);
+    const era: McpEra = (await isLegacyRequest(request, body)) ? "legacy" : "modern";
+    for (const message of Array.isArray(body) ? body : body ? [body] : []) {
+      if (typeof message?.method === "string") up.rpc.push({ method: message.method, era });
+    }
+    if (era === "modern" && options.ignoresClientCapabilities) claimElicitation(body);
+    const response =
+      options.speaks === "2026-07-28" ? await modern.fetch(request, { parsedBody: body }) : await serveLegacy(request, body);
+    await writeWebResponse(res, response);
+  });
+  server.on("connection", () => up.connections++);
+  up.port = await listen(server);
+  up.url = `http://127.0.0.1:${up.port}/mcp`;
+  const close = closer(server);
+  up.close = async () => {
+    await modern.close();
+    for (const t of sessions.values()) await t.close().catch(() => {});
+    await close();
+  };
+  return up;
+}
+
+/** Adds `elicitation` to the client capabilities a 2026-07-28 request declares in its `_meta`. */
+function claimElicitation(body: unknown): void {
+  const meta = (body as { params?: { _meta?: Record<string, Record<string, unknown>> } } | undefined)?.params?._meta;
+  const declared = meta?.[CLIENT_CAPABILITIES_META_KEY];
+  if (declared) declared.elicitation = {};
+}
+
+/** The node request as a Web `Request` (its body already read), aborted when the client goes away. */
+function webRequest(req: http.IncomingMessage, res: http.ServerResponse, body: string): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value]) headers.append(name, v);
+  }
+  const aborted = new AbortController();
+  res.once("close", () => {
+    if (!res.writableFinished) aborted.abort();
+  });
+  const hasBody = req.method !== "GET" && req.method !== "HEAD";
+  return new Request(`http://${req.headers.host ?? "localhost"}${req.url ?? "/"}`, {
+    method: req.method,
+    headers,
+    body: hasBody ? body : undefined,
+    signal: aborted.signal,
+  });
+}
+
+/** Writes a Web `Response` to the node response, streaming an SSE body as it comes. */
+async function writeWebResponse(res: http.ServerResponse, response: Response): Promise<void> {
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  res.writeHead(response.status, headers);
+  if (!response.body) return void res.end();
+  res.flushHeaders();
+  const reader = response.body.getReader();
+  res.once("close", () => {
+    reader.cancel().catch(() => {});
+  });
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    res.write(value);
+  }
+  res.end();
 }
 
 /** A Vault KV v2 read endpoint holding `secrets` under mount `secret`; requires the token. */
