@@ -1,15 +1,20 @@
 /**
- * MCP import from real MCP servers started here with the SDK: one speaking Streamable HTTP, one only
- * the older SSE transport (the importer falls back to it). Tools arrive with their input schemas and
- * the `<service_id>/` path; a re-import picks up a tool added upstream and deactivates one removed.
+ * MCP import from real MCP servers started here: with the v1 SDK, one speaking Streamable HTTP (2025
+ * revisions) and one only the older SSE transport (the importer falls back to it); with the v2 SDK, one
+ * speaking only protocol revision 2026-07-28 and one only 2025-11-25 (the importer negotiates either).
+ * Tools arrive with their input and output schemas and the `<service_id>/` path; a re-import picks up a
+ * tool added upstream and deactivates one removed.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { AddressPolicy, Outbound } from "@toolport/kit/outbound";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { type ModernMcpUpstream, startModernSdkUpstream } from "../../execution/test/upstreams.js";
+import { importMcpServer } from "../src/publishing/mcp.js";
 import { type Agent, type CatalogStack, call, expectError, registerAgent, startCatalogStack } from "./support.js";
 
 let extraTool = false;
@@ -87,13 +92,17 @@ let s: CatalogStack;
 let agent: Agent;
 let streamable: { server: Server; url: string };
 let sse: { server: Server; url: string };
+let modern: ModernMcpUpstream;
+let legacy: ModernMcpUpstream;
 
 beforeAll(async () => {
   streamable = await listen(streamableHandler);
   sse = await listen(sseHandler());
-  // The catalog dials only what CATALOG_OUTBOUND_ALLOW names on loopback: the two servers, and port 1
+  modern = await startModernSdkUpstream({ speaks: "2026-07-28" });
+  legacy = await startModernSdkUpstream({ speaks: "2025-11-25" });
+  // The catalog dials only what CATALOG_OUTBOUND_ALLOW names on loopback: the servers, and port 1
   // (nothing listens there) so that an unreachable server is still told apart from a refused address.
-  const allow = [streamable.url, sse.url, "http://127.0.0.1:1"].map((u) => new URL(u).host).join(",");
+  const allow = [streamable.url, sse.url, modern.url, legacy.url, "http://127.0.0.1:1"].map((u) => new URL(u).host).join(",");
   s = await startCatalogStack(["catalog", "identity", "billing", "gateway"], { CATALOG_OUTBOUND_ALLOW: allow });
   agent = await registerAgent(s);
 });
@@ -102,6 +111,8 @@ afterAll(async () => {
   streamable?.server.close();
   sse?.server.closeAllConnections();
   sse?.server.close();
+  await modern?.close();
+  await legacy?.close();
 });
 
 describe("MCP import", () => {
@@ -178,5 +189,76 @@ describe("MCP import", () => {
       400,
       "invalid_mcp_server_url",
     );
+  });
+});
+
+describe("MCP import from servers of either protocol revision (v2 SDK)", () => {
+  const forecastOutput = {
+    type: "object",
+    properties: {
+      city: { type: "string" },
+      temperature_c: { type: "number", description: "Degrees Celsius" },
+      conditions: { type: "string", enum: ["sunny", "cloudy", "rain"] },
+    },
+    required: ["city", "temperature_c", "conditions"],
+  };
+
+  it("speaks 2026-07-28 to a server that only speaks it: server/discover, then a stateless tools/list", async () => {
+    modern.rpc.length = 0;
+    const res = await call(s, "POST", "/services", { agent, body: { mcp_server: { url: modern.url } } });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(modern.rpc).toEqual([
+      { method: "server/discover", era: "modern" },
+      { method: "tools/list", era: "modern" },
+    ]);
+    const { service, tools } = res.body;
+    expect(service).toMatchObject({ name: "weather-modern", version: "3.0.0", service_type: "mcp_server" });
+    expect(tools.map((t: { name: string }) => t.name).sort()).toEqual(["book_table", "get_forecast", "search_docs"]);
+    const byName = Object.fromEntries(tools.map((t: { name: string }) => [t.name, t]));
+    expect(byName.get_forecast).toMatchObject({ path: `${service.id}/`, output: forecastOutput });
+    expect(byName.book_table).toMatchObject({ output: null });
+    expect(byName.search_docs.parameters.query).toMatchObject({
+      type: "string",
+      required: true,
+      description: "what to look for",
+    });
+
+    // A re-import negotiates again and finds the same tools: none added, none deactivated, ids kept.
+    const again = await call(s, "POST", `/services/${service.id}/reimport`, { agent, body: {} });
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    expect(again.body.deactivated_tool_ids).toEqual([]);
+    expect(again.body.tools.map((t: { id: string }) => t.id).sort()).toEqual(tools.map((t: { id: string }) => t.id).sort());
+    expect(modern.rpc.filter((r) => r.era === "legacy")).toEqual([]);
+  });
+
+  it("falls back to the 2025-11-25 handshake with a server that only speaks that", async () => {
+    legacy.rpc.length = 0;
+    const res = await call(s, "POST", "/services", { agent, body: { mcp_server: { url: legacy.url } } });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    // The probe is refused (no session, no server/discover), so the client runs initialize.
+    expect(legacy.rpc).toEqual([
+      { method: "server/discover", era: "modern" },
+      { method: "initialize", era: "legacy" },
+      { method: "notifications/initialized", era: "legacy" },
+      { method: "tools/list", era: "legacy" },
+    ]);
+    const { service, tools } = res.body;
+    expect(service).toMatchObject({ name: "weather-legacy", version: "3.0.0", description: "Weather and bookings" });
+    expect(tools.map((t: { name: string }) => t.name).sort()).toEqual(["book_table", "get_forecast", "search_docs"]);
+    const byName = Object.fromEntries(tools.map((t: { name: string }) => [t.name, t]));
+    expect(byName.get_forecast).toMatchObject({ output: forecastOutput });
+  });
+
+  it("marks a tool annotated destructive side-effecting on either revision", async () => {
+    const outbound = new Outbound({ policy: new AddressPolicy([modern.url, legacy.url].map((u) => new URL(u).host).join(",")) });
+    try {
+      for (const up of [modern, legacy]) {
+        const imported = await importMcpServer(up.url, outbound);
+        const sideEffecting = Object.fromEntries(imported.tools.map((t) => [t.name, t.sideEffecting]));
+        expect(sideEffecting, up.url).toEqual({ search_docs: false, get_forecast: false, book_table: true });
+      }
+    } finally {
+      await outbound.close();
+    }
   });
 });

@@ -1,15 +1,14 @@
 /**
- * MCP import: connect to the server with the SDK client over Streamable HTTP (falling back to the
- * older SSE transport when the server does not speak it), page through `tools/list`, and make one
- * tool per MCP tool. The tool's path is `<service_id>/` (spec), filled in once the service has an id.
- * Both transports fetch through the guarded outbound client (@toolport/kit/outbound), so the server's
- * address, and every redirect hop the SDK follows (same-origin only), is checked against the outbound
- * address policy before it is dialled.
+ * MCP import: connect to the server with the official v2 SDK client (`@modelcontextprotocol/client`) over
+ * Streamable HTTP (falling back to the older SSE transport when the server does not speak it), page
+ * through `tools/list`, and make one tool per MCP tool. On Streamable HTTP the client probes with
+ * `server/discover` and speaks protocol revision 2026-07-28 when the server does, else the 2025-11-25
+ * `initialize` handshake; the tools are the same either way. The tool's path is `<service_id>/` (spec),
+ * filled in once the service has an id. Both transports fetch through the guarded outbound client
+ * (@toolport/kit/outbound), so the server's address, and every redirect hop the SDK follows (same-origin
+ * only), is checked against the outbound address policy before it is dialled.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
+import { Client, type Tool as McpTool, SSEClientTransport, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { invalidArgument } from "@toolport/kit/errors";
 import type { Outbound } from "@toolport/kit/outbound";
 import type { CredentialMaterial, JsonSchema, SecuritySchemeInfo, ToolDraft, ToolParameterInfo } from "../domain/model.js";
@@ -82,8 +81,13 @@ export async function importMcpServer(
   try {
     const tools: McpTool[] = [];
     let cursor: string | undefined;
+    // Page by page here rather than the SDK's listTools(), which without a cursor walks up to 64 pages
+    // itself and throws past them: this keeps the stop at 5000 tools.
     do {
-      const page = await client.listTools(cursor ? { cursor } : undefined, { timeout: TIMEOUT_MS });
+      const page = await client.request(
+        { method: "tools/list", params: cursor ? { cursor } : undefined },
+        { timeout: TIMEOUT_MS },
+      );
       tools.push(...page.tools);
       cursor = page.nextCursor;
     } while (cursor && tools.length < 5000);
@@ -106,15 +110,32 @@ export async function importMcpServer(
   }
 }
 
+/**
+ * A client that declares no capabilities: listing tools needs none. `negotiation` is `auto` on Streamable
+ * HTTP; the HTTP+SSE transport predates 2026-07-28, so a server on it is spoken to in the 2025 handshake
+ * without a probe.
+ */
+function newClient(negotiation: "auto" | "legacy"): Client {
+  return new Client(
+    { name: "toolport-catalog", version: "1.0.0" },
+    { capabilities: {}, versionNegotiation: { mode: negotiation } },
+  );
+}
+
+/** The HTTP status an SDK error carries (SdkHttpError's `status`, also on a refused `server/discover`). */
+function httpStatus(err: unknown): number | undefined {
+  const status = (err as { status?: unknown } | undefined)?.status;
+  return typeof status === "number" ? status : undefined;
+}
+
 async function connect(
   endpoint: URL,
   headers: Record<string, string>,
   outbound: Outbound,
 ): Promise<{ client: Client; transport: "streamable_http" | "sse" }> {
-  const make = () => new Client({ name: "toolport-catalog", version: "1.0.0" });
   const requestInit = { headers };
-  const fetch = outbound.fetch as never;
-  const streamable = make();
+  const fetch = outbound.fetch;
+  const streamable = newClient("auto");
   try {
     await streamable.connect(new StreamableHTTPClientTransport(endpoint, { requestInit, fetch }), { timeout: TIMEOUT_MS });
     return { client: streamable, transport: "streamable_http" };
@@ -123,7 +144,7 @@ async function connect(
     // A refused address: SSE would be refused the same way, so nothing more is dialled.
     const refused = addressNotAllowed(first, FIELD, endpoint);
     if (refused) throw refused;
-    const status = (first as { code?: unknown }).code;
+    const status = httpStatus(first);
     if (status === 401 || status === 403) {
       const sent = Object.keys(headers).length > 0;
       throw invalidArgument(
@@ -134,7 +155,7 @@ async function connect(
         { details: { field: sent ? "mcp_server.credential" : "mcp_server.security_scheme" } },
       );
     }
-    const sse = make();
+    const sse = newClient("legacy");
     try {
       await sse.connect(new SSEClientTransport(endpoint, { requestInit, fetch }), { timeout: TIMEOUT_MS });
       return { client: sse, transport: "sse" };

@@ -5,7 +5,7 @@
  * helpers that read schemas through `$ref`s; and MCP tools whose schemas refer into their own
  * definitions. Every schema is checked by ajv with the execution service's options.
  */
-import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool as McpTool } from "@modelcontextprotocol/client";
 import { TOOL_INPUT_AJV_OPTIONS } from "@toolport/kit/tool-schema";
 import { Ajv } from "ajv";
 import { describe, expect, it } from "vitest";
