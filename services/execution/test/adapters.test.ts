@@ -1,7 +1,9 @@
 /**
  * The upstream adapters against real servers: the REST adapter (every parameter location, each auth
  * scheme, failure classes, redirects, size limit, keep-alive), the SSRF guard on real connections, the MCP
- * adapter (Streamable HTTP sessions reused, SSE fallback, reconnect) and secret references (env, Vault).
+ * adapter (Streamable HTTP sessions reused, SSE fallback, reconnect; servers speaking only protocol
+ * revision 2026-07-28 or only 2025-11-25, structured output, tools that need a person's input) and
+ * secret references (env, Vault).
  */
 
 import type { Json } from "@toolport/kit/json-values";
@@ -13,7 +15,17 @@ import { buildRequest, callRest } from "../src/adapters/rest.js";
 import { SecretRefs } from "../src/adapters/secret-refs.js";
 import { ExecutionFailure } from "../src/domain/failure.js";
 import type { Credential, ToolForCall, ToolParameter } from "../src/domain/model.js";
-import { type McpUpstream, startEchoApi, startMcpUpstream, startSseMcpUpstream, startVault, type Upstream } from "./upstreams.js";
+import {
+  BOOKING_QUESTION,
+  type McpUpstream,
+  type ModernMcpUpstream,
+  startEchoApi,
+  startMcpUpstream,
+  startModernSdkUpstream,
+  startSseMcpUpstream,
+  startVault,
+  type Upstream,
+} from "./upstreams.js";
 
 const log = createLogger("execution-test", "silent");
 const limits = { timeoutMs: 2000, maxBytes: 1 << 20 };
@@ -344,6 +356,103 @@ describe("MCP adapter", () => {
     const strict = new McpSessions(new Outbound({ policy: new AddressPolicy() }), log);
     const err = await strict.call({ url: mcp.url, toolName: "plain", input: {}, headers: {}, timeoutMs: 2000 }).catch((e) => e);
     expect(err).toMatchObject({ errorType: "address_not_allowed" });
+  });
+});
+
+describe("MCP adapter with servers of either protocol revision (v2 SDK)", () => {
+  let modern: ModernMcpUpstream;
+  let legacy: ModernMcpUpstream;
+  let loose: ModernMcpUpstream;
+  let sessions: McpSessions;
+  let mcpOutbound: Outbound;
+  /** A tools/call envelope as the adapter returns it. */
+  interface Envelope {
+    content: Array<{ type: string; text?: string }>;
+    structuredContent?: Json;
+    isError?: boolean;
+  }
+  const callOn = async (up: ModernMcpUpstream, toolName: string, input: Record<string, Json>) =>
+    (await sessions.call({ url: up.url, toolName, input, headers: {}, timeoutMs: 5000 })) as unknown as Envelope;
+
+  beforeAll(async () => {
+    modern = await startModernSdkUpstream({ speaks: "2026-07-28" });
+    legacy = await startModernSdkUpstream({ speaks: "2025-11-25" });
+    loose = await startModernSdkUpstream({ speaks: "2026-07-28", ignoresClientCapabilities: true });
+    mcpOutbound = new Outbound({
+      policy: new AddressPolicy([modern, legacy, loose].map((u) => `127.0.0.1:${u.port}`).join(",")),
+    });
+    sessions = new McpSessions(mcpOutbound, log);
+  });
+  afterAll(async () => {
+    await sessions.close();
+    await mcpOutbound.close();
+    for (const up of [modern, legacy, loose]) await up?.close();
+  });
+
+  it("speaks 2026-07-28 to a server that only speaks it: one probe, then every call stateless", async () => {
+    for (const query of ["a", "b"]) {
+      const envelope = await callOn(modern, "search_docs", { query, limit: 2 });
+      expect(JSON.parse(envelope.content[0]!.text!).results).toEqual([
+        { id: "doc-0", title: `${query} #0` },
+        { id: "doc-1", title: `${query} #1` },
+      ]);
+    }
+    expect(modern.rpc).toEqual([
+      { method: "server/discover", era: "modern" },
+      { method: "tools/call", era: "modern" },
+      { method: "tools/call", era: "modern" },
+    ]);
+  });
+
+  it("speaks 2025-11-25 to a server that only speaks that, in one session", async () => {
+    for (const query of ["a", "b"]) {
+      const envelope = await callOn(legacy, "search_docs", { query });
+      expect(JSON.parse(envelope.content[0]!.text!).results).toHaveLength(3);
+    }
+    expect(legacy.rpc).toEqual([
+      { method: "server/discover", era: "modern" },
+      { method: "initialize", era: "legacy" },
+      { method: "notifications/initialized", era: "legacy" },
+      { method: "tools/call", era: "legacy" },
+      { method: "tools/call", era: "legacy" },
+    ]);
+  });
+
+  it("keeps a tool's structuredContent in the envelope, beside its text", async () => {
+    for (const up of [modern, legacy]) {
+      const envelope = await callOn(up, "get_forecast", { city: "Lyon" });
+      expect(envelope.structuredContent).toEqual({ city: "Lyon", temperature_c: 21, conditions: "sunny" });
+      expect(envelope.content).toEqual([{ type: "text", text: "Sunny and 21 °C in Lyon" }]);
+      expect(envelope.isError).toBeUndefined();
+    }
+  });
+
+  it("fails a tool that needs a person's input with mcp_input_required, at once and without retrying", async () => {
+    // 2026-07-28: the server refuses to ask a client that declared no elicitation capability (-32021).
+    // 2025-11-25: the server's elicitInput refuses the same, and the tool fails saying so.
+    // A server ignoring the capabilities answers input_required, which the client does not fulfil.
+    for (const up of [modern, legacy, loose]) {
+      const started = Date.now();
+      const err = await callOn(up, "book_table", { restaurant: "Chez Nous" }).catch((e) => e);
+      expect(err, up.url).toBeInstanceOf(ExecutionFailure);
+      expect(err).toMatchObject({ errorClass: "upstream", errorType: "mcp_input_required" });
+      expect(err.message).toMatch(/^the MCP tool needs a person's input before it can finish/);
+      expect(Date.now() - started).toBeLessThan(2000);
+      expect(up.toolCalls.book_table).toBe(1);
+    }
+    const asked = await callOn(loose, "book_table", { restaurant: "Chez Nous" }).catch((e) => e);
+    expect(asked.message).toContain(`(it asks: ${JSON.stringify(BOOKING_QUESTION)})`);
+    expect(loose.rpc.filter((r) => r.method === "tools/call")).toHaveLength(2);
+    // The session is still good for the next call.
+    expect((await callOn(loose, "search_docs", { query: "x", limit: 1 })).content[0]?.type).toBe("text");
+    expect(loose.rpc.filter((r) => r.method === "server/discover")).toHaveLength(1);
+  });
+
+  it("maps an unknown tool to mcp_invalid_request on either revision", async () => {
+    for (const up of [modern, legacy]) {
+      const err = await callOn(up, "no_such_tool", {}).catch((e) => e);
+      expect(err).toMatchObject({ errorClass: "caller", errorType: "mcp_invalid_request" });
+    }
   });
 });
 
