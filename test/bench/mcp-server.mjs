@@ -1,34 +1,42 @@
-// MCP server benchmark, one run, side by side: one `batch_execute_tools` call of the built-in word_count
-// (no upstream, no credential) through the MCP server at /mcp, against the same call straight to the gateway
-// (POST /v1/tools/call/batch with the same body), at concurrency 1 (added latency) and at load:
+// MCP server benchmark, one run, side by side, in both protocol revisions that mcp-server serves at one /mcp.
+// Section 1: one `batch_execute_tools` call of the built-in word_count (no upstream, no credential) through the
+// MCP server at /mcp, against the same call straight to the gateway (POST /v1/tools/call/batch with the same
+// body), at concurrency 1 (added latency) and at load:
 //   (a) gateway: the batch body over keep-alive node:http, as the other benchmarks send it;
-//   (b) MCP, SDK client: @modelcontextprotocol/sdk `Client` with StreamableHTTPClientTransport, one client per
-//       concurrent worker, each connected (initialize) and listed (tools/list, so callTool validates the
-//       structuredContent against the output schema, as a client that read the tool list does) before
-//       the clock starts; a row times `client.callTool(...)` round trips;
-//   (c) MCP, raw JSON-RPC: the same tools/call POST (the headers the SDK client sends after initialize,
-//       the answer read whole, JSON or SSE) over the node:http agent of row (a): the server's part of (b) without
-//       the SDK client's own cost;
-//   (d) the floor of any MCP layer in Node: a bare HTTP server that parses the same JSON-RPC POST, forwards
+//   (b) 2025-11-25, SDK client: the official v2 client (@modelcontextprotocol/client, `versionNegotiation`
+//       "legacy": the initialize handshake) over Streamable HTTP, one client per concurrent worker, each
+//       connected and listed (tools/list, so callTool validates the structuredContent against the output
+//       schema, as a client that read the tool list does) before the clock starts; a row times
+//       `client.callTool(...)` round trips;
+//   (c) 2025-11-25, raw JSON-RPC: the same tools/call POST (the headers the SDK client sends after
+//       initialize, `mcp-protocol-version: 2025-11-25`; the answer read whole, JSON or SSE) over the node:http
+//       agent of row (a): the server's part of (b) without the SDK client's own cost;
+//   (d) the floor of any MCP layer in Node: a bare HTTP server that parses the JSON-RPC POST of (c), forwards
 //       the calls to the gateway over an undici Pool (as mcp-server's GatewayClient does) and answers the
-//       same result as one JSON body; no SDK. (d) - (a) is what the extra hop alone costs on this machine.
-// Rows run in alternating rounds so that drift (JIT, table growth) falls on all alike. For each level it
-// prints requests/s, p50 and p99 per row, each MCP row's added p50 over (a) and its throughput ratio to
-// (a) against the goal (under 1 ms added p50 at concurrency 1, at least 0.8 of the gateway's throughput),
-// and the CPU each process spent per call. Section 2 times, in process, what the MCP server builds per
-// request without the pool: an McpServer with its ten tools.
+//       same result as one JSON body; no SDK. (d) - (a) is what the extra hop alone costs on this machine;
+//   (e) 2026-07-28, SDK client: the same v2 client with `versionNegotiation` "auto", which probes with
+//       server/discover and speaks 2026-07-28 (stateless: no handshake, no session); checked before timing;
+//   (f) 2026-07-28, raw JSON-RPC: the tools/call POST of that revision over the agent of (a): `params._meta`
+//       with the protocol version, client capabilities and client info, the headers MCP-Protocol-Version,
+//       Mcp-Method and Mcp-Name; the answer must carry `resultType: "complete"`.
+// For each level it prints requests/s, p50 and p99 per row, each row's added p50 over (a) and its throughput
+// ratio to (a), PASS/FAIL against the goals (under 1 ms added p50 at concurrency 1; at least 0.85 of the
+// gateway's throughput at load), the CPU each process spent per call, and at the end the goals per revision,
+// judged on its raw row ((c), (f): the same HTTP client as (a), so the difference is the server's alone;
+// its SDK row is shown beside it).
+// Section 2 times, in process, what the MCP server builds per request without its pool: createMcpServer from
+// mcp-server/dist/server.js (the v2 McpServer with its ten tools).
+// Rows run in alternating rounds so that drift (JIT, table growth) falls on all alike.
 // Postgres and NATS are started here on free ports in a temporary folder; processes run from dist/.
 // Usage: node test/bench/mcp-server.mjs [requests=2000] [concurrency=16]   (build first)
 //   BENCH_VERBOSE=1 forwards the processes' logs; BENCH_PROFILE=<process>[,<process>...] (e.g. mcp-server,
-//   gateway) writes a CPU profile of each named process to /tmp/toolport-prof/<process>;
+//   gateway, floor) writes a CPU profile of each named process to /tmp/toolport-prof/<process>;
 //   BENCH_LEVELS=1 (or 1,16 ...) only those concurrencies; BENCH_SECTIONS=1 (or 2) only those sections.
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { freePort, startNats, startPostgres } from "../../deploy/local/infra.mjs";
 import {
   agent,
@@ -49,8 +57,14 @@ const [requests = 2000, concurrency = 16] = process.argv.slice(2).map(Number);
 const levels = process.env.BENCH_LEVELS ? process.env.BENCH_LEVELS.split(",").map(Number) : [1, concurrency];
 const sections = (process.env.BENCH_SECTIONS ?? "1,2").split(",");
 const ROUNDS = 3;
+const LEGACY = "2025-11-25";
+const MODERN = "2026-07-28";
+/** The goals of issue 31, per revision. */
+const GOAL_ADDED_MS = 1;
+const GOAL_RATIO = 0.85;
 const dir = mkdtempSync(path.join(os.tmpdir(), "toolport-bench-mcp-"));
 const quiet = { info() {}, warn() {}, error: console.error };
+const WIDTH = 38;
 
 // Row (d), in its own process (CommonJS, run in mcp-server/ so that undici resolves as it does for the server).
 const floorSource = `
@@ -80,6 +94,8 @@ http.createServer((req, res) => {
 
 /** Starts `node ...argv` (in `cwd`) and resolves once it logs that it listens. */
 const start = (name, argv, env, cwd = root) => startProcess(name, argv, { env, cwd, ready: /listening/ });
+
+const pass = (ok) => (ok ? "PASS" : "FAIL");
 
 let pg;
 let nats;
@@ -145,87 +161,138 @@ try {
   }
   if (!toolId) throw new Error("word_count not found by search");
 
-  const calls = [{ tool_id: toolId, tool_input: { text: "The quick brown fox jumps over the lazy dog. It barked!" } }];
+  const text = "The quick brown fox jumps over the lazy dog. It barked!";
+  const calls = [{ tool_id: toolId, tool_input: { text } }];
   const batchBody = JSON.stringify({ calls });
   const gatewayCall = async () => {
     const res = await request(`${gw}/tools/call/batch`, { method: "POST", headers: keyed, body: batchBody });
     return res.status === 200 && JSON.parse(res.body).results[0]?.success === true;
   };
 
-  // (b): one SDK client per worker, connected and listed before any row is timed.
+  // (b), (e): one v2 SDK client per worker, connected and listed before any row is timed.
   const maxConc = Math.max(...levels);
-  async function sdkClients(url) {
+  /**
+   * `maxConc` clients of `mode` at `url` (Streamable HTTP), each checked to have negotiated `revision`.
+   */
+  async function sdkClients(url, { mode, revision }) {
     const list = [];
     for (let i = 0; i < maxConc; i++) {
-      const client = new Client({ name: "toolport-bench", version: "1.0.0" });
-      await client.connect(
-        new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { "svc-api-key": apiKey } } }),
-      );
+      const client = new Client({ name: "toolport-bench", version: "1.0.0" }, { versionNegotiation: { mode } });
+      clients.push(client);
+      const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { "svc-api-key": apiKey } } });
+      await client.connect(transport);
+      const negotiated = client.getNegotiatedProtocolVersion();
+      if (negotiated !== revision) throw new Error(`${url}: a "${mode}" client negotiated ${negotiated}, not ${revision}`);
       await client.listTools();
       list.push(client);
     }
-    clients.push(...list);
     return list;
   }
-  const sdkCaller = (list) => async (worker) => {
-    const res = await list[worker].callTool({ name: "batch_execute_tools", arguments: { calls } });
-    return !res.isError && res.structuredContent?.results?.[0]?.success === true;
+  /** A row's call: `name(args)` on the worker's client, judged by `ok(result)`. */
+  const sdkCaller = (list, name, args, ok) => async (worker) => {
+    const res = await list[worker].callTool({ name, arguments: args });
+    return !res.isError && ok(res);
   };
-  const sdkCall = sdkCaller(await sdkClients(mcpUrl));
+  const batchOk = (res) => res.structuredContent?.results?.[0]?.success === true;
+  const legacyClients = await sdkClients(mcpUrl, { mode: "legacy", revision: LEGACY });
+  const modernClients = await sdkClients(mcpUrl, { mode: "auto", revision: MODERN });
 
-  // (c), (d): the POST the SDK client sends for callTool after initialize; an SSE answer is read whole.
+  // (c), (d), (f): a tools/call POST of either revision; an SSE answer is read whole.
   let rpcId = 0;
-  const mcpHeaders = {
-    ...json,
-    accept: "application/json, text/event-stream",
-    "mcp-protocol-version": LATEST_PROTOCOL_VERSION,
-    "svc-api-key": apiKey,
+  const rawHeaders = {
+    [LEGACY]: { ...json, accept: "application/json, text/event-stream", "mcp-protocol-version": LEGACY, "svc-api-key": apiKey },
+    [MODERN]: {
+      ...json,
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": MODERN,
+      "mcp-method": "tools/call",
+      "mcp-name": "batch_execute_tools",
+      "svc-api-key": apiKey,
+    },
   };
-  const rawCaller = (url) => async () => {
-    const body = JSON.stringify({
-      jsonrpc: "2.0",
-      id: ++rpcId,
-      method: "tools/call",
-      params: { name: "batch_execute_tools", arguments: { calls } },
-    });
-    const res = await request(url, { method: "POST", headers: mcpHeaders, body });
+  // 2026-07-28 carries what the handshake used to settle in every request's _meta.
+  const modernMeta = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": { name: "toolport-bench", version: "1.0.0" },
+  };
+  const rawCaller = (url, revision) => async () => {
+    const params = { name: "batch_execute_tools", arguments: { calls } };
+    if (revision === MODERN) params._meta = modernMeta;
+    const body = JSON.stringify({ jsonrpc: "2.0", id: ++rpcId, method: "tools/call", params });
+    const res = await request(url, { method: "POST", headers: rawHeaders[revision], body });
     if (res.status !== 200) return false;
     const data = res.body.split("\n").find((line) => line.startsWith("data: "));
-    const message = JSON.parse(data ? data.slice(6) : res.body);
-    return !message.result?.isError && message.result?.structuredContent?.results?.[0]?.success === true;
+    const result = JSON.parse(data ? data.slice(6) : res.body).result;
+    if (revision === MODERN && result?.resultType !== "complete") return false;
+    return !result?.isError && batchOk(result ?? {});
   };
+  const batch = { calls };
   const rowsAt = (conc) =>
     [
       { label: `(a) gateway batch, concurrency ${conc}`, make: gatewayCall },
-      { label: `(b) MCP, SDK client, concurrency ${conc}`, make: sdkCall },
-      { label: `(c) MCP, raw JSON-RPC, concurrency ${conc}`, make: rawCaller(mcpUrl) },
-      { label: `(d) bare Node hop, raw, conc. ${conc}`, make: rawCaller(floorUrl) },
-    ]
-      .filter(Boolean)
-      .map((r) => row(r.label, r.make));
-  for (const r of rowsAt(1))
-    if (!(await r.make(0))) throw new Error(`row ${r.label.slice(0, 3)}: the first call did not succeed`);
+      { label: `(b) ${LEGACY} SDK client, conc. ${conc}`, make: sdkCaller(legacyClients, "batch_execute_tools", batch, batchOk) },
+      { label: `(c) ${LEGACY} raw JSON-RPC, conc. ${conc}`, make: rawCaller(mcpUrl, LEGACY) },
+      { label: `(d) bare Node hop, raw, conc. ${conc}`, make: rawCaller(floorUrl, LEGACY) },
+      { label: `(e) ${MODERN} SDK client, conc. ${conc}`, make: sdkCaller(modernClients, "batch_execute_tools", batch, batchOk) },
+      { label: `(f) ${MODERN} raw JSON-RPC, conc. ${conc}`, make: rawCaller(mcpUrl, MODERN) },
+    ].map((r) => row(r.label, r.make));
+  const tag = (r) => r.label.slice(0, 3);
+  /** Each row's first call must succeed before any is timed. */
+  const checkFirst = async (rows) => {
+    for (const r of rows) if (!(await r.make(0))) throw new Error(`row ${tag(r)}: the first call did not succeed`);
+  };
+  await checkFirst(rowsAt(1));
+  const loadCalls = (conc) => (conc === 1 ? Math.min(requests, 1000) : requests);
 
   if (sections.includes("1")) {
     console.log(
       `\n1. batch_execute_tools, one word_count call (${requests} requests per row at load, ${Math.min(requests, 1000)} at concurrency 1, in ${ROUNDS} alternating rounds; ${os.cpus().length} CPUs, Node ${process.version})`,
     );
+    /** "<tag> <level>" -> { added, ratio }, for the goals per revision. */
+    const measured = {};
     for (const conc of levels) {
-      const n = conc === 1 ? Math.min(requests, 1000) : requests;
-      const rows = await runRounds(rowsAt(conc), { calls: n, conc, rounds: ROUNDS, warmup: 300 });
+      const rows = await runRounds(rowsAt(conc), { calls: loadCalls(conc), conc, rounds: ROUNDS, warmup: 300 });
       const results = rows.map((r) => summary(r.label, r));
-      for (const r of results) console.log(fmt(r));
-      for (const r of rows) console.log(cpuLine(r.label.slice(0, 3), r.cpu, r.latencies.length));
+      for (const r of results) console.log(fmt(r, WIDTH));
+      for (const r of rows) console.log(cpuLine(tag(r), r.cpu, r.latencies.length));
       const [a, ...layers] = results;
-      const verdict = (added, ratio) =>
-        conc === 1 ? (added < 1 ? "meets < 1 ms" : "misses < 1 ms") : ratio >= 0.8 ? "meets >= 0.8" : "misses >= 0.8";
       for (const r of layers) {
         const added = r.p50 - a.p50;
         const ratio = r.rps / a.rps;
+        measured[`${tag(r)} ${conc}`] = { added, ratio };
+        const goal =
+          tag(r) === "(d)"
+            ? "the floor"
+            : conc === 1
+              ? `${pass(added < GOAL_ADDED_MS)} < ${GOAL_ADDED_MS} ms`
+              : `${pass(ratio >= GOAL_RATIO)} >= ${GOAL_RATIO}`;
         console.log(
-          `    ${r.label.slice(0, 3)} over (a): added p50 ${added.toFixed(2)} ms, throughput ${ratio.toFixed(3)} of the gateway's (${verdict(added, ratio)})`,
+          `    ${tag(r)} over (a): added p50 ${added.toFixed(2)} ms, throughput ${ratio.toFixed(3)} of the gateway's (${goal})`,
         );
       }
+    }
+    const load = levels.find((l) => l > 1);
+    console.log(
+      `\n   Goals per revision: under ${GOAL_ADDED_MS} ms added p50 at concurrency 1, at least ${GOAL_RATIO} of the gateway's throughput at ${load ?? "load"}; judged on the raw row (its SDK row beside it)`,
+    );
+    const goalText = (t) => {
+      const one = measured[`${t} 1`];
+      const atLoad = measured[`${t} ${load}`];
+      const latency = one ? `added p50 ${one.added.toFixed(2)} ms ${pass(one.added < GOAL_ADDED_MS)}` : "concurrency 1 not run";
+      const throughput = atLoad ? `throughput ${atLoad.ratio.toFixed(3)} ${pass(atLoad.ratio >= GOAL_RATIO)}` : "load not run";
+      return { latency, throughput, ok: one && atLoad ? one.added < GOAL_ADDED_MS && atLoad.ratio >= GOAL_RATIO : undefined };
+    };
+    for (const [revision, raw, sdk] of [
+      [LEGACY, "(c)", "(b)"],
+      [MODERN, "(f)", "(e)"],
+    ]) {
+      const r = goalText(raw);
+      const s = goalText(sdk);
+      const verdict = r.ok === undefined ? "incomplete" : pass(r.ok);
+      console.log(
+        `   ${revision}: ${verdict}   raw ${raw}: ${r.latency}, ${r.throughput}   SDK ${sdk}: ${s.latency}, ${s.throughput}`,
+      );
     }
   }
 
@@ -246,7 +313,7 @@ try {
       t.sort((x, y) => x - y);
       return `median ${(t[1000] * 1000).toFixed(0)} µs, p99 ${(t[1980] * 1000).toFixed(0)} µs`;
     };
-    console.log(`   createMcpServer (McpServer + ten registerTool): ${time(() => createMcpServer(gateway))}`);
+    console.log(`   createMcpServer (v2 McpServer + ten registerTool): ${time(() => createMcpServer(gateway))}`);
     await gateway.close();
   }
 } catch (err) {
