@@ -26,17 +26,31 @@
 // its SDK row is shown beside it).
 // Section 2 times, in process, what the MCP server builds per request without its pool: createMcpServer from
 // mcp-server/dist/server.js (the v2 McpServer with its ten tools).
+// Section 3, a peer: one upstream MCP server (mcp-peer.mjs: Streamable HTTP with sessions, one tool
+// count_words) registered in Toolport as an MCP service (POST /v1/services with `mcp_server`) and in mcp-hub's
+// config (MCP_HUB_PACKAGE from the npm registry, installed on demand into the bench cache), the same
+// count_words call through each, every row with the v2 SDK client:
+//   (u) the upstream directly (2025-11-25: the upstream speaks no 2026-07-28);
+//   (h) mcp-hub: its /mcp (HTTP+SSE, the only transport it serves there; it answers the "legacy" client with
+//       2025-06-18, the newest revision its SDK knows), the tool as `upstream__count_words`;
+//   (t) Toolport at 2025-11-25: `batch_execute_tools` with the imported tool's id, through the MCP server,
+//       gateway and execution (which keeps one session to the upstream);
+//   (v) Toolport at 2026-07-28: the same call from the "auto" client of (e).
+// It prints, for (t) and (v), the throughput and the added p50 over (u) as ratios to (h)'s. If mcp-hub cannot
+// be installed or started, it says what was run and what failed and runs (u), (t) and (v) alone.
 // Rows run in alternating rounds so that drift (JIT, table growth) falls on all alike.
 // Postgres and NATS are started here on free ports in a temporary folder; processes run from dist/.
 // Usage: node test/bench/mcp-server.mjs [requests=2000] [concurrency=16]   (build first)
 //   BENCH_VERBOSE=1 forwards the processes' logs; BENCH_PROFILE=<process>[,<process>...] (e.g. mcp-server,
-//   gateway, floor) writes a CPU profile of each named process to /tmp/toolport-prof/<process>;
-//   BENCH_LEVELS=1 (or 1,16 ...) only those concurrencies; BENCH_SECTIONS=1 (or 2) only those sections.
+//   gateway, floor, upstream, mcp-hub) writes a CPU profile of each named process to /tmp/toolport-prof/<process>;
+//   BENCH_LEVELS=1 (or 1,16 ...) only those concurrencies; BENCH_SECTIONS=1 (or 2, 3, 1,2 ...) only those
+//   sections (default 1,2,3; leaving 3 out skips the peer: no upstream, no mcp-hub install);
+//   TOOLPORT_BENCH_CACHE: where mcp-hub is installed (default node_modules/.cache/toolport-bench).
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { Client, SSEClientTransport, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { freePort, startNats, startPostgres } from "../../deploy/local/infra.mjs";
 import {
   agent,
@@ -51,11 +65,12 @@ import {
   summary,
   track,
 } from "./lib.mjs";
+import { COUNT_WORDS, PeerSetupError, startMcpHub } from "./mcp-peer.mjs";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const [requests = 2000, concurrency = 16] = process.argv.slice(2).map(Number);
 const levels = process.env.BENCH_LEVELS ? process.env.BENCH_LEVELS.split(",").map(Number) : [1, concurrency];
-const sections = (process.env.BENCH_SECTIONS ?? "1,2").split(",");
+const sections = (process.env.BENCH_SECTIONS ?? "1,2,3").split(",");
 const ROUNDS = 3;
 const LEGACY = "2025-11-25";
 const MODERN = "2026-07-28";
@@ -64,6 +79,7 @@ const GOAL_ADDED_MS = 1;
 const GOAL_RATIO = 0.85;
 const dir = mkdtempSync(path.join(os.tmpdir(), "toolport-bench-mcp-"));
 const quiet = { info() {}, warn() {}, error: console.error };
+const peerScript = fileURLToPath(new URL("./mcp-peer.mjs", import.meta.url));
 const WIDTH = 38;
 
 // Row (d), in its own process (CommonJS, run in mcp-server/ so that undici resolves as it does for the server).
@@ -111,7 +127,15 @@ try {
   nats = await startNats({ storeDir: path.join(dir, "nats"), port: await freePort(), log: quiet });
   track("nats", nats.pid);
   const services = ["catalog", "execution", "billing", "identity"];
-  const ports = Object.fromEntries(await Promise.all([...services, "gateway", "mcp"].map(async (n) => [n, await freePort()])));
+  const ports = Object.fromEntries(
+    await Promise.all([...services, "gateway", "mcp", "upstream", "hub"].map(async (n) => [n, await freePort()])),
+  );
+  const peer = sections.includes("3");
+  const upstreamUrl = `http://127.0.0.1:${ports.upstream}/mcp`;
+  // Section 3's upstream starts first: the catalog (import) and execution (calls) may dial only what
+  // their *_OUTBOUND_ALLOW names on loopback.
+  if (peer) await start("upstream", [...profiled("upstream"), peerScript, "upstream"], { PORT: String(ports.upstream) });
+  const upstreamHost = `127.0.0.1:${ports.upstream}`;
   const common = {
     DATABASE_URL: pg.url,
     NATS_URL: nats.url,
@@ -126,6 +150,7 @@ try {
     FREE_TIER_CALLS_PER_MONTH: "100000000",
     STRIPE_WEBHOOK_SECRET: "whsec_bench",
     STRIPE_SECRET_KEY: "sk_test_bench",
+    ...(peer ? { CATALOG_OUTBOUND_ALLOW: upstreamHost, EXECUTION_OUTBOUND_ALLOW: upstreamHost } : {}),
   };
   const main = (name, file) => [...profiled(name), path.join(root, file)];
   await Promise.all(services.map((n) => start(n, main(n, `services/${n}/dist/main.js`), { ...common, PORT: String(ports[n]) })));
@@ -169,22 +194,25 @@ try {
     return res.status === 200 && JSON.parse(res.body).results[0]?.success === true;
   };
 
-  // (b), (e): one v2 SDK client per worker, connected and listed before any row is timed.
+  // (b), (e) and the peer's rows: one v2 SDK client per worker, connected and listed before any row is timed.
   const maxConc = Math.max(...levels);
   /**
-   * `maxConc` clients of `mode` at `url` (Streamable HTTP), each checked to have negotiated `revision`.
+   * `maxConc` clients of `mode` at `url` (Streamable HTTP, or HTTP+SSE with `sse`), each checked to have
+   * negotiated `revision` when one is given; the list carries the revision the last one negotiated.
    */
-  async function sdkClients(url, { mode, revision }) {
+  async function sdkClients(url, { mode, revision, headers = { "svc-api-key": apiKey }, sse = false }) {
     const list = [];
     for (let i = 0; i < maxConc; i++) {
       const client = new Client({ name: "toolport-bench", version: "1.0.0" }, { versionNegotiation: { mode } });
       clients.push(client);
-      const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { "svc-api-key": apiKey } } });
-      await client.connect(transport);
+      const Transport = sse ? SSEClientTransport : StreamableHTTPClientTransport;
+      await client.connect(new Transport(new URL(url), { requestInit: { headers } }));
       const negotiated = client.getNegotiatedProtocolVersion();
-      if (negotiated !== revision) throw new Error(`${url}: a "${mode}" client negotiated ${negotiated}, not ${revision}`);
+      if (revision && negotiated !== revision)
+        throw new Error(`${url}: a "${mode}" client negotiated ${negotiated}, not ${revision}`);
       await client.listTools();
       list.push(client);
+      list.revision = negotiated;
     }
     return list;
   }
@@ -315,6 +343,82 @@ try {
     };
     console.log(`   createMcpServer (v2 McpServer + ten registerTool): ${time(() => createMcpServer(gateway))}`);
     await gateway.close();
+  }
+
+  if (peer) {
+    console.log(
+      `\n3. A peer: one count_words call to one upstream MCP server, directly, through mcp-hub and through Toolport (${requests} requests per row at load, ${Math.min(requests, 1000)} at concurrency 1, in ${ROUNDS} alternating rounds)`,
+    );
+    // Toolport: the upstream imported as an MCP service of the bench's agent.
+    const imported = await request(`${gw}/services`, {
+      method: "POST",
+      headers: keyed,
+      body: JSON.stringify({ mcp_server: { url: upstreamUrl } }),
+    });
+    if (imported.status !== 201)
+      throw new Error(`POST /v1/services (mcp_server): ${imported.status} ${imported.body.slice(0, 500)}`);
+    const upstreamToolId = JSON.parse(imported.body).tools.find((t) => t.name === COUNT_WORDS.name)?.id;
+    if (!upstreamToolId) throw new Error(`POST /v1/services imported no ${COUNT_WORDS.name}: ${imported.body.slice(0, 500)}`);
+    const viaToolport = { calls: [{ tool_id: upstreamToolId, tool_input: { text } }] };
+    const counted = (res) => JSON.parse(res.content?.[0]?.text ?? "{}").words === 11;
+
+    const direct = await sdkClients(upstreamUrl, { mode: "legacy", revision: LEGACY, headers: {} });
+    let hub;
+    try {
+      const started = await startMcpHub({
+        dir: path.join(dir, "mcp-hub"),
+        port: ports.hub,
+        upstreamUrl,
+        profile: profiled("mcp-hub"),
+      });
+      // Its /mcp answers an initialize with the newest revision its SDK knows, older than 2025-11-25.
+      const list = await sdkClients(started.url, { mode: "legacy", headers: {}, sse: true });
+      const make = sdkCaller(list, started.tool, { text }, counted);
+      if (!(await make(0))) throw new PeerSetupError(`${started.tool} through ${started.url} did not answer the count`);
+      hub = { ...started, make };
+      console.log(`   mcp-hub ${started.version} at ${started.url} (HTTP+SSE, ${list.revision}), the tool as ${started.tool}`);
+    } catch (err) {
+      console.log(`   mcp-hub could not be used, so no ratios: ${err.message}`);
+    }
+    const peerRows = (conc) =>
+      [
+        { label: `(u) upstream directly, conc. ${conc}`, make: sdkCaller(direct, COUNT_WORDS.name, { text }, counted) },
+        hub && { label: `(h) mcp-hub, conc. ${conc}`, make: hub.make },
+        {
+          label: `(t) Toolport ${LEGACY}, conc. ${conc}`,
+          make: sdkCaller(legacyClients, "batch_execute_tools", viaToolport, batchOk),
+        },
+        {
+          label: `(v) Toolport ${MODERN}, conc. ${conc}`,
+          make: sdkCaller(modernClients, "batch_execute_tools", viaToolport, batchOk),
+        },
+      ]
+        .filter(Boolean)
+        .map((r) => row(r.label, r.make));
+    await checkFirst(peerRows(1));
+    for (const conc of levels) {
+      const rows = await runRounds(peerRows(conc), { calls: loadCalls(conc), conc, rounds: ROUNDS, warmup: 300 });
+      const results = rows.map((r) => summary(r.label, r));
+      for (const r of results) console.log(fmt(r, WIDTH));
+      for (const r of rows) console.log(cpuLine(tag(r), r.cpu, r.latencies.length));
+      const byTag = Object.fromEntries(results.map((r) => [tag(r), r]));
+      const u = byTag["(u)"];
+      const h = byTag["(h)"];
+      if (h)
+        console.log(
+          `    (h) over (u): added p50 ${(h.p50 - u.p50).toFixed(2)} ms, throughput ${(h.rps / u.rps).toFixed(3)} of the direct's`,
+        );
+      for (const t of ["(t)", "(v)"]) {
+        const r = byTag[t];
+        const added = r.p50 - u.p50;
+        const vsPeer = h
+          ? `; against mcp-hub: throughput ${(r.rps / h.rps).toFixed(2)}x, added p50 ${(added / (h.p50 - u.p50)).toFixed(2)}x`
+          : "";
+        console.log(
+          `    ${t} over (u): added p50 ${added.toFixed(2)} ms, throughput ${(r.rps / u.rps).toFixed(3)} of the direct's${vsPeer}`,
+        );
+      }
+    }
   }
 } catch (err) {
   console.error(err);
