@@ -8,7 +8,15 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AgentKey, type ExecStack, registerAgent, startExecStack } from "./execution-support.js";
-import { callOk, connectMcp, connectMcpV2, MCP_TOOL_NAMES, MODERN_REVISION, type ToolCaller } from "./mcp-support.js";
+import {
+  callOk,
+  connectMcp,
+  connectMcpV2,
+  MCP_TOOL_NAMES,
+  MODERN_REVISION,
+  modernRequest,
+  type ToolCaller,
+} from "./mcp-support.js";
 
 let s: ExecStack;
 let agent: AgentKey;
@@ -62,44 +70,15 @@ describe("one endpoint, both revisions", () => {
   });
 });
 
-/** A raw 2026-07-28 request, as the v2 client sends it. */
-function modernRequest(method: string, params: Record<string, unknown>, headers: Record<string, string> = {}): RequestInit {
-  return {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "svc-api-key": agent.key,
-      "mcp-protocol-version": MODERN_REVISION,
-      "mcp-method": method,
-      ...(typeof params.name === "string" ? { "mcp-name": params.name } : {}),
-      ...headers,
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method,
-      params: {
-        ...params,
-        _meta: {
-          "io.modelcontextprotocol/protocolVersion": MODERN_REVISION,
-          "io.modelcontextprotocol/clientCapabilities": {},
-          "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
-        },
-      },
-    }),
-  };
-}
-
 describe("2026-07-28 on the wire", () => {
   it("answers without a session, with the tool list's cache hints, and discovery", async () => {
-    const list = await fetch(s.stack.mcpUrl, modernRequest("tools/list", {}));
+    const list = await fetch(s.stack.mcpUrl, modernRequest("tools/list", {}, { key: agent.key }));
     expect(list.status).toBe(200);
     expect(list.headers.get("mcp-session-id")).toBeNull();
     const body = (await list.json()) as { result: { tools: unknown[]; ttlMs: number; cacheScope: string; resultType: string } };
     expect(body.result.tools).toHaveLength(11);
     expect(body.result).toMatchObject({ ttlMs: 3_600_000, cacheScope: "public", resultType: "complete" });
-    const discover = await fetch(s.stack.mcpUrl, modernRequest("server/discover", {}));
+    const discover = await fetch(s.stack.mcpUrl, modernRequest("server/discover", {}, { key: agent.key }));
     const found = (await discover.json()) as { result: { supportedVersions: string[]; capabilities: Record<string, unknown> } };
     // Only the revisions without a handshake: a 2025-11-25 client negotiates by initialize (tested above).
     expect(found.result.supportedVersions).toEqual([MODERN_REVISION]);
@@ -109,18 +88,25 @@ describe("2026-07-28 on the wire", () => {
   // That nothing reaches the gateway then is mcp-server/src/http.test.ts's (its gateway records every request).
   it("refuses a call whose headers are missing or contradict its body, naming the header", async () => {
     const call = { name: "batch_execute_tools", arguments: { calls: [{ tool_id: "text-word-count", tool_input: { text } }] } };
-    const contradicting = await fetch(s.stack.mcpUrl, modernRequest("tools/call", call, { "mcp-name": "search_tools" }));
+    const contradicting = await fetch(
+      s.stack.mcpUrl,
+      modernRequest("tools/call", call, { key: agent.key, headers: { "mcp-name": "search_tools" } }),
+    );
     expect(contradicting.status).toBe(400);
     expect(((await contradicting.json()) as { error: { message: string } }).error.message.toLowerCase()).toContain("mcp-name");
-    const init = modernRequest("tools/call", call);
-    delete (init.headers as Record<string, string>)["mcp-method"];
-    const missing = await fetch(s.stack.mcpUrl, init);
+    const missing = await fetch(
+      s.stack.mcpUrl,
+      modernRequest("tools/call", call, { key: agent.key, headers: { "mcp-method": undefined } }),
+    );
     expect(missing.status).toBe(400);
     expect(((await missing.json()) as { error: { message: string } }).error.message.toLowerCase()).toContain("mcp-method");
   });
 
   it("refuses a page of another site (foreign Origin) with 403 in either revision", async () => {
-    const res = await fetch(s.stack.mcpUrl, modernRequest("tools/list", {}, { origin: "https://evil.example.com" }));
+    const res = await fetch(
+      s.stack.mcpUrl,
+      modernRequest("tools/list", {}, { key: agent.key, headers: { origin: "https://evil.example.com" } }),
+    );
     expect(res.status).toBe(403);
   });
 });

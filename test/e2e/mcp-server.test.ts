@@ -33,7 +33,7 @@ import {
   gatewayErrorLine,
   MCP_TOOL_NAMES,
   type McpCaller,
-  MODERN_REVISION,
+  modernRpc,
   schemaProperties,
 } from "./mcp-support.js";
 
@@ -475,36 +475,16 @@ describe("consent round trip through batch_execute_tools", () => {
     });
 
     /** A raw 2026-07-28 tools/call of batch_execute_tools from a client that can ask its user. */
-    async function rawBatch(params: Record<string, unknown>, key = confirmingKey) {
-      const res = await fetch(s.stack.mcpUrl, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-          "svc-api-key": key,
-          "mcp-protocol-version": MODERN_REVISION,
-          "mcp-method": "tools/call",
-          "mcp-name": "batch_execute_tools",
+    const rawBatch = (params: Record<string, unknown>, key = confirmingKey) =>
+      modernRpc(
+        s.stack.mcpUrl,
+        "tools/call",
+        { name: "batch_execute_tools", ...params },
+        {
+          key,
+          capabilities: { elicitation: { form: {} } },
         },
-        body: JSON.stringify({
-          jsonrpc: "2.0",
-          id: 1,
-          method: "tools/call",
-          params: {
-            name: "batch_execute_tools",
-            ...params,
-            _meta: {
-              "io.modelcontextprotocol/protocolVersion": MODERN_REVISION,
-              "io.modelcontextprotocol/clientCapabilities": { elicitation: { form: {} } },
-              "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
-            },
-          },
-        }),
-      });
-      expect(res.status).toBe(200);
-      // biome-ignore lint/suspicious/noExplicitAny: the reply is read as the test needs it
-      return (await res.json()) as any;
-    }
+      );
 
     it("runs nothing on a replayed, altered or borrowed requestState, or on other arguments", async () => {
       const args = { calls: [{ tool_id: echo.tools.echo_item, tool_input: { item_id: "raw-1", title: "once" } }] };

@@ -84,6 +84,61 @@ export async function connectMcpV2(
   return client;
 }
 
+export interface ModernOptions {
+  /** Sent as `svc-api-key`. */
+  key?: string;
+  /** The client's capabilities in the request's `_meta` (default none). */
+  capabilities?: Record<string, unknown>;
+  /** More headers, or other values for the routing headers (undefined drops one). */
+  headers?: Record<string, string | undefined>;
+}
+
+/**
+ * A raw 2026-07-28 request as the v2 client sends it: no session, the version, capabilities and client
+ * in `_meta`, and the routing headers (`Mcp-Name` is a tool call's tool or a task method's task).
+ */
+export function modernRequest(method: string, params: Record<string, unknown>, options: ModernOptions = {}): RequestInit {
+  const name = method === "tools/call" ? params.name : method.startsWith("tasks/") ? params.taskId : undefined;
+  const headers: Record<string, string | undefined> = {
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    "mcp-protocol-version": MODERN_REVISION,
+    "mcp-method": method,
+    ...(typeof name === "string" ? { "mcp-name": name } : {}),
+    ...(options.key !== undefined ? { "svc-api-key": options.key } : {}),
+    ...options.headers,
+  };
+  return {
+    method: "POST",
+    headers: Object.fromEntries(Object.entries(headers).filter((e): e is [string, string] => e[1] !== undefined)),
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": MODERN_REVISION,
+          "io.modelcontextprotocol/clientCapabilities": options.capabilities ?? {},
+          "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
+        },
+      },
+    }),
+  };
+}
+
+/** Sends a raw 2026-07-28 request and reads its JSON-RPC answer. */
+// biome-ignore lint/suspicious/noExplicitAny: tests read the answer as each needs
+export async function modernRpc(
+  mcpUrl: string,
+  method: string,
+  params: Record<string, unknown>,
+  options?: ModernOptions,
+): Promise<any> {
+  const res = await fetch(mcpUrl, modernRequest(method, params, options));
+  return res.json();
+}
+
 /** What the helpers need of a client, so they take one of either SDK line. */
 export interface ToolCaller {
   callTool(params: { name: string; arguments?: Record<string, unknown> }): Promise<unknown>;

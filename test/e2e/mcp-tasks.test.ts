@@ -10,7 +10,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AgentKey, type ExecStack, publishOpenApi, registerAgent, startExecStack } from "./execution-support.js";
-import { MODERN_REVISION } from "./mcp-support.js";
+import { modernRpc } from "./mcp-support.js";
 import { type ShopApi, shopDocument, startShopApi } from "./workflow-support.js";
 
 const TASKS = "io.modelcontextprotocol/tasks";
@@ -41,35 +41,8 @@ afterAll(async () => {
 });
 
 /** A raw 2026-07-28 request; `tasks` declares the extension in the request's capabilities. */
-// biome-ignore lint/suspicious/noExplicitAny: replies are read as each test needs
-async function rpc(method: string, params: Record<string, unknown>, key: string, tasks = true): Promise<any> {
-  const name = method === "tools/call" ? params.name : method.startsWith("tasks/") ? params.taskId : undefined;
-  const res = await fetch(s.stack.mcpUrl, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "svc-api-key": key,
-      "mcp-protocol-version": MODERN_REVISION,
-      "mcp-method": method,
-      ...(typeof name === "string" ? { "mcp-name": name } : {}),
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method,
-      params: {
-        ...params,
-        _meta: {
-          "io.modelcontextprotocol/protocolVersion": MODERN_REVISION,
-          "io.modelcontextprotocol/clientCapabilities": tasks ? { extensions: { [TASKS]: {} } } : {},
-          "io.modelcontextprotocol/clientInfo": { name: "tasks-test", version: "1" },
-        },
-      },
-    }),
-  });
-  return res.json();
-}
+const rpc = (method: string, params: Record<string, unknown>, key: string, tasks = true) =>
+  modernRpc(s.stack.mcpUrl, method, params, { key, capabilities: tasks ? { extensions: { [TASKS]: {} } } : {} });
 
 async function slowWorkflow(tag: string): Promise<string> {
   const wf = await s.call("POST", "/workflows", {

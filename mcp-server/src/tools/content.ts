@@ -3,8 +3,8 @@
  * records (`get_site_info`), each one gateway route.
  */
 import { z } from "zod";
-import { asObject, call, callerOf, fromReply, listUnder, requireKey, type ToolContext, unreachable } from "./results.js";
-import { canUseTasks, TASK_MARKER, taskOfRun } from "./tasks.js";
+import { asObject, call, callerOf, listUnder, requireKey, type ToolContext } from "./results.js";
+import { canUseTasks, type RunJson, TASK_MARKER, taskOfRun } from "./tasks.js";
 
 const file = z.object({
   name: z.string().describe("File name, e.g. 'run.py'."),
@@ -112,24 +112,22 @@ export function registerContentTools(ctx: ToolContext): void {
       const missing = requireKey(caller);
       if (missing) return missing;
       const asTask = ctx.tasks !== undefined && canUseTasks(extra);
-      let reply: Awaited<ReturnType<typeof ctx.gateway.send>>;
-      try {
-        reply = await ctx.gateway.send(caller, (api, headers) =>
+      const result = await call(
+        ctx,
+        caller,
+        (api, headers) =>
           api.POST("/v1/workflows/{workflow_id}/run", {
             params: { path: { workflow_id: args.workflow_id } },
             body: { inputs: args.inputs, max_response_chars: args.max_response_chars, ...(asTask ? { async: true } : {}) },
             headers,
           }),
-        );
-      } catch (err) {
-        return unreachable(err as Error);
-      }
-      const run = asObject(reply.body);
-      if (!asTask || reply.status < 200 || reply.status >= 300 || typeof run.run_id !== "string")
-        return fromReply(reply, asObject);
+        asObject,
+      );
+      const run = result.structuredContent as RunJson | undefined;
+      if (!asTask || result.isError || typeof run?.run_id !== "string") return result;
       // The run exists in the content service now, so tasks/get on this handle resolves.
       const { result: _, ...task } = taskOfRun(ctx.tasks!.seal(run.run_id, caller), run);
-      return { ...fromReply(reply, asObject), _meta: { [TASK_MARKER]: task } };
+      return { ...result, _meta: { [TASK_MARKER]: task } };
     },
   );
 

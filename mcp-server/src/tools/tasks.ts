@@ -74,7 +74,8 @@ export class TaskHandles {
   }
 }
 
-interface RunJson {
+/** The fields of a workflow run (the gateway's WorkflowRun) a task reads. */
+export interface RunJson {
   run_id?: string;
   status?: string;
   steps_completed?: number;
