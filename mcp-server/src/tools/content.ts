@@ -3,6 +3,7 @@
  * records (`get_site_info`), each one gateway route.
  */
 import { z } from "zod";
+import { maxResponseChars } from "./execution.js";
 import { asObject, call, callerOf, listUnder, requireKey, type ToolContext } from "./results.js";
 import { canUseTasks, type RunJson, TASK_MARKER, taskOfRun } from "./tasks.js";
 
@@ -96,13 +97,9 @@ export function registerContentTools(ctx: ToolContext): void {
           .record(z.string(), z.unknown())
           .optional()
           .describe("Values for the workflow's {{inputs.x}} placeholders, checked against its input_schema. Default {}."),
-        max_response_chars: z
-          .number()
-          .int()
-          .min(1)
-          .max(500_000)
-          .optional()
-          .describe("Cap on the last step's result in characters (default 32000), as for a single call."),
+        max_response_chars: maxResponseChars(
+          "Cap on the last step's result in characters (default 32000), as for a single call.",
+        ),
       }),
       outputSchema: z.looseObject({ run_id: z.string(), status: z.string() }),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },

@@ -31,6 +31,9 @@ import {
   unreachable,
 } from "./results.js";
 
+/** A cap on a result's size, as the gateway takes it (1 to 500000 characters). */
+export const maxResponseChars = (description: string) => z.number().int().min(1).max(500_000).optional().describe(description);
+
 const callInput = z.object({
   tool_id: z.string().min(1).describe("Id (or slug) of the tool to run, from search_tools."),
   tool_input: z
@@ -43,15 +46,9 @@ const callInput = z.object({
     .describe(
       "Paths to keep in the result, e.g. ['matches[].id', 'total']; applied before the size cap. The full result stays stored under the execution_id.",
     ),
-  max_response_chars: z
-    .number()
-    .int()
-    .min(1)
-    .max(500_000)
-    .optional()
-    .describe(
-      "Cap on the result's JSON size in characters (default 32000, at most 500000); whole array entries are dropped from the tail.",
-    ),
+  max_response_chars: maxResponseChars(
+    "Cap on the result's JSON size in characters (default 32000, at most 500000); whole array entries are dropped from the tail.",
+  ),
   confirm_token: z
     .string()
     .optional()
