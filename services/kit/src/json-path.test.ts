@@ -86,6 +86,17 @@ describe("path language", () => {
     }
   });
 
+  it("tries an MCP envelope's structured content before its text-block JSON", () => {
+    const envelope = {
+      content: [{ type: "text", text: '{"temperature": "21 C", "city": "Oslo"}' }],
+      structuredContent: { temperature: 21, unit: "C" },
+    };
+    // Both say `temperature`: the structured result (the tool's declared output) wins.
+    expect(selectInMcpEnvelope(envelope, parsePath("temperature"))).toEqual({ matched: true, value: 21 });
+    // Only the text says `city`: found there.
+    expect(selectInMcpEnvelope(envelope, parsePath("city"))).toEqual({ matched: true, value: "Oslo" });
+  });
+
   it("tries an MCP envelope's text-block JSON first, then the envelope", () => {
     const envelope = {
       content: [{ type: "text", text: '{"results": [{"id": 7}], "content": "inner"}' }],

@@ -172,16 +172,23 @@ export function selectPath(root: Json, steps: Step[]): PathMatch {
 }
 
 /**
- * Selects a path in a stored MCP envelope: first against the JSON inside its text block, then against
- * the envelope itself.
+ * Selects a path in a stored MCP envelope: first against its structured content, then against the JSON
+ * inside its text block, then against the envelope itself.
  */
 export function selectInMcpEnvelope(envelope: Json, steps: Step[]): PathMatch {
-  const inner = mcpTextJson(envelope);
-  if (inner !== undefined) {
+  for (const inner of [mcpStructured(envelope), mcpTextJson(envelope)]) {
+    if (inner === undefined) continue;
     const found = selectPath(inner, steps);
     if (found.matched) return found;
   }
   return selectPath(envelope, steps);
+}
+
+/** The structured content of an MCP tools/call result (the tool's declared output), if any. */
+export function mcpStructured(envelope: Json): Json | undefined {
+  if (!isObject(envelope)) return undefined;
+  const structured = getOwn(envelope, "structuredContent");
+  return structured === undefined || structured === null ? undefined : structured;
 }
 
 /** The JSON document held by the first text block of an MCP tools/call result, if any. */

@@ -1,18 +1,19 @@
 /**
  * MCP `tools/call` results. The stored result is the server's envelope ({content, structuredContent?,
- * isError?}); what a caller gets back is the payload: the JSON inside the first text block, else the
- * structured content, else the text, else the envelope as it is.
+ * isError?}); what a caller gets back is the payload: the structured content (the tool's declared
+ * output, MCP's structured result), else the JSON inside the first text block, else the text, else the
+ * envelope as it is.
  */
 
-import { mcpTextJson } from "@toolport/kit/json-path";
+import { mcpStructured, mcpTextJson } from "@toolport/kit/json-path";
 import { getOwn, isObject, type Json } from "@toolport/kit/json-values";
 
 export function unwrapMcpEnvelope(envelope: Json): Json {
+  const structured = mcpStructured(envelope);
+  if (structured !== undefined) return structured;
   const inner = mcpTextJson(envelope);
   if (inner !== undefined) return inner;
   if (!isObject(envelope)) return envelope;
-  const structured = getOwn(envelope, "structuredContent");
-  if (structured !== undefined && structured !== null) return structured;
   const text = envelopeText(envelope);
   const content = getOwn(envelope, "content");
   if (text !== undefined && Array.isArray(content) && content.every((b) => isObject(b) && b.type === "text")) return text;
