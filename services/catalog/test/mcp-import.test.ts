@@ -262,3 +262,36 @@ describe("MCP import from servers of either protocol revision (v2 SDK)", () => {
     }
   });
 });
+
+describe("an MCP server that fails after the connection", () => {
+  it("is a 400 naming mcp_server.url when tools/list breaks off, not a 500", async () => {
+    // Answers the handshake like the stateless server above, then closes the socket on tools/list.
+    const broken = await listen(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      const text = Buffer.concat(chunks).toString("utf8");
+      if (text.includes('"tools/list"')) {
+        req.socket.destroy();
+        return;
+      }
+      const server = buildServer();
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+      res.on("close", () => {
+        transport.close().catch(() => {});
+        server.close().catch(() => {});
+      });
+      await server.connect(transport);
+      await transport.handleRequest(req, res, text ? JSON.parse(text) : undefined);
+    });
+    const outbound = new Outbound({ policy: new AddressPolicy(new URL(broken.url).host) });
+    try {
+      const failed = await importMcpServer(broken.url, outbound).catch((err: unknown) => err);
+      expect(failed).toMatchObject({ reason: "mcp_server_unreachable", details: { field: "mcp_server.url" } });
+      expect((failed as Error).message).toMatch(/failed while listing its tools/);
+    } finally {
+      await outbound.close();
+      broken.server.closeAllConnections();
+      broken.server.close();
+    }
+  });
+});

@@ -9,7 +9,7 @@
  * only), is checked against the outbound address policy before it is dialled.
  */
 import { Client, type Tool as McpTool, SSEClientTransport, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { invalidArgument } from "@toolport/kit/errors";
+import { DomainError, invalidArgument } from "@toolport/kit/errors";
 import type { Outbound } from "@toolport/kit/outbound";
 import type { CredentialMaterial, JsonSchema, SecuritySchemeInfo, ToolDraft, ToolParameterInfo } from "../domain/model.js";
 import { isObject, resolveRef, saysMore, schemaType } from "./json-schema.js";
@@ -104,7 +104,16 @@ export async function importMcpServer(
       warnings,
     };
   } catch (err) {
-    throw addressNotAllowed(err, FIELD, endpoint) ?? err;
+    const refused = addressNotAllowed(err, FIELD, endpoint);
+    if (refused) throw refused;
+    if (err instanceof DomainError) throw err;
+    // Connected, then the server failed (closed the connection, timed out, answered tools/list with an
+    // error or something that is not a tool list): the caller's to retry or fix, and nothing is stored.
+    throw invalidArgument(
+      "mcp_server_unreachable",
+      `the MCP server at ${endpoint} failed while listing its tools (${(err as Error).message}); nothing was stored, try again`,
+      { details: { field: FIELD } },
+    );
   } finally {
     await client.close().catch(() => {});
   }
