@@ -34,8 +34,9 @@ export interface McpHttpOptions {
   /** Which Host and Origin headers /mcp answers (origin-guard.ts); absent: loopback names only. */
   origins?: OriginPolicy;
   /**
-   * The key sealing consent rounds' requestState (tools/consent.ts), at least 32 bytes; every replica
-   * must have the same one. Absent: a random key of this process.
+   * The key sealing consent rounds' requestState (tools/consent.ts) and tagging task handles
+   * (tools/tasks.ts), at least 32 bytes; every replica must have the same one. Absent: a random key of
+   * this process.
    */
   stateKey?: string;
 }
