@@ -10,11 +10,16 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 
+/** The latest release: the 2025 revisions' scenarios. */
 export const CONFORMANCE_VERSION = "0.1.16";
+/**
+ * The first line with protocol revision 2026-07-28's scenarios (stateless serving, header validation,
+ * caching, input_required, the Tasks extension), published as a pre-release; pinned.
+ */
+export const CONFORMANCE_2026_VERSION = "0.2.0-alpha.12";
 const NODE_VERSION = "24";
 
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
-const cacheDir = path.join(repoRoot, ".cache", "mcp-conformance");
 
 export interface Conformance {
   /** The Node 24 binary. */
@@ -23,17 +28,26 @@ export interface Conformance {
   cli: string;
 }
 
-export async function installConformance(log: (line: string) => void = () => {}): Promise<Conformance> {
+export async function installConformance(
+  log: (line: string) => void = () => {},
+  version = CONFORMANCE_VERSION,
+): Promise<Conformance> {
+  // One folder per version, so the two suites' runs never reinstall each other.
+  const cacheDir = path.join(
+    repoRoot,
+    ".cache",
+    version === CONFORMANCE_VERSION ? "mcp-conformance" : `mcp-conformance-${version}`,
+  );
   const node = path.join(cacheDir, "node_modules", ".bin", "node");
   const pkg = path.join(cacheDir, "node_modules", "@modelcontextprotocol", "conformance", "package.json");
   const cli = path.join(cacheDir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js");
   const installed = async () => {
     if (!existsSync(node) || !existsSync(pkg)) return false;
     const { stdout } = await promisify(execFile)(node, ["-p", `require(${JSON.stringify(pkg)}).version`]);
-    return stdout.trim() === CONFORMANCE_VERSION;
+    return stdout.trim() === version;
   };
   if (await installed()) return { node, cli };
-  log(`installing node@${NODE_VERSION} and @modelcontextprotocol/conformance@${CONFORMANCE_VERSION} into ${cacheDir}`);
+  log(`installing node@${NODE_VERSION} and @modelcontextprotocol/conformance@${version} into ${cacheDir}`);
   await promisify(execFile)(
     "npm",
     [
@@ -45,7 +59,7 @@ export async function installConformance(log: (line: string) => void = () => {})
       "--prefix",
       cacheDir,
       `node@${NODE_VERSION}`,
-      `@modelcontextprotocol/conformance@${CONFORMANCE_VERSION}`,
+      `@modelcontextprotocol/conformance@${version}`,
     ],
     { timeout: 600_000, maxBuffer: 16 * 1024 * 1024 },
   );
