@@ -128,12 +128,12 @@ export function modernRequest(method: string, params: Record<string, unknown>, o
 }
 
 /** Sends a raw 2026-07-28 request and reads its JSON-RPC answer. */
-// biome-ignore lint/suspicious/noExplicitAny: tests read the answer as each needs
 export async function modernRpc(
   mcpUrl: string,
   method: string,
   params: Record<string, unknown>,
   options?: ModernOptions,
+  // biome-ignore lint/suspicious/noExplicitAny: tests read the answer as each needs
 ): Promise<any> {
   const res = await fetch(mcpUrl, modernRequest(method, params, options));
   return res.json();
