@@ -7,6 +7,7 @@ import { createServer, type IncomingHttpHeaders, request, type Server } from "no
 import type { AddressInfo } from "node:net";
 import { createLogger } from "@toolport/kit/logger";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MODERN_REVISION as MODERN, modernRequest } from "../../test/e2e/mcp-support.js";
 import { GatewayClient } from "./gateway-client.js";
 import { mcpHttpHandler } from "./http.js";
 import { type OriginPolicy, originPolicy } from "./origin-guard.js";
@@ -262,36 +263,9 @@ describe("/mcp against DNS rebinding", () => {
   });
 });
 
-const MODERN = "2026-07-28";
-
 /** A 2026-07-28 request: no session, the version and capabilities in `_meta`, the routing headers set. */
-function modern(method: string, params: Record<string, unknown>, headers: Record<string, string> = {}): RequestInit {
-  const name: Record<string, string> = typeof params.name === "string" ? { "mcp-name": params.name } : {};
-  return {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": MODERN,
-      "mcp-method": method,
-      ...name,
-      ...headers,
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method,
-      params: {
-        ...params,
-        _meta: {
-          "io.modelcontextprotocol/protocolVersion": MODERN,
-          "io.modelcontextprotocol/clientCapabilities": {},
-          "io.modelcontextprotocol/clientInfo": { name: "http-test", version: "1" },
-        },
-      },
-    }),
-  };
-}
+const modern = (method: string, params: Record<string, unknown>, headers: Record<string, string | undefined> = {}) =>
+  modernRequest(method, params, { headers });
 
 type RpcReply = { id: unknown; result?: Record<string, unknown>; error?: { code: number; message: string } };
 
@@ -348,9 +322,7 @@ describe("/mcp at protocol revision 2026-07-28", () => {
       const body = (await res.json()) as RpcReply;
       expect(body.error?.message.toLowerCase(), header).toContain(header.toLowerCase());
     }
-    const missing = modern("tools/call", call);
-    delete (missing.headers as Record<string, string>)["mcp-name"];
-    const res = await fetch(url, missing);
+    const res = await fetch(url, modern("tools/call", call, { "mcp-name": undefined }));
     expect(res.status).toBe(400);
     expect(((await res.json()) as RpcReply).error?.message.toLowerCase()).toContain("mcp-name");
     expect(received.length).toBe(before);
