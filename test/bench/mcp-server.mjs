@@ -25,7 +25,7 @@
 // judged on its raw row ((c), (f): the same HTTP client as (a), so the difference is the server's alone;
 // its SDK row is shown beside it).
 // Section 2 times, in process, what the MCP server builds per request without its pool: createMcpServer from
-// mcp-server/dist/server.js (the v2 McpServer with its ten tools).
+// mcp-server/dist/server.js (the v2 McpServer with its eleven tools).
 // Section 3, a peer: one upstream MCP server (mcp-peer.mjs: Streamable HTTP with sessions, one tool
 // count_words) registered in Toolport as an MCP service (POST /v1/services with `mcp_server`) and in mcp-hub's
 // config (MCP_HUB_PACKAGE from the npm registry, installed on demand into the bench cache), the same
@@ -341,7 +341,7 @@ try {
       t.sort((x, y) => x - y);
       return `median ${(t[1000] * 1000).toFixed(0)} µs, p99 ${(t[1980] * 1000).toFixed(0)} µs`;
     };
-    console.log(`   createMcpServer (v2 McpServer + ten registerTool): ${time(() => createMcpServer(gateway))}`);
+    console.log(`   createMcpServer (v2 McpServer + eleven registerTool): ${time(() => createMcpServer(gateway))}`);
     await gateway.close();
   }
 
