@@ -5,11 +5,14 @@
  * A 2026-07-28 request stands alone (its protocol version and the client's capabilities travel in its
  * `_meta`; the SDK checks the `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers against the
  * body and answers `server/discover`); a 2025-11-25 client initializes and is then served statelessly
- * (no `Mcp-Session-Id`). Either way any replica can answer any request.
+ * (no `Mcp-Session-Id`). Either way any replica can answer any request. The one exception: a 2025-11-25
+ * client that declares elicitation gets a session, so that it can be asked for consent
+ * (legacy-sessions.ts).
  *
- * Only POST carries MCP messages here. A stateless server has nothing to push on its own, so GET /mcp (the
- * optional standalone SSE stream) and DELETE /mcp (ending a session it never made) answer 405, as the
- * Streamable HTTP transport allows; otherwise every connected client would hold a stream open.
+ * Only POST carries MCP messages here. Nothing is pushed outside a request, so GET /mcp (the optional
+ * standalone SSE stream) answers 405, as the Streamable HTTP transport allows; otherwise every connected
+ * client would hold a stream open. DELETE /mcp ends a session this process holds, and answers 405
+ * otherwise.
  */
 import { randomBytes } from "node:crypto";
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
@@ -17,8 +20,14 @@ import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTrans
 import type { Logger } from "@toolport/kit/logger";
 import { httpRequestSeconds } from "@toolport/kit/metrics";
 import type { GatewayClient } from "./gateway-client.js";
+import {
+  DEFAULT_LEGACY_SESSION_LIMITS,
+  initializeThatCanAsk,
+  type LegacySessionLimits,
+  LegacySessions,
+} from "./legacy-sessions.js";
 import { type OriginPolicy, originPolicy, rebindingRefusal } from "./origin-guard.js";
-import { McpServerPool } from "./server.js";
+import { createMcpServer, McpServerPool } from "./server.js";
 import { consentCodec } from "./tools/consent.js";
 import { asTaskResponse, declaresTasks, TaskHandles } from "./tools/tasks.js";
 import { MAX_BODY_BYTES, parseJson, readBody, sendRpcError, webRequest, writeWebResponse } from "./web-bridge.js";
@@ -39,7 +48,14 @@ export interface McpHttpOptions {
    * this process.
    */
   stateKey?: string;
+  /** Bounds on the sessions of 2025-11-25 clients that can be asked (legacy-sessions.ts). */
+  legacySessions?: LegacySessionLimits;
 }
+
+/** The /mcp request handler, and what it holds that must be let go when the server stops. */
+export type McpHttpHandler = ((req: IncomingMessage, res: ServerResponse) => Promise<void>) & {
+  close(): Promise<void>;
+};
 
 /**
  * The headers the tools see as the caller's (svc-api-key, svc-org-id, x-request-id; never logged), with
@@ -75,9 +91,19 @@ function sharesAnId(body: unknown): boolean {
   return new Set(ids).size !== ids.length;
 }
 
-export function mcpHttpHandler(log: Logger, gateway: GatewayClient, options: McpHttpOptions = { trustProxy: false }) {
+export function mcpHttpHandler(
+  log: Logger,
+  gateway: GatewayClient,
+  options: McpHttpOptions = { trustProxy: false },
+): McpHttpHandler {
   const stateKey = options.stateKey ?? randomBytes(32);
-  const pool = new McpServerPool(gateway, { consent: consentCodec(stateKey), tasks: new TaskHandles(stateKey) });
+  const parts = { consent: consentCodec(stateKey), tasks: new TaskHandles(stateKey) };
+  const pool = new McpServerPool(gateway, parts);
+  const sessions = new LegacySessions(
+    () => createMcpServer(gateway, parts),
+    MAX_BODY_BYTES,
+    options.legacySessions ?? DEFAULT_LEGACY_SESSION_LIMITS,
+  );
   const modern = createMcpHandler((ctx) => pool.acquire(ctx.era), {
     legacy: "reject",
     maxRequestBodySize: MAX_BODY_BYTES,
@@ -91,6 +117,9 @@ export function mcpHttpHandler(log: Logger, gateway: GatewayClient, options: Mcp
    * anything before its result).
    */
   const legacy = async (request: Request, parsedBody: unknown): Promise<Response> => {
+    const session = sessions.find(request);
+    if (session) return session.handleRequest(request, { parsedBody });
+    if (initializeThatCanAsk(parsedBody)) return sessions.open(request, parsedBody);
     const server = pool.acquire("legacy");
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
@@ -106,7 +135,7 @@ export function mcpHttpHandler(log: Logger, gateway: GatewayClient, options: Mcp
     }
   };
   const origins = options.origins ?? originPolicy({ listenHost: "127.0.0.1", allowedHosts: [], allowedOrigins: [] });
-  return async (req: IncomingMessage, res: ServerResponse) => {
+  const handler = async (req: IncomingMessage, res: ServerResponse) => {
     const path = new URL(req.url ?? "/", "http://localhost").pathname;
     const started = performance.now();
     res.once("finish", () => {
@@ -129,6 +158,14 @@ export function mcpHttpHandler(log: Logger, gateway: GatewayClient, options: Mcp
     if (refused) {
       sendRpcError(res, 403, -32000, `Forbidden: ${refused}`);
       return;
+    }
+    if (req.method === "DELETE") {
+      const request = webRequest(req, res, callerHeaders(req, options.trustProxy), undefined);
+      const session = sessions.find(request);
+      if (session) {
+        await writeWebResponse(res, await session.handleRequest(request));
+        return;
+      }
     }
     if (req.method !== "POST") {
       const message = `${req.method} ${path} is not served: this MCP server is stateless, send JSON-RPC messages with POST`;
@@ -164,4 +201,5 @@ export function mcpHttpHandler(log: Logger, gateway: GatewayClient, options: Mcp
       sendRpcError(res, 500, -32603, "Internal error");
     }
   };
+  return Object.assign(handler, { close: () => sessions.closeAll() });
 }

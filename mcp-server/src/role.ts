@@ -34,11 +34,12 @@ export const mcpServerRole: Role = {
         "MCP_REQUEST_STATE_KEY is not set: consent questions are sealed with a key of this process, so only it can take their answers",
       );
     }
-    const server = await startHttpServer(
-      mcpHttpHandler(log, gateway, { trustProxy: config.MCP_TRUST_PROXY, origins, stateKey: config.MCP_REQUEST_STATE_KEY }),
-      config.PORT,
-      config.HOST,
-    );
+    const handler = mcpHttpHandler(log, gateway, {
+      trustProxy: config.MCP_TRUST_PROXY,
+      origins,
+      stateKey: config.MCP_REQUEST_STATE_KEY,
+    });
+    const server = await startHttpServer(handler, config.PORT, config.HOST);
     const port = (server.address() as AddressInfo).port;
     log.info({ port, gateway: config.GATEWAY_URL }, "mcp server listening");
     return {
@@ -47,6 +48,9 @@ export const mcpServerRole: Role = {
       port,
       log,
       async stop() {
+        // Sessions first: a question still waiting for its person ends unanswered (nothing ran), which
+        // also ends its open stream instead of holding the drain for the whole grace period.
+        await handler.close();
         await server.drain(config.SHUTDOWN_GRACE_MS);
         await gateway.close();
       },

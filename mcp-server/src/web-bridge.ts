@@ -43,7 +43,12 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<str
  * The Web request the SDK sees: the path and method of the node request, `headers` (the caller's, as
  * http.ts rewrote them), the body text, and an abort signal that fires when the client goes away.
  */
-export function webRequest(req: IncomingMessage, res: ServerResponse, headers: IncomingHttpHeaders, body: string): Request {
+export function webRequest(
+  req: IncomingMessage,
+  res: ServerResponse,
+  headers: IncomingHttpHeaders,
+  body: string | undefined,
+): Request {
   const list: [string, string][] = [];
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined) continue;

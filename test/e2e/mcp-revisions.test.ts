@@ -3,8 +3,9 @@
  * speaking 2026-07-28 (no handshake, no session: every request carries its version and capabilities in
  * `_meta`), the same client as a 2025-11-25 client, and the v1 SDK client (2025-11-25) each list the eleven
  * tools and run search -> batch execute -> fetch result against the real stack, and get the same answers.
- * Raw requests check what a client library would hide: no `Mcp-Session-Id`, the cache hints, and
- * headers that are missing or contradict the body refused before anything runs.
+ * Raw requests check what a client library would hide: no `Mcp-Session-Id` (2026-07-28, and a 2025-11-25
+ * client that cannot be asked), the cache hints, headers that are missing or contradict the body refused
+ * before anything runs, and the session a 2025-11-25 client that can be asked gets (its caller only).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AgentKey, type ExecStack, registerAgent, startExecStack } from "./execution-support.js";
@@ -108,5 +109,70 @@ describe("2026-07-28 on the wire", () => {
       modernRequest("tools/list", {}, { key: agent.key, headers: { origin: "https://evil.example.com" } }),
     );
     expect(res.status).toBe(403);
+  });
+});
+
+describe("2025-11-25 on the wire", () => {
+  /** A raw 2025-11-25 request (plain JSON-RPC, no `_meta` envelope). */
+  const legacyPost = (body: unknown, key: string, session?: string) =>
+    fetch(s.stack.mcpUrl, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2025-11-25",
+        "svc-api-key": key,
+        ...(session ? { "mcp-session-id": session } : {}),
+      },
+      body: JSON.stringify(body),
+    });
+  const initialize = (capabilities: Record<string, unknown>) => ({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: { protocolVersion: "2025-11-25", capabilities, clientInfo: { name: "raw", version: "1" } },
+  });
+  const toolsList = { jsonrpc: "2.0", id: 2, method: "tools/list", params: {} };
+
+  it("opens a session only for a client that can be asked, and serves it only to the caller that opened it", async () => {
+    const plain = await legacyPost(initialize({}), agent.key);
+    expect(plain.status).toBe(200);
+    expect(plain.headers.get("mcp-session-id"), "stateless as before").toBeNull();
+
+    const asking = await legacyPost(initialize({ elicitation: { form: {} } }), agent.key);
+    expect(asking.status).toBe(200);
+    const session = asking.headers.get("mcp-session-id");
+    expect(session).toMatch(/^[0-9a-f-]{36}$/);
+    await asking.text();
+
+    // Its session answers on a stream (where a question could travel before the result).
+    const inSession = await legacyPost(toolsList, agent.key, session!);
+    expect(inSession.status).toBe(200);
+    expect(inSession.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    expect(inSession.headers.get("mcp-session-id")).toBe(session);
+    expect(await inSession.text()).toContain('"batch_execute_tools"');
+
+    // Another caller naming it is served statelessly, with its own key, outside the session.
+    const other = await registerAgent(s);
+    const borrowed = await legacyPost(toolsList, other.key, session!);
+    expect(borrowed.status).toBe(200);
+    expect(borrowed.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(borrowed.headers.get("mcp-session-id")).toBeNull();
+    expect(((await borrowed.json()) as { result: { tools: unknown[] } }).result.tools).toHaveLength(MCP_TOOL_NAMES.length);
+
+    // DELETE ends it; naming it afterwards is served statelessly too.
+    const ended = await fetch(s.stack.mcpUrl, {
+      method: "DELETE",
+      headers: { "mcp-protocol-version": "2025-11-25", "svc-api-key": agent.key, "mcp-session-id": session! },
+    });
+    expect(ended.status).toBe(200);
+    const after = await legacyPost(toolsList, agent.key, session!);
+    expect(after.headers.get("mcp-session-id")).toBeNull();
+    await after.text();
+    const deleteAgain = await fetch(s.stack.mcpUrl, {
+      method: "DELETE",
+      headers: { "mcp-protocol-version": "2025-11-25", "svc-api-key": agent.key, "mcp-session-id": session! },
+    });
+    expect(deleteAgain.status).toBe(405);
   });
 });

@@ -420,10 +420,16 @@ describe("consent round trip through batch_execute_tools", () => {
     expect(api.requests.length - before).toBe(1);
   });
 
-  describe("by asking the person (2026-07-28 client with elicitation)", () => {
+  // The same person, asked through either revision: `input_required` rounds (2026-07-28), or
+  // `elicitation/create` on the call's stream of a session opened by an initialize that declared
+  // elicitation (2025-11-25).
+  describe.each([
+    ["2026-07-28", "auto"],
+    ["2025-11-25", "legacy"],
+  ] as const)("by asking the person (%s client with elicitation)", (_revision, mode) => {
     type Asked = { message: string; requestedSchema: unknown };
     async function asking(answer: "accept" | "decline" | "cancel", asked: Asked[]) {
-      const client = await connectMcpV2(s.stack.mcpUrl, { key: confirmingKey }, "auto", async (params) => {
+      const client = await connectMcpV2(s.stack.mcpUrl, { key: confirmingKey }, mode, async (params) => {
         asked.push(params);
         return answer === "accept" ? { action: "accept", content: { confirm: true } } : { action: answer };
       });
@@ -473,7 +479,9 @@ describe("consent round trip through batch_execute_tools", () => {
         expect(api.requests.length - before, answer).toBe(0);
       }
     });
+  });
 
+  describe("by asking the person (2026-07-28, raw)", () => {
     /** A raw 2026-07-28 tools/call of batch_execute_tools from a client that can ask its user. */
     const rawBatch = (params: Record<string, unknown>, key = confirmingKey) =>
       modernRpc(

@@ -18,12 +18,14 @@
  * The calls of the batch that needed no consent ran in the first round; their elements travel in the
  * state and are answered with the rest, in input order.
  *
- * A 2025-11-25 client keeps today's consent object: it is served statelessly, so this server never sees
- * its capabilities (declared in `initialize`, another POST) and could not route its answer to a request
- * this server sent it.
+ * A 2025-11-25 client that declared elicitation in `initialize` holds a session (legacy-sessions.ts),
+ * and is asked the same way: the SDK's legacy shim sends the `input_required` questions as
+ * `elicitation/create` requests on the call's stream and runs the handler again with the answers and
+ * the state. A 2025-11-25 client without a session keeps the consent object.
  */
 import { createHash } from "node:crypto";
 import {
+  type ClientCapabilities,
   createRequestStateCodec,
   type InputRequiredResult,
   inputRequired,
@@ -71,9 +73,14 @@ export function argumentsHash(args: unknown): string {
   return sha256(canonicalJson(args ?? {}));
 }
 
-/** Whether the client of this (2026-07-28) request said it can show its user a form. */
-export function canAskPerson(extra: HandlerExtra): boolean {
-  const capabilities = extra.mcpReq?.envelope?.["io.modelcontextprotocol/clientCapabilities"];
+/**
+ * Whether the client of this request said it can show its user a form: in the request's `_meta`
+ * (2026-07-28), or in the `initialize` of its session (2025-11-25, `initialized`; a client served
+ * without a session has none).
+ */
+export function canAskPerson(extra: HandlerExtra, initialized?: ClientCapabilities): boolean {
+  const envelope = extra.mcpReq?.envelope;
+  const capabilities = envelope ? envelope["io.modelcontextprotocol/clientCapabilities"] : initialized;
   const elicitation = (capabilities as { elicitation?: Record<string, unknown> } | undefined)?.elicitation;
   if (!elicitation || typeof elicitation !== "object") return false;
   // An empty object means form mode (the spec's default); otherwise form must be named.

@@ -233,7 +233,7 @@ export function registerExecutionTools(ctx: ToolContext): void {
       if (state !== undefined) return finishConsent(ctx, caller, args, extra, state);
       const ran = await runBatch(ctx, caller, args.calls);
       if (!Array.isArray(ran)) return ran;
-      if (ctx.consent && ran.some((e) => e.consent) && canAskPerson(extra)) {
+      if (ctx.consent && ran.some((e) => e.consent) && canAskPerson(extra, ctx.server.server.getClientCapabilities())) {
         const facts = await toolFacts(ctx, caller, ran);
         return askPerson(ctx.consent, extra, args, ran, (id) => facts.get(id) ?? {});
       }
