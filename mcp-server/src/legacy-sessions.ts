@@ -19,8 +19,9 @@
  * not hold (a restart, another replica, an evicted or foreign session) is served statelessly rather
  * than refused: the client keeps working and only loses being asked (it gets the consent object). So
  * behind several replicas, the answer to a question must reach the replica that asked: route
- * `Mcp-Session-Id` to one replica (the Kubernetes overlay's ingress hashes on it); an answer that lands
- * elsewhere is dropped and the call ends, unrun, when the question times out.
+ * `Mcp-Session-Id` to one replica (deploy/k8s/README.md says how); an answer that lands elsewhere is
+ * dropped and the call ends, unrun, when the question times out (the SDK's ten minutes, as long as a
+ * confirm token lives).
  *
  * Sessions are bounded: at most `maxSessions` (the least recently used closed first) and none kept
  * idle past `idleMs`.

@@ -14,7 +14,7 @@ import { type ExecStack, startExecStack } from "./execution-support.js";
 const EXPECTED = fileURLToPath(new URL("./mcp-conformance-expected.yml", import.meta.url));
 const EXPECTED_2026 = fileURLToPath(new URL("./mcp-conformance-2026-expected.yml", import.meta.url));
 /** Scenarios that apply to this server: each must be reported passed by name, not merely not failed. */
-const APPLY = ["server-initialize", "ping", "tools-list", "dns-rebinding-protection"];
+const APPLY = ["server-initialize", "ping", "tools-list", "server-sse-multiple-streams", "dns-rebinding-protection"];
 /** The same for protocol revision 2026-07-28. */
 const APPLY_2026 = [
   "tools-list",
