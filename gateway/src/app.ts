@@ -23,6 +23,7 @@ import { urlGuard } from "./middleware/url-guard.js";
 import { DescribedRouter } from "./openapi/describe.js";
 import { healthRoutes } from "./routes/health.js";
 import { apiRoutes } from "./routes/index.js";
+import { oauthServerRouter } from "./routes/oauth-server.js";
 import { openApiRoutes } from "./routes/openapi.js";
 
 export interface AppDeps {
@@ -44,6 +45,9 @@ export function createApp(deps: AppDeps): Koa {
   app.use(urlGuard());
   app.use(docsMiddleware());
   app.use(consoleMiddleware(deps.config.CONSOLE_DIR ?? consoleDistDir()));
+  // The authorization server's protocol endpoints read their own (form) bodies, before the JSON parser.
+  const authorizationServer = oauthServerRouter(deps);
+  app.use(authorizationServer.routes());
   const api = v1Routes(deps);
   app.use(llmsMiddleware(api, deps.config.PUBLIC_URL));
   const v1 = api.router;

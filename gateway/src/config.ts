@@ -1,5 +1,5 @@
 /** The gateway's environment, parsed once at start. */
-import { loadConfig, logLevel, port, serviceUrls, url } from "@toolport/kit/config";
+import { flag, loadConfig, logLevel, port, serviceUrls, url } from "@toolport/kit/config";
 import { z } from "zod";
 
 export const gatewayEnv = {
@@ -9,6 +9,9 @@ export const gatewayEnv = {
     "address clients use to reach this gateway (without /v1); used in absolute links",
   ),
   MCP_PUBLIC_URL: url(["http", "https"], "http://localhost:8090/mcp").describe("address clients use for the MCP server"),
+  OAUTH_DYNAMIC_REGISTRATION: flag(false).describe(
+    "serve OAuth dynamic client registration (RFC 7591) at /oauth/register and list it in the authorization server's metadata (set the same on identity)",
+  ),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1_048_576).describe("largest request body accepted"),
   PUBLISH_BODY_LIMIT_BYTES: z.coerce
     .number()

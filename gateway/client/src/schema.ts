@@ -548,6 +548,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/oauth/authorizations/{request_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An MCP client's authorization request (consent page)
+         * @description For the console's consent page, signed in (a JWT; API keys cannot grant). 404 `authorization_request_not_found` once it was answered or expired.
+         */
+        get: operations["getOAuthAuthorization"];
+        put?: never;
+        /**
+         * Allow or deny an MCP client (consent page)
+         * @description The person's decision. Allowing names the organization the grant acts in (default: the personal one; viewers cannot) and its permissions, with the same fields as an API key's (null: unrestricted). Nothing is granted until the client redeems the code with its PKCE verifier: then the grant appears among the person's API keys (`oauth_client_id` set). The answer is where to send the browser: the client's redirect_uri with `code`, `state` and `iss`, or `error=access_denied`.
+         */
+        post: operations["decideOAuthAuthorization"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oauth/grants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The person's grants to MCP clients
+         * @description Newest first. Each is an API key of the caller's (revoke it with DELETE /v1/api-keys/{key_id}: the next request with its tokens is refused); its usage is the key's usage.
+         */
+        get: operations["listOAuthGrants"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oauth/token-info": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The facts of the OAuth access token sent (MCP server)
+         * @description Send an access token Toolport's authorization server issued as `Authorization: Bearer`: its client, resource, scope, expiry and grant. The MCP server checks every request's token here, so an expired or revoked token (or one whose grant was revoked) is refused on its next use. A token that is not active is a 401.
+         */
+        get: operations["getOAuthTokenInfo"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/agents": {
         parameters: {
             query?: never;
@@ -2480,6 +2544,52 @@ export interface components {
              */
             readiness: "ready" | "unavailable" | null;
         };
+        /** @description An MCP client's authorization request, as the consent page shows it to the signed-in person. */
+        OAuthAuthorization: {
+            /** Format: uuid */
+            request_id: string;
+            /** @description An https URL (a client metadata document) or a registered client's id. */
+            client_id: string;
+            client_name: string;
+            client_uri: string | null;
+            logo_uri: string | null;
+            /** @enum {string} */
+            client_kind: "metadata_document" | "dynamic";
+            /** @description Where the browser goes after the decision (host and port). */
+            redirect_host: string;
+            /** @description True when this person never granted this client anything before. */
+            first_time: boolean;
+            scope: string;
+            /** @description The MCP server the token will be for (RFC 8707). */
+            resource: string;
+            /**
+             * Format: date-time
+             * @description The request is answered before this (10 minutes after it began).
+             */
+            expires_at: string;
+        };
+        /** @description A grant to an MCP client: the key its tokens act as, and the client. */
+        OAuthGrant: {
+            key: components["schemas"]["ApiKey"];
+            client_id: string;
+            client_name: string;
+            client_uri: string | null;
+        };
+        /** @description An active access token's facts (RFC 7662's names). */
+        OAuthTokenInfo: {
+            /** @constant */
+            active: true;
+            client_id: string;
+            resource: string;
+            scope: string;
+            /** @description Expiry, seconds since the epoch. */
+            exp: number;
+            /**
+             * Format: uuid
+             * @description The grant's key.
+             */
+            key_id: string;
+        };
         /** @description A call that writes, sends, spends or deletes, made with a key that requires confirmation, was not run: the tool, the exact parameters, and the token that runs exactly this call (single use, until `expires_at`). */
         Consent: {
             tool_id: string;
@@ -2706,6 +2816,8 @@ export interface components {
              * @description Null while the key works.
              */
             revoked_at: string | null;
+            /** @description A grant to an MCP client through OAuth (its access tokens act as this key; no plaintext key exists): the client's id. Null for every other key. Revoking the key ends the grant. */
+            oauth_client_id: string | null;
         };
         /** @description Spec "API key usage": the calls made with this key over the window (synthetic probe calls excluded). */
         ApiKeyUsage: {
@@ -6378,6 +6490,223 @@ export interface operations {
             504: components["responses"]["Timeout"];
         };
     };
+    getOAuthAuthorization: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The organization to act in (the caller must belong to it); default: the caller's own. */
+                "svc-org-id"?: components["parameters"]["OrgId"];
+            };
+            path: {
+                /** @description The authorization request's id (the consent page's `request`). */
+                request_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "5b0f6c1e-8a2d-4e3f-9b1c-7d6e5f4a3b2c",
+                     *       "client_id": "https://assistant.example.com/oauth/client.json",
+                     *       "client_name": "Example Assistant",
+                     *       "client_uri": "https://assistant.example.com",
+                     *       "logo_uri": null,
+                     *       "client_kind": "metadata_document",
+                     *       "redirect_host": "assistant.example.com",
+                     *       "first_time": true,
+                     *       "scope": "mcp",
+                     *       "resource": "https://toolport.example.com/mcp",
+                     *       "expires_at": "2026-03-01T12:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OAuthAuthorization"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["Timeout"];
+        };
+    };
+    decideOAuthAuthorization: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The organization to act in (the caller must belong to it); default: the caller's own. */
+                "svc-org-id"?: components["parameters"]["OrgId"];
+            };
+            path: {
+                /** @description The authorization request's id (the consent page's `request`). */
+                request_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "allow": true,
+                 *       "permissions": {
+                 *         "allowed_services": null,
+                 *         "allowed_tools": null,
+                 *         "max_cost_per_call_cents": 25,
+                 *         "daily_spend_limit_cents": 500,
+                 *         "require_confirmation": true
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    allow: boolean;
+                    /** Format: uuid */
+                    organization_id?: string;
+                    permissions?: components["schemas"]["ApiKeyPermissions"] | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Where the browser goes next. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "redirect_to": "https://assistant.example.com/callback?code=tpac_...&state=xyz&iss=https%3A%2F%2Ftoolport.example.com"
+                     *     }
+                     */
+                    "application/json": {
+                        redirect_to: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["Timeout"];
+        };
+    };
+    listOAuthGrants: {
+        parameters: {
+            query?: {
+                /** @description Include revoked grants (`true`/`1`, default false). */
+                include_revoked?: boolean;
+            };
+            header?: {
+                /** @description The organization to act in (the caller must belong to it); default: the caller's own. */
+                "svc-org-id"?: components["parameters"]["OrgId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The grants. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "key": {
+                     *           "id": "ecf4e346-4c8b-4c34-add9-27c5149d8da3",
+                     *           "key_prefix": "mcpgrant",
+                     *           "name": "MCP: Example Assistant",
+                     *           "created_at": "2026-03-01T12:00:00.000Z",
+                     *           "last_used": "2026-03-01T12:00:00.000Z",
+                     *           "permissions": null,
+                     *           "organization_id": "b1f3a3b0-6932-45ec-aff3-cb39a15072eb",
+                     *           "account_id": "3f6c2a9e-1b7d-4c8e-9a2f-5d1e7b3c9a41",
+                     *           "agent_name": "Example Assistant",
+                     *           "agent_type": "assistant",
+                     *           "purpose": "OAuth grant to the MCP client https://assistant.example.com/oauth/client.json",
+                     *           "revoked_at": null,
+                     *           "expires_at": null,
+                     *           "created_by_key_id": null,
+                     *           "console_key": null,
+                     *           "oauth_client_id": "https://assistant.example.com/oauth/client.json"
+                     *         },
+                     *         "client_id": "https://assistant.example.com/oauth/client.json",
+                     *         "client_name": "Example Assistant",
+                     *         "client_uri": "https://assistant.example.com"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["OAuthGrant"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["Timeout"];
+        };
+    };
+    getOAuthTokenInfo: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `Bearer <access token>`. */
+                authorization: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token is active. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "active": true,
+                     *       "client_id": "https://assistant.example.com/oauth/client.json",
+                     *       "resource": "https://toolport.example.com/mcp",
+                     *       "scope": "mcp",
+                     *       "exp": 1772370000,
+                     *       "key_id": "ecf4e346-4c8b-4c34-add9-27c5149d8da3"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OAuthTokenInfo"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description No token, or one that is not active (`invalid_token`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["Timeout"];
+        };
+    };
     registerAgent: {
         parameters: {
             query?: never;
@@ -6963,7 +7292,8 @@ export interface operations {
                      *         "revoked_at": null,
                      *         "expires_at": null,
                      *         "created_by_key_id": null,
-                     *         "console_key": null
+                     *         "console_key": null,
+                     *         "oauth_client_id": null
                      *       }
                      *     ]
                      */
@@ -7215,7 +7545,8 @@ export interface operations {
                      *         "revoked_at": "2025-10-15T16:45:00Z",
                      *         "expires_at": null,
                      *         "created_by_key_id": null,
-                     *         "console_key": null
+                     *         "console_key": null,
+                     *         "oauth_client_id": null
                      *       }
                      *     }
                      */

@@ -80,7 +80,11 @@ export function auth(identity: ServiceClients["identity"], mode: AuthMode, optio
     if (mode === "none") return next();
     const { apiKey, bearer } = presented((n) => ctx.get(n));
     const useKey = apiKey !== undefined && mode !== "jwt";
-    const useJwt = bearer !== undefined && mode !== "api_key" && !useKey;
+    // An OAuth access token of Toolport's own authorization server acts as the key of its grant, so a
+    // route that takes an API key takes it too (the MCP server forwards its clients' tokens); a route
+    // only for people (JWT) does not.
+    const grantToken = bearer !== undefined && isGrantToken(bearer);
+    const useJwt = bearer !== undefined && !useKey && (grantToken ? mode !== "jwt" : mode !== "api_key");
     if (!useKey && !useJwt) {
       if (mode === "optional") return next();
       throw new HttpError(401, "unauthenticated", missingMessage(mode));
@@ -109,6 +113,11 @@ export function auth(identity: ServiceClients["identity"], mode: AuthMode, optio
   };
   described.set(middleware, { mode, orgHeader: useOrgHeader });
   return middleware;
+}
+
+/** An access token of Toolport's authorization server (identity's `tpat_` tokens), not a JWT. */
+export function isGrantToken(bearer: string): boolean {
+  return bearer.startsWith("tpat_");
 }
 
 function isUnauthenticated(err: unknown): boolean {

@@ -9,6 +9,7 @@ import { directorySchemas } from "./operations/directory.js";
 import { executionSchemas } from "./operations/execution.js";
 import { identitySchemas } from "./operations/identity.js";
 import { oauthSchemas } from "./operations/oauth.js";
+import { oauthServerSchemas } from "./operations/oauth-server.js";
 import { webhooksSchemas } from "./operations/webhooks.js";
 import { workflowsSchemas } from "./operations/workflows.js";
 import {
@@ -53,6 +54,7 @@ export const componentSchemas: Record<string, Schema> = {
   ...catalogSchemas,
   ...directorySchemas,
   ...oauthSchemas,
+  ...oauthServerSchemas,
   ...executionSchemas,
   ...identitySchemas,
   ...billingSchemas,

@@ -139,6 +139,7 @@ export function keyJson(k: ApiKey): JsonObject {
     purpose: k.purpose ?? null,
     revoked_at: iso(k.revokedAt),
     ...keyOriginJson(k),
+    oauth_client_id: k.oauthClientId ?? null,
   };
 }
 

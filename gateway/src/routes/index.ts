@@ -12,6 +12,7 @@ import { directoryRoutes } from "./directory.js";
 import { executionRoutes } from "./execution.js";
 import { identityRoutes } from "./identity.js";
 import { oauthRoutes } from "./oauth.js";
+import { oauthServerApiRoutes } from "./oauth-server.js";
 import { webhooksRoutes } from "./webhooks.js";
 import { workflowRoutes } from "./workflows.js";
 
@@ -20,6 +21,7 @@ export function apiRoutes(api: DescribedRouter, deps: AppDeps): void {
   catalogRoutes(api, deps);
   directoryRoutes(api, deps);
   oauthRoutes(api, deps);
+  oauthServerApiRoutes(api, deps);
   identityRoutes(api, deps);
   billingRoutes(api, deps);
   contentRoutes(api, deps);

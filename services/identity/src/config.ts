@@ -1,5 +1,6 @@
 /** The identity service's own variables, on top of every service's (see @toolport/kit/service). */
-import { commaList, serviceUrls, url } from "@toolport/kit/config";
+import { commaList, flag, serviceUrls, url } from "@toolport/kit/config";
+import { AddressPolicy, outboundDnsEnv } from "@toolport/kit/outbound";
 import type { BaseConfig } from "@toolport/kit/service";
 import { z } from "zod";
 
@@ -45,6 +46,29 @@ export const identityEnv = {
     "gateway address for absolute links when a request does not carry one (without /v1)",
   ),
   MCP_PUBLIC_URL: url(["http", "https"], "http://localhost:8090/mcp").describe("MCP server address for the guide and .mcp.json"),
+  OAUTH_ACCESS_TOKEN_TTL_SECONDS: positiveInt(3600).describe(
+    "lifetime of an access token Toolport's authorization server issues to an MCP client, in seconds",
+  ),
+  OAUTH_REFRESH_TOKEN_TTL_SECONDS: positiveInt(30 * 24 * 3600).describe(
+    "lifetime of a refresh token (each use rotates it), in seconds",
+  ),
+  OAUTH_DYNAMIC_REGISTRATION: flag(false).describe(
+    "accept OAuth dynamic client registration (RFC 7591) at /oauth/register; off: clients identify by a client metadata document (an https client_id)",
+  ),
+  IDENTITY_OUTBOUND_ALLOW: z
+    .string()
+    .default("")
+    .superRefine((value, ctx) => {
+      try {
+        new AddressPolicy(value, "IDENTITY_OUTBOUND_ALLOW");
+      } catch (err) {
+        ctx.addIssue({ code: "custom", message: (err as Error).message });
+      }
+    })
+    .describe(
+      "private hosts, IPs or CIDR ranges (comma-separated, optional :port) identity may fetch OAuth client metadata documents from; public addresses are always allowed",
+    ),
+  ...outboundDnsEnv,
   CATALOG_URL: serviceUrls.CATALOG_URL,
   BILLING_URL: serviceUrls.BILLING_URL,
 };

@@ -3,18 +3,22 @@
  * database, clients of billing (wallets) and catalog (starter tools, allow-list checks), and the JWT
  * token service (its signing key loads from the database at start).
  */
+import { createHash, randomBytes, randomUUID } from "node:crypto";
 import type { ConnectRouter } from "@connectrpc/connect";
+import { AddressPolicy, Outbound } from "@toolport/kit/outbound";
 import type { ServiceContext } from "@toolport/kit/service";
 import { IdentityService } from "@toolport/proto/toolport/identity/v1/identity_service_pb";
 import { loadSigningKey } from "./auth/signing-keys.js";
 import { TokenService, type TokenSettings } from "./auth/tokens.js";
 import { billingWallets, catalogPort } from "./clients.js";
 import { DEV_SECRET_KEY, type IdentityConfig } from "./config.js";
+import { GRANT_KEY_PREFIX, grantKeyName, type OAuthServerDeps } from "./domain/oauth-server.js";
 import { leaseDropper } from "./events/lease-drops.js";
 import type { IdentityDeps } from "./handlers/deps.js";
 import { createIdentityHandlers } from "./handlers/index.js";
 import { accountStore, organizationStore } from "./store/accounts.js";
 import { keyStore } from "./store/keys.js";
+import { oauthServerStore } from "./store/oauth-server.js";
 
 function tokenSettings(config: IdentityConfig): TokenSettings {
   const oidc = [config.OIDC_JWKS_URL, config.OIDC_ISSUER, config.OIDC_AUDIENCE];
@@ -50,7 +54,7 @@ export function createDeps(ctx: ServiceContext<IdentityConfig>): IdentityDeps {
     (key) => new TokenService(key, settings, log),
   );
   tokens.catch(() => {}); // awaited (and fatal) in the background start-up; see main.ts
-  return {
+  const base = {
     config,
     log,
     pool,
@@ -70,6 +74,63 @@ export function createDeps(ctx: ServiceContext<IdentityConfig>): IdentityDeps {
       registration: { limit: config.REGISTRATIONS_PER_MINUTE, windowSeconds: 60 },
       public_search: { limit: config.PUBLIC_SEARCHES_PER_MINUTE, windowSeconds: 60 },
       tool_calls: { limit: config.TOOL_CALLS_PER_MINUTE, windowSeconds: 60 },
+    },
+  };
+  return { ...base, oauth: oauthServerDeps(config, base) };
+}
+
+/** The authorization server's parts (domain/oauth-server.ts) on identity's stores. */
+function oauthServerDeps(config: IdentityConfig, base: Omit<IdentityDeps, "oauth">): OAuthServerDeps {
+  const outbound = new Outbound({
+    policy: new AddressPolicy(config.IDENTITY_OUTBOUND_ALLOW, "IDENTITY_OUTBOUND_ALLOW", {
+      dnsServers: config.OUTBOUND_DNS_SERVERS,
+    }),
+    connectionsPerOrigin: 4,
+  });
+  return {
+    settings: {
+      issuer: new URL(config.PUBLIC_URL).origin,
+      resource: config.MCP_PUBLIC_URL,
+      accessTokenTtlSeconds: config.OAUTH_ACCESS_TOKEN_TTL_SECONDS,
+      refreshTokenTtlSeconds: config.OAUTH_REFRESH_TOKEN_TTL_SECONDS,
+      dynamicRegistration: config.OAUTH_DYNAMIC_REGISTRATION,
+    },
+    store: oauthServerStore(base.pool),
+    keys: base.keys,
+    organizations: base.organizations,
+    documents: {
+      async fetch(url) {
+        const res = await outbound.send(
+          { method: "GET", url, headers: { accept: "application/json" } },
+          { timeoutMs: 5_000, maxBytes: 64 * 1024 },
+        );
+        return { status: res.status, contentType: res.headers["content-type"] ?? "", body: res.body };
+      },
+    },
+    grants: {
+      async makeGrantKey({ accountId, organizationId, permissions, client }) {
+        const key = await base.keys.insertKey({
+          id: randomUUID(),
+          accountId,
+          organizationId,
+          name: grantKeyName(client),
+          // No plaintext is ever issued for a grant: its hash is of random bytes nobody keeps.
+          hash: createHash("sha256").update(randomBytes(32)).digest(),
+          prefix: GRANT_KEY_PREFIX,
+          permissions,
+          agentName: client.clientName.slice(0, 100),
+          agentType: "assistant",
+          purpose: `OAuth grant to the MCP client ${client.clientId}`.slice(0, 200),
+          oauthClientId: client.clientId,
+        });
+        return key.id;
+      },
+      async revokeGrantKey(keyId) {
+        const key = await base.keys.keyById(keyId);
+        if (!key) return;
+        if (!key.revokedAt) await base.keys.revokeKey(keyId, key.accountId);
+        await base.leases.drop({ keyId });
+      },
     },
   };
 }

@@ -164,6 +164,12 @@ export const identitySchemas: Record<string, Schema> = {
       ...apiKeyFields,
       account_id: { ...string, description: "The account that owns the key." },
       revoked_at: { ...timestampOrNull, description: "Null while the key works." },
+      oauth_client_id: {
+        ...stringOrNull,
+        description:
+          "A grant to an MCP client through OAuth (its access tokens act as this key; no plaintext key exists): the " +
+          "client's id. Null for every other key. Revoking the key ends the grant.",
+      },
     }),
   },
   ApiKeyUsage: {
@@ -355,6 +361,7 @@ const apiKeyExample = {
   expires_at: null,
   created_by_key_id: null,
   console_key: null,
+  oauth_client_id: null,
 };
 const acmeContextExample = { org_id: acmeId, org_name: "Acme", org_slug: "acme", role: "owner" };
 const acmeExample = {

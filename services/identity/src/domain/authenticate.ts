@@ -7,6 +7,7 @@ import { notFound, unauthenticated } from "@toolport/kit/errors";
 import { hashApiKey, hashesMatch, looksLikeApiKey } from "./api-key-secret.js";
 import { keyOrganizationMismatch, maySelectOrganization } from "./authority.js";
 import type { Account, ApiKey, ResolvedPrincipal } from "./model.js";
+import { hashToken, looksLikeAccessToken } from "./oauth-server.js";
 import type { AccountStore, KeyStore, MembershipRole, OrganizationStore } from "./ports.js";
 import { isUuid } from "./validation.js";
 
@@ -37,6 +38,30 @@ export async function authenticateApiKey(
   if (!found.boundMembership) throw keyOrganizationLeft();
   const principal = principalOf(found.account, found.key, found.membership, selector, "api_key");
   // A selected organization the owner belongs to, but that this key may not act in.
+  if (principal.organizationId.toLowerCase() !== found.key.organizationId.toLowerCase()) {
+    if (!maySelectOrganization(found.key, found.account.personalOrganizationId)) {
+      throw keyOrganizationMismatch(found.key.organizationId, principal.organizationId);
+    }
+  }
+  return principal;
+}
+
+/**
+ * An OAuth access token (domain/oauth-server.ts) -> the principal of its grant's key, by the same rules
+ * as the key itself: a token acts exactly as the key the person granted.
+ */
+export async function authenticateAccessToken(
+  deps: AuthDeps,
+  plaintext: string,
+  selector: string | undefined,
+): Promise<ResolvedPrincipal> {
+  if (!looksLikeAccessToken(plaintext)) throw invalidCredentials();
+  const chosen = chosenOrganization(selector);
+  const presented = hashToken(plaintext);
+  const found = await deps.keys.authenticateAccessToken(presented, chosen);
+  if (!found || !hashesMatch(presented, found.storedHash)) throw invalidCredentials();
+  if (!found.boundMembership) throw keyOrganizationLeft();
+  const principal = principalOf(found.account, found.key, found.membership, selector, "api_key");
   if (principal.organizationId.toLowerCase() !== found.key.organizationId.toLowerCase()) {
     if (!maySelectOrganization(found.key, found.account.personalOrganizationId)) {
       throw keyOrganizationMismatch(found.key.organizationId, principal.organizationId);

@@ -68,6 +68,8 @@ export interface ApiKey {
   createdByKeyId: string | null;
   /** A console key: the sign-in (JWT jti) it was made for, or "left_over"; null otherwise. */
   consoleSession: string | null;
+  /** A grant to an MCP client: the client's id (domain/oauth-server.ts); null for every other key. */
+  oauthClientId: string | null;
 }
 
 /** `consoleSession` of a console key made before keys were tied to a sign-in. */

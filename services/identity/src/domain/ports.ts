@@ -29,6 +29,8 @@ export interface NewApiKey {
   createdByKeyId?: string | null;
   expiresAt?: Date | null;
   consoleSession?: string | null;
+  /** A grant to an MCP client (domain/oauth-server.ts). */
+  oauthClientId?: string | null;
 }
 
 export interface KeyUsageSummary {
@@ -102,6 +104,8 @@ export interface KeyStore {
    * value is older than LAST_USED_RESOLUTION_SECONDS (or unset). Null: no active key has this hash.
    */
   authenticateKey(hash: Buffer, organizationId: string | null): Promise<KeyPrincipal | null>;
+  /** The same as authenticateKey, for the grant key of an active OAuth access token with this hash. */
+  authenticateAccessToken(hash: Buffer, organizationId: string | null): Promise<KeyPrincipal | null>;
   keyById(id: string): Promise<ApiKey | null>;
   keysOfAccount(accountId: string, includeRevoked: boolean): Promise<ApiKey[]>;
   keysOfOrganization(organizationId: string, includeRevoked: boolean): Promise<ApiKey[]>;

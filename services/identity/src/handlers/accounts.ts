@@ -6,9 +6,16 @@ import { principalKey } from "@toolport/kit/rpc";
 import { JwkSchema } from "@toolport/proto/toolport/identity/v1/identity_resources_pb";
 import type { IdentityService } from "@toolport/proto/toolport/identity/v1/identity_service_pb";
 import { externalUser, login, registerAgent, signup } from "../domain/accounts.js";
-import { authenticateAccount, authenticateApiKey, invalidCredentials, resolveOrganization } from "../domain/authenticate.js";
+import {
+  authenticateAccessToken,
+  authenticateAccount,
+  authenticateApiKey,
+  invalidCredentials,
+  resolveOrganization,
+} from "../domain/authenticate.js";
 import { buildGuide, registrationUrl } from "../domain/guide.js";
 import type { ResolvedPrincipal } from "../domain/model.js";
+import { looksLikeAccessToken } from "../domain/oauth-server.js";
 import { accountToProto, guideToProto, principalToProto, requireCaller } from "./convert.js";
 import { addresses, type IdentityDeps } from "./deps.js";
 
@@ -93,6 +100,11 @@ export function accountHandlers(deps: IdentityDeps): Impl {
           resolved = await authenticateApiKey(deps, req.credential.value, selector);
           break;
         case "bearerToken": {
+          // An OAuth access token of this server's (an MCP client's grant) rather than a JWT.
+          if (looksLikeAccessToken(req.credential.value)) {
+            resolved = await authenticateAccessToken(deps, req.credential.value, selector);
+            break;
+          }
           const verified = await (await deps.tokens).verify(req.credential.value);
           if (verified.kind === "toolport") {
             resolved = { ...(await authenticateAccount(deps, verified.accountId, selector)), session: verified.session };

@@ -162,6 +162,7 @@ export function apiKeyToProto(k: ApiKey): ApiKeyMsg {
     expiresAt: ts(k.expiresAt),
     createdByKeyId: k.createdByKeyId ?? undefined,
     consoleKey: consoleKeyOf(k),
+    oauthClientId: k.oauthClientId ?? undefined,
   });
 }
 

@@ -5,6 +5,7 @@ import type { TokenService } from "../auth/tokens.js";
 import type { IdentityConfig } from "../config.js";
 import type { RateLimitDefaults } from "../domain/counters.js";
 import { apiRoot, type PublicAddresses } from "../domain/guide.js";
+import type { OAuthServerDeps } from "../domain/oauth-server.js";
 import type { AccountStore, CatalogPort, KeyStore, OrganizationStore, WalletPort } from "../domain/ports.js";
 import type { LeaseDropper } from "../events/lease-drops.js";
 
@@ -29,6 +30,8 @@ export interface IdentityDeps {
   adminEmails: ReadonlySet<string>;
   /** Drops execution's quota leases on a key once it is revoked or its owner leaves an organization. */
   leases: LeaseDropper;
+  /** The OAuth authorization server of the MCP server (domain/oauth-server.ts). */
+  oauth: OAuthServerDeps;
 }
 
 /** The public addresses a request names (the gateway sends its own), else the configured ones. */

@@ -5,6 +5,7 @@ import { accountHandlers } from "./accounts.js";
 import { counterHandlers } from "./counters.js";
 import type { IdentityDeps } from "./deps.js";
 import { keyHandlers } from "./keys.js";
+import { oauthServerHandlers } from "./oauth-server.js";
 import { organizationHandlers } from "./organizations.js";
 
 export function createIdentityHandlers(deps: IdentityDeps): ServiceImpl<typeof IdentityService> {
@@ -13,5 +14,6 @@ export function createIdentityHandlers(deps: IdentityDeps): ServiceImpl<typeof I
     ...keyHandlers(deps),
     ...organizationHandlers(deps),
     ...counterHandlers(deps),
+    ...oauthServerHandlers(deps),
   };
 }

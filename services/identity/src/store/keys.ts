@@ -1,7 +1,7 @@
 /** API keys and their usage in identity's database. Only hashes of keys are stored. */
 import type { Pool, PoolClient } from "@toolport/kit/pg";
 import type { Account, ApiKey, Permissions, Role } from "../domain/model.js";
-import type { KeyStore, KeyUsageSummary, NewApiKey } from "../domain/ports.js";
+import type { KeyPrincipal, KeyStore, KeyUsageSummary, NewApiKey } from "../domain/ports.js";
 
 interface KeyRow {
   id: string;
@@ -19,6 +19,7 @@ interface KeyRow {
   expires_at: Date | null;
   created_by_key_id: string | null;
   console_session: string | null;
+  oauth_client_id: string | null;
 }
 
 /** jsonb form; caps are decimal strings so no bigint passes through a JSON number. */
@@ -31,7 +32,7 @@ interface StoredPermissions {
 }
 
 const KEY_COLUMNS =
-  "id, account_id, organization_id, name, key_prefix, permissions, agent_name, agent_type, purpose, created_at, last_used_at, revoked_at, expires_at, created_by_key_id, console_session";
+  "id, account_id, organization_id, name, key_prefix, permissions, agent_name, agent_type, purpose, created_at, last_used_at, revoked_at, expires_at, created_by_key_id, console_session, oauth_client_id";
 
 function toStored(p: Permissions | null): string | null {
   if (!p) return null;
@@ -73,6 +74,7 @@ function toKey(row: KeyRow): ApiKey {
     expiresAt: row.expires_at,
     createdByKeyId: row.created_by_key_id,
     consoleSession: row.console_session,
+    oauthClientId: row.oauth_client_id,
   };
 }
 
@@ -104,11 +106,16 @@ interface AuthenticateRow extends KeyRow {
  * Concurrent uses of one key: the first takes the row lock and writes, the others re-check the
  * condition against the new value and skip.
  */
-const AUTHENTICATE_KEY = `
+/**
+ * Authenticate's statement, for a key found by `match` (`$1` is the presented hash): the key row, its
+ * account and memberships, and the throttled `last_used_at` write. `presented` is the column compared
+ * in constant time afterwards (the key's hash, or an OAuth access token's).
+ */
+const authenticateStatement = (match: string, presented: string) => `
 WITH hit AS (
   SELECT k.id, k.account_id, k.organization_id, k.name, k.key_prefix, k.permissions, k.agent_name, k.agent_type,
          k.purpose, k.created_at, k.last_used_at, k.revoked_at, k.expires_at, k.created_by_key_id, k.console_session,
-         k.key_hash,
+         k.oauth_client_id, ${presented} AS key_hash,
          a.kind AS a_kind, a.name AS a_name, a.email AS a_email, a.tier AS a_tier,
          a.personal_organization_id AS a_personal_organization_id, a.is_platform_admin AS a_is_platform_admin,
          a.created_at AS a_created_at,
@@ -117,7 +124,7 @@ WITH hit AS (
     JOIN accounts a ON a.id = k.account_id
     LEFT JOIN memberships m ON m.account_id = k.account_id AND m.organization_id = coalesce($2::uuid, k.organization_id)
     LEFT JOIN memberships b ON b.account_id = k.account_id AND b.organization_id = k.organization_id
-   WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())
+   ${match} AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())
 ), touched AS (
   UPDATE api_keys t SET last_used_at = now()
     FROM hit
@@ -127,9 +134,19 @@ WITH hit AS (
 )
 SELECT * FROM hit`;
 
+const AUTHENTICATE_KEY = authenticateStatement("WHERE k.key_hash = $1", "k.key_hash");
+
+/** An OAuth access token (domain/oauth-server.ts): unrevoked, unexpired, and its grant key active. */
+const AUTHENTICATE_ACCESS_TOKEN = authenticateStatement(
+  `JOIN oauth_tokens t ON t.key_id = k.id AND t.token_hash = $1 AND t.kind = 'access'
+                        AND t.revoked_at IS NULL AND t.expires_at > now()
+   WHERE true`,
+  "t.token_hash",
+);
+
 const INSERT_KEY = `INSERT INTO api_keys (id, account_id, organization_id, name, key_hash, key_prefix, permissions, agent_name,
-   agent_type, purpose, created_by_key_id, expires_at, console_session)
-   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`;
+   agent_type, purpose, created_by_key_id, expires_at, console_session, oauth_client_id)
+   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`;
 
 const keyValues = (key: NewApiKey) => [
   key.id,
@@ -145,6 +162,7 @@ const keyValues = (key: NewApiKey) => [
   key.createdByKeyId ?? null,
   key.expiresAt ?? null,
   key.consoleSession ?? null,
+  key.oauthClientId ?? null,
 ];
 
 export async function insertKey(client: Pool | PoolClient, key: NewApiKey): Promise<ApiKey> {
@@ -176,6 +194,25 @@ async function revokeMade(pool: Pool, roots: string, values: unknown[], by: stri
   return rows.map(toKey);
 }
 
+function keyPrincipalOf(row: AuthenticateRow): KeyPrincipal {
+  return {
+    key: toKey(row),
+    storedHash: row.key_hash,
+    account: {
+      id: row.account_id,
+      kind: row.a_kind,
+      name: row.a_name,
+      email: row.a_email,
+      tier: row.a_tier,
+      personalOrganizationId: row.a_personal_organization_id,
+      isPlatformAdmin: row.a_is_platform_admin,
+      createdAt: row.a_created_at,
+    },
+    membership: row.m_role ? { organizationId: row.m_organization_id!, role: row.m_role } : null,
+    boundMembership: row.b_role !== null,
+  };
+}
+
 export function keyStore(pool: Pool): KeyStore {
   return {
     insertKey: (key) => insertKey(pool, key),
@@ -186,24 +223,16 @@ export function keyStore(pool: Pool): KeyStore {
         text: AUTHENTICATE_KEY,
         values: [hash, organizationId],
       });
-      const row = rows[0];
-      if (!row) return null;
-      return {
-        key: toKey(row),
-        storedHash: row.key_hash,
-        account: {
-          id: row.account_id,
-          kind: row.a_kind,
-          name: row.a_name,
-          email: row.a_email,
-          tier: row.a_tier,
-          personalOrganizationId: row.a_personal_organization_id,
-          isPlatformAdmin: row.a_is_platform_admin,
-          createdAt: row.a_created_at,
-        },
-        membership: row.m_role ? { organizationId: row.m_organization_id!, role: row.m_role } : null,
-        boundMembership: row.b_role !== null,
-      };
+      return rows[0] ? keyPrincipalOf(rows[0]) : null;
+    },
+
+    async authenticateAccessToken(hash, organizationId) {
+      const { rows } = await pool.query<AuthenticateRow>({
+        name: "identity_authenticate_access_token",
+        text: AUTHENTICATE_ACCESS_TOKEN,
+        values: [hash, organizationId],
+      });
+      return rows[0] ? keyPrincipalOf(rows[0]) : null;
     },
 
     async keyById(id) {
