@@ -15,7 +15,12 @@ export function loadMcpConfig(env: NodeJS.ProcessEnv = process.env) {
         .describe("keep the X-Forwarded-For a client sent and append its address (only behind a trusted balancer)"),
       MCP_PUBLIC_URL: url(["http", "https"])
         .optional()
-        .describe("the address clients are given for this server; its host is a name `Host` may carry"),
+        .describe(
+          "the address clients are given for this server; its host is a name `Host` may carry, and it is the OAuth resource tokens must be issued for (unset: http://<Host>/mcp of each request)",
+        ),
+      PUBLIC_URL: url(["http", "https"], "http://localhost:8080").describe(
+        "the gateway's public address (without /v1): its origin is the OAuth authorization server clients are sent to",
+      ),
       MCP_ALLOWED_HOSTS: commaList().describe(
         "more host names (comma-separated, no port) a request's Host may carry, beyond the loopback names (when HOST is a loopback interface) and MCP_PUBLIC_URL's host",
       ),

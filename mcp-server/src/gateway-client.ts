@@ -10,6 +10,10 @@ import { type Dispatcher, Pool } from "undici";
 
 export interface CallerHeaders {
   apiKey?: string;
+  /** An OAuth access token of Toolport's authorization server, sent when there is no key. */
+  bearer?: string;
+  /** The grant (its key's id) a checked access token acts as: stable across the token's refreshes. */
+  grant?: string;
   orgId?: string;
   /** Carried to the gateway so its logs join this request's. */
   requestId?: string;
@@ -63,6 +67,7 @@ export class GatewayClient {
   async send(caller: CallerHeaders, request: GatewayRequest): Promise<GatewayReply> {
     const headers: Record<string, string> = {};
     if (caller.apiKey) headers["svc-api-key"] = caller.apiKey;
+    else if (caller.bearer) headers.authorization = `Bearer ${caller.bearer}`;
     if (caller.orgId) headers["svc-org-id"] = caller.orgId;
     if (caller.requestId) headers["x-request-id"] = caller.requestId;
     if (caller.forwardedFor) headers["x-forwarded-for"] = caller.forwardedFor;
@@ -74,6 +79,19 @@ export class GatewayClient {
     // openapi-fetch parsed the body: JSON on a 2xx, JSON or else the text on an error, undefined when empty.
     const body = data ?? (error === "" ? undefined : error) ?? null;
     return { status: response.status, body, retryAfter: response.headers.get("retry-after") ?? undefined };
+  }
+
+  /**
+   * The facts of an access token (GET /v1/oauth/token-info): its resource and grant when it is active,
+   * "inactive" when the gateway refused it (401), and a thrown error when the gateway could not say.
+   */
+  async tokenInfo(bearer: string): Promise<{ resource: string; keyId: string } | "inactive"> {
+    const { data, response } = await this.api.GET("/v1/oauth/token-info", {
+      params: { header: { authorization: `Bearer ${bearer}` } },
+    });
+    if (response.status === 401) return "inactive";
+    if (!data) throw new Error(`the gateway answered ${response.status} to a token check`);
+    return { resource: data.resource, keyId: data.key_id };
   }
 
   close(): Promise<void> {

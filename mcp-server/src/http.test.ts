@@ -13,6 +13,9 @@ import { mcpHttpHandler } from "./http.js";
 import { type OriginPolicy, originPolicy } from "./origin-guard.js";
 
 const received: IncomingHttpHeaders[] = [];
+/** The resource the fake gateway says "tpat_good" was issued for (set to the MCP server's own). */
+let tokenResource = "";
+const GRANT = "8b2c1f7e-1d2a-4c3b-9e8f-7a6b5c4d3e2f";
 let gatewayServer: Server;
 let gateway: GatewayClient;
 const mcpServers: Server[] = [];
@@ -28,11 +31,15 @@ async function startMcp(trustProxy: boolean, origins?: OriginPolicy): Promise<st
   return `${await listen(server)}/mcp`;
 }
 
+/** A key for the requests: /mcp refuses a request without a credential (authorization.ts). */
+const KEY = { "svc-api-key": "tp_unit_test_key" };
+const JSON_POST = { "content-type": "application/json", accept: "application/json, text/event-stream", ...KEY };
+
 /** One JSON-RPC tools/call of search_tools, as a client that skipped nothing it must send. */
 function searchCall(extraHeaders: Record<string, string> = {}): RequestInit {
   return {
     method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...extraHeaders },
+    headers: { ...JSON_POST, ...extraHeaders },
     body: JSON.stringify({
       jsonrpc: "2.0",
       id: 1,
@@ -45,6 +52,22 @@ function searchCall(extraHeaders: Record<string, string> = {}): RequestInit {
 beforeAll(async () => {
   gatewayServer = createServer((req, res) => {
     received.push(req.headers);
+    if (req.url === "/v1/oauth/token-info") {
+      // As the gateway answers (routes/oauth-server.ts): the facts of an active token, else 401.
+      const token = req.headers.authorization?.replace(/^Bearer /, "");
+      const resource =
+        token === "tpat_good" ? tokenResource : token === "tpat_elsewhere" ? "https://elsewhere.example/mcp" : null;
+      if (!resource) {
+        res.writeHead(401, { "content-type": "application/json" });
+        res.end(JSON.stringify({ detail: "inactive", error: { code: "invalid_token", message: "inactive", details: {} } }));
+        return;
+      }
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(
+        JSON.stringify({ active: true, client_id: "https://c.example/c.json", resource, scope: "mcp", exp: 1, key_id: GRANT }),
+      );
+      return;
+    }
     res.writeHead(200, { "content-type": "application/json" });
     res.end("[]");
   });
@@ -63,7 +86,7 @@ describe("/mcp", () => {
   it("answers GET and DELETE with 405 and Allow: POST, since a stateless server keeps no stream or session", async () => {
     const url = await startMcp(false);
     for (const method of ["GET", "DELETE"]) {
-      const res = await fetch(url, { method, headers: { accept: "text/event-stream" } });
+      const res = await fetch(url, { method, headers: { accept: "text/event-stream", ...KEY } });
       expect(res.status, method).toBe(405);
       expect(res.headers.get("allow"), method).toBe("POST");
       const body = (await res.json()) as { jsonrpc: string; error: { message: string } };
@@ -110,7 +133,7 @@ describe("/mcp", () => {
         body: (await res.json()) as { jsonrpc: string; error: { code: number; message: string }; id: null },
       };
     };
-    const ok = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+    const ok = JSON_POST;
     const ping = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" });
     const cases: [string, RequestInit, number, number, string][] = [
       [
@@ -157,7 +180,7 @@ describe("/mcp", () => {
 
   it("answers a batch with an array of its responses, and a POST of notifications only with 202", async () => {
     const url = await startMcp(false);
-    const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+    const headers = JSON_POST;
     const batch = await fetch(url, {
       method: "POST",
       headers,
@@ -265,7 +288,7 @@ describe("/mcp against DNS rebinding", () => {
 
 /** A 2026-07-28 request: no session, the version and capabilities in `_meta`, the routing headers set. */
 const modern = (method: string, params: Record<string, unknown>, headers: Record<string, string | undefined> = {}) =>
-  modernRequest(method, params, { headers });
+  modernRequest(method, params, { key: KEY["svc-api-key"], headers });
 
 type RpcReply = { id: unknown; result?: Record<string, unknown>; error?: { code: number; message: string } };
 
@@ -326,5 +349,69 @@ describe("/mcp at protocol revision 2026-07-28", () => {
     expect(res.status).toBe(400);
     expect(((await res.json()) as RpcReply).error?.message.toLowerCase()).toContain("mcp-name");
     expect(received.length).toBe(before);
+  });
+});
+
+describe("authorization (OAuth protected resource)", () => {
+  const listTools = (headers: Record<string, string>) =>
+    fetch(mcpUrl, modernRequest("tools/list", {}, { headers: { ...headers } }));
+  let mcpUrl: string;
+  beforeAll(async () => {
+    mcpUrl = await startMcp(false);
+    tokenResource = mcpUrl;
+  });
+
+  it("answers 401 with a challenge naming its metadata and scope when no credential is sent; health stays open", async () => {
+    const res = await listTools({});
+    expect(res.status).toBe(401);
+    const origin = new URL(mcpUrl).origin;
+    expect(res.headers.get("www-authenticate")).toBe(
+      `Bearer resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp", scope="mcp"`,
+    );
+    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/svc-api-key/);
+    expect((await fetch(`${origin}/mcp/health`)).status).toBe(200);
+  });
+
+  it("serves its protected resource metadata at both well-known addresses", async () => {
+    const origin = new URL(mcpUrl).origin;
+    for (const path of ["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"]) {
+      const res = await fetch(`${origin}${path}`);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get("access-control-allow-origin")).toBe("*");
+      expect(await res.json()).toMatchObject({
+        resource: mcpUrl,
+        authorization_servers: ["http://localhost:8080"],
+        scopes_supported: ["mcp"],
+        bearer_methods_supported: ["header"],
+      });
+    }
+  });
+
+  it("serves a token issued for it, forwards the token to the gateway and never a client's grant header", async () => {
+    const before = received.length;
+    const ok = await listTools({ authorization: "Bearer tpat_good", "x-toolport-grant": "forged" });
+    expect(ok.status).toBe(200);
+    const called = await fetch(
+      mcpUrl,
+      modernRequest(
+        "tools/call",
+        { name: "search_tools", arguments: { query: "weather" } },
+        { headers: { authorization: "Bearer tpat_good" } },
+      ),
+    );
+    expect(called.status).toBe(200);
+    expect(received.length - before, "two token checks and the search").toBeGreaterThanOrEqual(3);
+    expect(received.slice(before).every((h) => h.authorization === "Bearer tpat_good")).toBe(true);
+    expect(received.slice(before).some((h) => "x-toolport-grant" in h)).toBe(false);
+  });
+
+  it("refuses a token issued for another resource, and an unknown one, with invalid_token", async () => {
+    for (const token of ["tpat_elsewhere", "tpat_unknown"]) {
+      const res = await listTools({ authorization: `Bearer ${token}` });
+      expect(res.status, token).toBe(401);
+      expect(res.headers.get("www-authenticate"), token).toMatch(
+        /^Bearer error="invalid_token", error_description="[^"]+", resource_metadata="/,
+      );
+    }
   });
 });

@@ -19,6 +19,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:
 import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server";
 import type { Logger } from "@toolport/kit/logger";
 import { httpRequestSeconds } from "@toolport/kit/metrics";
+import { type AuthorizationSettings, authorize, METADATA_PATHS, sendMetadata, sendRefusal } from "./authorization.js";
 import type { GatewayClient } from "./gateway-client.js";
 import {
   DEFAULT_LEGACY_SESSION_LIMITS,
@@ -29,6 +30,7 @@ import {
 import { type OriginPolicy, originPolicy, rebindingRefusal } from "./origin-guard.js";
 import { createMcpServer, McpServerPool } from "./server.js";
 import { consentCodec } from "./tools/consent.js";
+import { GRANT_HEADER } from "./tools/results.js";
 import { asTaskResponse, declaresTasks, TaskHandles } from "./tools/tasks.js";
 import { MAX_BODY_BYTES, parseJson, readBody, sendRpcError, webRequest, writeWebResponse } from "./web-bridge.js";
 
@@ -50,6 +52,8 @@ export interface McpHttpOptions {
   stateKey?: string;
   /** Bounds on the sessions of 2025-11-25 clients that can be asked (legacy-sessions.ts). */
   legacySessions?: LegacySessionLimits;
+  /** OAuth: the authorization server and this server's resource (authorization.ts). */
+  authorization?: AuthorizationSettings;
 }
 
 /** The /mcp request handler, and what it holds that must be let go when the server stops. */
@@ -64,8 +68,11 @@ export type McpHttpHandler = ((req: IncomingMessage, res: ServerResponse) => Pro
  * budget. A client-sent X-Forwarded-For is replaced, not extended, unless this server sits behind a
  * trusted balancer (MCP_TRUST_PROXY): the gateway takes the leftmost address, which a client could forge.
  */
-function callerHeaders(req: IncomingMessage, trustProxy: boolean): IncomingHttpHeaders {
+function callerHeaders(req: IncomingMessage, trustProxy: boolean, grant?: string): IncomingHttpHeaders {
   const headers = { ...req.headers };
+  // Only this server names a checked token's grant (authorization.ts).
+  delete headers[GRANT_HEADER];
+  if (grant) headers[GRANT_HEADER] = grant;
   const peer = req.socket.remoteAddress;
   const sent = headers["x-forwarded-for"];
   const earlier = trustProxy && sent ? (Array.isArray(sent) ? sent.join(", ") : sent) : undefined;
@@ -135,11 +142,12 @@ export function mcpHttpHandler(
     }
   };
   const origins = options.origins ?? originPolicy({ listenHost: "127.0.0.1", allowedHosts: [], allowedOrigins: [] });
+  const authorization = options.authorization ?? { issuer: "http://localhost:8080" };
   const handler = async (req: IncomingMessage, res: ServerResponse) => {
     const path = new URL(req.url ?? "/", "http://localhost").pathname;
     const started = performance.now();
     res.once("finish", () => {
-      const route = path === "/mcp" || path === "/mcp/health" ? path : "unmatched";
+      const route = path === "/mcp" || path === "/mcp/health" || METADATA_PATHS.includes(path) ? path : "unmatched";
       httpRequestSeconds.observe(
         { role: "mcp-server", method: req.method ?? "", route, status: String(res.statusCode) },
         (performance.now() - started) / 1000,
@@ -147,6 +155,10 @@ export function mcpHttpHandler(
     });
     if (path === "/mcp/health" && req.method === "GET") {
       sendJson(res, 200, { status: "ok" });
+      return;
+    }
+    if (METADATA_PATHS.includes(path)) {
+      sendMetadata(req, res, authorization);
       return;
     }
     if (path !== "/mcp") {
@@ -159,8 +171,14 @@ export function mcpHttpHandler(
       sendRpcError(res, 403, -32000, `Forbidden: ${refused}`);
       return;
     }
+    const verdict = await authorize(req, gateway, authorization);
+    if (!verdict.ok) {
+      sendRefusal(req, res, authorization, verdict);
+      return;
+    }
+    const grant = verdict.grant;
     if (req.method === "DELETE") {
-      const request = webRequest(req, res, callerHeaders(req, options.trustProxy), undefined);
+      const request = webRequest(req, res, callerHeaders(req, options.trustProxy, grant), undefined);
       const session = sessions.find(request);
       if (session) {
         await writeWebResponse(res, await session.handleRequest(request));
@@ -178,7 +196,7 @@ export function mcpHttpHandler(
         sendRpcError(res, 413, -32000, `Payload Too Large: Request body must not exceed ${MAX_BODY_BYTES} bytes`);
         return;
       }
-      const request = webRequest(req, res, callerHeaders(req, options.trustProxy), text);
+      const request = webRequest(req, res, callerHeaders(req, options.trustProxy, grant), text);
       const parsedBody = parseJson(text);
       if (sharesAnId(parsedBody)) {
         // Their responses could not be told apart; the SDK's transport would answer only one of them.

@@ -28,6 +28,7 @@
  */
 import { createHash, randomUUID } from "node:crypto";
 import { type McpServer, WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server";
+import { callerIdentity, GRANT_HEADER } from "./tools/results.js";
 
 export interface LegacySessionLimits {
   /** Sessions kept at most; past it the least recently used one is closed. */
@@ -47,9 +48,12 @@ interface Session {
 
 /** Hash of a request's caller: its key and organization (the key itself is never kept). */
 export function callerOfHeaders(headers: Headers): string {
-  return createHash("sha256")
-    .update(`${headers.get("svc-api-key") ?? ""}\0${headers.get("svc-org-id") ?? ""}`)
-    .digest("hex");
+  const caller = {
+    apiKey: headers.get("svc-api-key") || undefined,
+    grant: headers.get(GRANT_HEADER) || undefined,
+    orgId: headers.get("svc-org-id") || undefined,
+  };
+  return createHash("sha256").update(callerIdentity(caller)).digest("hex");
 }
 
 /** Whether this message (a 2025-11-25 body) is an `initialize` whose client can show its user a form. */

@@ -38,6 +38,7 @@ export const mcpServerRole: Role = {
       trustProxy: config.MCP_TRUST_PROXY,
       origins,
       stateKey: config.MCP_REQUEST_STATE_KEY,
+      authorization: { issuer: new URL(config.PUBLIC_URL).origin, resource: config.MCP_PUBLIC_URL },
     });
     const server = await startHttpServer(handler, config.PORT, config.HOST);
     const port = (server.address() as AddressInfo).port;

@@ -168,11 +168,22 @@ describe("the server and its eleven tools", () => {
     expect(byName.delete_workflow!.annotations?.destructiveHint).toBe(true);
   });
 
-  it("lists the same tools to a client that sent no key", async () => {
-    const anonymous = await connect();
-    const keyed = (await mcp.listTools()).tools;
-    const { tools } = await anonymous.listTools();
-    expect(tools).toEqual(keyed);
+  it("refuses a client that sent no credential with 401 and the OAuth challenge (issue 32), and lists nothing", async () => {
+    await expect(connect()).rejects.toThrow(/authorization required/);
+    const raw = await fetch(s.stack.mcpUrl, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2025-11-25",
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
+    });
+    expect(raw.status).toBe(401);
+    expect(raw.headers.get("www-authenticate")).toMatch(
+      /^Bearer resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp", scope="mcp"$/,
+    );
+    expect(JSON.stringify(await raw.json())).not.toContain("batch_execute_tools");
   });
 });
 
@@ -241,10 +252,11 @@ describe("search -> batch execute -> fetch result, on the built-in word_count", 
     expect(encode(JSON.stringify(compact)).length).toBeLessThan(encode(JSON.stringify(full)).length);
   });
 
-  it("searches without a key (public search), and keeps the filters", async () => {
-    const anonymous = await connect();
-    const found = await callOk(anonymous, "search_tools", { query: "count the words of a text", limit: 3, detail: "full" });
-    const rest = await s.call("GET", `/tools/public/search?query=${encodeURIComponent("count the words of a text")}&limit=3`);
+  it("searches the public catalog with the caller's readiness, and keeps the filters", async () => {
+    const found = await callOk(mcp, "search_tools", { query: "count the words of a text", limit: 3, detail: "full" });
+    const rest = await s.call("GET", `/tools/public/search?query=${encodeURIComponent("count the words of a text")}&limit=3`, {
+      key: agent.key,
+    });
     expect(found.tools).toEqual(rest.body);
     expect(found.tools.length).toBe(3);
     expect(found.tools.map((t: { id: string }) => t.id)).toContain(wordCount.id);
@@ -267,7 +279,7 @@ describe("search -> batch execute -> fetch result, on the built-in word_count", 
     expect(ready.tools.length).toBeGreaterThan(0);
     expect(ready.tools.every((t: { readiness: string }) => t.readiness === "ready")).toBe(true);
     // An empty query returns nothing (spec item 6).
-    expect(await callOk(anonymous, "search_tools", { query: "  " })).toEqual({ tools: [] });
+    expect(await callOk(mcp, "search_tools", { query: "  " })).toEqual({ tools: [] });
   });
 
   it("recommends tools, as GET /v1/tools/recommended does", async () => {
@@ -277,9 +289,8 @@ describe("search -> batch execute -> fetch result, on the built-in word_count", 
     expect(rest.status).toBe(200);
     expect(got.recommendations).toEqual(rest.body);
     expect(got.recommendations.length).toBeLessThanOrEqual(3);
-    const anonymous = await connect();
-    const popular = await callOk(anonymous, "get_recommendations", {});
-    expect(popular.recommendations).toEqual((await s.call("GET", "/tools/recommended")).body);
+    const popular = await callOk(mcp, "get_recommendations", {});
+    expect(popular.recommendations).toEqual((await s.call("GET", "/tools/recommended", { key: agent.key })).body);
   });
 
   it("runs it in a batch and reads the stored result back at a path", async () => {
@@ -798,12 +809,13 @@ describe("workflow tools", () => {
 });
 
 describe("errors are tool results, never protocol errors", () => {
-  it("without a key: search works, every tool that needs a key says to send svc-api-key", async () => {
-    const anonymous = await connect();
-    expect((await callOk(anonymous, "search_tools", { query: "word_count", limit: 1 })).tools[0]).toMatchObject({
-      id: wordCount.id,
-      readiness: "ready",
-    });
+  it("with a revoked key: every tool that acts for the caller says the key was not accepted and to send svc-api-key", async () => {
+    const revokedKey = await createKey(s, agent, null);
+    const revokedId = (await s.call("GET", "/api-keys", { key: agent.key })).body.find(
+      (k: { key_prefix: string }) => k.key_prefix === revokedKey.slice(0, 8),
+    ).id;
+    expect((await s.call("DELETE", `/api-keys/${revokedId}`, { key: agent.key })).status).toBe(200);
+    const anonymous = await connect({ key: revokedKey });
     const needKey: Array<[string, Record<string, unknown>]> = [
       ["batch_execute_tools", { calls: [{ tool_id: wordCount.id, tool_input: { text: "a b" } }] }],
       ["fetch_result", { execution_id: randomUUID() }],
@@ -910,7 +922,7 @@ describe("fifty concurrent clients", () => {
 describe("rate limits", () => {
   // Last in the file: it spends the public-search budget of this stack's one client address.
   it("turns the gateway's 429 into an error result that says to wait Retry-After", async () => {
-    const anonymous = await connect();
+    const anonymous = await connect({ key: agent.key });
     let text: string | undefined;
     // Up to twice the limit and one: a run of searches that straddles the edge of a minute window still
     // goes over the limit within one window (a slow machine once spread 61 searches over two).

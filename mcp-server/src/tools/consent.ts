@@ -33,7 +33,7 @@ import {
   type RequestStateCodec,
 } from "@modelcontextprotocol/server";
 import { canonicalJson } from "@toolport/kit/json-values";
-import type { HandlerExtra } from "./results.js";
+import { callerIdentity, callerOf, type HandlerExtra } from "./results.js";
 
 /** As long as a confirm token lives (execution's CONSENT_TTL_SECONDS). */
 export const CONSENT_STATE_TTL_SECONDS = 600;
@@ -63,7 +63,7 @@ export function consentCodec(key: string | Uint8Array): ConsentCodec {
     ttlSeconds: CONSENT_STATE_TTL_SECONDS,
     bind: (ctx) => {
       const headers = (ctx as HandlerExtra).http?.req?.headers;
-      const caller = `${headers?.get("svc-api-key") ?? ""}\0${headers?.get("svc-org-id") ?? ""}`;
+      const caller = callerIdentity(callerOf(ctx as HandlerExtra));
       return `${ctx.mcpReq.method}\0${headers?.get("mcp-name") ?? ""}\0${sha256(caller)}`;
     },
   });

@@ -47,5 +47,6 @@ describe("gateway errors as tool results", () => {
   it("names the header when no key was sent", () => {
     expect(requireKey({})?.content).toEqual([{ type: "text", text: expect.stringContaining("`svc-api-key` header") }]);
     expect(requireKey({ apiKey: "k" })).toBeNull();
+    expect(requireKey({ bearer: "tpat_x" })).toBeNull();
   });
 });

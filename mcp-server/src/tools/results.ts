@@ -60,11 +60,26 @@ function traceContext(extra: HandlerExtra, header: (name: string) => string | un
  * The caller's own credentials, read from the headers of the MCP request being answered (servers are
  * pooled across requests, so nothing about a caller is kept on them). Used for this call only, never logged.
  */
+/** Set by http.ts on a request whose access token it checked: the grant (key id) the token acts as. */
+export const GRANT_HEADER = "x-toolport-grant";
+
+/**
+ * Who is calling, for binding sealed state to them: the key (or, for an access token, the grant it acts
+ * as, which outlives the token's refreshes) and the organization.
+ */
+export function callerIdentity(caller: Pick<CallerHeaders, "apiKey" | "grant" | "orgId">): string {
+  const who = caller.apiKey ?? (caller.grant ? `grant:${caller.grant}` : "");
+  return `${who}\0${caller.orgId ?? ""}`;
+}
+
 export function callerOf(extra: HandlerExtra): CallerHeaders {
   const headers = extra.http?.req?.headers;
   const one = (name: string) => headers?.get(name) || undefined;
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(one("authorization") ?? "")?.[1];
   return {
     apiKey: one("svc-api-key"),
+    // http.ts checked the token and named its grant in GRANT_HEADER (a client-sent one is dropped).
+    ...(bearer ? { bearer, grant: one(GRANT_HEADER) } : {}),
     orgId: one("svc-org-id"),
     requestId: one("x-request-id"),
     forwardedFor: one("x-forwarded-for"),
@@ -83,12 +98,15 @@ export function failure(text: string): CallToolResult {
 }
 
 export const NEEDS_KEY =
-  "This tool needs your Toolport API key: send it in the `svc-api-key` header of the MCP connection " +
-  "(and `svc-org-id` to act in an organization). An agent gets a key by registering: POST /v1/agents.";
+  "This tool needs your Toolport credential: send your API key in the `svc-api-key` header of the MCP connection " +
+  "(and `svc-org-id` to act in an organization), or connect through OAuth. An agent gets a key by registering: POST /v1/agents.";
 
-/** The missing-key failure, or null when the caller sent a key. */
+/**
+ * The missing-credential failure, or null when the caller sent a key or a token. http.ts refuses a
+ * request without either before any tool runs; this guards a tool reached some other way.
+ */
 export function requireKey(caller: CallerHeaders): CallToolResult | null {
-  return caller.apiKey ? null : failure(NEEDS_KEY);
+  return caller.apiKey || caller.bearer ? null : failure(NEEDS_KEY);
 }
 
 /** A 2xx reply shaped by `shape`; anything else as the failure the model can act on. */
@@ -149,7 +167,7 @@ function advice(reply: GatewayReply, code: string, details: Json): string {
     case 422:
       return "Fix the arguments named above and call again.";
     case 401:
-      return `${NEEDS_KEY} The key sent was missing, revoked or not valid.`;
+      return `${NEEDS_KEY} The key or token sent was missing, revoked, expired or not valid.`;
     case 402:
       return "The wallet cannot pay for this tool: call fund_agent_wallet, then retry the call.";
     case 403:

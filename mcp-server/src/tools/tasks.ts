@@ -23,7 +23,7 @@ import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import { ProtocolError } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { CallerHeaders } from "../gateway-client.js";
-import { asObject, callerOf, describeError, type HandlerExtra, success, type ToolContext } from "./results.js";
+import { asObject, callerIdentity, callerOf, describeError, type HandlerExtra, success, type ToolContext } from "./results.js";
 
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 /** Where a tool result carries the task it is to be answered as (http.ts). */
@@ -43,10 +43,7 @@ export function declaresTasks(capabilities: unknown): boolean {
   return typeof extensions?.[TASKS_EXTENSION] === "object" && extensions[TASKS_EXTENSION] !== null;
 }
 
-const callerHash = (caller: CallerHeaders) =>
-  createHash("sha256")
-    .update(`${caller.apiKey ?? ""}\0${caller.orgId ?? ""}`)
-    .digest("hex");
+const callerHash = (caller: CallerHeaders) => createHash("sha256").update(callerIdentity(caller)).digest("hex");
 
 /** Makes and opens task handles (see the module comment). */
 export class TaskHandles {
