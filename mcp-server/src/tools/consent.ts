@@ -18,6 +18,11 @@
  * The calls of the batch that needed no consent ran in the first round; their elements travel in the
  * state and are answered with the rest, in input order.
  *
+ * Such a client gets batch_execute_tools synchronously even when it declares the Tasks extension (tasks.ts):
+ * a task cannot ask the person yet, and its result would carry the confirm tokens to the model. A client
+ * with tasks and without elicitation gets the consent objects in the task's result, as it would
+ * synchronously.
+ *
  * A 2025-11-25 client keeps today's consent object: it is served statelessly, so this server never sees
  * its capabilities (declared in `initialize`, another POST) and could not route its answer to a request
  * this server sent it.
