@@ -153,8 +153,12 @@ export class BatchRunner {
     if (pruned > 0) log.info({ pruned }, "pruned ended batches");
   }
 
-  /** Runs `tick` every third of a lease; stop() waits for the batches running here to end. */
-  startUpkeep(): { stop(): Promise<void> } {
+  /**
+   * Runs `tick` every third of a lease. stop() lets the batches running here end, for at most `graceMs`
+   * (SHUTDOWN_GRACE_MS): what is still running then is cut with the process, and taken over once its
+   * lease runs out.
+   */
+  startUpkeep(graceMs: number): { stop(): Promise<void> } {
     let round: Promise<void> | undefined;
     const tick = () => {
       round ??= this.tick()
@@ -170,7 +174,14 @@ export class BatchRunner {
       stop: async () => {
         clearInterval(timer);
         await round;
-        await Promise.allSettled([...this.running.values()]);
+        let grace: NodeJS.Timeout | undefined;
+        await Promise.race([
+          Promise.allSettled([...this.running.values()]),
+          new Promise((resolve) => {
+            grace = setTimeout(resolve, graceMs);
+          }),
+        ]);
+        clearTimeout(grace);
       },
     };
   }
