@@ -106,6 +106,10 @@ describe("POST /v1/tools/call/batch with Prefer: respond-async", () => {
       const working = await batchOf(id);
       expect(working.status).toBe(200);
       expect(working.body).toMatchObject({ batch_id: id, status: "working", calls_total: 3, calls_done: 1, results: null });
+      // Held for several leases (900 ms): the running process keeps renewing its lease, so nothing takes
+      // the batch over while it lives (a takeover would end the held calls batch_interrupted).
+      await new Promise((r) => setTimeout(r, 3_000));
+      expect((await batchOf(id)).body).toMatchObject({ status: "working", calls_done: 1 });
     } finally {
       release();
     }
