@@ -220,6 +220,18 @@ describe("batch_execute_tools as a task", () => {
     expect(api.calls.get(`${tag}:1`)).toBe(2);
   });
 
+  it("stays synchronous for a client that can also ask its person (consent questions are not carried by a task)", async () => {
+    const calls = [{ tool_id: "no-such-tool" }];
+    const both = await modernRpc(
+      s.stack.mcpUrl,
+      "tools/call",
+      { name: "batch_execute_tools", arguments: { calls } },
+      { key: alice.key, capabilities: { extensions: { [TASKS]: {} }, elicitation: { form: {} } } },
+    );
+    expect(both.result.resultType).toBe("complete");
+    expect(both.result.structuredContent.results).toMatchObject([{ success: false, error_code: "tool_not_found" }]);
+  });
+
   it("opens a batch handle only for its caller; tasks/cancel cancels the batch", async () => {
     const tag = `btc-${randomUUID().slice(0, 8)}`;
     const release = hold();
