@@ -8,7 +8,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AgentKey, type ExecStack, publishOpenApi, registerAgent, startExecStack } from "./execution-support.js";
+import { type AgentKey, createKey, type ExecStack, publishOpenApi, registerAgent, startExecStack } from "./execution-support.js";
 import { type ShopApi, shopDocument, startShopApi } from "./workflow-support.js";
 
 let s: ExecStack;
@@ -159,6 +159,11 @@ describe("POST /v1/tools/call/batch with Prefer: respond-async", () => {
     expect(theirs.status).toBe(404);
     expect(theirs.body.error.code).toBe("batch_not_found");
     expect(JSON.stringify(theirs.body)).not.toContain("tool_not_found");
+    // Another key of the same agent is not the caller either.
+    const sibling = await createKey(s, alice, null);
+    const fromSibling = await batchOf(id, sibling);
+    expect(fromSibling.status).toBe(404);
+    expect(fromSibling.body.error.code).toBe("batch_not_found");
     const cancelTheirs = await s.call("POST", `/tools/call/batch/${id}/cancel`, { key: bob.key });
     expect(cancelTheirs.status).toBe(404);
     const unknown = await batchOf(randomUUID());
