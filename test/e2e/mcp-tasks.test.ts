@@ -1,9 +1,9 @@
 /**
  * Long work as tasks through the MCP server (issue 31): a 2026-07-28 client that declares the Tasks
- * extension calls run_workflow and gets a task handle at once; tasks/get follows the workflow run in
- * the content service and, once it ended, answers the same tool result a synchronous run_workflow
- * gives. The MCP server is stopped and started again while the run goes on, and the handle still
- * resolves (nothing about a task is kept in the server). Handles are the caller's own; a client that
+ * extension calls run_workflow (or batch_execute_tools) and gets a task handle at once; tasks/get follows
+ * the workflow run in the content service (the async batch in the execution service) and, once it ended,
+ * answers the same tool result the synchronous call gives. The MCP server is stopped and started again
+ * while the work goes on, and the handle still resolves (nothing about a task is kept in the server). Handles are the caller's own; a client that
  * did not declare the extension is refused; server/discover lists the extension. Per-role layout, so
  * the MCP server alone can be restarted.
  */
@@ -129,5 +129,130 @@ describe("run_workflow as a task", () => {
       expect(ack.result, method).toEqual(expect.objectContaining({ resultType: "complete" }));
       expect((await rpc(method, { taskId: "wf1.nope.AAAAAAAAAAAAAAAAAAAAAA" }, alice.key)).error?.code, method).toBe(-32602);
     }
+  });
+});
+
+/** Holds every /slow call in the upstream until the returned function is called. */
+function hold(): () => void {
+  let release!: () => void;
+  api.gate = new Promise<void>((r) => {
+    release = r;
+  });
+  return () => {
+    api.gate = undefined;
+    release();
+  };
+}
+
+/** A tool result's elements without what differs between two runs of the same calls (execution ids). */
+const withoutIds = (results: Record<string, unknown>[]) =>
+  results.map(({ _meta, ...rest }) => {
+    const { execution_id, ...meta } = _meta as Record<string, unknown>;
+    return { ...rest, ran: execution_id !== null, _meta: meta };
+  });
+
+describe("batch_execute_tools as a task", () => {
+  const batchCalls = (tag: string) => [
+    { tool_id: tools.slow, tool_input: { tag, step: 1 } },
+    { tool_id: "no-such-tool" },
+    { tool_id: tools.slow, tool_input: { tag, step: 2 }, max_response_chars: 200 },
+  ];
+  const received = (tag: string) => (api.calls.get(`${tag}:1`) ?? 0) + (api.calls.get(`${tag}:2`) ?? 0);
+
+  it("answers a handle at once; tasks/get follows the batch across a restart of the MCP server to the synchronous call's result", async () => {
+    const tag = `bt-${randomUUID().slice(0, 8)}`;
+    const calls = batchCalls(tag);
+    const release = hold();
+    let taskId: string;
+    try {
+      const created = await rpc("tools/call", { name: "batch_execute_tools", arguments: { calls } }, alice.key);
+      expect(created.result).toMatchObject({ resultType: "task", status: "working", ttlMs: null, pollIntervalMs: 1000 });
+      taskId = created.result.taskId as string;
+      expect(taskId).toMatch(/^bt1\./);
+      expect("content" in created.result).toBe(false);
+
+      // Both upstream calls are held in the upstream; the refused call ended.
+      await expect.poll(() => received(tag), { timeout: 20_000 }).toBe(2);
+      await expect
+        .poll(async () => (await rpc("tasks/get", { taskId }, alice.key)).result?.statusMessage, { timeout: 20_000 })
+        .toBe("1 of 3 calls done");
+
+      // The MCP server goes away and comes back while the calls run in the execution service.
+      await s.stack.stop("mcp-server");
+      await s.stack.start("mcp-server");
+      const after = await rpc("tasks/get", { taskId }, alice.key);
+      expect(after.result).toMatchObject({
+        resultType: "complete",
+        taskId,
+        status: "working",
+        statusMessage: "1 of 3 calls done",
+      });
+    } finally {
+      release();
+    }
+
+    let task: { status: string; result?: { structuredContent: { results: Record<string, unknown>[] }; isError?: boolean } } = {
+      status: "working",
+    };
+    await expect
+      .poll(
+        async () => {
+          task = (await rpc("tasks/get", { taskId }, alice.key)).result;
+          return task.status;
+        },
+        { timeout: 20_000, interval: 250 },
+      )
+      .toBe("completed");
+    expect(api.calls.get(`${tag}:1`)).toBe(1);
+    expect(api.calls.get(`${tag}:2`)).toBe(1);
+    const results = task.result!.structuredContent.results;
+    expect(results.map((r) => r.success)).toEqual([true, false, true]);
+    expect(results[1]!.error_code).toBe("tool_not_found");
+
+    // The same as the synchronous call gives (a client without the extension).
+    const sync = await rpc("tools/call", { name: "batch_execute_tools", arguments: { calls } }, alice.key, false);
+    expect(sync.result.resultType).toBe("complete");
+    expect(sync.result.structuredContent.results).toHaveLength(3);
+    expect(withoutIds(results)).toEqual(withoutIds(sync.result.structuredContent.results));
+    const keys = (o: object) => Object.keys(o).sort();
+    // Less what the SDK stamps on every answer it sends (resultType, _meta's server identity).
+    expect(keys(task.result!)).toEqual(keys(sync.result).filter((k) => k !== "resultType" && k !== "_meta"));
+    expect(api.calls.get(`${tag}:1`)).toBe(2);
+  });
+
+  it("stays synchronous for a client that can also ask its person (consent questions are not carried by a task)", async () => {
+    const calls = [{ tool_id: "no-such-tool" }];
+    const both = await modernRpc(
+      s.stack.mcpUrl,
+      "tools/call",
+      { name: "batch_execute_tools", arguments: { calls } },
+      { key: alice.key, capabilities: { extensions: { [TASKS]: {} }, elicitation: { form: {} } } },
+    );
+    expect(both.result.resultType).toBe("complete");
+    expect(both.result.structuredContent.results).toMatchObject([{ success: false, error_code: "tool_not_found" }]);
+  });
+
+  it("opens a batch handle only for its caller; tasks/cancel cancels the batch", async () => {
+    const tag = `btc-${randomUUID().slice(0, 8)}`;
+    const release = hold();
+    let taskId: string;
+    try {
+      const created = await rpc("tools/call", { name: "batch_execute_tools", arguments: { calls: batchCalls(tag) } }, alice.key);
+      taskId = created.result.taskId as string;
+      expect(taskId).toMatch(/^bt1\./);
+      expect((await rpc("tasks/get", { taskId }, bob.key)).error).toMatchObject({ code: -32602 });
+      expect((await rpc("tasks/cancel", { taskId }, bob.key)).error).toMatchObject({ code: -32602 });
+      // A run's handle with the batch's id is not the batch's.
+      const swapped = `wf1.${taskId.split(".")[1]}.${taskId.split(".")[2]}`;
+      expect((await rpc("tasks/get", { taskId: swapped }, alice.key)).error).toMatchObject({ code: -32602 });
+      await expect.poll(() => received(tag), { timeout: 20_000 }).toBe(2);
+      const cancelled = await rpc("tasks/cancel", { taskId }, alice.key);
+      expect(cancelled.result).toEqual(expect.objectContaining({ resultType: "complete" }));
+    } finally {
+      release();
+    }
+    await expect
+      .poll(async () => (await rpc("tasks/get", { taskId }, alice.key)).result?.status, { timeout: 20_000, interval: 250 })
+      .toBe("cancelled");
   });
 });

@@ -525,6 +525,8 @@ describe("the route table", () => {
     ["POST", `/services/${SERVICE_ID}/reimport`, "{service: Service, tools: Tool[]}"],
     ["POST", `/tools/call/${TOOL_ID}`, "single-call result"],
     ["POST", "/tools/call/batch", "{results: Batch element[]}"],
+    ["GET", `/tools/call/batch/${EXECUTION_ID}`, "async batch record"],
+    ["POST", `/tools/call/batch/${EXECUTION_ID}/cancel`, "async batch record"],
     ["GET", `/tools/executions/${EXECUTION_ID}/result?path=a.b`, "Execution result"],
     ["GET", "/workflows/public?sort=name", "Workflow summary[] (public)"],
     ["GET", "/workflows/my", "Workflow summary[]"],

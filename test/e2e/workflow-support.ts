@@ -22,6 +22,8 @@ export interface ShopApi {
   calls: Map<string, number>;
   /** Milliseconds /slow and /charge wait before they answer. */
   slowMs: number;
+  /** When set, /slow also waits for it (a test holds calls in the upstream and releases them). */
+  gate?: Promise<void>;
   close(): Promise<void>;
 }
 
@@ -62,6 +64,7 @@ export async function startShopApi(): Promise<ShopApi> {
         return json(200, { charged: true, tag: body.tag, step: body.step });
       case "slow":
         await new Promise((r) => setTimeout(r, api.slowMs));
+        await api.gate;
         return json(200, { tag: body.tag, step: body.step, done: true });
       default:
         return json(404, { error: "no such route" });

@@ -13,6 +13,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import {
   batchElement,
+  batchRecord,
   closed,
   executionResult,
   oneOf,
@@ -62,6 +63,11 @@ const bodies = {
     spec: `SERVICE-SPEC endpoint 14 + ${shapes.BatchElement.spec}`,
     schema: closed({ results: arrayOf(batchElement) }),
   },
+  BatchRecord: {
+    label: "async batch record",
+    spec: "issue 31 (POST /tools/call/batch with Prefer: respond-async) + endpoint 14's elements",
+    schema: batchRecord,
+  },
   ServiceEnvelope: {
     label: "{service: Service}",
     spec: `DESIGN "Publishing" carrying ${shapes.Service.spec}`,
@@ -101,6 +107,8 @@ type BodyName = keyof typeof bodies;
 const routes: [method: string, pattern: string, body: BodyName | null][] = [
   // Execution (spec items 13-15).
   ["POST", "/tools/call/batch", "BatchResults"],
+  ["GET", "/tools/call/batch/:batch_id", "BatchRecord"],
+  ["POST", "/tools/call/batch/:batch_id/cancel", "BatchRecord"],
   ["POST", "/tools/call/:tool_id", "SingleCallResult"],
   ["GET", "/tools/executions/:execution_id/result", "ExecutionResult"],
   // Catalog (spec items 1-10).
@@ -394,8 +402,10 @@ export class ShapeMismatchError extends Error {
  */
 export function checkReply(reply: CheckedReply): void {
   if (reply.status < 200 || reply.status > 299) return;
-  const name = routeBodyName(reply.method, reply.path);
+  let name = routeBodyName(reply.method, reply.path);
   if (!name) return;
+  // The batch route answers its record instead with `Prefer: respond-async`.
+  if (name === "BatchResults" && reply.status === 202) name = "BatchRecord";
   const found = mismatches(compiledBodies[name], reply.body);
   if (found.length === 0) {
     const query = new URLSearchParams(reply.path.includes("?") ? reply.path.slice(reply.path.indexOf("?") + 1) : "");

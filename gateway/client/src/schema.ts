@@ -35,9 +35,49 @@ export interface paths {
         put?: never;
         /**
          * Call up to 10 tools
-         * @description Each call runs independently and concurrently; `results` holds one element per call, in input order. Refusals stay inside their element (`success` false, `error`, `error_code`, and `execution_id` null): tool not found, not permitted, invalid input, a consent request (`consent`, see the 409 of a single call), a limit (`insufficient_balance`, `spend_limit_exceeded`, `rate_limited`, `usage_limit_reached`). A call that ran and failed upstream has its `execution_id`. Only a malformed batch (400) or the caller's key being refused (401, e.g. revoked) fails the whole request.
+         * @description Each call runs independently and concurrently; `results` holds one element per call, in input order. Refusals stay inside their element (`success` false, `error`, `error_code`, and `execution_id` null): tool not found, not permitted, invalid input, a consent request (`consent`, see the 409 of a single call), a limit (`insufficient_balance`, `spend_limit_exceeded`, `rate_limited`, `usage_limit_reached`). A call that ran and failed upstream has its `execution_id`. Only a malformed batch (400) or the caller's key being refused (401, e.g. revoked) fails the whole request. With `Prefer: respond-async` the batch is recorded and runs in the background: 202 with its record at once, `Location` to follow it (GET /v1/tools/call/batch/{batch_id}).
          */
         post: operations["callToolsBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/call/batch/{batch_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an async batch
+         * @description The record of a batch sent with `Prefer: respond-async`: `working` with `calls_done` of `calls_total` and `results` null, then `completed` (or `cancelled`) with `results` as the synchronous route answers them. Only the API key that sent the batch sees it: any other caller, an unknown id or a batch pruned after its retention is a 404 `batch_not_found`; an id that is not a UUID is a 400 `invalid_batch_id`.
+         */
+        get: operations["getToolsBatch"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/call/batch/{batch_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel an async batch
+         * @description Calls of the batch that have not started do not run (their elements fail with `error_code` `batch_cancelled`); calls already running finish and keep their outcome. The batch then reads `cancelled`. A batch that ended already is answered unchanged. Same visibility as reading it (404, 400).
+         */
+        post: operations["cancelToolsBatch"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2625,6 +2665,76 @@ export interface components {
         BatchResults: {
             results: components["schemas"]["BatchElement"][];
         };
+        /** @description An async batch (`Prefer: respond-async`): its status (`working`, then `completed`; `cancelled` after a cancel; `failed` when the caller's key was refused as a whole), how many calls have their element, and once it ended `results`, exactly the synchronous route's `results` (each call's execution_id its own). A call cut off by a restart of the execution service is never run again: its element fails with `error_code` `batch_interrupted`; a call a cancel stopped before it started has `batch_cancelled`. Kept 24 hours after it ended (configurable). */
+        BatchRecord: {
+            batch_id: string;
+            /** @enum {string} */
+            status: "working" | "completed" | "cancelled" | "failed";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            finished_at: string | null;
+            calls_total: number;
+            calls_done: number;
+            results: ({
+                tool_id: string;
+                success: boolean;
+                result: unknown;
+                error: string | null;
+                execution_id: string | null;
+                consent?: {
+                    tool_id: string;
+                    tool_name: string;
+                    parameters: Record<string, unknown>;
+                    confirm_token: string;
+                    /** Format: date-time */
+                    expires_at: string;
+                };
+                projection?: {
+                    kept: string[];
+                    unmatched: string[];
+                };
+                truncated?: boolean;
+                response_meta?: {
+                    /** @constant */
+                    truncated: true;
+                    original_response_chars: number;
+                    response_chars: number;
+                    dropped_items: {
+                        [key: string]: {
+                            kept: number;
+                            total: number;
+                        };
+                    };
+                    cursor?: string;
+                };
+                error_code?: string;
+                cursor?: string;
+                passthrough_reason?: string;
+                _meta?: {
+                    redaction?: {
+                        count: number;
+                        fields: {
+                            path: string;
+                            key: string;
+                            rule: string;
+                        }[];
+                        mode: string;
+                    };
+                    truncation_note?: string;
+                    execution_id?: string;
+                };
+            } & (unknown & unknown & unknown & unknown))[] | null;
+            error_status?: number;
+            error?: {
+                detail: unknown;
+                error: {
+                    code: string;
+                    message: string;
+                    details: Record<string, unknown>;
+                };
+            };
+        } & (unknown & unknown);
         /** @description One call of a batch, with the options of a single call (other keys are ignored). */
         BatchCall: {
             /** @description The tool's id or slug. */
@@ -3645,6 +3755,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description `respond-async` (RFC 7240): answer 202 with the batch record at once instead of waiting for every call. Other preferences are ignored.
+                 * @example respond-async
+                 */
+                Prefer?: string;
                 /** @description The organization to act in (the caller must belong to it); default: the caller's own. */
                 "svc-org-id"?: components["parameters"]["OrgId"];
             };
@@ -3706,10 +3821,161 @@ export interface operations {
                     "application/json": components["schemas"]["BatchResults"];
                 };
             };
+            /** @description `Prefer: respond-async`: the batch is recorded and runs; follow it at `Location`. */
+            202: {
+                headers: {
+                    /** @description Where the batch is read: /v1/tools/call/batch/{batch_id}. */
+                    Location?: string;
+                    /** @description `respond-async`. */
+                    "Preference-Applied"?: "respond-async";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "batch_id": "5a0f7d3e-9c41-4b2a-8e6f-1d3c5b7a9e20",
+                     *       "status": "working",
+                     *       "created_at": "2026-11-20T09:30:00.000Z",
+                     *       "finished_at": null,
+                     *       "calls_total": 2,
+                     *       "calls_done": 0,
+                     *       "results": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BatchRecord"];
+                };
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["Timeout"];
+        };
+    };
+    getToolsBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The organization to act in (the caller must belong to it); default: the caller's own. */
+                "svc-org-id"?: components["parameters"]["OrgId"];
+            };
+            path: {
+                /** @description The `batch_id` the 202 answered. */
+                batch_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The batch record. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "batch_id": "5a0f7d3e-9c41-4b2a-8e6f-1d3c5b7a9e20",
+                     *       "status": "completed",
+                     *       "created_at": "2026-11-20T09:30:00.000Z",
+                     *       "finished_at": "2026-11-20T09:30:02.412Z",
+                     *       "calls_total": 1,
+                     *       "calls_done": 1,
+                     *       "results": [
+                     *         {
+                     *           "tool_id": "7c0e9f8a-2b1d-4c3e-9a5f-1d2e3f4a5b6c",
+                     *           "success": true,
+                     *           "result": {
+                     *             "temperature_c": 18
+                     *           },
+                     *           "error": null,
+                     *           "execution_id": "0b6f3c52-8f3e-4a8e-b4a7-2f1d6a9c0e11",
+                     *           "truncated": false
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BatchRecord"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description `batch_not_found`: no batch with this id was sent with this key. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["Timeout"];
+        };
+    };
+    cancelToolsBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The organization to act in (the caller must belong to it); default: the caller's own. */
+                "svc-org-id"?: components["parameters"]["OrgId"];
+            };
+            path: {
+                /** @description The `batch_id` the 202 answered. */
+                batch_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The batch record after the cancel. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "batch_id": "5a0f7d3e-9c41-4b2a-8e6f-1d3c5b7a9e20",
+                     *       "status": "cancelled",
+                     *       "created_at": "2026-11-20T09:30:00.000Z",
+                     *       "finished_at": "2026-11-20T09:30:00.518Z",
+                     *       "calls_total": 1,
+                     *       "calls_done": 1,
+                     *       "results": [
+                     *         {
+                     *           "tool_id": "7c0e9f8a-2b1d-4c3e-9a5f-1d2e3f4a5b6c",
+                     *           "success": false,
+                     *           "result": null,
+                     *           "error": "the batch was cancelled before this call started; it did not run",
+                     *           "error_code": "batch_cancelled",
+                     *           "execution_id": null,
+                     *           "truncated": false
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BatchRecord"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description `batch_not_found`: no batch with this id was sent with this key. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];

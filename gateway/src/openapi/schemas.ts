@@ -401,6 +401,43 @@ export const batchElement = closed(
 );
 
 /**
+ * An async batch (POST /tools/call/batch with `Prefer: respond-async`, issue 31): `results` is null while
+ * it works and the sync route's `results` once it ended; a batch refused as a whole (`failed`) carries the
+ * error body and status the sync route would have answered.
+ */
+export const batchRecord = closed(
+  {
+    batch_id: string,
+    status: oneOf("working", "completed", "cancelled", "failed"),
+    created_at: { type: "string", format: "date-time" },
+    finished_at: { type: ["string", "null"], format: "date-time" },
+    calls_total: { type: "integer", minimum: 1, maximum: 10 },
+    calls_done: { type: "integer", minimum: 0, maximum: 10 },
+    results: { type: ["array", "null"], items: batchElement },
+  },
+  {
+    error_status: { type: "integer", minimum: 400, maximum: 599 },
+    error: closed({
+      detail: {},
+      error: closed({ code: string, message: string, details: { type: "object" } }),
+    }),
+  },
+  {
+    allOf: [
+      rule(
+        "results are there once the batch completed or was cancelled, and only then",
+        { properties: { status: { enum: ["completed", "cancelled"] } } },
+        fieldIs("results", { type: "array" }),
+        fieldIs("results", isNull),
+      ),
+      rule("a failed batch says why (error, error_status)", fieldIs("status", { const: "failed" }), {
+        required: ["error", "error_status"],
+      }),
+    ],
+  },
+);
+
+/**
  * DESIGN "Single call": a batch element plus `truncated` and `response_meta`. A 200 means the call
  * ran, so it carries its execution_id and neither a consent object (that is the 409) nor error_code.
  */

@@ -7,7 +7,14 @@
  * - POST /tools/call/batch: `{calls: [...]}` (1..10) -> `{results: [...]}` in input order; refusals,
  *   consent requests and failures stay inside their element (`error_code`, `consent`); only the
  *   caller's key being refused (revoked, owner left the organization) is a 401 for the whole batch.
- * Both tool-call routes reuse API-key principals from a short-lived cache (middleware/auth.ts).
+ *   With `Prefer: respond-async` (RFC 7240) the same body, validated the same way, is recorded and run in
+ *   the background instead (issue 31): 202 with the batch record, `Location` and `Preference-Applied`.
+ * - GET /tools/call/batch/{batch_id}: the record `{batch_id, status, created_at, finished_at, calls_total,
+ *   calls_done, results}`, `results` being exactly the sync route's `results` once the batch ended (null
+ *   while working); a batch refused as a whole (`failed`) carries the error body the sync route would have
+ *   answered in `error` and its status in `error_status`. Only the key that sent it sees it (404 otherwise).
+ * - POST /tools/call/batch/{batch_id}/cancel: calls not started yet do not run (`batch_cancelled`).
+ * The tool-call routes reuse API-key principals from a short-lived cache (middleware/auth.ts).
  * - GET /tools/executions/{execution_id}/result?path=&max_chars=: the Execution result shape.
  * Beyond the spec's fields, present only when they apply: `projection`, `cursor`, `passthrough_reason`
  * and `_meta` {redaction, truncation_note, execution_id}, which the MCP surface shows.
@@ -28,8 +35,9 @@ import type {
   StoredMeta,
 } from "@toolport/proto/toolport/execution/v1/execution_results_pb";
 import { StoredKind } from "@toolport/proto/toolport/execution/v1/execution_results_pb";
+import { type BatchRecord, BatchStatus } from "@toolport/proto/toolport/execution/v1/execution_service_pb";
 import type { AppDeps } from "../app.js";
-import { errorBody, HttpError } from "../http/errors.js";
+import { errorBody, HttpError, httpStatusFor } from "../http/errors.js";
 import { objectBody } from "../http/input.js";
 import { auth } from "../middleware/auth.js";
 import { PrincipalCache } from "../middleware/principal-cache.js";
@@ -48,27 +56,28 @@ export function executionRoutes(api: DescribedRouter, deps: AppDeps): void {
   const cache = new PrincipalCache({ ttlMs: deps.config.GATEWAY_AUTH_CACHE_MS });
 
   api.post("/tools/call/batch", ops.callBatch, auth(identity, "api_key", { cache }), async (ctx) => {
-    const body = objectBody(ctx);
-    const calls = body.calls;
-    if (!Array.isArray(calls)) throw fieldError("calls", "calls must be an array of 1 to 10 calls");
-    if (calls.length < 1 || calls.length > MAX_BATCH) {
-      throw fieldError("calls", `calls must hold 1 to ${MAX_BATCH} calls (got ${calls.length})`, "invalid_batch");
+    const calls = batchCalls(objectBody(ctx));
+    if (prefersAsync(ctx.get("prefer"))) {
+      const res = await execution.startBatch({ calls });
+      const batch = res.batch!;
+      ctx.status = 202;
+      ctx.set("Location", `/v1/tools/call/batch/${batch.batchId}`);
+      ctx.set("Preference-Applied", "respond-async");
+      ctx.body = batchJson(batch);
+      return;
     }
-    const parsed = calls.map((call, i) => {
-      if (typeof call !== "object" || call === null || Array.isArray(call))
-        throw fieldError(`calls[${i}]`, `calls[${i}] must be an object`);
-      const c = call as JsonObject;
-      if (typeof c.tool_id !== "string" || c.tool_id.trim() === "")
-        throw fieldError(`calls[${i}].tool_id`, `calls[${i}].tool_id is required`);
-      return {
-        toolId: c.tool_id,
-        toolInputJson: jsonBytes(inputObject(c.tool_input, `calls[${i}].tool_input`)),
-        ...callOptions(c, `calls[${i}].`),
-        idempotencyKey: optionalString(c, "idempotency_key", `calls[${i}].`),
-      };
-    });
-    const res = await execution.callBatch({ calls: parsed });
+    const res = await execution.callBatch({ calls });
     ctx.body = { results: res.results.map((r) => elementJson(r, true)) };
+  });
+
+  api.get("/tools/call/batch/:batch_id", ops.getBatch, auth(identity, "api_key", { cache }), async (ctx) => {
+    const res = await execution.getBatch({ batchId: ctx.params.batch_id! });
+    ctx.body = batchJson(res.batch!);
+  });
+
+  api.post("/tools/call/batch/:batch_id/cancel", ops.cancelBatch, auth(identity, "api_key", { cache }), async (ctx) => {
+    const res = await execution.cancelBatch({ batchId: ctx.params.batch_id! });
+    ctx.body = batchJson(res.batch!);
   });
 
   api.post("/tools/call/:tool_id", ops.callTool, auth(identity, "api_key", { cache }), async (ctx) => {
@@ -119,6 +128,65 @@ export function executionRoutes(api: DescribedRouter, deps: AppDeps): void {
     const res = await execution.getExecutionResult({ executionId: ctx.params.execution_id!, path, maxChars });
     ctx.body = executionResultJson(res.result!);
   });
+}
+
+/** The calls of a batch body (the same for the sync and the async route): 1 to 10, each with a tool_id. */
+function batchCalls(body: JsonObject) {
+  const calls = body.calls;
+  if (!Array.isArray(calls)) throw fieldError("calls", "calls must be an array of 1 to 10 calls");
+  if (calls.length < 1 || calls.length > MAX_BATCH) {
+    throw fieldError("calls", `calls must hold 1 to ${MAX_BATCH} calls (got ${calls.length})`, "invalid_batch");
+  }
+  return calls.map((call, i) => {
+    if (typeof call !== "object" || call === null || Array.isArray(call))
+      throw fieldError(`calls[${i}]`, `calls[${i}] must be an object`);
+    const c = call as JsonObject;
+    if (typeof c.tool_id !== "string" || c.tool_id.trim() === "")
+      throw fieldError(`calls[${i}].tool_id`, `calls[${i}].tool_id is required`);
+    return {
+      toolId: c.tool_id,
+      toolInputJson: jsonBytes(inputObject(c.tool_input, `calls[${i}].tool_input`)),
+      ...callOptions(c, `calls[${i}].`),
+      idempotencyKey: optionalString(c, "idempotency_key", `calls[${i}].`),
+    };
+  });
+}
+
+/**
+ * Whether the request's `Prefer` header (RFC 7240: comma-separated preferences, each a token with an
+ * optional value and parameters, tokens case-insensitive) asks for `respond-async`.
+ */
+export function prefersAsync(header: string): boolean {
+  return header.split(",").some((p) => (p.split(";")[0] ?? "").split("=")[0]?.trim().toLowerCase() === "respond-async");
+}
+
+const batchStatusNames: Record<BatchStatus, string | null> = {
+  [BatchStatus.UNSPECIFIED]: null,
+  [BatchStatus.WORKING]: "working",
+  [BatchStatus.COMPLETED]: "completed",
+  [BatchStatus.CANCELLED]: "cancelled",
+  [BatchStatus.FAILED]: "failed",
+};
+
+/** An async batch record; `results` as the sync route's once it ended. */
+function batchJson(b: BatchRecord): JsonObject {
+  const ended = b.status === BatchStatus.COMPLETED || b.status === BatchStatus.CANCELLED;
+  const out: JsonObject = {
+    batch_id: b.batchId,
+    status: batchStatusNames[b.status],
+    created_at: iso(b.createdAt),
+    finished_at: iso(b.finishedAt),
+    calls_total: b.callsTotal,
+    calls_done: b.callsDone,
+    results: ended ? b.results.map((r) => elementJson(r, true)) : null,
+  };
+  if (b.status === BatchStatus.FAILED && b.error) {
+    const details = (fromJsonBytes(b.error.detailsJson) ?? {}) as JsonObject;
+    const detail = fromJsonBytes(b.error.detailJson);
+    out.error_status = httpStatusFor(b.errorCode ?? 2, b.error.reason);
+    out.error = errorBody(b.error.reason, b.errorMessage ?? "", details, detail) as unknown as JsonObject;
+  }
+  return out;
 }
 
 function fieldError(field: string, message: string, code = "invalid_parameters"): HttpError {

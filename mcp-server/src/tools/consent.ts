@@ -18,6 +18,11 @@
  * The calls of the batch that needed no consent ran in the first round; their elements travel in the
  * state and are answered with the rest, in input order.
  *
+ * Such a client gets batch_execute_tools synchronously even when it declares the Tasks extension (tasks.ts):
+ * a task cannot ask the person yet, and its result would carry the confirm tokens to the model. A client
+ * with tasks and without elicitation gets the consent objects in the task's result, as it would
+ * synchronously.
+ *
  * A 2025-11-25 client that declared elicitation in `initialize` holds a session (legacy-sessions.ts),
  * and is asked the same way: the SDK's legacy shim sends the `input_required` questions as
  * `elicitation/create` requests on the call's stream and runs the handler again with the answers and

@@ -2,12 +2,18 @@
  * Execution tools: run tools (`batch_execute_tools`, one to ten calls) and read a stored result back
  * (`fetch_result`). Each batch element is given the spec's MCP result fields ("Result fields on the MCP
  * surface"): the gateway's element already carries the unwrapped result, redaction report and
- * truncation note; here they are arranged as the MCP surface names them, nothing recomputed.
+ * truncation note; here they are arranged as the MCP surface names them (batch-elements.ts), nothing
+ * recomputed. A client that declares the Tasks extension gets every new batch as a task (tasks.ts): the
+ * batch is sent with `Prefer: respond-async` and runs in the execution service, and tasks/get answers
+ * the result this tool would have answered. Synchronous still: a consent round's retry (request state),
+ * and every batch of a client that also declared form elicitation (consent.ts asks its person, which a
+ * task cannot do yet).
  */
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { BatchElement } from "@toolport/client";
 import { z } from "zod";
 import type { CallerHeaders, GatewayReply } from "../gateway-client.js";
+import { mcpElement } from "./batch-elements.js";
 import {
   answerOf,
   argumentsHash,
@@ -30,6 +36,7 @@ import {
   type ToolContext,
   unreachable,
 } from "./results.js";
+import { type BatchJson, canUseTasks, TASK_MARKER, taskOfBatch } from "./tasks.js";
 
 /** A cap on a result's size, as the gateway takes it (1 to 500000 characters). */
 export const maxResponseChars = (description: string) => z.number().int().min(1).max(500_000).optional().describe(description);
@@ -106,27 +113,6 @@ const fetchOutput = {
   error: z.string().nullable(),
 };
 
-/** A gateway batch element in the MCP surface's fields. */
-function mcpElement(e: BatchElement): Record<string, unknown> {
-  const meta: Record<string, unknown> = { execution_id: e.execution_id ?? null };
-  if (e._meta?.redaction) meta.redaction = e._meta.redaction;
-  if (e._meta?.truncation_note) meta.truncation_note = e._meta.truncation_note;
-  const out: Record<string, unknown> = {
-    tool_id: e.tool_id,
-    success: e.success,
-    result: e.result ?? null,
-    truncated: e.truncated ?? false,
-    cursor: e.cursor ?? null,
-    error: e.error ?? null,
-    _meta: meta,
-  };
-  if (e.error_code) out.error_code = e.error_code;
-  if (e.passthrough_reason !== undefined) out.passthrough_reason = e.passthrough_reason;
-  if (e.consent) out.consent = e.consent;
-  if (e.projection) out.projection = e.projection;
-  return out;
-}
-
 type Call = z.infer<typeof callInput>;
 
 /** POST /v1/tools/call/batch: the elements in the MCP surface's fields, or the failure to answer. */
@@ -139,6 +125,28 @@ async function runBatch(ctx: ToolContext, caller: CallerHeaders, calls: Call[]):
   }
   if (reply.status < 200 || reply.status >= 300) return fromReply(reply, asObject);
   return ((asObject(reply.body).results ?? []) as BatchElement[]).map(mcpElement);
+}
+
+/**
+ * The batch as a task: sent with `Prefer: respond-async`, answered with the task (http.ts turns it into
+ * the tools/call answer). A refusal of the whole batch (400, 401) is the synchronous call's result.
+ */
+async function startBatchTask(ctx: ToolContext, caller: CallerHeaders, calls: Call[]): Promise<CallToolResult> {
+  let reply: GatewayReply;
+  try {
+    reply = await ctx.gateway.send(caller, (api, headers) =>
+      api.POST("/v1/tools/call/batch", { body: { calls }, headers: { ...headers, Prefer: "respond-async" } }),
+    );
+  } catch (err) {
+    return unreachable(err as Error);
+  }
+  const batch = asObject(reply.body) as BatchJson;
+  if (reply.status !== 202 || typeof batch.batch_id !== "string") return fromReply(reply, asObject);
+  // The batch exists in the execution service now, so tasks/get on this handle resolves.
+  const { result: _, ...task } = taskOfBatch(ctx.tasks!.seal(batch.batch_id, caller, "bt1"), batch);
+  // The SDK checks structuredContent against the output schema before http.ts replaces this whole
+  // result with the task: an empty `results` satisfies it and is never sent.
+  return { ...success({ results: [] }), _meta: { [TASK_MARKER]: task } };
 }
 
 /** The price of each tool that waits for consent, for the question (GET /v1/tools/{id}). */
@@ -220,7 +228,8 @@ export function registerExecutionTools(ctx: ToolContext): void {
         "Each result has success, result (capped to max_response_chars; truncated says so and _meta.truncation_note says what was dropped), cursor when the upstream pages, error, " +
         "and _meta.execution_id to read the full stored result with fetch_result. Credential values an upstream returns are masked as [REDACTED:...] (_meta.redaction). " +
         "If an element has a consent object, nothing ran: ask the user, then send the same call with its confirm_token (a client that can ask its user is asked directly instead, and the call runs only if the user agrees). " +
-        "An error_code of insufficient_balance means fund_agent_wallet; tool_not_permitted means this key may not call that tool.",
+        "An error_code of insufficient_balance means fund_agent_wallet; tool_not_permitted means this key may not call that tool. " +
+        "Clients that support the MCP Tasks extension get a task handle at once and poll it.",
       inputSchema: z.object(batchInput),
       outputSchema: z.looseObject(batchOutput),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
@@ -231,6 +240,10 @@ export function registerExecutionTools(ctx: ToolContext): void {
       if (missing) return missing;
       const state = extra.mcpReq?.requestState?.<ConsentState>();
       if (state !== undefined) return finishConsent(ctx, caller, args, extra, state);
+      // A client that can ask its person stays synchronous: a task cannot carry consent questions yet
+      // (tasks/update with input is later work), and its answer would hand the confirm tokens to the model.
+      const asksPerson = ctx.consent !== undefined && canAskPerson(extra);
+      if (ctx.tasks !== undefined && canUseTasks(extra) && !asksPerson) return startBatchTask(ctx, caller, args.calls);
       const ran = await runBatch(ctx, caller, args.calls);
       if (!Array.isArray(ran)) return ran;
       if (ctx.consent && ran.some((e) => e.consent) && canAskPerson(extra, ctx.server.server.getClientCapabilities())) {

@@ -1,36 +1,52 @@
 /**
  * Long work as tasks: the Tasks extension (`io.modelcontextprotocol/tasks`) of protocol revision
  * 2026-07-28. A client that declares the extension in a request's capabilities and calls `run_workflow`
- * gets a task handle at once (`resultType: "task"`) while the workflow runs in the content service;
- * `tasks/get` answers the run's state and, once it ended, the same tool result the synchronous call
- * gives. Nothing about a task is kept in this server: the handle names the run, and the run lives in
- * the content service's database, so a task survives a restart or a different replica answering
- * (with the same MCP_REQUEST_STATE_KEY).
+ * or `batch_execute_tools` gets a task handle at once (`resultType: "task"`) while the work goes on in
+ * the services: a workflow run in the content service, an async batch (`Prefer: respond-async`) in the
+ * execution service. `tasks/get` answers its state and, once it ended, the same tool result the
+ * synchronous call gives. Nothing about a task is kept in this server: the handle names the run or the
+ * batch, which lives in its service's database, so a task survives a restart or a different replica
+ * answering (with the same MCP_REQUEST_STATE_KEY).
  *
- * A handle is `wf1.<run id>.<tag>`, the tag an HMAC of the run id and a hash of the caller's key and
- * organization, so only the caller who started the run can follow it through this server (the
- * content service checks the run's owner as well). It stays short because clients send it as the
- * `Mcp-Name` header of every `tasks/*` request.
+ * A handle is `wf1.<run id>.<tag>` or `bt1.<batch id>.<tag>`, the tag an HMAC of the kind, the id and a
+ * hash of the caller's key and organization, so only the caller who started the work can follow it
+ * through this server (the services check the owner as well). It stays short because clients send it
+ * as the `Mcp-Name` header of every `tasks/*` request.
  *
  * The SDK serves the extension's methods (`tasks/get`, `tasks/update`, `tasks/cancel`) as custom
  * methods but has no task result for `tools/call`: the tool answers its usual result with the task in
  * `_meta[TASK_MARKER]`, and http.ts answers that tools/call as the task (`asTaskResponse`).
  *
- * Why not batch_execute_tools: a batch runs in the execution service as one synchronous request and
- * leaves no record to follow by a short handle until it ends; a handle would have to carry its calls.
+ * A batch task that ended answers the elements as batch_execute_tools does (batch-elements.ts); an
+ * element that needs consent keeps its consent object (the person is not asked through a task: the
+ * model asks them and calls again with the confirm_token, as a client without elicitation does).
+ * tasks/cancel cancels the batch (calls not started do not run); a workflow run is not cancelled midway.
  */
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import { ProtocolError } from "@modelcontextprotocol/server";
+import type { BatchElement } from "@toolport/client";
 import { z } from "zod";
-import type { CallerHeaders } from "../gateway-client.js";
-import { asObject, callerIdentity, callerOf, describeError, type HandlerExtra, success, type ToolContext } from "./results.js";
+import type { CallerHeaders, GatewayReply } from "../gateway-client.js";
+import { mcpElement } from "./batch-elements.js";
+import {
+  asObject,
+  callerIdentity,
+  callerOf,
+  describeError,
+  fromReply,
+  type HandlerExtra,
+  success,
+  type ToolContext,
+} from "./results.js";
 
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 /** Where a tool result carries the task it is to be answered as (http.ts). */
 export const TASK_MARKER = "io.toolport/task";
 /** How often a client should poll `tasks/get`. */
 const POLL_INTERVAL_MS = 1_000;
-const HANDLE = /^wf1\.([0-9A-Za-z_-]{1,80})\.([0-9A-Za-z_-]{22})$/;
+const HANDLE = /^(wf1|bt1)\.([0-9A-Za-z_-]{1,80})\.([0-9A-Za-z_-]{22})$/;
+/** What a handle names: a workflow run, or an async batch. */
+export type TaskKind = "wf1" | "bt1";
 
 /** Whether this (2026-07-28) request's client declared the Tasks extension. */
 export function canUseTasks(extra: HandlerExtra): boolean {
@@ -49,25 +65,25 @@ const callerHash = (caller: CallerHeaders) => createHash("sha256").update(caller
 export class TaskHandles {
   constructor(private readonly key: string | Uint8Array) {}
 
-  private tag(runId: string, caller: CallerHeaders): string {
+  private tag(kind: TaskKind, id: string, caller: CallerHeaders): string {
     return createHmac("sha256", this.key)
-      .update(`wf1\0${runId}\0${callerHash(caller)}`)
+      .update(`${kind}\0${id}\0${callerHash(caller)}`)
       .digest("base64url")
       .slice(0, 22);
   }
 
-  seal(runId: string, caller: CallerHeaders): string {
-    return `wf1.${runId}.${this.tag(runId, caller)}`;
+  seal(id: string, caller: CallerHeaders, kind: TaskKind = "wf1"): string {
+    return `${kind}.${id}.${this.tag(kind, id, caller)}`;
   }
 
-  /** The run id of a handle this caller was given, or undefined. */
-  open(handle: string, caller: CallerHeaders): string | undefined {
+  /** What a handle this caller was given names, or undefined. */
+  open(handle: string, caller: CallerHeaders): { kind: TaskKind; id: string } | undefined {
     const m = HANDLE.exec(handle);
     if (!m) return undefined;
-    const [, runId, tag] = m as unknown as [string, string, string];
-    const want = Buffer.from(this.tag(runId, caller));
+    const [, kind, id, tag] = m as unknown as [string, TaskKind, string, string];
+    const want = Buffer.from(this.tag(kind, id, caller));
     const got = Buffer.from(tag);
-    return want.length === got.length && timingSafeEqual(want, got) ? runId : undefined;
+    return want.length === got.length && timingSafeEqual(want, got) ? { kind, id } : undefined;
   }
 }
 
@@ -103,6 +119,53 @@ export function taskOfRun(handle: string, run: RunJson): Record<string, unknown>
   return { ...base, status: "completed", statusMessage: why, result: success(run as Record<string, unknown>) };
 }
 
+/** The fields of an async batch record (the gateway's BatchRecord) a task reads. */
+export interface BatchJson {
+  batch_id?: string;
+  status?: string;
+  created_at?: string;
+  finished_at?: string | null;
+  calls_total?: number;
+  calls_done?: number;
+  results?: BatchElement[] | null;
+  error_status?: number;
+  error?: unknown;
+}
+
+/**
+ * The Task an async batch is: working while calls run; completed with exactly batch_execute_tools'
+ * result once it ended (a batch refused as a whole, `failed`, with the error result the synchronous
+ * call gives for the same refusal); cancelled after tasks/cancel (or the REST cancel).
+ */
+export function taskOfBatch(handle: string, batch: BatchJson): Record<string, unknown> {
+  const now = new Date().toISOString();
+  const base = {
+    taskId: handle,
+    createdAt: batch.created_at ?? now,
+    lastUpdatedAt: batch.finished_at ?? now,
+    ttlMs: null,
+    pollIntervalMs: POLL_INTERVAL_MS,
+  };
+  const calls = `${batch.calls_done ?? 0} of ${batch.calls_total ?? "?"} calls done`;
+  switch (batch.status) {
+    case "working":
+      return { ...base, status: "working", statusMessage: calls };
+    case "cancelled":
+      return { ...base, status: "cancelled", statusMessage: `cancelled: ${calls}; calls not started did not run` };
+    case "failed": {
+      const reply: GatewayReply = { status: batch.error_status ?? 500, body: batch.error };
+      return { ...base, status: "completed", statusMessage: "refused as a whole", result: fromReply(reply, asObject) };
+    }
+    default:
+      return {
+        ...base,
+        status: "completed",
+        statusMessage: `completed: ${calls}`,
+        result: success({ results: (batch.results ?? []).map(mcpElement) }),
+      };
+  }
+}
+
 /**
  * The tools/call answer of a call that became a task: the SDK's JSON-RPC response body, its result
  * replaced by the CreateTaskResult in `_meta[TASK_MARKER]` (the SDK's own `_meta` entries, its
@@ -131,29 +194,40 @@ export function registerTaskMethods(ctx: ToolContext, handles: TaskHandles): voi
   const known = (params: { taskId: string }, extra: HandlerExtra) => {
     if (!canUseTasks(extra)) throw missingCapability();
     const caller = callerOf(extra);
-    const runId = handles.open(params.taskId, caller);
-    if (!runId) throw notFound();
-    return { caller, runId };
+    const named = handles.open(params.taskId, caller);
+    if (!named) throw notFound();
+    return { caller, ...named };
   };
   const taskId = z.object({ taskId: z.string() });
-
-  ctx.server.server.setRequestHandler("tasks/get", { params: taskId }, async (params, extra) => {
-    const { caller, runId } = known(params, extra as HandlerExtra);
+  /** One gateway request of a tasks/* method; a 404 is the task not being found. */
+  const ask = async (caller: CallerHeaders, request: Parameters<typeof ctx.gateway.send>[1]) => {
     let reply: Awaited<ReturnType<typeof ctx.gateway.send>>;
     try {
-      reply = await ctx.gateway.send(caller, (api, headers) =>
-        api.GET("/v1/workflows/runs/{run_id}", { params: { path: { run_id: runId } }, headers }),
-      );
+      reply = await ctx.gateway.send(caller, request);
     } catch (err) {
       throw new ProtocolError(-32603, `Toolport's gateway did not answer (${(err as Error).message}); poll again`);
     }
-    if (reply.status === 404) throw notFound();
+    if (reply.status === 404 || reply.status === 400) throw notFound();
     if (reply.status !== 200) throw new ProtocolError(-32603, describeError(reply).split("\n")[0] ?? "the gateway refused");
-    return taskOfRun(params.taskId, asObject(reply.body) as RunJson);
+    return asObject(reply.body);
+  };
+
+  ctx.server.server.setRequestHandler("tasks/get", { params: taskId }, async (params, extra) => {
+    const { caller, kind, id } = known(params, extra as HandlerExtra);
+    if (kind === "bt1") {
+      const batch = await ask(caller, (api, headers) =>
+        api.GET("/v1/tools/call/batch/{batch_id}", { params: { path: { batch_id: id } }, headers }),
+      );
+      return taskOfBatch(params.taskId, batch as BatchJson);
+    }
+    const run = await ask(caller, (api, headers) =>
+      api.GET("/v1/workflows/runs/{run_id}", { params: { path: { run_id: id } }, headers }),
+    );
+    return taskOfRun(params.taskId, run as RunJson);
   });
 
-  // Nothing of a workflow run waits for input through a task (a step that needs consent ends the
-  // task with the run's consent object), and runs are not cancelled midway: both acknowledge.
+  // Nothing waits for input through a task (a call or step that needs consent ends the task with its
+  // consent object): tasks/update acknowledges.
   ctx.server.server.setRequestHandler(
     "tasks/update",
     { params: z.object({ taskId: z.string(), inputResponses: z.record(z.string(), z.unknown()).optional() }) },
@@ -162,8 +236,14 @@ export function registerTaskMethods(ctx: ToolContext, handles: TaskHandles): voi
       return {};
     },
   );
+  // A batch is cancelled (calls not started do not run); a workflow run is not cancelled midway.
   ctx.server.server.setRequestHandler("tasks/cancel", { params: taskId }, async (params, extra) => {
-    known(params, extra as HandlerExtra);
+    const { caller, kind, id } = known(params, extra as HandlerExtra);
+    if (kind === "bt1") {
+      await ask(caller, (api, headers) =>
+        api.POST("/v1/tools/call/batch/{batch_id}/cancel", { params: { path: { batch_id: id } }, headers }),
+      );
+    }
     return {};
   });
 }

@@ -68,6 +68,21 @@ export const executionEnv = {
     .describe(
       "how long a resolved tool is reused, milliseconds (emptied at once by every toolport.catalog.tool.changed event); 0 = no cache",
     ),
+  EXECUTION_BATCH_LEASE_MS: z.coerce
+    .number()
+    .int()
+    .min(300)
+    .max(600_000)
+    .default(30_000)
+    .describe(
+      "how long an async batch stays with the process running it without a renewal (renewed every third); when it runs out (the process died) another round takes the batch over, milliseconds",
+    ),
+  EXECUTION_BATCH_RETENTION_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(24 * 60 * 60 * 1000)
+    .describe("how long an async batch stays readable after it ended, milliseconds (default 24 h)"),
   EXECUTION_ENV_SECRET_PREFIX: z
     .string()
     .min(1)

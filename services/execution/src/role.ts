@@ -24,9 +24,10 @@ export const executionRole = serviceRole((): ServiceDefinition<typeof executionE
       const sweeper = startSettlementSweeper(deps!, ctx.log, ctx.config.EXECUTION_SETTLEMENT_SWEEP_MS);
       const follower = await followToolChanges(ctx.nc, deps!.tools, ctx.log);
       const drops = followLeaseDrops(ctx.nc, deps!.allowance, ctx.log);
+      const batches = deps!.batches.startUpkeep(ctx.config.SHUTDOWN_GRACE_MS);
       // Flushed so identity can reach this holder as soon as the role reports ready.
       await ctx.nc.flush();
-      return [sweeper, follower, drops, { stop: () => deps!.close() }];
+      return [sweeper, follower, drops, batches, { stop: () => deps!.close() }];
     },
   };
 });

@@ -15,6 +15,7 @@ import { ExecutionService } from "@toolport/proto/toolport/execution/v1/executio
 import { IdentityService } from "@toolport/proto/toolport/identity/v1/identity_service_pb";
 import { UpstreamRunner } from "./adapters/runner.js";
 import { SecretRefs } from "./adapters/secret-refs.js";
+import { BatchRunner } from "./batches/batch-runner.js";
 import { GrpcBilling, GrpcCatalog, GrpcIdentity } from "./clients/service-ports.js";
 import { CachingCatalog } from "./clients/tool-cache.js";
 import type { ExecutionConfig } from "./config.js";
@@ -22,6 +23,7 @@ import { AllowanceLeases } from "./domain/allowance.js";
 import { ConsentTokens } from "./domain/consent.js";
 import { Executor } from "./domain/executor.js";
 import { createExecutionHandlers } from "./handlers/execution-handlers.js";
+import { PgBatchStore } from "./store/batches-store.js";
 import { PgExecutionStore } from "./store/executions-store.js";
 
 export interface ExecutionDeps {
@@ -31,6 +33,9 @@ export interface ExecutionDeps {
   /** Resolved tools, kept briefly; live once the tool change follower runs (main.ts). */
   tools: CachingCatalog;
   store: PgExecutionStore;
+  /** Async batches (StartBatch): recorded, run in the background, taken over after a restart. */
+  batches: BatchRunner;
+  batchStore: PgBatchStore;
   runner: UpstreamRunner;
   outbound: Outbound;
   close(): Promise<void>;
@@ -87,11 +92,21 @@ export function createDeps(ctx: ServiceContext<ExecutionConfig>): ExecutionDeps 
     },
     log,
   });
+  const batchStore = new PgBatchStore(pool);
+  const batches = new BatchRunner({
+    executor,
+    store: batchStore,
+    log,
+    leaseMs: config.EXECUTION_BATCH_LEASE_MS,
+    retentionMs: config.EXECUTION_BATCH_RETENTION_MS,
+  });
   return {
     executor,
     allowance,
     tools,
     store,
+    batches,
+    batchStore,
     runner,
     outbound,
     async close() {

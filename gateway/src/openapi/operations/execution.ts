@@ -1,6 +1,6 @@
 /** The execution routes' operations (gateway/src/routes/execution.ts) and the schemas only they use. */
 import type { OperationDoc } from "../describe.js";
-import { arrayOf, closed, consent, integer, oneOf, ref, type Schema, string, stringArray } from "../schemas.js";
+import { arrayOf, batchRecord, closed, consent, integer, oneOf, ref, type Schema, string, stringArray } from "../schemas.js";
 
 const toolInput: Schema = {
   type: "object",
@@ -73,6 +73,15 @@ export const executionSchemas: Record<string, Schema> = {
     description: "One element per call, in input order.",
     ...closed({ results: arrayOf(ref("BatchElement")) }),
   },
+  BatchRecord: {
+    description:
+      "An async batch (`Prefer: respond-async`): its status (`working`, then `completed`; `cancelled` after a cancel; " +
+      "`failed` when the caller's key was refused as a whole), how many calls have their element, and once it ended " +
+      "`results`, exactly the synchronous route's `results` (each call's execution_id its own). A call cut off by a " +
+      "restart of the execution service is never run again: its element fails with `error_code` `batch_interrupted`; " +
+      "a call a cancel stopped before it started has `batch_cancelled`. Kept 24 hours after it ended (configurable).",
+    ...batchRecord,
+  },
   BatchCall: {
     description: "One call of a batch, with the options of a single call (other keys are ignored).",
     type: "object",
@@ -100,8 +109,18 @@ export const executionOps = {
       "not permitted, invalid input, a consent request (`consent`, see the 409 of a single call), a limit " +
       "(`insufficient_balance`, `spend_limit_exceeded`, `rate_limited`, `usage_limit_reached`). A call that ran and " +
       "failed upstream has its `execution_id`. Only a malformed batch (400) or the caller's key being refused (401, " +
-      "e.g. revoked) fails the whole request.",
+      "e.g. revoked) fails the whole request. With `Prefer: respond-async` the batch is recorded and runs in the " +
+      "background: 202 with its record at once, `Location` to follow it (GET /v1/tools/call/batch/{batch_id}).",
     tags: ["Execution"],
+    headers: {
+      Prefer: {
+        description:
+          "`respond-async` (RFC 7240): answer 202 with the batch record at once instead of waiting for every call. " +
+          "Other preferences are ignored.",
+        schema: string,
+        example: "respond-async",
+      },
+    },
     body: {
       schema: {
         type: "object",
@@ -132,6 +151,95 @@ export const executionOps = {
           ],
         },
       },
+      202: {
+        description: "`Prefer: respond-async`: the batch is recorded and runs; follow it at `Location`.",
+        schema: ref("BatchRecord"),
+        headers: {
+          Location: { description: "Where the batch is read: /v1/tools/call/batch/{batch_id}.", schema: string },
+          "Preference-Applied": { description: "`respond-async`.", schema: { type: "string", const: "respond-async" } },
+        },
+        example: {
+          batch_id: "5a0f7d3e-9c41-4b2a-8e6f-1d3c5b7a9e20",
+          status: "working",
+          created_at: "2026-11-20T09:30:00.000Z",
+          finished_at: null,
+          calls_total: 2,
+          calls_done: 0,
+          results: null,
+        },
+      },
+    },
+  },
+  getBatch: {
+    operationId: "getToolsBatch",
+    summary: "Read an async batch",
+    description:
+      "The record of a batch sent with `Prefer: respond-async`: `working` with `calls_done` of `calls_total` and " +
+      "`results` null, then `completed` (or `cancelled`) with `results` as the synchronous route answers them. Only " +
+      "the API key that sent the batch sees it: any other caller, an unknown id or a batch pruned after its " +
+      "retention is a 404 `batch_not_found`; an id that is not a UUID is a 400 `invalid_batch_id`.",
+    tags: ["Execution"],
+    path: { batch_id: { description: "The `batch_id` the 202 answered.", schema: string } },
+    responses: {
+      200: {
+        description: "The batch record.",
+        schema: ref("BatchRecord"),
+        example: {
+          batch_id: "5a0f7d3e-9c41-4b2a-8e6f-1d3c5b7a9e20",
+          status: "completed",
+          created_at: "2026-11-20T09:30:00.000Z",
+          finished_at: "2026-11-20T09:30:02.412Z",
+          calls_total: 1,
+          calls_done: 1,
+          results: [
+            {
+              tool_id: "7c0e9f8a-2b1d-4c3e-9a5f-1d2e3f4a5b6c",
+              success: true,
+              result: { temperature_c: 18 },
+              error: null,
+              execution_id: "0b6f3c52-8f3e-4a8e-b4a7-2f1d6a9c0e11",
+              truncated: false,
+            },
+          ],
+        },
+      },
+      404: errorResponse("`batch_not_found`: no batch with this id was sent with this key."),
+    },
+  },
+  cancelBatch: {
+    operationId: "cancelToolsBatch",
+    summary: "Cancel an async batch",
+    description:
+      "Calls of the batch that have not started do not run (their elements fail with `error_code` " +
+      "`batch_cancelled`); calls already running finish and keep their outcome. The batch then reads `cancelled`. " +
+      "A batch that ended already is answered unchanged. Same visibility as reading it (404, 400).",
+    tags: ["Execution"],
+    path: { batch_id: { description: "The `batch_id` the 202 answered.", schema: string } },
+    responses: {
+      200: {
+        description: "The batch record after the cancel.",
+        schema: ref("BatchRecord"),
+        example: {
+          batch_id: "5a0f7d3e-9c41-4b2a-8e6f-1d3c5b7a9e20",
+          status: "cancelled",
+          created_at: "2026-11-20T09:30:00.000Z",
+          finished_at: "2026-11-20T09:30:00.518Z",
+          calls_total: 1,
+          calls_done: 1,
+          results: [
+            {
+              tool_id: "7c0e9f8a-2b1d-4c3e-9a5f-1d2e3f4a5b6c",
+              success: false,
+              result: null,
+              error: "the batch was cancelled before this call started; it did not run",
+              error_code: "batch_cancelled",
+              execution_id: null,
+              truncated: false,
+            },
+          ],
+        },
+      },
+      404: errorResponse("`batch_not_found`: no batch with this id was sent with this key."),
     },
   },
   callTool: {

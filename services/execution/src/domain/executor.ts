@@ -546,7 +546,7 @@ function checkIdempotencyKey(key: string): string {
   return trimmed;
 }
 
-function refusalOutcome(toolId: string, refusal: { reason: string; message: string; details: JsonObject }): CallOutcome {
+export function refusalOutcome(toolId: string, refusal: { reason: string; message: string; details: JsonObject }): CallOutcome {
   return {
     toolId,
     success: false,

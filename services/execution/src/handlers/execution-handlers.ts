@@ -1,15 +1,28 @@
 /** ExecutionService handlers: thin, proto in -> Executor / stored results -> proto out. */
 
+import { create, fromBinary } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { invalidArgument, notFound } from "@toolport/kit/errors";
-import { fromJsonBytes } from "@toolport/kit/json-bytes";
+import { currentRequestId } from "@toolport/kit/context";
+import { invalidArgument, notFound, unauthenticated } from "@toolport/kit/errors";
+import { fromJsonBytes, jsonBytes } from "@toolport/kit/json-bytes";
 import type { JsonObject } from "@toolport/kit/json-values";
 import { principalKey } from "@toolport/kit/rpc";
-import type { ExecutionService } from "@toolport/proto/toolport/execution/v1/execution_service_pb";
+import { ErrorDetailSchema } from "@toolport/proto/toolport/common/v1/errors_pb";
+import { CallResultSchema } from "@toolport/proto/toolport/execution/v1/execution_results_pb";
+import {
+  type BatchRecord,
+  BatchRecordSchema,
+  BatchStatus,
+  type ExecutionService,
+} from "@toolport/proto/toolport/execution/v1/execution_service_pb";
+import type { BatchRunner } from "../batches/batch-runner.js";
+import { cancelledElement } from "../batches/batch-runner.js";
 import type { CallRequest, Executor } from "../domain/executor.js";
 import { permits } from "../domain/executor.js";
 import { readStoredResult } from "../domain/results.js";
-import type { PgExecutionStore } from "../store/executions-store.js";
+import type { BatchRow, BatchState, PgBatchStore } from "../store/batches-store.js";
+import { isUuid, type PgExecutionStore } from "../store/executions-store.js";
 import { callerFromPrincipal, outcomeToProto, resultViewToProto } from "./convert.js";
 
 export const MAX_BATCH = 10;
@@ -17,6 +30,8 @@ export const MAX_BATCH = 10;
 export interface HandlerDeps {
   executor: Executor;
   store: PgExecutionStore;
+  batches: BatchRunner;
+  batchStore: PgBatchStore;
 }
 
 /** The tool parameters: a JSON object sent as JSON text; absent means `{}`. */
@@ -57,7 +72,68 @@ function callRequest(
   };
 }
 
+/** A batch's calls, validated as CallBatch validates them (a malformed batch is refused as a whole). */
+function batchRequests(calls: Parameters<typeof callRequest>[0][]): CallRequest[] {
+  if (calls.length < 1 || calls.length > MAX_BATCH) {
+    throw invalidArgument("invalid_batch", `calls must hold 1 to ${MAX_BATCH} calls (got ${calls.length})`, {
+      details: { field: "calls", count: calls.length },
+    });
+  }
+  return calls.map((call, i) => callRequest(call, `calls[${i}].tool_id`));
+}
+
+const batchStatuses: Record<BatchState, BatchStatus> = {
+  working: BatchStatus.WORKING,
+  completed: BatchStatus.COMPLETED,
+  cancelled: BatchStatus.CANCELLED,
+  failed: BatchStatus.FAILED,
+};
+
+function batchToProto(row: BatchRow): BatchRecord {
+  const ended = row.status === "completed" || row.status === "cancelled";
+  return create(BatchRecordSchema, {
+    batchId: row.id,
+    status: batchStatuses[row.status],
+    createdAt: timestampFromDate(row.createdAt),
+    finishedAt: row.finishedAt ? timestampFromDate(row.finishedAt) : undefined,
+    callsTotal: row.callsTotal,
+    callsDone: row.callsDone,
+    results: ended ? row.outcomes.map((o) => fromBinary(CallResultSchema, o ?? new Uint8Array())) : [],
+    ...(row.error
+      ? {
+          errorCode: row.error.code,
+          errorMessage: row.error.message,
+          error: create(ErrorDetailSchema, {
+            reason: row.error.reason,
+            detailsJson: jsonBytes(row.error.details),
+            detailJson: row.error.detail === undefined ? new Uint8Array() : jsonBytes(row.error.detail),
+          }),
+        }
+      : {}),
+  });
+}
+
 export function createExecutionHandlers(deps: HandlerDeps): ServiceImpl<typeof ExecutionService> {
+  /** The caller's own batch: another caller's (account, organization and key), or an unknown id, is NOT_FOUND. */
+  const ownBatch = async (batchId: string, principal: Parameters<typeof callerFromPrincipal>[0]): Promise<BatchRow> => {
+    const caller = callerFromPrincipal(principal);
+    const id = batchId.trim();
+    if (!isUuid(id))
+      throw invalidArgument("invalid_batch_id", "batch_id must be the UUID a batch was answered with", {
+        details: { field: "batch_id" },
+      });
+    const row = await deps.batchStore.find(id);
+    if (
+      !row ||
+      row.accountId !== caller.accountId ||
+      row.organizationId !== caller.organizationId ||
+      (row.keyId ?? "") !== (caller.keyId ?? "")
+    ) {
+      throw notFound("batch_not_found", "no batch with this id", { details: { batch_id: id } });
+    }
+    return row;
+  };
+
   return {
     async callTool(req, context) {
       const caller = callerFromPrincipal(context.values.get(principalKey));
@@ -67,13 +143,8 @@ export function createExecutionHandlers(deps: HandlerDeps): ServiceImpl<typeof E
 
     async callBatch(req, context) {
       const caller = callerFromPrincipal(context.values.get(principalKey));
-      if (req.calls.length < 1 || req.calls.length > MAX_BATCH) {
-        throw invalidArgument("invalid_batch", `calls must hold 1 to ${MAX_BATCH} calls (got ${req.calls.length})`, {
-          details: { field: "calls", count: req.calls.length },
-        });
-      }
       // Validate every element's shape first: a batch with a malformed element is a 400 as a whole.
-      const requests = req.calls.map((call, i) => callRequest(call, `calls[${i}].tool_id`));
+      const requests = batchRequests(req.calls);
       const outcomes = await deps.executor.batch(caller, requests);
       return { results: outcomes.map(outcomeToProto) };
     },
@@ -87,6 +158,25 @@ export function createExecutionHandlers(deps: HandlerDeps): ServiceImpl<typeof E
         throw notFound("execution_not_found", "no execution with this id", { details: { execution_id: req.executionId } });
       }
       return { result: resultViewToProto(readStoredResult(stored, req.path, req.maxChars)) };
+    },
+
+    async startBatch(req, context) {
+      const principal = context.values.get(principalKey);
+      if (!principal?.accountId) throw unauthenticated("unauthenticated", "an API key is required");
+      const requests = batchRequests(req.calls);
+      const row = await deps.batches.start(principal, currentRequestId() ?? "", requests);
+      return { batch: batchToProto(row) };
+    },
+
+    async getBatch(req, context) {
+      return { batch: batchToProto(await ownBatch(req.batchId, context.values.get(principalKey))) };
+    },
+
+    async cancelBatch(req, context) {
+      const row = await ownBatch(req.batchId, context.values.get(principalKey));
+      if (row.status !== "working") return { batch: batchToProto(row) };
+      await deps.batchStore.cancel(row.id, cancelledElement);
+      return { batch: batchToProto((await deps.batchStore.find(row.id)) ?? row) };
     },
   };
 }

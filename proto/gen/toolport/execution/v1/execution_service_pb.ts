@@ -2,8 +2,12 @@
 // @generated from file toolport/execution/v1/execution_service.proto (package toolport.execution.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { ErrorDetail } from "../../common/v1/errors_pb.js";
+import { file_toolport_common_v1_errors } from "../../common/v1/errors_pb.js";
 import type { CallResult, ExecutionResult } from "./execution_results_pb.js";
 import { file_toolport_execution_v1_execution_results } from "./execution_results_pb.js";
 import type { Message } from "@bufbuild/protobuf";
@@ -12,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file toolport/execution/v1/execution_service.proto.
  */
 export const file_toolport_execution_v1_execution_service: GenFile = /*@__PURE__*/
-  fileDesc("Ci10b29scG9ydC9leGVjdXRpb24vdjEvZXhlY3V0aW9uX3NlcnZpY2UucHJvdG8SFXRvb2xwb3J0LmV4ZWN1dGlvbi52MSL1AQoPQ2FsbFRvb2xSZXF1ZXN0Eg8KB3Rvb2xfaWQYASABKAkSFwoPdG9vbF9pbnB1dF9qc29uGAcgASgMEg4KBmZpZWxkcxgDIAMoCRIfChJtYXhfcmVzcG9uc2VfY2hhcnMYBCABKAVIAIgBARIaCg1jb25maXJtX3Rva2VuGAUgASgJSAGIAQESHAoPaWRlbXBvdGVuY3lfa2V5GAYgASgJSAKIAQFCFQoTX21heF9yZXNwb25zZV9jaGFyc0IQCg5fY29uZmlybV90b2tlbkISChBfaWRlbXBvdGVuY3lfa2V5SgQIAhADUgp0b29sX2lucHV0IkUKEENhbGxUb29sUmVzcG9uc2USMQoGcmVzdWx0GAEgASgLMiEudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkNhbGxSZXN1bHQiQwoQQ2FsbEJhdGNoUmVxdWVzdBIvCgVjYWxscxgBIAMoCzIgLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5CYXRjaENhbGwi7wEKCUJhdGNoQ2FsbBIPCgd0b29sX2lkGAEgASgJEhcKD3Rvb2xfaW5wdXRfanNvbhgHIAEoDBIOCgZmaWVsZHMYAyADKAkSHwoSbWF4X3Jlc3BvbnNlX2NoYXJzGAQgASgFSACIAQESGgoNY29uZmlybV90b2tlbhgFIAEoCUgBiAEBEhwKD2lkZW1wb3RlbmN5X2tleRgGIAEoCUgCiAEBQhUKE19tYXhfcmVzcG9uc2VfY2hhcnNCEAoOX2NvbmZpcm1fdG9rZW5CEgoQX2lkZW1wb3RlbmN5X2tleUoECAIQA1IKdG9vbF9pbnB1dCJHChFDYWxsQmF0Y2hSZXNwb25zZRIyCgdyZXN1bHRzGAEgAygLMiEudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkNhbGxSZXN1bHQicwoZR2V0RXhlY3V0aW9uUmVzdWx0UmVxdWVzdBIUCgxleGVjdXRpb25faWQYASABKAkSEQoEcGF0aBgCIAEoCUgAiAEBEhYKCW1heF9jaGFycxgDIAEoBUgBiAEBQgcKBV9wYXRoQgwKCl9tYXhfY2hhcnMiVAoaR2V0RXhlY3V0aW9uUmVzdWx0UmVzcG9uc2USNgoGcmVzdWx0GAEgASgLMiYudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkV4ZWN1dGlvblJlc3VsdDLKAgoQRXhlY3V0aW9uU2VydmljZRJbCghDYWxsVG9vbBImLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5DYWxsVG9vbFJlcXVlc3QaJy50b29scG9ydC5leGVjdXRpb24udjEuQ2FsbFRvb2xSZXNwb25zZRJeCglDYWxsQmF0Y2gSJy50b29scG9ydC5leGVjdXRpb24udjEuQ2FsbEJhdGNoUmVxdWVzdBooLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5DYWxsQmF0Y2hSZXNwb25zZRJ5ChJHZXRFeGVjdXRpb25SZXN1bHQSMC50b29scG9ydC5leGVjdXRpb24udjEuR2V0RXhlY3V0aW9uUmVzdWx0UmVxdWVzdBoxLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5HZXRFeGVjdXRpb25SZXN1bHRSZXNwb25zZWIGcHJvdG8z", [file_toolport_execution_v1_execution_results]);
+  fileDesc("Ci10b29scG9ydC9leGVjdXRpb24vdjEvZXhlY3V0aW9uX3NlcnZpY2UucHJvdG8SFXRvb2xwb3J0LmV4ZWN1dGlvbi52MSL1AQoPQ2FsbFRvb2xSZXF1ZXN0Eg8KB3Rvb2xfaWQYASABKAkSFwoPdG9vbF9pbnB1dF9qc29uGAcgASgMEg4KBmZpZWxkcxgDIAMoCRIfChJtYXhfcmVzcG9uc2VfY2hhcnMYBCABKAVIAIgBARIaCg1jb25maXJtX3Rva2VuGAUgASgJSAGIAQESHAoPaWRlbXBvdGVuY3lfa2V5GAYgASgJSAKIAQFCFQoTX21heF9yZXNwb25zZV9jaGFyc0IQCg5fY29uZmlybV90b2tlbkISChBfaWRlbXBvdGVuY3lfa2V5SgQIAhADUgp0b29sX2lucHV0IkUKEENhbGxUb29sUmVzcG9uc2USMQoGcmVzdWx0GAEgASgLMiEudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkNhbGxSZXN1bHQiQwoQQ2FsbEJhdGNoUmVxdWVzdBIvCgVjYWxscxgBIAMoCzIgLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5CYXRjaENhbGwi7wEKCUJhdGNoQ2FsbBIPCgd0b29sX2lkGAEgASgJEhcKD3Rvb2xfaW5wdXRfanNvbhgHIAEoDBIOCgZmaWVsZHMYAyADKAkSHwoSbWF4X3Jlc3BvbnNlX2NoYXJzGAQgASgFSACIAQESGgoNY29uZmlybV90b2tlbhgFIAEoCUgBiAEBEhwKD2lkZW1wb3RlbmN5X2tleRgGIAEoCUgCiAEBQhUKE19tYXhfcmVzcG9uc2VfY2hhcnNCEAoOX2NvbmZpcm1fdG9rZW5CEgoQX2lkZW1wb3RlbmN5X2tleUoECAIQA1IKdG9vbF9pbnB1dCJHChFDYWxsQmF0Y2hSZXNwb25zZRIyCgdyZXN1bHRzGAEgAygLMiEudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkNhbGxSZXN1bHQicwoZR2V0RXhlY3V0aW9uUmVzdWx0UmVxdWVzdBIUCgxleGVjdXRpb25faWQYASABKAkSEQoEcGF0aBgCIAEoCUgAiAEBEhYKCW1heF9jaGFycxgDIAEoBUgBiAEBQgcKBV9wYXRoQgwKCl9tYXhfY2hhcnMiVAoaR2V0RXhlY3V0aW9uUmVzdWx0UmVzcG9uc2USNgoGcmVzdWx0GAEgASgLMiYudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkV4ZWN1dGlvblJlc3VsdCJEChFTdGFydEJhdGNoUmVxdWVzdBIvCgVjYWxscxgBIAMoCzIgLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5CYXRjaENhbGwiRwoSU3RhcnRCYXRjaFJlc3BvbnNlEjEKBWJhdGNoGAEgASgLMiIudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkJhdGNoUmVjb3JkIiMKD0dldEJhdGNoUmVxdWVzdBIQCghiYXRjaF9pZBgBIAEoCSJFChBHZXRCYXRjaFJlc3BvbnNlEjEKBWJhdGNoGAEgASgLMiIudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkJhdGNoUmVjb3JkIiYKEkNhbmNlbEJhdGNoUmVxdWVzdBIQCghiYXRjaF9pZBgBIAEoCSJIChNDYW5jZWxCYXRjaFJlc3BvbnNlEjEKBWJhdGNoGAEgASgLMiIudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkJhdGNoUmVjb3JkIpcDCgtCYXRjaFJlY29yZBIQCghiYXRjaF9pZBgBIAEoCRIyCgZzdGF0dXMYAiABKA4yIi50b29scG9ydC5leGVjdXRpb24udjEuQmF0Y2hTdGF0dXMSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZmluaXNoZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhMKC2NhbGxzX3RvdGFsGAUgASgFEhIKCmNhbGxzX2RvbmUYBiABKAUSMgoHcmVzdWx0cxgHIAMoCzIhLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5DYWxsUmVzdWx0EhcKCmVycm9yX2NvZGUYCCABKAVIAIgBARIaCg1lcnJvcl9tZXNzYWdlGAkgASgJSAGIAQESLgoFZXJyb3IYCiABKAsyHy50b29scG9ydC5jb21tb24udjEuRXJyb3JEZXRhaWxCDQoLX2Vycm9yX2NvZGVCEAoOX2Vycm9yX21lc3NhZ2UqlgEKC0JhdGNoU3RhdHVzEhwKGEJBVENIX1NUQVRVU19VTlNQRUNJRklFRBAAEhgKFEJBVENIX1NUQVRVU19XT1JLSU5HEAESGgoWQkFUQ0hfU1RBVFVTX0NPTVBMRVRFRBACEhoKFkJBVENIX1NUQVRVU19DQU5DRUxMRUQQAxIXChNCQVRDSF9TVEFUVVNfRkFJTEVEEAQy8AQKEEV4ZWN1dGlvblNlcnZpY2USWwoIQ2FsbFRvb2wSJi50b29scG9ydC5leGVjdXRpb24udjEuQ2FsbFRvb2xSZXF1ZXN0GicudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkNhbGxUb29sUmVzcG9uc2USXgoJQ2FsbEJhdGNoEicudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkNhbGxCYXRjaFJlcXVlc3QaKC50b29scG9ydC5leGVjdXRpb24udjEuQ2FsbEJhdGNoUmVzcG9uc2USeQoSR2V0RXhlY3V0aW9uUmVzdWx0EjAudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkdldEV4ZWN1dGlvblJlc3VsdFJlcXVlc3QaMS50b29scG9ydC5leGVjdXRpb24udjEuR2V0RXhlY3V0aW9uUmVzdWx0UmVzcG9uc2USYQoKU3RhcnRCYXRjaBIoLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5TdGFydEJhdGNoUmVxdWVzdBopLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5TdGFydEJhdGNoUmVzcG9uc2USWwoIR2V0QmF0Y2gSJi50b29scG9ydC5leGVjdXRpb24udjEuR2V0QmF0Y2hSZXF1ZXN0GicudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkdldEJhdGNoUmVzcG9uc2USZAoLQ2FuY2VsQmF0Y2gSKS50b29scG9ydC5leGVjdXRpb24udjEuQ2FuY2VsQmF0Y2hSZXF1ZXN0GioudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkNhbmNlbEJhdGNoUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_toolport_common_v1_errors, file_toolport_execution_v1_execution_results]);
 
 /**
  * Request of CallTool. The gateway moves parameters given at the body's root into tool_input.
@@ -235,6 +239,240 @@ export const GetExecutionResultResponseSchema: GenMessage<GetExecutionResultResp
   messageDesc(file_toolport_execution_v1_execution_service, 6);
 
 /**
+ * Request of StartBatch.
+ *
+ * @generated from message toolport.execution.v1.StartBatchRequest
+ */
+export type StartBatchRequest = Message<"toolport.execution.v1.StartBatchRequest"> & {
+  /**
+   * 1..10 calls, as CallBatchRequest.calls.
+   *
+   * @generated from field: repeated toolport.execution.v1.BatchCall calls = 1;
+   */
+  calls: BatchCall[];
+};
+
+/**
+ * Describes the message toolport.execution.v1.StartBatchRequest.
+ * Use `create(StartBatchRequestSchema)` to create a new message.
+ */
+export const StartBatchRequestSchema: GenMessage<StartBatchRequest> = /*@__PURE__*/
+  messageDesc(file_toolport_execution_v1_execution_service, 7);
+
+/**
+ * Response of StartBatch.
+ *
+ * @generated from message toolport.execution.v1.StartBatchResponse
+ */
+export type StartBatchResponse = Message<"toolport.execution.v1.StartBatchResponse"> & {
+  /**
+   * @generated from field: toolport.execution.v1.BatchRecord batch = 1;
+   */
+  batch?: BatchRecord | undefined;
+};
+
+/**
+ * Describes the message toolport.execution.v1.StartBatchResponse.
+ * Use `create(StartBatchResponseSchema)` to create a new message.
+ */
+export const StartBatchResponseSchema: GenMessage<StartBatchResponse> = /*@__PURE__*/
+  messageDesc(file_toolport_execution_v1_execution_service, 8);
+
+/**
+ * Request of GetBatch.
+ *
+ * @generated from message toolport.execution.v1.GetBatchRequest
+ */
+export type GetBatchRequest = Message<"toolport.execution.v1.GetBatchRequest"> & {
+  /**
+   * @generated from field: string batch_id = 1;
+   */
+  batchId: string;
+};
+
+/**
+ * Describes the message toolport.execution.v1.GetBatchRequest.
+ * Use `create(GetBatchRequestSchema)` to create a new message.
+ */
+export const GetBatchRequestSchema: GenMessage<GetBatchRequest> = /*@__PURE__*/
+  messageDesc(file_toolport_execution_v1_execution_service, 9);
+
+/**
+ * Response of GetBatch.
+ *
+ * @generated from message toolport.execution.v1.GetBatchResponse
+ */
+export type GetBatchResponse = Message<"toolport.execution.v1.GetBatchResponse"> & {
+  /**
+   * @generated from field: toolport.execution.v1.BatchRecord batch = 1;
+   */
+  batch?: BatchRecord | undefined;
+};
+
+/**
+ * Describes the message toolport.execution.v1.GetBatchResponse.
+ * Use `create(GetBatchResponseSchema)` to create a new message.
+ */
+export const GetBatchResponseSchema: GenMessage<GetBatchResponse> = /*@__PURE__*/
+  messageDesc(file_toolport_execution_v1_execution_service, 10);
+
+/**
+ * Request of CancelBatch.
+ *
+ * @generated from message toolport.execution.v1.CancelBatchRequest
+ */
+export type CancelBatchRequest = Message<"toolport.execution.v1.CancelBatchRequest"> & {
+  /**
+   * @generated from field: string batch_id = 1;
+   */
+  batchId: string;
+};
+
+/**
+ * Describes the message toolport.execution.v1.CancelBatchRequest.
+ * Use `create(CancelBatchRequestSchema)` to create a new message.
+ */
+export const CancelBatchRequestSchema: GenMessage<CancelBatchRequest> = /*@__PURE__*/
+  messageDesc(file_toolport_execution_v1_execution_service, 11);
+
+/**
+ * Response of CancelBatch.
+ *
+ * @generated from message toolport.execution.v1.CancelBatchResponse
+ */
+export type CancelBatchResponse = Message<"toolport.execution.v1.CancelBatchResponse"> & {
+  /**
+   * @generated from field: toolport.execution.v1.BatchRecord batch = 1;
+   */
+  batch?: BatchRecord | undefined;
+};
+
+/**
+ * Describes the message toolport.execution.v1.CancelBatchResponse.
+ * Use `create(CancelBatchResponseSchema)` to create a new message.
+ */
+export const CancelBatchResponseSchema: GenMessage<CancelBatchResponse> = /*@__PURE__*/
+  messageDesc(file_toolport_execution_v1_execution_service, 12);
+
+/**
+ * An async batch: its state and, once it ended, CallBatchResponse.results.
+ *
+ * @generated from message toolport.execution.v1.BatchRecord
+ */
+export type BatchRecord = Message<"toolport.execution.v1.BatchRecord"> & {
+  /**
+   * @generated from field: string batch_id = 1;
+   */
+  batchId: string;
+
+  /**
+   * @generated from field: toolport.execution.v1.BatchStatus status = 2;
+   */
+  status: BatchStatus;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 3;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * Absent while working.
+   *
+   * @generated from field: google.protobuf.Timestamp finished_at = 4;
+   */
+  finishedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: int32 calls_total = 5;
+   */
+  callsTotal: number;
+
+  /**
+   * Elements that have their outcome.
+   *
+   * @generated from field: int32 calls_done = 6;
+   */
+  callsDone: number;
+
+  /**
+   * One element per call, in input order, once status is completed or cancelled; empty before.
+   *
+   * @generated from field: repeated toolport.execution.v1.CallResult results = 7;
+   */
+  results: CallResult[];
+
+  /**
+   * FAILED: the refusal CallBatch would have answered, its gRPC code and detail.
+   *
+   * @generated from field: optional int32 error_code = 8;
+   */
+  errorCode?: number | undefined;
+
+  /**
+   * @generated from field: optional string error_message = 9;
+   */
+  errorMessage?: string | undefined;
+
+  /**
+   * @generated from field: toolport.common.v1.ErrorDetail error = 10;
+   */
+  error?: ErrorDetail | undefined;
+};
+
+/**
+ * Describes the message toolport.execution.v1.BatchRecord.
+ * Use `create(BatchRecordSchema)` to create a new message.
+ */
+export const BatchRecordSchema: GenMessage<BatchRecord> = /*@__PURE__*/
+  messageDesc(file_toolport_execution_v1_execution_service, 13);
+
+/**
+ * Where an async batch is.
+ *
+ * @generated from enum toolport.execution.v1.BatchStatus
+ */
+export enum BatchStatus {
+  /**
+   * @generated from enum value: BATCH_STATUS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Calls are running or waiting to.
+   *
+   * @generated from enum value: BATCH_STATUS_WORKING = 1;
+   */
+  WORKING = 1,
+
+  /**
+   * Every call has its element.
+   *
+   * @generated from enum value: BATCH_STATUS_COMPLETED = 2;
+   */
+  COMPLETED = 2,
+
+  /**
+   * Cancelled while working: calls that had not started say batch_cancelled.
+   *
+   * @generated from enum value: BATCH_STATUS_CANCELLED = 3;
+   */
+  CANCELLED = 3,
+
+  /**
+   * Refused as a whole, as CallBatch would have been (the caller's key revoked meanwhile): see error.
+   *
+   * @generated from enum value: BATCH_STATUS_FAILED = 4;
+   */
+  FAILED = 4,
+}
+
+/**
+ * Describes the enum toolport.execution.v1.BatchStatus.
+ */
+export const BatchStatusSchema: GenEnum<BatchStatus> = /*@__PURE__*/
+  enumDesc(file_toolport_execution_v1_execution_service, 0);
+
+/**
  * ExecutionService runs tools (REST, MCP and built-in), singly or in batches, and serves stored results.
  * The caller is the `toolport-principal-bin` metadata entry (an API key principal for calls).
  * Default port 50052.
@@ -278,6 +516,40 @@ export const ExecutionService: GenService<{
     methodKind: "unary";
     input: typeof GetExecutionResultRequestSchema;
     output: typeof GetExecutionResultResponseSchema;
+  },
+  /**
+   * POST /tools/call/batch with `Prefer: respond-async`: the same calls as CallBatch (same validation,
+   * INVALID_ARGUMENT for 0 or more than 10; a caller who may not call at all is refused here), recorded
+   * and run in the background on the caller's authority as authenticated now. Answers the record at once.
+   *
+   * @generated from rpc toolport.execution.v1.ExecutionService.StartBatch
+   */
+  startBatch: {
+    methodKind: "unary";
+    input: typeof StartBatchRequestSchema;
+    output: typeof StartBatchResponseSchema;
+  },
+  /**
+   * GET /tools/call/batch/{batch_id}: the record. NOT_FOUND batch_not_found for another caller's batch,
+   * an unknown id, or one pruned after EXECUTION_BATCH_RETENTION_MS; INVALID_ARGUMENT for a non-UUID.
+   *
+   * @generated from rpc toolport.execution.v1.ExecutionService.GetBatch
+   */
+  getBatch: {
+    methodKind: "unary";
+    input: typeof GetBatchRequestSchema;
+    output: typeof GetBatchResponseSchema;
+  },
+  /**
+   * POST /tools/call/batch/{batch_id}/cancel: calls not started yet do not run (their elements say
+   * batch_cancelled); calls already running finish. A batch that ended is answered unchanged.
+   *
+   * @generated from rpc toolport.execution.v1.ExecutionService.CancelBatch
+   */
+  cancelBatch: {
+    methodKind: "unary";
+    input: typeof CancelBatchRequestSchema;
+    output: typeof CancelBatchResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_toolport_execution_v1_execution_service, 0);
