@@ -634,6 +634,11 @@ describe("the Kubernetes manifests (deploy/k8s), rendered with kubectl kustomize
         for (const [prefix, role] of [
           ["/v1", "gateway"],
           ["/mcp", "mcp-server"],
+          // MCP authorization (README "MCP authorization"): discovery, the authorization server, the consent page.
+          ["/.well-known/oauth-protected-resource", "mcp-server"],
+          ["/.well-known/oauth-authorization-server", "gateway"],
+          ["/oauth", "gateway"],
+          ["/console", "gateway"],
         ] as const) {
           const route = routes.get(prefix);
           const service = route && r().find("Service", route.service);

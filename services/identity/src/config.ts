@@ -46,10 +46,10 @@ export const identityEnv = {
     "gateway address for absolute links when a request does not carry one (without /v1)",
   ),
   MCP_PUBLIC_URL: url(["http", "https"], "http://localhost:8090/mcp").describe("MCP server address for the guide and .mcp.json"),
-  OAUTH_ACCESS_TOKEN_TTL_SECONDS: positiveInt(3600).describe(
+  OAUTH_ACCESS_LIFETIME_SECONDS: positiveInt(3600).describe(
     "lifetime of an access token Toolport's authorization server issues to an MCP client, in seconds",
   ),
-  OAUTH_REFRESH_TOKEN_TTL_SECONDS: positiveInt(30 * 24 * 3600).describe(
+  OAUTH_REFRESH_LIFETIME_SECONDS: positiveInt(30 * 24 * 3600).describe(
     "lifetime of a refresh token (each use rotates it), in seconds",
   ),
   OAUTH_DYNAMIC_REGISTRATION: flag(false).describe(

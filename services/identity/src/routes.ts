@@ -91,8 +91,8 @@ function oauthServerDeps(config: IdentityConfig, base: Omit<IdentityDeps, "oauth
     settings: {
       issuer: new URL(config.PUBLIC_URL).origin,
       resource: config.MCP_PUBLIC_URL,
-      accessTokenTtlSeconds: config.OAUTH_ACCESS_TOKEN_TTL_SECONDS,
-      refreshTokenTtlSeconds: config.OAUTH_REFRESH_TOKEN_TTL_SECONDS,
+      accessTokenTtlSeconds: config.OAUTH_ACCESS_LIFETIME_SECONDS,
+      refreshTokenTtlSeconds: config.OAUTH_REFRESH_LIFETIME_SECONDS,
       dynamicRegistration: config.OAUTH_DYNAMIC_REGISTRATION,
     },
     store: oauthServerStore(base.pool),
