@@ -264,6 +264,14 @@ describe("an MCP client connects by OAuth (the v2 SDK's own support)", () => {
     const fresh = new Provider(clientId);
     const client = await authorizeThroughSdk(fresh);
     expect((await client.listTools()).tools.length).toBe(MCP_TOOL_NAMES.length);
+    // A tool call on /v1 with the token warms the gateway's principal cache; revocation must still win.
+    const tools = (await s.call("GET", "/tools/search?query=word&limit=1", { token: fresh.saved!.access_token })).body;
+    const warm = async () =>
+      s.call("POST", "/tools/call/batch", {
+        token: fresh.saved!.access_token,
+        body: { calls: [{ tool_id: tools[0].id, tool_input: { text: "a b c" } }] },
+      });
+    expect((await warm()).status).toBe(200);
     const [grant] = await grants();
     const revoke = await s.call("DELETE", `/api-keys/${grant!.key.id}`, { token: person.token });
     expect(revoke.status).toBe(200);
@@ -279,6 +287,7 @@ describe("an MCP client connects by OAuth (the v2 SDK's own support)", () => {
     });
     expect(raw.status).toBe(401);
     expect(raw.headers.get("www-authenticate")).toMatch(/error="invalid_token"/);
+    expect((await warm()).status, "the cached principal does not outlive the grant").toBe(401);
     // Its refresh token went with it.
     const refreshed = await fetch(`${s.stack.gatewayUrl}/oauth/token`, {
       method: "POST",

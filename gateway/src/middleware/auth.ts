@@ -4,10 +4,13 @@
  * runs with that principal in scope, so every service call carries it.
  *
  * Principal cache (the `cache` option): ONLY the two tool-call routes (POST /tools/call/:tool_id and
- * POST /tools/call/batch) use it, and only for API keys (never JWTs). A successful Authenticate is
- * kept for GATEWAY_AUTH_CACHE_MS (default 30 s; 0 = off) under sha256(key) + the `svc-org-id` value
- * (principal-cache.ts), so a warm tool call makes two service hops instead of three. Every other
- * route authenticates on every request.
+ * POST /tools/call/batch) use it, and only for API keys and the OAuth access tokens of Toolport's own
+ * authorization server, which act as their grant's key (never JWTs). A successful Authenticate is
+ * kept for GATEWAY_AUTH_CACHE_MS (default 30 s; 0 = off), and never past an access token's expiry,
+ * under sha256(credential) + the `svc-org-id` value (principal-cache.ts), so a warm tool call makes two
+ * service hops instead of three. Every other route authenticates on every request. Revoking a grant is
+ * revoking its key, immediate as below; an access token revoked alone (RFC 7009) may still call tools
+ * here for up to the TTL, but not through the MCP server, which checks the token on every request.
  *
  * Revocation stays immediate on every replica: execution spends each caller's allowance from a quota
  * lease (services/execution/src/domain/allowance.ts) that identity grants only after re-checking that
@@ -90,7 +93,9 @@ export function auth(identity: ServiceClients["identity"], mode: AuthMode, optio
       throw new HttpError(401, "unauthenticated", missingMessage(mode));
     }
     const orgId = useOrgHeader ? ctx.get("svc-org-id").trim() || undefined : undefined;
-    const cacheKey = cache && useKey ? PrincipalCache.keyOf(apiKey as string, orgId) : undefined;
+    // A grant's access token is cached like a key, never past its own expiry (see the header comment).
+    const cached = useKey ? apiKey : grantToken && useJwt ? bearer : undefined;
+    const cacheKey = cache && cached ? PrincipalCache.keyOf(cached, orgId) : undefined;
     let principal = cacheKey ? cache!.get(cacheKey) : undefined;
     if (!principal) {
       ({ principal } = await identity.authenticate({
@@ -98,7 +103,7 @@ export function auth(identity: ServiceClients["identity"], mode: AuthMode, optio
         organizationId: orgId,
       }));
       if (!principal) throw new HttpError(401, "unauthenticated", "credentials were not accepted");
-      if (cacheKey) cache!.set(cacheKey, principal);
+      if (cacheKey) cache!.set(cacheKey, principal, timestampMs(principal.credentialExpiresAt));
     }
     ctx.state.principal = principal;
     const requestId = currentScope()?.requestId ?? String(ctx.state.requestId);
@@ -114,6 +119,9 @@ export function auth(identity: ServiceClients["identity"], mode: AuthMode, optio
   described.set(middleware, { mode, orgHeader: useOrgHeader });
   return middleware;
 }
+
+const timestampMs = (t: { seconds: bigint; nanos: number } | undefined) =>
+  t ? Number(t.seconds) * 1000 + Math.floor(t.nanos / 1e6) : undefined;
 
 /** An access token of Toolport's authorization server (identity's `tpat_` tokens), not a JWT. */
 export function isGrantToken(bearer: string): boolean {

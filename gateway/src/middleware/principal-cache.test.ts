@@ -19,6 +19,19 @@ describe("PrincipalCache", () => {
     expect(cache.size).toBe(0);
   });
 
+  it("never serves an entry past the credential's own expiry (an access token's), nor stores one already past it", () => {
+    let now = 1_000;
+    const cache = new PrincipalCache({ ttlMs: 30_000, now: () => now });
+    const key = PrincipalCache.keyOf("tpat_token", undefined);
+    cache.set(key, principal("a"), now + 5_000);
+    now += 4_999;
+    expect(cache.get(key)?.accountId).toBe("a");
+    now += 1;
+    expect(cache.get(key)).toBeUndefined();
+    cache.set(key, principal("b"), now);
+    expect(cache.size).toBe(0);
+  });
+
   it("keeps at most maxEntries, evicting the oldest written", () => {
     const cache = new PrincipalCache({ ttlMs: 60_000, maxEntries: 3 });
     for (const id of ["a", "b", "c"]) cache.set(PrincipalCache.keyOf(`${KEY}${id}`, undefined), principal(id));

@@ -57,8 +57,8 @@ export class PrincipalCache {
     return entry.principal;
   }
 
-  /** Stores a principal from a successful Authenticate. */
-  set(key: string, principal: Principal): void {
+  /** Stores a principal from a successful Authenticate, used until the TTL or `notAfterMs`, whichever is first. */
+  set(key: string, principal: Principal, notAfterMs?: number): void {
     if (!this.enabled) return;
     // Re-inserting moves the key to the end, so eviction order stays oldest-written first.
     this.entries.delete(key);
@@ -66,7 +66,9 @@ export class PrincipalCache {
       const oldest = this.entries.keys().next().value as string;
       this.entries.delete(oldest);
     }
-    this.entries.set(key, { principal, expiresAt: this.now() + this.ttlMs });
+    const expiresAt = Math.min(this.now() + this.ttlMs, notAfterMs ?? Number.POSITIVE_INFINITY);
+    if (expiresAt <= this.now()) return;
+    this.entries.set(key, { principal, expiresAt });
   }
 
   delete(key: string): void {

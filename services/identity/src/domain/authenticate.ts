@@ -67,7 +67,7 @@ export async function authenticateAccessToken(
       throw keyOrganizationMismatch(found.key.organizationId, principal.organizationId);
     }
   }
-  return principal;
+  return { ...principal, credentialExpiresAt: found.tokenExpiresAt };
 }
 
 /** A Toolport JWT's account -> principal in one store round trip. */

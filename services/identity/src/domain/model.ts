@@ -96,4 +96,6 @@ export interface ResolvedPrincipal {
   method: "api_key" | "jwt";
   /** For a Toolport JWT: its sign-in (jti) and expiry. */
   session: { id: string; expiresAt: Date } | null;
+  /** For an OAuth access token: when it expires. */
+  credentialExpiresAt?: Date;
 }

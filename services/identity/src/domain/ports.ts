@@ -104,8 +104,8 @@ export interface KeyStore {
    * value is older than LAST_USED_RESOLUTION_SECONDS (or unset). Null: no active key has this hash.
    */
   authenticateKey(hash: Buffer, organizationId: string | null): Promise<KeyPrincipal | null>;
-  /** The same as authenticateKey, for the grant key of an active OAuth access token with this hash. */
-  authenticateAccessToken(hash: Buffer, organizationId: string | null): Promise<KeyPrincipal | null>;
+  /** The same as authenticateKey, for the grant key of an active OAuth access token with this hash, and its expiry. */
+  authenticateAccessToken(hash: Buffer, organizationId: string | null): Promise<(KeyPrincipal & { tokenExpiresAt: Date }) | null>;
   keyById(id: string): Promise<ApiKey | null>;
   keysOfAccount(accountId: string, includeRevoked: boolean): Promise<ApiKey[]>;
   keysOfOrganization(organizationId: string, includeRevoked: boolean): Promise<ApiKey[]>;

@@ -120,6 +120,7 @@ export function principalToProto(r: ResolvedPrincipal): Principal {
     roleGrants: roleGrantsOf(r.role).map((g) => grantToProto[g]),
     sessionId: r.session?.id,
     sessionExpiresAt: ts(r.session?.expiresAt ?? null),
+    credentialExpiresAt: ts(r.credentialExpiresAt ?? null),
   });
 }
 

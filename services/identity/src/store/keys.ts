@@ -105,17 +105,15 @@ interface AuthenticateRow extends KeyRow {
  * matches no row assigns no transaction id, so the read-only case commits without a WAL flush.
  * Concurrent uses of one key: the first takes the row lock and writes, the others re-check the
  * condition against the new value and skip.
+ *
+ * Written once for a key found by `match` (`$1` is the presented hash): `presented` is the column
+ * compared in constant time afterwards (the key's hash, or an OAuth access token's), `extra` more columns.
  */
-/**
- * Authenticate's statement, for a key found by `match` (`$1` is the presented hash): the key row, its
- * account and memberships, and the throttled `last_used_at` write. `presented` is the column compared
- * in constant time afterwards (the key's hash, or an OAuth access token's).
- */
-const authenticateStatement = (match: string, presented: string) => `
+const authenticateStatement = (match: string, presented: string, extra = "") => `
 WITH hit AS (
   SELECT k.id, k.account_id, k.organization_id, k.name, k.key_prefix, k.permissions, k.agent_name, k.agent_type,
          k.purpose, k.created_at, k.last_used_at, k.revoked_at, k.expires_at, k.created_by_key_id, k.console_session,
-         k.oauth_client_id, ${presented} AS key_hash,
+         k.oauth_client_id, ${presented} AS key_hash,${extra}
          a.kind AS a_kind, a.name AS a_name, a.email AS a_email, a.tier AS a_tier,
          a.personal_organization_id AS a_personal_organization_id, a.is_platform_admin AS a_is_platform_admin,
          a.created_at AS a_created_at,
@@ -142,6 +140,7 @@ const AUTHENTICATE_ACCESS_TOKEN = authenticateStatement(
                         AND t.revoked_at IS NULL AND t.expires_at > now()
    WHERE true`,
   "t.token_hash",
+  " t.expires_at AS token_expires_at,",
 );
 
 const INSERT_KEY = `INSERT INTO api_keys (id, account_id, organization_id, name, key_hash, key_prefix, permissions, agent_name,
@@ -227,12 +226,12 @@ export function keyStore(pool: Pool): KeyStore {
     },
 
     async authenticateAccessToken(hash, organizationId) {
-      const { rows } = await pool.query<AuthenticateRow>({
+      const { rows } = await pool.query<AuthenticateRow & { token_expires_at: Date }>({
         name: "identity_authenticate_access_token",
         text: AUTHENTICATE_ACCESS_TOKEN,
         values: [hash, organizationId],
       });
-      return rows[0] ? keyPrincipalOf(rows[0]) : null;
+      return rows[0] ? { ...keyPrincipalOf(rows[0]), tokenExpiresAt: rows[0].token_expires_at } : null;
     },
 
     async keyById(id) {
