@@ -37,6 +37,7 @@ let person: { token: string; accountId: string };
 let clientId: string;
 
 const REDIRECT_PATH = "/callback";
+const ACCESS_LIFETIME_SECONDS = 10;
 
 /** A plain HTTP server the browser would land on; the test reads the code off the redirect itself. */
 async function startCallback(): Promise<{ url: string; close(): Promise<void> }> {
@@ -83,15 +84,16 @@ beforeAll(async () => {
     headers: { "content-type": "application/json" },
     body: JSON.stringify(metadataDocument(`${elsewhere.url}/client.json`, callback.url)),
   }));
-  s = await startExecStack([], { NODE_EXTRA_CA_CERTS: ca.caFile, IDENTITY_OUTBOUND_ALLOW: `127.0.0.1:${documents.port}` }, [
-    "catalog",
-    "execution",
-    "billing",
-    "identity",
-    "content",
-    "gateway",
-    "mcp-server",
-  ]);
+  s = await startExecStack(
+    [],
+    {
+      NODE_EXTRA_CA_CERTS: ca.caFile,
+      IDENTITY_OUTBOUND_ALLOW: `127.0.0.1:${documents.port}`,
+      // Short-lived access tokens: the SDK must refresh on its own during these tests, and one test waits one out.
+      OAUTH_ACCESS_LIFETIME_SECONDS: String(ACCESS_LIFETIME_SECONDS),
+    },
+    ["catalog", "execution", "billing", "identity", "content", "gateway", "mcp-server"],
+  );
   const signup = await s.call("POST", "/auth/signup", {
     body: { email: `p-${randomBytes(4).toString("hex")}@example.com`, password: "a long enough password", name: "Pat" },
   });
@@ -429,6 +431,31 @@ describe("refusals, each storing nothing", () => {
       expect(res.status).toBe(401);
       expect(res.headers.get("www-authenticate")).toMatch(/^Bearer error="invalid_token"/);
     }
+  });
+
+  it("refuses an access token once it has expired, and the client's refresh token still gets a new one", async () => {
+    const p = new Provider(clientId);
+    await (await authorizeThroughSdk(p)).close();
+    const token = p.saved!.access_token;
+    expect(p.saved!.expires_in).toBe(ACCESS_LIFETIME_SECONDS);
+    await new Promise((resolve) => setTimeout(resolve, ACCESS_LIFETIME_SECONDS * 1000 + 500));
+    const info = await fetch(`${s.stack.gatewayUrl}/v1/oauth/token-info`, { headers: { authorization: `Bearer ${token}` } });
+    expect(info.status).toBe(401);
+    const res = await fetch(s.stack.mcpUrl, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2025-11-25",
+        authorization: `Bearer ${token}`,
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
+    });
+    expect(res.status).toBe(401);
+    expect(res.headers.get("www-authenticate")).toMatch(/error="invalid_token"/);
+    const client = await connected(p);
+    expect((await client.listTools()).tools.length, "the SDK refreshed by itself").toBe(MCP_TOOL_NAMES.length);
+    expect(p.saved!.access_token).not.toBe(token);
   });
 
   it("keeps svc-api-key working exactly as before beside OAuth", async () => {
