@@ -3,7 +3,10 @@
  * other sign-ins', and left-overs of an earlier console to revoke), a create form (agent, purpose,
  * allow-lists picked from the catalog with the tools they let through shown live, caps in dollars, the
  * confirmation flag), the new key shown once, and revoke with a confirmation step. Each key links to its
- * usage.
+ * usage. Below, the apps the person connected through OAuth (ui/keys-grants.tsx): their keys are listed
+ * there and not in the list of keys, where they would show up as keys nobody made on this screen, with
+ * no agent or purpose. Another member's grant, which an owner or admin sees, stays in the list of keys,
+ * marked as an OAuth grant.
  */
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import type { paths } from "@toolport/client";
@@ -13,6 +16,7 @@ import { type components, consoleKeyId, unwrap } from "../api";
 import { useSession } from "../session";
 import { Badge, ErrorNote, Field, Loading, Note, Page, ShownOnce, When } from "../ui/index";
 import { AGENT_TYPES, type AgentType, agentTypeLabel } from "../ui/keys-agent";
+import { clientHost, OAuthGrants } from "../ui/keys-grants";
 import {
   NO_PERMISSIONS,
   type PermissionDraft,
@@ -46,7 +50,9 @@ export default function Keys() {
   const mine = consoleKeyId(session, orgId);
   const kindOf = (key: ApiKey): ConsoleKind =>
     key.console_key === "left_over" ? "left_over" : key.console_key === "session" ? (key.id === mine ? "this" : "other") : null;
-  const all = keys.data ?? [];
+  const listed = keys.data ?? [];
+  // The person's own grants are in their own section.
+  const all = listed.filter((k) => !(k.oauth_client_id && k.account_id === session.accountId));
   const agents = all.filter((k) => k.console_key === null);
   // Left-overs first (they are to be revoked), then this sign-in's key, then other sign-ins'.
   const rank: Record<Exclude<ConsoleKind, null>, number> = { left_over: 0, this: 1, other: 2 };
@@ -96,6 +102,7 @@ export default function Keys() {
         ) : null}
         {agents.length > 0 ? <ul className="cards key-list">{agents.map(card)}</ul> : null}
       </section>
+      <OAuthGrants showRevoked={showRevoked} />
       {consoles.length > 0 ? (
         <section aria-labelledby="console-key-list">
           <h2 id="console-key-list">Console keys</h2>
@@ -158,6 +165,7 @@ function KeyCard({ apiKey, kind, madeWith }: { apiKey: ApiKey; kind: ConsoleKind
           <Link href={`/keys/${apiKey.id}`}>{apiKey.name}</Link>
         </h3>
         {badge ? <Badge value={badge.value} label={badge.label} /> : null}
+        {apiKey.oauth_client_id ? <Badge value="oauth" label={`OAuth grant to ${clientHost(apiKey.oauth_client_id)}`} /> : null}
         {apiKey.revoked_at ? <Badge value="revoked" /> : expired ? <Badge value="expired" /> : null}
       </div>
       {badge && !apiKey.revoked_at && !expired ? <p className="hint">{badge.hint}</p> : null}
