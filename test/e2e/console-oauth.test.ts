@@ -45,6 +45,16 @@ describe("the console's OAuth consent page and connected apps", () => {
     const res = await fetch(`${s.stack.gatewayUrl}/v1${path}`, { headers: { authorization: `Bearer ${token}` } });
     return { status: res.status, body: (await res.json()) as Json };
   };
+  const post = async (path: string, token: string, body: unknown) => {
+    const res = await fetch(`${s.stack.gatewayUrl}/v1${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    const answer = (await res.json()) as Json;
+    expect(res.status, JSON.stringify(answer)).toBeLessThan(300);
+    return answer;
+  };
 
   beforeAll(async () => {
     const ca = await testCertificates();
@@ -112,7 +122,13 @@ describe("the console's OAuth consent page and connected apps", () => {
 
   it("signs in on the consent page, allows with a permission, and the grant is listed, then revoked, on the keys screen", async () => {
     const person = newPerson("oauth");
-    const { token } = await signUpByApi(s, person);
+    const { token, accountId } = await signUpByApi(s, person);
+    // An organization of the person's own, and one where another person made them a viewer: a viewer
+    // cannot let an app call that organization's tools, so the page does not offer it.
+    const team = await post("/organizations", token, { name: "Harbor Team" });
+    const other = await signUpByApi(s, newPerson("owner"));
+    const watched = await post("/organizations", other.token, { name: "Watched Co" });
+    await post(`/organizations/${watched.id}/members`, other.token, { account_id: accountId, role: "viewer" });
     const c = await openConsole(browser, s);
     const { page } = c;
 
@@ -138,11 +154,14 @@ describe("the console's OAuth consent page and connected apps", () => {
       `After you decide, you go back to ${new URL(redirectUri).host}.`,
     );
     const organization = page.getByLabel("Organization");
-    expect(await organization.locator("option").count()).toBe(1);
-    expect(await organization.locator("option").first().textContent()).toContain("(personal)");
+    const offered = await organization.locator("option").allTextContents();
+    expect(offered).toHaveLength(2);
+    expect(offered[0]).toMatch(/\(personal\) · owner$/);
+    expect(offered[1]).toBe("Harbor Team · owner");
     await checkScreen(page, "oauth-consent");
 
-    // What the assistant may do: confirmation before writes, and a daily cap.
+    // Where and what: the team, confirmation before writes, and a daily cap.
+    await organization.selectOption(team.id);
     await page.getByLabel("Require confirmation for calls that write, send, spend or delete").check();
     await page.getByLabel("Daily cap (USD)").fill("5");
     await page.getByRole("button", { name: "Allow" }).click();
@@ -182,6 +201,7 @@ describe("the console's OAuth consent page and connected apps", () => {
       key: {
         id: info.body.key_id,
         oauth_client_id: clientId,
+        organization_id: team.id,
         permissions: {
           allowed_tools: null,
           allowed_services: null,
@@ -196,10 +216,10 @@ describe("the console's OAuth consent page and connected apps", () => {
     await page.goto(`${s.url}/keys`);
     const card = page.getByTestId("oauth-grant");
     await card.getByRole("heading", { name: CLIENT_NAME }).waitFor();
-    const personal = ((await api("/organizations", token)).body as Json[]).find((o) => o.is_personal);
+    // Listed whatever organization the console acts in (here the personal one), naming the grant's.
     const text = await card.textContent();
     expect(text).toContain(new URL(clientId).host);
-    expect(text).toContain(personal.name);
+    expect(text).toContain("Harbor Team");
     expect(text).toContain("$5.00 a day at most; confirmation before writes, sends, spends and deletes.");
     await page.getByText("No keys in this organization yet.").waitFor();
     expect(await page.getByRole("heading", { name: `MCP: ${CLIENT_NAME}` }).count()).toBe(0);
@@ -207,6 +227,13 @@ describe("the console's OAuth consent page and connected apps", () => {
       `/console/keys/${info.body.key_id}`,
     );
     await checkScreen(page, "keys-oauth", card);
+
+    // Its usage page, like any key's, though the grant is in another organization than the console's.
+    await card.getByRole("link", { name: `Usage of ${CLIENT_NAME}` }).click();
+    await page.getByRole("heading", { level: 1, name: `Usage of MCP: ${CLIENT_NAME}` }).waitFor();
+    expect(await page.getByTestId("key-permissions").textContent()).toContain("$5.00 a day at most");
+    await page.getByText(`OAuth grant to ${new URL(clientId).host}`).waitFor();
+    await page.getByRole("link", { name: "All keys" }).click();
 
     // Revoked there, the client's access token is refused at once.
     await card.getByRole("button", { name: `Revoke ${CLIENT_NAME}`, exact: true }).click();
