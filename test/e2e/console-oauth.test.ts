@@ -146,6 +146,7 @@ describe("the console's OAuth consent page and connected apps", () => {
     // The same request, now answered by a signed-in person: who asks, where the browser goes back to.
     await page.getByRole("heading", { level: 1, name: `Allow ${CLIENT_NAME} to use Toolport?` }).waitFor();
     expect(new URL(page.url()).searchParams.get("request")).toBe(requestId);
+    expect(await page.getByTestId("signed-in-as").textContent()).toBe(`Signed in as ${person.email}`);
     expect(await page.getByTestId("first-time").textContent()).toContain(
       `You have never allowed this app before. Only continue if you started this from ${CLIENT_NAME}`,
     );

@@ -67,13 +67,30 @@ function Shell() {
   return consent ? <ConsentFrame /> : <Frame />;
 }
 
-/** The consent page alone: who is signed in (and a way to switch), then the question. */
+/** The consent page alone: who is signed in, and so grants (with a way to switch), then the question. */
 function ConsentFrame() {
+  const { signedIn } = useSessionState();
+  const [busy, setBusy] = useState(false);
   return (
     <div className="consent-frame">
       <header className="consent-head">
         <span className="brand">Toolport</span>
-        <Account />
+        <div className="account">
+          <span data-testid="signed-in-as">
+            Signed in as <strong>{signedIn?.account?.email ?? "…"}</strong>
+          </span>
+          <button
+            type="button"
+            className="button-secondary"
+            disabled={busy}
+            onClick={async () => {
+              setBusy(true);
+              await signedIn?.signOut();
+            }}
+          >
+            Not you? Sign out
+          </button>
+        </div>
       </header>
       <main id="main" className="consent">
         <ErrorBoundary>
