@@ -4,9 +4,8 @@
  *
  * The client is identified by a Client ID Metadata Document served over HTTPS by a test server (a test
  * CA the identity process trusts; IDENTITY_OUTBOUND_ALLOW names that one address and port, so any other
- * private address stays refused). The person's consent is given through the /v1 API the console's
- * consent page uses, with the person's sign-in (the page itself is tested in chromium by
- * console-oauth.test.ts). Then: discovery from the 401, the token, tools/list and a call; the SDK
+ * private address stays refused). The person consents on the console's page in chromium for the first
+ * connection; later ones decide through the /v1 API that page uses, with the person's sign-in. Then: discovery from the 401, the token, tools/list and a call; the SDK
  * refreshing after its access token is revoked; revocation of the grant refusing the next request; and
  * every refusal the issue lists, each leaving nothing stored.
  */
@@ -25,6 +24,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Receiver, startHttpsReceiver, testCertificates } from "../harness/https-receiver.js";
 import { type OAuthServer, startOAuthServer } from "../harness/oauth-server.js";
+import { launchBrowser } from "./console-support.js";
 import { type ExecStack, startExecStack } from "./execution-support.js";
 import { MCP_TOOL_NAMES } from "./mcp-support.js";
 
@@ -33,7 +33,8 @@ let documents: Receiver;
 let elsewhere: Receiver;
 let other: OAuthServer;
 let callback: { url: string; close(): Promise<void> };
-let person: { token: string; accountId: string };
+let person: { token: string; accountId: string; email: string };
+const PASSWORD = "a long enough password";
 let clientId: string;
 
 const REDIRECT_PATH = "/callback";
@@ -94,11 +95,10 @@ beforeAll(async () => {
     },
     ["catalog", "execution", "billing", "identity", "content", "gateway", "mcp-server"],
   );
-  const signup = await s.call("POST", "/auth/signup", {
-    body: { email: `p-${randomBytes(4).toString("hex")}@example.com`, password: "a long enough password", name: "Pat" },
-  });
+  const email = `p-${randomBytes(4).toString("hex")}@example.com`;
+  const signup = await s.call("POST", "/auth/signup", { body: { email, password: PASSWORD, name: "Pat" } });
   expect(signup.status, JSON.stringify(signup.body)).toBeLessThan(300);
-  person = { token: signup.body.access_token, accountId: signup.body.account_id };
+  person = { token: signup.body.access_token, accountId: signup.body.account_id, email };
 }, 300_000);
 
 afterAll(async () => {
@@ -206,8 +206,27 @@ describe("an MCP client connects by OAuth (the v2 SDK's own support)", () => {
     });
     expect(asm).not.toHaveProperty("registration_endpoint");
 
+    // The person in a browser: the SDK's authorization URL, the console's consent page, sign in, allow.
     provider = new Provider(clientId);
-    client = await authorizeThroughSdk(provider, { allow: true, permissions: { require_confirmation: true } });
+    const first = new Client({ name: "oauth-e2e", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } });
+    const transport = new StreamableHTTPClientTransport(new URL(s.stack.mcpUrl), { authProvider: provider });
+    await expect(first.connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);
+    const browser = await launchBrowser();
+    try {
+      const page = await browser.newPage();
+      await page.goto(provider.authorizationUrl!.toString());
+      await page.getByLabel("Email").fill(person.email);
+      await page.getByLabel("Password").fill(PASSWORD);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.getByRole("heading", { level: 1, name: "Allow Test Assistant to use Toolport?" }).waitFor();
+      await page.getByLabel("Require confirmation for calls that write, send, spend or delete").check();
+      await page.getByRole("button", { name: "Allow" }).click();
+      await page.waitForURL((u) => u.toString().startsWith(callback.url));
+      await transport.finishAuth(new URL(page.url()).searchParams);
+    } finally {
+      await browser.close();
+    }
+    client = await connected(provider);
     expect(provider.saved?.refresh_token).toMatch(/^tprt_/);
     expect(provider.saved?.access_token).toMatch(/^tpat_/);
     const { tools } = await client.listTools();
