@@ -9,6 +9,7 @@
  * refreshing after its access token is revoked; revocation of the grant refusing the next request; and
  * every refusal the issue lists, each leaving nothing stored.
  */
+import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -22,6 +23,8 @@ import {
   UnauthorizedError,
 } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../../deploy/local/infra.mjs";
+import { CONFORMANCE_2026_VERSION, installConformance } from "../harness/conformance.js";
 import { type Receiver, startHttpsReceiver, testCertificates } from "../harness/https-receiver.js";
 import { type OAuthServer, startOAuthServer } from "../harness/oauth-server.js";
 import { launchBrowser } from "./console-support.js";
@@ -36,6 +39,7 @@ let callback: { url: string; close(): Promise<void> };
 let person: { token: string; accountId: string; email: string };
 const PASSWORD = "a long enough password";
 let clientId: string;
+let conformanceCallbackPort: number;
 
 const REDIRECT_PATH = "/callback";
 const ACCESS_LIFETIME_SECONDS = 10;
@@ -71,15 +75,19 @@ beforeAll(async () => {
     startCallback(),
   ]);
   clientId = `${documents.url}/client.json`;
-  documents.respond((req) =>
-    req.path === "/client.json"
-      ? {
-          status: 200,
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify(metadataDocument(clientId, callback.url)),
-        }
-      : { status: 404 },
-  );
+  conformanceCallbackPort = await freePort();
+  const documentsServed: Record<string, Record<string, unknown>> = {
+    "/client.json": metadataDocument(clientId, callback.url),
+    // The conformance suite's authorization run (last test): its own callback port.
+    "/conformance.json": metadataDocument(
+      `${documents.url}/conformance.json`,
+      `http://127.0.0.1:${conformanceCallbackPort}/callback`,
+    ),
+  };
+  documents.respond((req) => {
+    const doc = documentsServed[req.path];
+    return doc ? { status: 200, headers: { "content-type": "application/json" }, body: JSON.stringify(doc) } : { status: 404 };
+  });
   elsewhere.respond(() => ({
     status: 200,
     headers: { "content-type": "application/json" },
@@ -491,4 +499,47 @@ describe("refusals, each storing nothing", () => {
     });
     expect(res.status).toBe(200);
   });
+});
+
+describe("the official conformance suite's authorization server scenarios, against identity", () => {
+  it("passes the metadata endpoint and the authorization code grant (a public client by metadata document, PKCE, resource)", async () => {
+    const suite = await installConformance((line) => process.stderr.write(`${line}\n`), CONFORMANCE_2026_VERSION);
+    const child = spawn(
+      suite.node,
+      [
+        suite.cli,
+        "authorization",
+        "--url",
+        s.stack.gatewayUrl,
+        "--client-id",
+        `${documents.url}/conformance.json`,
+        "--resource",
+        s.stack.mcpUrl,
+        "--port",
+        String(conformanceCallbackPort),
+      ],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let output = "";
+    const exited = new Promise<number>((resolve) => child.on("exit", (code) => resolve(code ?? 1)));
+    child.stderr.on("data", (chunk) => {
+      output += chunk;
+    });
+    // The suite prints the authorization URL for a person to open; the person here allows through the
+    // consent page's API, and the browser's last step, following redirect_to, reaches the suite's callback.
+    const authorizationUrl = await new Promise<string>((resolve, reject) => {
+      child.stdout.on("data", (chunk) => {
+        output += chunk;
+        const found = /^(http\S+\/oauth\/authorize\?\S+)$/m.exec(output);
+        if (found) resolve(found[1] as string);
+      });
+      child.on("exit", () => reject(new Error(`the suite ended before asking for authorization:\n${output}`)));
+    });
+    const landing = await decide(await consentRequestOf(authorizationUrl), { allow: true });
+    await fetch(landing);
+    const code = await exited;
+    expect(output, output).toMatch(/authorization-server-metadata-endpoint[^\n]*(✓|pass)/i);
+    expect(output, output).toMatch(/authorization-code-grant[^\n]*(✓|pass)/i);
+    expect(code, output).toBe(0);
+  }, 120_000);
 });
