@@ -25,6 +25,13 @@ import { clampResponseChars } from "@toolport/kit/response-limits";
 import type { AllowanceLeases } from "./allowance.js";
 import { capResponse, DEFAULT_STORE_MAX_CHARS, type ResponseMeta, storageForm } from "./cap.js";
 import { type ConsentProblem, type ConsentTokens, consentProblemMessage, needsConsent } from "./consent.js";
+import {
+  type Continuations,
+  continuationProblemMessage,
+  type InputAsk,
+  type InputResponses,
+  type Resumption,
+} from "./continuation.js";
 import { envelopeText, isMcpError, unwrapMcpEnvelope } from "./envelope.js";
 import { type ErrorClassName, ExecutionFailure } from "./failure.js";
 import type { Caller, Credential, ToolForCall } from "./model.js";
@@ -41,6 +48,8 @@ export interface CallRequest {
   maxResponseChars?: number;
   confirmToken?: string;
   idempotencyKey?: string;
+  /** The caller's answers to the questions of an earlier mcp_input_required failure of this call. */
+  inputResponses?: InputResponses;
 }
 
 export interface ConsentObject {
@@ -66,7 +75,7 @@ export interface CallOutcome {
   truncationNote?: string;
   passthroughReason?: string;
   errorClass?: ErrorClassName;
-  /** Why a call was refused (batch elements). */
+  /** Why a call was refused (batch elements), or the questions of a tool that asks (mcp_input_required). */
   refusal?: { reason: string; message: string; details: JsonObject };
   replayed: boolean;
   costCents: bigint;
@@ -90,6 +99,7 @@ export interface ExecutorDeps {
   runner: Runner;
   validator: InputValidator;
   consent: ConsentTokens;
+  continuations: Continuations;
   limits: ExecutorLimits;
   log: Logger;
 }
@@ -112,6 +122,7 @@ export class Executor {
     checkPermission(tool, caller);
     const steps = parseFields(req.fields);
     validator.check(`${tool.id}:${tool.revision}`, tool.inputSchema, req.input);
+    const resumption = req.inputResponses ? await this.resumption(tool, caller, req, req.inputResponses) : undefined;
     const maxChars = clampResponseChars(req.maxResponseChars);
     const executionId = randomUUID();
 
@@ -129,7 +140,9 @@ export class Executor {
 
     let held = false;
     try {
-      await this.checkConsent(tool, caller, req);
+      // A valid continuation was issued to this caller for this tool and input after the call passed its
+      // consent check: answering the tool's question is that call going on, not a new one.
+      if (!resumption) await this.checkConsent(tool, caller, req);
       await this.checkAllowance(tool, caller);
       if (tool.isPaid && tool.priceCents > 0n) {
         await this.deps.billing.hold({ executionId, caller, amountCents: tool.priceCents, toolId: tool.id });
@@ -139,7 +152,45 @@ export class Executor {
       if (idem) await store.releaseIdempotency(idem.accountId, idem.key, executionId).catch(() => {});
       throw err;
     }
-    return this.execute(executionId, tool, caller, req, steps, maxChars, held, idem);
+    return this.execute(executionId, tool, caller, req, steps, maxChars, held, idem, resumption);
+  }
+
+  /**
+   * The continuation of `input_responses`, checked before anything runs: signature, expiry, caller, tool,
+   * input and the answers' keys (400 invalid_input_responses), then used once (a replay is refused too).
+   */
+  private async resumption(tool: ToolForCall, caller: Caller, req: CallRequest, responses: InputResponses): Promise<Resumption> {
+    const check = this.deps.continuations.verify(responses, {
+      subject: caller.keyId ?? caller.accountId,
+      toolId: tool.id,
+      input: req.input,
+    });
+    const problem = !check.ok
+      ? check.problem
+      : (await this.deps.store.useConsent(check.jti, check.expiresAt))
+        ? undefined
+        : "used";
+    if (problem || !check.ok) {
+      const why = problem ?? "invalid";
+      throw invalidArgument("invalid_input_responses", `${continuationProblemMessage[why]}; nothing ran`, {
+        details: { tool_id: tool.id, field: "input_responses.continuation", problem: why },
+      });
+    }
+    return { resume: check.resume, answers: responses.answers };
+  }
+
+  /** The details of an mcp_input_required failure: the questions and the continuation to answer them with. */
+  private askDetails(tool: ToolForCall, caller: Caller, req: CallRequest, ask: InputAsk): JsonObject {
+    const { token, expiresAt } = this.deps.continuations.issue(
+      { subject: caller.keyId ?? caller.accountId, toolId: tool.id, input: req.input },
+      ask.resume,
+    );
+    return {
+      tool_id: tool.id,
+      questions: ask.questions as unknown as Json,
+      continuation: token,
+      expires_at: expiresAt.toISOString(),
+    };
   }
 
   /**
@@ -315,6 +366,7 @@ export class Executor {
     maxChars: number,
     held: boolean,
     idem: { accountId: string; key: string } | undefined,
+    resumption?: Resumption,
   ): Promise<CallOutcome> {
     const { runner, store, log } = this.deps;
     const executedAt = new Date();
@@ -329,7 +381,7 @@ export class Executor {
       injected = runner.injected(credential);
       let output: RunOutput;
       try {
-        output = await runner.run(tool, req.input, credential);
+        output = await runner.run(tool, req.input, credential, resumption);
       } catch (err) {
         // A provider may end an access token before its expiry (revoked, keys rotated): one refresh and one
         // retry. A 401 means the upstream did not act on the request, so sending it again is safe.
@@ -339,7 +391,7 @@ export class Executor {
           rejectedToken: credential.token,
         });
         injected = [...injected, ...runner.injected(fresh)];
-        output = await runner.run(tool, req.input, fresh);
+        output = await runner.run(tool, req.input, fresh, resumption);
       }
       if (tool.serviceType === "mcp_server" && isMcpError(output.value)) {
         const text = envelopeText(output.value) ?? "the MCP tool reported an error";
@@ -385,6 +437,7 @@ export class Executor {
     );
     if (held) await this.settle(executionId, success);
     if (!success) {
+      const ask = failure!.ask;
       return {
         toolId: tool.id,
         success: false,
@@ -394,6 +447,9 @@ export class Executor {
         truncated: false,
         responseMeta: null,
         errorClass: failure!.errorClass,
+        ...(ask
+          ? { refusal: { reason: failure!.errorType, message: error!, details: this.askDetails(tool, caller, req, ask) } }
+          : {}),
         replayed: false,
         costCents: 0n,
       };

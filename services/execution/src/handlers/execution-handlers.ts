@@ -6,6 +6,7 @@ import { fromJsonBytes } from "@toolport/kit/json-bytes";
 import type { JsonObject } from "@toolport/kit/json-values";
 import { principalKey } from "@toolport/kit/rpc";
 import type { ExecutionService } from "@toolport/proto/toolport/execution/v1/execution_service_pb";
+import { type InputResponses, parseInputResponses } from "../domain/continuation.js";
 import type { CallRequest, Executor } from "../domain/executor.js";
 import { permits } from "../domain/executor.js";
 import { readStoredResult } from "../domain/results.js";
@@ -42,6 +43,7 @@ function callRequest(
     maxResponseChars?: number;
     confirmToken?: string;
     idempotencyKey?: string;
+    inputResponsesJson: Uint8Array;
   },
   field: string,
 ): CallRequest {
@@ -54,7 +56,25 @@ function callRequest(
     maxResponseChars: call.maxResponseChars,
     confirmToken: call.confirmToken || undefined,
     idempotencyKey: call.idempotencyKey,
+    inputResponses: inputResponses(call.inputResponsesJson, field),
   };
+}
+
+/** `input_responses` (JSON text; empty = a fresh call), checked for shape: 400 otherwise. */
+function inputResponses(bytes: Uint8Array, field: string): InputResponses | undefined {
+  if (bytes.length === 0) return undefined;
+  let value: unknown;
+  try {
+    value = fromJsonBytes(bytes);
+  } catch {
+    value = null;
+  }
+  const parsed = parseInputResponses(value);
+  if (typeof parsed === "string")
+    throw invalidArgument("invalid_input_responses", parsed, {
+      details: { field: `${field.replace(/tool_id$/, "")}input_responses` },
+    });
+  return parsed;
 }
 
 export function createExecutionHandlers(deps: HandlerDeps): ServiceImpl<typeof ExecutionService> {
