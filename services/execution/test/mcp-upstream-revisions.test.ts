@@ -7,7 +7,10 @@
  * The same call repeated with `input_responses` carries the person's answer to the tool (2026-07-28:
  * `inputResponses` and the server's `requestState` on a new tools/call; 2025-11-25: the answer to the
  * `elicitation/create` of the call still open), singly and in a batch; a continuation that is altered,
- * used, or for another input or caller is refused (400) and nothing runs.
+ * used, or for another input or caller is refused (400) and nothing runs. Through our MCP server, a
+ * 2026-07-28 client that declared elicitation is asked the tool's question itself (batch_execute_tools
+ * answers input_required) and gets the tool's result; one that did not gets an error saying the tool
+ * needs a person's input.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -19,6 +22,7 @@ import {
   registerAgent,
   startExecStack,
 } from "../../../test/e2e/execution-support.js";
+import { callOk, connectMcpV2, modernRpc } from "../../../test/e2e/mcp-support.js";
 import { BOOKING_QUESTION, type ModernMcpUpstream, startModernSdkUpstream } from "./upstreams.js";
 
 let modern: ModernMcpUpstream;
@@ -32,7 +36,14 @@ beforeAll(async () => {
   legacy = await startModernSdkUpstream({ speaks: "2025-11-25" });
   loose = await startModernSdkUpstream({ speaks: "2026-07-28", ignoresClientCapabilities: true });
   const allow = [modern, legacy, loose].map((u) => `127.0.0.1:${u.port}`);
-  s = await startExecStack(allow, { CATALOG_OUTBOUND_ALLOW: allow.join(",") });
+  s = await startExecStack(allow, { CATALOG_OUTBOUND_ALLOW: allow.join(",") }, [
+    "catalog",
+    "execution",
+    "billing",
+    "identity",
+    "gateway",
+    "mcp-server",
+  ]);
   agent = await registerAgent(s);
 });
 afterAll(async () => {
@@ -225,5 +236,98 @@ describe.each([
       expectError(r, 400, "invalid_input_responses");
     }
     expect(ran()).toBe(calls);
+  });
+});
+
+describe.each([
+  { revision: "2026-07-28", upstream: () => modern },
+  { revision: "2025-11-25", upstream: () => legacy },
+])("through our MCP server, a question of an upstream speaking only $revision", ({ revision, upstream }) => {
+  let tools: Record<string, string>;
+  const closers: Array<() => Promise<void>> = [];
+  beforeAll(async () => {
+    tools = (await publishMcp(s, agent, upstream().url)).tools;
+  });
+  afterAll(async () => {
+    for (const close of closers) await close().catch(() => {});
+  });
+
+  type Asked = { message: string; requestedSchema: unknown };
+  const client = async (answer?: "accept" | "decline", asked: Asked[] = []) => {
+    const elicit = answer
+      ? async (params: Asked) => {
+          asked.push(params);
+          return answer === "accept" ? { action: "accept" as const, content: { confirm: true } } : { action: "decline" as const };
+        }
+      : undefined;
+    const c = await connectMcpV2(s.stack.mcpUrl, { key: agent.key }, "auto", elicit);
+    closers.push(() => c.close());
+    return c;
+  };
+  const batch = (restaurant: string) => ({
+    calls: [
+      { tool_id: tools.book_table, tool_input: { restaurant } },
+      { tool_id: tools.search_docs, tool_input: { query: restaurant, limit: 1 } },
+    ],
+  });
+
+  it("asks a client that declared elicitation the tool's own question, and the call finishes with the answer", async () => {
+    const asked: Asked[] = [];
+    const ran = await callOk(await client("accept", asked), "batch_execute_tools", batch("Mirazur"));
+    expect(asked).toHaveLength(1);
+    expect(asked[0]!.message).toContain(BOOKING_QUESTION);
+    expect(asked[0]!.requestedSchema).toMatchObject({ type: "object", properties: { confirm: { type: "boolean" } } });
+    expect(ran.results).toHaveLength(2);
+    expect(ran.results[0], JSON.stringify(ran.results[0])).toMatchObject({
+      tool_id: tools.book_table,
+      success: true,
+      error: null,
+    });
+    expect(JSON.stringify(ran.results[0].result)).toContain("accept: Mirazur (booked)");
+    expect(ran.results[1]).toMatchObject({ tool_id: tools.search_docs, success: true });
+    expect(upstream().bookings.filter((b) => b.includes("Mirazur"))).toEqual(["accept: Mirazur (booked)"]);
+  });
+
+  it("passes the person's decline on, and the tool answers it", async () => {
+    const ran = await callOk(await client("decline"), "batch_execute_tools", batch("Arpege"));
+    expect(ran.results[0]).toMatchObject({ success: true });
+    expect(JSON.stringify(ran.results[0].result)).toContain("decline: Arpege");
+  });
+
+  it("tells a client that cannot ask its user that the tool needs a person's input", async () => {
+    const ran = await callOk(await client(), "batch_execute_tools", batch("Guy Savoy"));
+    expect(ran.results[0]).toMatchObject({ success: false, result: null, error_code: "mcp_input_required" });
+    expect(ran.results[0].error).toMatch(/^the MCP tool needs a person's input before it can finish/);
+    expect(ran.results[0].error).toMatch(/cannot ask its user/);
+    expect("error_details" in ran.results[0], "the continuation stays inside Toolport").toBe(false);
+    expect(ran.results[1]).toMatchObject({ success: true });
+  });
+
+  it("runs nothing again on a replayed answer", async () => {
+    const raw = (params: Record<string, unknown>) =>
+      modernRpc(
+        s.stack.mcpUrl,
+        "tools/call",
+        { name: "batch_execute_tools", ...params },
+        { key: agent.key, capabilities: { elicitation: { form: {} } } },
+      );
+    const args = { calls: [{ tool_id: tools.book_table, tool_input: { restaurant: "Pavyllon" } }] };
+    const first = await raw({ arguments: args });
+    expect(first.result?.resultType, JSON.stringify(first)).toBe("input_required");
+    const key = revision === "2026-07-28" ? "upstream_0_confirm" : "upstream_0_elicitation";
+    expect(Object.keys(first.result.inputRequests)).toEqual([key]);
+    const accept = { [key]: { action: "accept", content: { confirm: true } } };
+    const answered = await raw({ arguments: args, inputResponses: accept, requestState: first.result.requestState });
+    expect(answered.result.structuredContent.results[0], JSON.stringify(answered)).toMatchObject({ success: true });
+    const booked = upstream().bookings.filter((b) => b.includes("Pavyllon"));
+    expect(booked).toEqual(["accept: Pavyllon (booked)"]);
+    const calls = upstream().toolCalls.book_table;
+    const replayed = await raw({ arguments: args, inputResponses: accept, requestState: first.result.requestState });
+    expect(replayed.result.structuredContent.results[0], JSON.stringify(replayed)).toMatchObject({
+      success: false,
+      error_code: "invalid_input_responses",
+    });
+    expect(upstream().bookings.filter((b) => b.includes("Pavyllon"))).toEqual(booked);
+    expect(upstream().toolCalls.book_table).toBe(calls);
   });
 });
