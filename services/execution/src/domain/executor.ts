@@ -26,6 +26,7 @@ import type { AllowanceLeases } from "./allowance.js";
 import { capResponse, DEFAULT_STORE_MAX_CHARS, type ResponseMeta, storageForm } from "./cap.js";
 import { type ConsentProblem, type ConsentTokens, consentProblemMessage, needsConsent } from "./consent.js";
 import {
+  type ContinuationProblem,
   type Continuations,
   continuationProblemMessage,
   type InputAsk,
@@ -122,7 +123,7 @@ export class Executor {
     checkPermission(tool, caller);
     const steps = parseFields(req.fields);
     validator.check(`${tool.id}:${tool.revision}`, tool.inputSchema, req.input);
-    const resumption = req.inputResponses ? await this.resumption(tool, caller, req, req.inputResponses) : undefined;
+    const resumption = req.inputResponses ? this.resumption(tool, caller, req, req.inputResponses) : undefined;
     const maxChars = clampResponseChars(req.maxResponseChars);
     const executionId = randomUUID();
 
@@ -140,6 +141,8 @@ export class Executor {
 
     let held = false;
     try {
+      // Used once, and only by a call that goes on to run (an idempotent replay above does not use it).
+      if (resumption) await this.useContinuation(tool, resumption);
       // A valid continuation was issued to this caller for this tool and input after the call passed its
       // consent check: answering the tool's question is that call going on, not a new one.
       if (!resumption) await this.checkConsent(tool, caller, req);
@@ -157,34 +160,27 @@ export class Executor {
 
   /**
    * The continuation of `input_responses`, checked before anything runs: signature, expiry, caller, tool,
-   * input and the answers' keys (400 invalid_input_responses), then used once (a replay is refused too).
+   * input and the answers' keys (400 invalid_input_responses). useContinuation then uses it once.
    */
-  private async resumption(tool: ToolForCall, caller: Caller, req: CallRequest, responses: InputResponses): Promise<Resumption> {
-    const check = this.deps.continuations.verify(responses, {
-      subject: caller.keyId ?? caller.accountId,
-      toolId: tool.id,
-      input: req.input,
-    });
-    const problem = !check.ok
-      ? check.problem
-      : (await this.deps.store.useConsent(check.jti, check.expiresAt))
-        ? undefined
-        : "used";
-    if (problem || !check.ok) {
-      const why = problem ?? "invalid";
-      throw invalidArgument("invalid_input_responses", `${continuationProblemMessage[why]}; nothing ran`, {
-        details: { tool_id: tool.id, field: "input_responses.continuation", problem: why },
-      });
-    }
-    return { resume: check.resume, answers: responses.answers };
+  private resumption(
+    tool: ToolForCall,
+    caller: Caller,
+    req: CallRequest,
+    responses: InputResponses,
+  ): Resumption & { jti: string; expiresAt: Date } {
+    const check = this.deps.continuations.verify(responses, continuationSubject(tool, caller, req));
+    if (!check.ok) throw continuationRefused(tool, check.problem);
+    return { resume: check.resume, answers: responses.answers, jti: check.jti, expiresAt: check.expiresAt };
+  }
+
+  /** Records the continuation's id: a second use (a replayed answer) is refused and runs nothing. */
+  private async useContinuation(tool: ToolForCall, resumption: { jti: string; expiresAt: Date }): Promise<void> {
+    if (!(await this.deps.store.useConsent(resumption.jti, resumption.expiresAt))) throw continuationRefused(tool, "used");
   }
 
   /** The details of an mcp_input_required failure: the questions and the continuation to answer them with. */
   private askDetails(tool: ToolForCall, caller: Caller, req: CallRequest, ask: InputAsk): JsonObject {
-    const { token, expiresAt } = this.deps.continuations.issue(
-      { subject: caller.keyId ?? caller.accountId, toolId: tool.id, input: req.input },
-      ask.resume,
-    );
+    const { token, expiresAt } = this.deps.continuations.issue(continuationSubject(tool, caller, req), ask.resume);
     return {
       tool_id: tool.id,
       questions: ask.questions as unknown as Json,
@@ -239,8 +235,10 @@ export class Executor {
     req: CallRequest,
     executionId: string,
   ): Promise<string | undefined> {
+    // Answers make another call: the same key with them (or other answers) is a reused key, not a replay.
+    const answered = req.inputResponses ? { input_responses: req.inputResponses as unknown as Json } : {};
     const inputHash = createHash("sha256")
-      .update(canonicalJson({ tool_id: tool.id, tool_input: req.input }))
+      .update(canonicalJson({ tool_id: tool.id, tool_input: req.input, ...answered }))
       .digest("hex");
     const deadline = Date.now() + this.deps.limits.idempotencyLeaseMs + 5_000;
     for (;;) {
@@ -600,6 +598,17 @@ function checkIdempotencyKey(key: string): string {
     });
   }
   return trimmed;
+}
+
+/** Who a continuation is for: the key (else the account) in its organization, the tool and the exact input. */
+function continuationSubject(tool: ToolForCall, caller: Caller, req: CallRequest) {
+  return { subject: `${caller.keyId ?? caller.accountId}@${caller.organizationId}`, toolId: tool.id, input: req.input };
+}
+
+function continuationRefused(tool: ToolForCall, problem: ContinuationProblem | "used"): DomainError {
+  return invalidArgument("invalid_input_responses", `${continuationProblemMessage[problem]}; nothing ran`, {
+    details: { tool_id: tool.id, field: "input_responses.continuation", problem },
+  });
 }
 
 function refusalOutcome(toolId: string, refusal: { reason: string; message: string; details: JsonObject }): CallOutcome {
