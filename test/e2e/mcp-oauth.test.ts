@@ -183,6 +183,19 @@ async function authorizeThroughSdk(provider: Provider, decision: Record<string, 
   return connected(provider);
 }
 
+/** A raw 2025-11-25 tools/list POST to /mcp with these credential headers. */
+const rawToolsList = (credential: Record<string, string>) =>
+  fetch(s.stack.mcpUrl, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2025-11-25",
+      ...credential,
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
+  });
+
 interface Grant {
   key: { id: string; oauth_client_id: string | null; permissions: unknown; revoked_at: string | null };
   client_id: string;
@@ -304,16 +317,7 @@ describe("an MCP client connects by OAuth (the v2 SDK's own support)", () => {
     const [grant] = await grants();
     const revoke = await s.call("DELETE", `/api-keys/${grant!.key.id}`, { token: person.token });
     expect(revoke.status).toBe(200);
-    const raw = await fetch(s.stack.mcpUrl, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2025-11-25",
-        authorization: `Bearer ${fresh.saved!.access_token}`,
-      },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
-    });
+    const raw = await rawToolsList({ authorization: `Bearer ${fresh.saved!.access_token}` });
     expect(raw.status).toBe(401);
     expect(raw.headers.get("www-authenticate")).toMatch(/error="invalid_token"/);
     expect((await warm()).status, "the cached principal does not outlive the grant").toBe(401);
@@ -445,16 +449,7 @@ describe("refusals, each storing nothing", () => {
     const foreign = ((await theirs.json()) as { access_token: string }).access_token;
     expect(foreign).toBeTruthy();
     for (const token of [foreign, `tpat_${randomBytes(32).toString("base64url")}`]) {
-      const res = await fetch(s.stack.mcpUrl, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-          "mcp-protocol-version": "2025-11-25",
-          authorization: `Bearer ${token}`,
-        },
-        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
-      });
+      const res = await rawToolsList({ authorization: `Bearer ${token}` });
       expect(res.status).toBe(401);
       expect(res.headers.get("www-authenticate")).toMatch(/^Bearer error="invalid_token"/);
     }
@@ -468,16 +463,7 @@ describe("refusals, each storing nothing", () => {
     await new Promise((resolve) => setTimeout(resolve, ACCESS_LIFETIME_SECONDS * 1000 + 500));
     const info = await fetch(`${s.stack.gatewayUrl}/v1/oauth/token-info`, { headers: { authorization: `Bearer ${token}` } });
     expect(info.status).toBe(401);
-    const res = await fetch(s.stack.mcpUrl, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2025-11-25",
-        authorization: `Bearer ${token}`,
-      },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
-    });
+    const res = await rawToolsList({ authorization: `Bearer ${token}` });
     expect(res.status).toBe(401);
     expect(res.headers.get("www-authenticate")).toMatch(/error="invalid_token"/);
     const client = await connected(p);
@@ -487,16 +473,7 @@ describe("refusals, each storing nothing", () => {
 
   it("keeps svc-api-key working exactly as before beside OAuth", async () => {
     const agent = await s.call("POST", "/agents", { body: { name: "keyed" } });
-    const res = await fetch(s.stack.mcpUrl, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2025-11-25",
-        "svc-api-key": agent.body.api_key,
-      },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
-    });
+    const res = await rawToolsList({ "svc-api-key": agent.body.api_key });
     expect(res.status).toBe(200);
   });
 });
