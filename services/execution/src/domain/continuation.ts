@@ -11,9 +11,10 @@
  * `requestState`; a waiting elicitation is cancelled sooner, see adapters/mcp.ts) and is used once (its
  * id is recorded with the confirm tokens' ids), so a replayed answer never runs the tool again.
  */
-import { createHmac, randomUUID, timingSafeEqual } from "node:crypto";
+import { createHmac, randomUUID } from "node:crypto";
 import type { JsonObject } from "@toolport/kit/json-values";
 import { parametersHash } from "./consent.js";
+import { openToken, sealToken } from "./signed-token.js";
 
 const PREFIX = "ic1";
 /** A 2026-07-28 upstream's requestState: as long as a confirm token. */
@@ -103,25 +104,13 @@ export class Continuations {
       exp,
       up: resume,
     };
-    const body = Buffer.from(JSON.stringify(payload)).toString("base64url");
-    return { token: `${PREFIX}.${body}.${this.sign(body)}`, expiresAt: new Date(exp * 1000) };
+    return { token: sealToken(PREFIX, this.secret, payload), expiresAt: new Date(exp * 1000) };
   }
 
   /** Signature, expiry, binding and the answers' keys; single use is the store's part (the jti). */
   verify(responses: InputResponses, expected: ContinuationSubject, now = new Date()): ContinuationCheck {
-    const parts = responses.continuation.split(".");
-    if (parts.length !== 3 || parts[0] !== PREFIX) return { ok: false, problem: "invalid" };
-    const [, body, signature] = parts as [string, string, string];
-    const expectedSig = Buffer.from(this.sign(body));
-    const givenSig = Buffer.from(signature);
-    if (givenSig.length !== expectedSig.length || !timingSafeEqual(givenSig, expectedSig))
-      return { ok: false, problem: "invalid" };
-    let payload: Payload;
-    try {
-      payload = JSON.parse(Buffer.from(body, "base64url").toString("utf8")) as Payload;
-    } catch {
-      return { ok: false, problem: "invalid" };
-    }
+    const payload = openToken<Payload>(PREFIX, this.secret, responses.continuation);
+    if (!payload) return { ok: false, problem: "invalid" };
     if (typeof payload.exp !== "number" || payload.exp * 1000 <= now.getTime()) return { ok: false, problem: "expired" };
     if (payload.sub !== expected.subject) return { ok: false, problem: "other_caller" };
     if (payload.tool !== expected.toolId) return { ok: false, problem: "other_tool" };
@@ -129,10 +118,6 @@ export class Continuations {
     if (Object.keys(responses.answers).some((key) => !payload.up.keys.includes(key)))
       return { ok: false, problem: "unknown_answer" };
     return { ok: true, jti: payload.jti, expiresAt: new Date(payload.exp * 1000), resume: payload.up };
-  }
-
-  private sign(body: string): string {
-    return createHmac("sha256", this.secret).update(`${PREFIX}.${body}`).digest("base64url");
   }
 }
 
