@@ -426,6 +426,24 @@ describe("refusals, each storing nothing", () => {
     expect((await grants()).length).toBe(before);
   });
 
+  it("a request belongs to the first person who opens it: to another account it does not exist", async () => {
+    const requestId = await consentRequestOf(authorizeUrl({}));
+    expect((await s.call("GET", `/oauth/authorizations/${requestId}`, { token: person.token })).status).toBe(200);
+    const other = await s.call("POST", "/auth/signup", {
+      body: { email: `o-${randomBytes(4).toString("hex")}@example.com`, password: PASSWORD, name: "Other" },
+    });
+    for (const [method, body] of [
+      ["GET", undefined],
+      ["POST", { allow: true }],
+    ] as const) {
+      const res = await s.call(method, `/oauth/authorizations/${requestId}`, { token: other.body.access_token, body });
+      expect(res.status, method).toBe(404);
+      expect(res.body.error.code).toBe("authorization_request_not_found");
+    }
+    // Still the first person's to decide.
+    expect((await decide(requestId, { allow: false })).searchParams.get("error")).toBe("access_denied");
+  });
+
   it("denied: back with access_denied and no grant; the request cannot be answered twice", async () => {
     const before = (await grants()).length;
     const requestId = await consentRequestOf(authorizeUrl({}));

@@ -103,6 +103,11 @@ export interface OAuthServerStore {
   saveClient(client: OAuthClientRecord): Promise<void>;
   insertRequest(request: AuthorizationRequestRecord): Promise<void>;
   request(id: string): Promise<AuthorizationRequestRecord | null>;
+  /**
+   * The person who opened the undecided, unexpired request first (this one, when nobody had); null when
+   * the request is decided, expired or unknown.
+   */
+  claim(id: string, accountId: string): Promise<string | null>;
   /** Records the person's decision if the request is undecided and unexpired; false otherwise. */
   decide(
     id: string,
@@ -436,10 +441,15 @@ const requestGone = () =>
     "this authorization request is unknown, was already answered or expired: start again from the assistant",
   );
 
-async function openRequest(deps: OAuthServerDeps, id: string): Promise<AuthorizationRequestRecord> {
+/**
+ * The undecided request, for the person: the first signed-in person to open it owns it, and to anyone
+ * else it does not exist (a request id in another account's hands decides nothing).
+ */
+async function openRequest(deps: OAuthServerDeps, id: string, caller: Caller): Promise<AuthorizationRequestRecord> {
   if (!/^[0-9a-f-]{36}$/i.test(id)) throw requestGone();
   const request = await deps.store.request(id);
   if (!request || request.decidedAt || request.expiresAt.getTime() <= Date.now()) throw requestGone();
+  if ((await deps.store.claim(id, caller.accountId)) !== caller.accountId) throw requestGone();
   return request;
 }
 
@@ -461,7 +471,7 @@ export interface AuthorizationView {
 
 export async function describeAuthorization(deps: OAuthServerDeps, caller: Caller, id: string): Promise<AuthorizationView> {
   requirePerson(caller);
-  const request = await openRequest(deps, id);
+  const request = await openRequest(deps, id, caller);
   const client = await deps.store.client(request.clientId);
   if (!client) throw requestGone();
   return {
@@ -485,7 +495,7 @@ export async function decideAuthorization(
   decision: Decision,
 ): Promise<string> {
   requirePerson(caller);
-  const request = await openRequest(deps, id);
+  const request = await openRequest(deps, id, caller);
   const organizationId = decision.organizationId?.trim() || caller.personalOrganizationId;
   if (!decision.allow) {
     if (

@@ -106,6 +106,16 @@ export function oauthServerStore(pool: Pool): OAuthServerStore {
       return rows[0] ? toRequest(rows[0]) : null;
     },
 
+    async claim(id, accountId) {
+      const { rows } = await pool.query<{ viewer_id: string }>(
+        `UPDATE oauth_authorization_requests SET viewer_id = coalesce(viewer_id, $2)
+          WHERE id = $1 AND decided_at IS NULL AND expires_at > now()
+          RETURNING viewer_id`,
+        [id, accountId],
+      );
+      return rows[0]?.viewer_id ?? null;
+    },
+
     async decide(id, d) {
       const { rowCount } = await pool.query(
         `UPDATE oauth_authorization_requests
