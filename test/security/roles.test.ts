@@ -92,6 +92,8 @@ describe("roles and keys inside an organization", () => {
         CATALOG_OUTBOUND_ALLOW: new URL(oauth.tokenUrl).host,
         WEBHOOKS_OUTBOUND_ALLOW: `127.0.0.1:${receiver.port}`,
         WEBHOOKS_POLL_MS: "200",
+        // Authorization requests of MCP clients registered dynamically (tenants/accounts.ts).
+        OAUTH_DYNAMIC_REGISTRATION: "true",
         BILLING_DEPOSIT_XPUB: DEPOSIT_XPUB,
         PUBLIC_SEARCHES_PER_MINUTE: "100000",
         FREE_TIER_CALLS_PER_MONTH: "100000",

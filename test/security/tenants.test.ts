@@ -85,6 +85,8 @@ describe("tenant matrix", () => {
         CATALOG_OUTBOUND_ALLOW: new URL(oauth.tokenUrl).host,
         WEBHOOKS_OUTBOUND_ALLOW: `127.0.0.1:${receiver.port}`,
         WEBHOOKS_POLL_MS: "200",
+        // Authorization requests of MCP clients registered dynamically (tenants/accounts.ts).
+        OAUTH_DYNAMIC_REGISTRATION: "true",
       },
       ["catalog", "execution", "billing", "identity", "content", "webhooks", "gateway"],
     );

@@ -26,7 +26,7 @@ import { type ExecStack, echoApiDocument } from "../../e2e/execution-support.js"
 import type { Reply, RequestOptions } from "../../harness/http.js";
 import type { OAuthServer } from "../../harness/oauth-server.js";
 import { until } from "../../harness/wait.js";
-import type { TenantIds } from "../tenants/accounts.js";
+import { openAuthorizationRequest, type TenantIds } from "../tenants/accounts.js";
 
 export const ROLES = ["owner", "admin", "member", "viewer", "removed", "demoted"] as const;
 export type RoleName = (typeof ROLES)[number];
@@ -81,6 +81,10 @@ export interface Person {
     run: string;
     site: string;
     wallet: string;
+    /** An async batch of its personal key's, in its personal organization (only that key sees it). */
+    batch: string;
+    /** An MCP client's authorization request it opened on the consent page (it is the person's). */
+    oauthRequest: string;
   };
 }
 
@@ -331,6 +335,8 @@ export async function createOrg(s: ExecStack, servers: Servers): Promise<Org> {
         ok(site, 200, "site");
         const wallet = await call("GET", "/agents/wallet", jwt);
         ok(wallet, 200, "wallet");
+        const batch = await asyncBatch(call, personalKey.key, wordCount!);
+        const oauthRequest = await openAuthorizationRequest(s, h.token, `${role}-${tag}`);
 
         // A result of its own and a run of its own. The viewer has never been able to call the
         // organization's tools: its result is of a built-in tool, in its personal organization.
@@ -382,6 +388,8 @@ export async function createOrg(s: ExecStack, servers: Servers): Promise<Org> {
             run: run.body.run_id,
             site: site.body.id,
             wallet: wallet.body.wallet_id ?? wallet.body.id,
+            batch,
+            oauthRequest,
           },
         };
         return [role, person] as const;
@@ -441,7 +449,20 @@ export function baseIds(org: Org, p: Person): TenantIds {
     wallet: p.own.wallet,
     oauthService: org.oauth.read,
     connection: org.oauth.managedConnection,
+    batch: p.own.batch,
+    oauthRequest: p.own.oauthRequest,
   };
+}
+
+/** An async batch (Prefer: respond-async) of one word_count call, sent with `key`; its id. */
+async function asyncBatch(call: ExecStack["call"], key: string, wordCount: string): Promise<string> {
+  const res = await call("POST", "/tools/call/batch", {
+    key,
+    headers: { prefer: "respond-async" },
+    body: { calls: [{ tool_id: wordCount, tool_input: { text: "one two" } }] },
+  });
+  ok(res, 202, "async batch");
+  return res.body.batch_id as string;
 }
 
 /** What a fresh target adds to the ids: some of them, an email to add, a JWT of a new sign-in. */
@@ -544,6 +565,16 @@ export class Fresh {
   /** A new key of the owner's, bound to the organization. */
   async ownerKey(): Promise<FreshIds> {
     return { key: (await key(this.s.call, { token: this.org.people.owner.token }, { organization_id: this.org.id })).id };
+  }
+
+  /** A new async batch of the person's personal key. */
+  async batch(p: Person): Promise<FreshIds> {
+    return { batch: await asyncBatch(this.s.call, p.personalKey.key, this.org.wordCount) };
+  }
+
+  /** A new authorization request, opened by the person (theirs). */
+  async authorizationRequest(p: Person): Promise<FreshIds> {
+    return { oauthRequest: await openAuthorizationRequest(this.s, p.token, `fresh-${newTag()}`) };
   }
 
   /** A new key of the person's, bound to its personal organization. */

@@ -102,6 +102,11 @@ export const rows: Record<string, RoleRow> = {
     variants: single("the org's tool", call("single"), { body: (_ids, c) => ({ tool_input: { file_path: c.tag } }) }),
   },
   "GET /v1/tools/executions/{execution_id}/result": { variants: single("its own result", own()) },
+  // An async batch is seen only by the key that sent it, in the organization it ran in (its personal one).
+  "GET /v1/tools/call/batch/{batch_id}": { variants: single("its own batch", own(), { forms: ["personal key"] }) },
+  "POST /v1/tools/call/batch/{batch_id}/cancel": {
+    variants: single("its own batch", own(), { forms: ["personal key"], fresh: (f, p) => f.batch(p) }),
+  },
 
   // Catalog: reads.
   "GET /v1/tools": { variants: single("the list", read(listedElsewhere)) },
@@ -130,6 +135,15 @@ export const rows: Record<string, RoleRow> = {
   // The registration is the publisher's view (README "Permissions", "Reading"): owners and admins.
   "GET /v1/services/{service_id}/oauth-client": { variants: single("the org's OAuth client", manage()) },
   "GET /v1/connections": { variants: single("the list", read(listedElsewhere)) },
+  // Toolport's own authorization server: a person's consent (a JWT only; keys get 401 by the document).
+  "GET /v1/oauth/authorizations/{request_id}": { variants: single("a request it opened", own()) },
+  "POST /v1/oauth/authorizations/{request_id}": {
+    variants: single("a request it opened", own(), {
+      fresh: (f, p) => f.authorizationRequest(p),
+      body: () => ({ allow: false }),
+    }),
+  },
+  "GET /v1/oauth/grants": { variants: single("its grants", own()) },
 
   // Catalog: management.
   "POST /v1/services": {

@@ -8,7 +8,7 @@
  * with a run, a site record and spending settings. Also an expired JWT of the person, signed with the
  * identity service's own signing key, so only its expiry is wrong.
  */
-import { createPrivateKey, randomBytes, sign } from "node:crypto";
+import { createHash, createPrivateKey, randomBytes, sign } from "node:crypto";
 import { createLogger } from "@toolport/kit/logger";
 import { createPool } from "@toolport/kit/pg";
 import { expect } from "vitest";
@@ -47,6 +47,10 @@ export interface TenantIds {
   oauthService: string;
   /** The tenant's OAuth connection to it (for its personal organization). */
   connection: string;
+  /** An async batch of the tenant's key (POST /v1/tools/call/batch with Prefer: respond-async). */
+  batch: string;
+  /** An MCP client's authorization request the tenant's person opened on the consent page. */
+  oauthRequest: string;
 }
 
 export type IdName = keyof TenantIds;
@@ -115,6 +119,39 @@ export interface TenantServers {
   oauth: OAuthServer;
 }
 
+/**
+ * An MCP client's authorization request (a client registered dynamically: the stack turns
+ * OAUTH_DYNAMIC_REGISTRATION on), opened on the consent page by the person of `token`, which makes it
+ * theirs: anyone else finds nothing at its id.
+ */
+export async function openAuthorizationRequest(s: ExecStack, token: string, tag: string): Promise<string> {
+  const redirect = `http://127.0.0.1:9/${tag}/callback`;
+  const registered = await fetch(`${s.stack.gatewayUrl}/oauth/register`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ client_name: `client-${tag}`, redirect_uris: [redirect], token_endpoint_auth_method: "none" }),
+  });
+  expect(registered.status, await registered.clone().text()).toBe(201);
+  const clientId = ((await registered.json()) as { client_id: string }).client_id;
+  const authorize = new URL(`${s.stack.gatewayUrl}/oauth/authorize`);
+  for (const [k, v] of Object.entries({
+    response_type: "code",
+    client_id: clientId,
+    redirect_uri: redirect,
+    code_challenge: createHash("sha256")
+      .update(`verifier-${tag}-${randomBytes(16).toString("hex")}`)
+      .digest("base64url"),
+    code_challenge_method: "S256",
+    state: tag,
+  }))
+    authorize.searchParams.set(k, v);
+  const sent = await fetch(authorize, { redirect: "manual" });
+  expect(sent.status).toBe(302);
+  const id = new URL(sent.headers.get("location") as string).searchParams.get("request") as string;
+  ok(await s.call("GET", `/oauth/authorizations/${id}`, { token }));
+  return id;
+}
+
 /** Builds one tenant through the gateway, as its users would. */
 export async function createTenant(s: ExecStack, label: string, servers: TenantServers): Promise<Tenant> {
   const { call } = s;
@@ -166,6 +203,13 @@ export async function createTenant(s: ExecStack, label: string, servers: TenantS
 
   const called = await call("POST", `/tools/call/${tool}`, { key, body: { tool_input: { n: 2 } } });
   ok(called);
+  const batch = await call("POST", "/tools/call/batch", {
+    key,
+    headers: { prefer: "respond-async" },
+    body: { calls: [{ tool_id: tool, tool_input: { n: 3 } }] },
+  });
+  ok(batch, 202);
+  const oauthRequest = await openAuthorizationRequest(s, token, tag);
   const execution = called.body.execution_id as string;
 
   const hook = await call("POST", "/webhooks", {
@@ -224,6 +268,8 @@ export async function createTenant(s: ExecStack, label: string, servers: TenantS
     wallet: wallet.body.wallet_id ?? wallet.body.id,
     oauthService,
     connection: connected.body.connection.id,
+    batch: batch.body.batch_id,
+    oauthRequest,
   };
   for (const [name, id] of Object.entries(ids)) expect(id, `${label}'s ${name}`).toMatch(/^\S{3,}$/);
   return {

@@ -54,6 +54,8 @@ const skillBody = () => ({
 export const matrix: Record<string, Row> = {
   // Execution
   "POST /v1/tools/call/batch": { body: (t) => ({ calls: [{ tool_id: t.tool, tool_input: { n: 1 } }] }) },
+  "GET /v1/tools/call/batch/{batch_id}": { params: { batch_id: "batch" } },
+  "POST /v1/tools/call/batch/{batch_id}/cancel": { params: { batch_id: "batch" } },
   "POST /v1/tools/call/{tool_id}": {
     params: { tool_id: "tool" },
     slugs: { tool_id: "toolSlug" },
@@ -108,6 +110,10 @@ export const matrix: Record<string, Row> = {
     body: () => ({ return_to: "/console/keys" }),
   },
   "GET /v1/connections": {},
+  // Toolport's own authorization server: a request the tenant's person opened, and the person's grants.
+  "GET /v1/oauth/authorizations/{request_id}": { params: { request_id: "oauthRequest" } },
+  "POST /v1/oauth/authorizations/{request_id}": { params: { request_id: "oauthRequest" }, body: () => ({ allow: false }) },
+  "GET /v1/oauth/grants": {},
   "DELETE /v1/connections/{connection_id}": { params: { connection_id: "connection" } },
 
   // Identity
@@ -240,6 +246,7 @@ export const readBack: Array<{ path: string; ids: IdName[] }> = [
   { path: "/services/{service}/credentials", ids: ["service"] },
   { path: "/services/{oauthService}/oauth-client", ids: ["oauthService"] },
   { path: "/connections", ids: [] },
+  { path: "/oauth/authorizations/{oauthRequest}", ids: ["oauthRequest"] },
   { path: "/tools/executions/{execution}/result", ids: ["execution"] },
   { path: "/organizations/{organization}/members", ids: ["organization"] },
   { path: "/webhooks/{webhook}", ids: ["webhook"] },
