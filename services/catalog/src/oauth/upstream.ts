@@ -96,8 +96,12 @@ export interface UpstreamAuthorization {
   resource: string;
   /** The scopes to ask for: the challenge's, else the resource metadata's scopes_supported, else none. */
   scopes: string[];
+  /** The resource metadata's scopes_supported, when it says. */
+  scopesSupported?: string[];
   /** How it was found, for the publisher: `resource_metadata` or `origin` (2025-03-26). */
   via: "resource_metadata" | "origin";
+  /** False when nothing was published and these are the 2025-03-26 default endpoints, guessed. */
+  metadataFound: boolean;
 }
 
 export class UpstreamAuthError extends Error {
@@ -156,6 +160,7 @@ export async function discover(
     );
   }
   const scopes = challenge?.scope ?? prm?.scopes_supported ?? [];
+  const scopesSupported = prm?.scopes_supported;
   if (!metadata) {
     if (prm) {
       throw new UpstreamAuthError("discovery_failed", `the authorization server ${asUrl} publishes no metadata`);
@@ -171,7 +176,9 @@ export async function discover(
       issParameterSupported: false,
       resource,
       scopes,
+      scopesSupported,
       via: "origin",
+      metadataFound: false,
     };
   }
   return {
@@ -186,7 +193,9 @@ export async function discover(
     authMethods: metadata.token_endpoint_auth_methods_supported,
     resource,
     scopes,
+    scopesSupported,
     via: prm ? "resource_metadata" : "origin",
+    metadataFound: true,
   };
 }
 
@@ -259,6 +268,24 @@ export async function register(as: UpstreamAuthorization, identity: ClientIdenti
     );
   }
   const { client_id: _omitted, ...metadata } = identity.metadata as OAuthClientMetadata & { client_id?: string };
+  // Every scope the resource offers, not just the first call's: an authorization server that limits a
+  // client to its registered scopes must still allow a step-up later. One that refuses scopes it does not
+  // list itself (resource scopes are often only the resource's) is asked again without any.
+  const scope = scopeUnion(as.scopes, as.scopesSupported).join(" ") || undefined;
+  try {
+    return await registerWith(as, metadata, scope, fetchFn);
+  } catch (err) {
+    if (!scope || !/invalid_client_metadata|scope/i.test((err as Error).message)) throw err;
+    return registerWith(as, metadata, undefined, fetchFn);
+  }
+}
+
+async function registerWith(
+  as: UpstreamAuthorization,
+  metadata: OAuthClientMetadata,
+  scope: string | undefined,
+  fetchFn: FetchFn,
+): Promise<Registration> {
   try {
     const info = await registerClient(as.issuer, {
       metadata: {
@@ -269,7 +296,7 @@ export async function register(as: UpstreamAuthorization, identity: ClientIdenti
         response_types_supported: ["code"],
       },
       clientMetadata: metadata,
-      scope: as.scopes.length > 0 ? as.scopes.join(" ") : undefined,
+      scope,
       fetchFn,
     });
     const secret = info.client_secret ?? null;
