@@ -90,8 +90,10 @@ export class CachingCatalog implements CatalogPort {
   refreshOAuth(
     connectionId: string,
     caller: Caller,
-    options: { minValidSeconds: number; rejectedToken?: string },
+    options: { minValidSeconds: number; rejectedToken?: string; insufficientScope?: string[] },
   ): Promise<Credential> {
+    // Recording a step-up is no refresh: never shared with one.
+    if (options.insufficientScope) return this.inner.refreshOAuth(connectionId, caller, options);
     const inFlight = this.refreshes.get(connectionId);
     if (inFlight) return inFlight;
     const refresh = this.inner.refreshOAuth(connectionId, caller, options).finally(() => this.refreshes.delete(connectionId));

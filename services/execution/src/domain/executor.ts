@@ -26,7 +26,7 @@ import type { AllowanceLeases } from "./allowance.js";
 import { capResponse, DEFAULT_STORE_MAX_CHARS, type ResponseMeta, storageForm } from "./cap.js";
 import { type ConsentProblem, type ConsentTokens, consentProblemMessage, needsConsent } from "./consent.js";
 import { envelopeText, isMcpError, unwrapMcpEnvelope } from "./envelope.js";
-import { type ErrorClassName, ExecutionFailure } from "./failure.js";
+import { type ErrorClassName, ExecutionFailure, UpstreamAuthFailure } from "./failure.js";
 import type { Caller, Credential, ToolForCall } from "./model.js";
 import type { BillingPort, CatalogPort, ExecutionStore, Runner, RunOutput, Settlement } from "./ports.js";
 import { type ProjectionReport, parseFields, project } from "./projection.js";
@@ -331,9 +331,21 @@ export class Executor {
       try {
         output = await runner.run(tool, req.input, credential);
       } catch (err) {
+        // Step-up: the upstream wants a wider scope than the connection's grant; the catalog records it and
+        // says how to grant it (connect again), which is this call's error.
+        if (credential?.kind === "oauth" && err instanceof UpstreamAuthFailure && err.scopes) {
+          await this.deps.catalog.refreshOAuth(credential.connectionId, caller, {
+            minValidSeconds: this.deps.limits.oauthRefreshBeforeSeconds,
+            insufficientScope: err.scopes,
+          });
+          throw err;
+        }
         // A provider may end an access token before its expiry (revoked, keys rotated): one refresh and one
         // retry. A 401 means the upstream did not act on the request, so sending it again is safe.
-        if (credential?.kind !== "oauth" || !(err instanceof ExecutionFailure) || err.errorType !== "http_401") throw err;
+        const unauthorized =
+          err instanceof ExecutionFailure &&
+          (err.errorType === "http_401" || (err instanceof UpstreamAuthFailure && err.status === 401));
+        if (credential?.kind !== "oauth" || !unauthorized) throw err;
         const fresh = await this.deps.catalog.refreshOAuth(credential.connectionId, caller, {
           minValidSeconds: this.deps.limits.oauthRefreshBeforeSeconds,
           rejectedToken: credential.token,

@@ -22,7 +22,15 @@ export interface CatalogPort {
   refreshOAuth(
     connectionId: string,
     caller: Caller,
-    options: { minValidSeconds: number; rejectedToken?: string },
+    options: {
+      minValidSeconds: number;
+      rejectedToken?: string;
+      /**
+       * The upstream answered 403 insufficient_scope naming these (step-up): the catalog records them on
+       * the connection and this throws ExecutionFailure (auth, insufficient_scope) instead of refreshing.
+       */
+      insufficientScope?: string[];
+    },
   ): Promise<Credential>;
 }
 
