@@ -514,10 +514,7 @@ function connectionView(deps: CatalogDeps, row: ConnectionRow): ConnectionView {
     schemeName: row.schemeName,
     scope: row.scope,
     status: missing.length > 0 ? "needs_consent" : row.status,
-    brokenReason:
-      missing.length > 0
-        ? `the MCP server asks for consent to ${missing.join(" ")}: connect again to grant it`
-        : row.brokenReason,
+    brokenReason: missing.length > 0 ? `the MCP server asks for consent to ${missing.join(" ")}` : row.brokenReason,
     flow: row.flow,
     scopes: row.oauthScopes,
     expiresAt: row.expiresAt,
