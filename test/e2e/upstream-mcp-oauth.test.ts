@@ -16,10 +16,13 @@
  *   caller's readiness say to connect again; connecting again asks for both scopes, and the call works.
  * - Revocation: deleting a connection revokes it at the provider and the caller's calls are refused as
  *   missing a credential; revoking every grant at the provider breaks the other caller's connection.
+ * - No token or authorization code the provider issued reaches a log line or an answer.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
+import { readdirSync, readFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import path from "node:path";
 import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AccessTokenInfo, authorizeOverHttp, type OAuthServer, startOAuthServer } from "../harness/oauth-server.js";
@@ -137,6 +140,8 @@ let publisher: AgentKey;
 let serviceId: string;
 let tools: Record<string, string>;
 const callers: Record<"alice" | "bob", AgentKey> = {} as never;
+/** Every answer's body as text, to check at the end that no secret reached one. */
+const answers: string[] = [];
 
 /** Connects `who` through the provider as `login`; resolves with the authorization request's address. */
 async function connect(who: AgentKey, login: string): Promise<URL> {
@@ -154,21 +159,27 @@ async function connect(who: AgentKey, login: string): Promise<URL> {
   return authorizationUrl;
 }
 
-const callTool = (who: AgentKey, tool: string) =>
-  s.call("POST", `/tools/call/${tools[tool]}`, { key: who.key, body: { tool_input: {} } });
+const callTool = async (who: AgentKey, tool: string) => {
+  const reply = await s.call("POST", `/tools/call/${tools[tool]}`, { key: who.key, body: { tool_input: {} } });
+  answers.push(JSON.stringify(reply.body));
+  return reply;
+};
 /** The tool's answer: a JSON text comes back as its value. */
 const resultOf = (reply: { body: { result: unknown } }) => reply.body.result as Record<string, unknown>;
 const readiness = async (who: AgentKey, tool: string) =>
   (await s.call("GET", `/tools/${tools[tool]}/describe`, { key: who.key })).body.readiness;
 const connectionOf = async (who: AgentKey) => {
-  const all = (await s.call("GET", "/connections", { key: who.key })).body as Array<{ service_id: string }>;
+  const reply = await s.call("GET", "/connections", { key: who.key });
+  answers.push(JSON.stringify(reply.body));
+  const all = reply.body as Array<{ service_id: string }>;
   return all.find((c) => c.service_id === serviceId) as Record<string, unknown> | undefined;
 };
 
 beforeAll(async () => {
   oauth = await startOAuthServer({ scopes: [READ, ADMIN], registration: true });
   mcp = await startProtectedMcp(oauth);
-  s = await startExecStack(["127.0.0.1"], { CATALOG_OUTBOUND_ALLOW: "127.0.0.1" });
+  // Every log line there is (debug): no secret may be in any of them.
+  s = await startExecStack(["127.0.0.1"], { CATALOG_OUTBOUND_ALLOW: "127.0.0.1", LOG_LEVEL: "debug" });
   publisher = await registerAgent(s);
   callers.alice = await registerAgent(s);
   callers.bob = await registerAgent(s);
@@ -319,5 +330,16 @@ describe("an OAuth-protected upstream MCP server", () => {
       broken_reason: expect.stringContaining("invalid_grant"),
     });
     expect(await readiness(callers.alice, "whoami")).toBe("needs_credential");
+  });
+
+  it("writes no token or code the provider issued to a log line or an answer", async () => {
+    const secrets = oauth.issuedSecrets();
+    expect(secrets.length).toBeGreaterThan(10);
+    let logs = "";
+    for (const file of readdirSync(s.stack.logDir)) logs += readFileSync(path.join(s.stack.logDir, file), "utf8");
+    expect(logs).toContain("OAuth token refreshed");
+    expect(logs).toContain("OAuth connection needs consent (step-up)");
+    const leaks = secrets.filter((secret) => logs.includes(secret) || answers.some((a) => a.includes(secret)));
+    expect(leaks).toEqual([]);
   });
 });
