@@ -37,6 +37,8 @@ interface ProtectedMcp {
   /** Requests refused 401 / 403, and tool calls served, by subject. */
   refused: { unauthorized: number; insufficientScope: number };
   calls: Array<{ tool: string; subject: string }>;
+  /** Subjects whose every token is refused (401), as a server that stopped accepting them. */
+  refusedSubjects: Set<string>;
   close(): Promise<void>;
 }
 
@@ -45,7 +47,11 @@ interface ProtectedMcp {
  * token from `oauth` for its own URL (the audience) with `mcp:read`; `admin_report` needs `mcp:admin` too.
  */
 async function startProtectedMcp(oauth: OAuthServer): Promise<ProtectedMcp> {
-  const up = { refused: { unauthorized: 0, insufficientScope: 0 }, calls: [] } as unknown as ProtectedMcp;
+  const up = {
+    refused: { unauthorized: 0, insufficientScope: 0 },
+    calls: [],
+    refusedSubjects: new Set<string>(),
+  } as unknown as ProtectedMcp;
   const who = new AsyncLocalStorage<AccessTokenInfo>();
   const build = () => {
     const server = new McpServer({ name: "ledger", version: "1.0.0" }, { instructions: "A ledger behind OAuth" });
@@ -81,7 +87,7 @@ async function startProtectedMcp(oauth: OAuthServer): Promise<ProtectedMcp> {
     if (path !== "/mcp") return json(404, { error: "not_found" });
     const bearer = req.headers.authorization?.match(/^Bearer\s+(\S+)$/i)?.[1];
     const token = bearer ? await oauth.accessToken(bearer) : undefined;
-    if (!token?.audience.includes(up.url) || !token.scopes.includes(READ)) {
+    if (!token?.audience.includes(up.url) || !token.scopes.includes(READ) || up.refusedSubjects.has(token.subject)) {
       up.refused.unauthorized++;
       return json(
         401,
@@ -139,7 +145,7 @@ let s: ExecStack;
 let publisher: AgentKey;
 let serviceId: string;
 let tools: Record<string, string>;
-const callers: Record<"alice" | "bob", AgentKey> = {} as never;
+const callers: Record<"alice" | "bob" | "carol", AgentKey> = {} as never;
 /** Every answer's body as text, to check at the end that no secret reached one. */
 const answers: string[] = [];
 
@@ -183,6 +189,7 @@ beforeAll(async () => {
   publisher = await registerAgent(s);
   callers.alice = await registerAgent(s);
   callers.bob = await registerAgent(s);
+  callers.carol = await registerAgent(s);
 }, 180_000);
 
 afterAll(async () => {
@@ -307,6 +314,32 @@ describe("an OAuth-protected upstream MCP server", () => {
     // Bob never consented to more.
     const bobs = await callTool(callers.bob, "admin_report");
     expect(bobs.body.success).toBe(false);
+  });
+
+  it("breaks a connection whose fresh token the server refuses too, and connecting again mends it", async () => {
+    await connect(callers.carol, "carol");
+    expect((await callTool(callers.carol, "whoami")).body.success).toBe(true);
+    oauth.reset();
+    mcp.refusedSubjects.add("carol");
+    const refused = await callTool(callers.carol, "whoami");
+    expect(refused.body.success).toBe(false);
+    expect(refused.body.error).toContain("refused");
+    // One refresh, one retry with the fresh token, then no more: the connection is broken.
+    expect(oauth.counts.refresh).toBe(1);
+    expect(await connectionOf(callers.carol)).toMatchObject({
+      status: "broken",
+      broken_reason: expect.stringContaining("freshly refreshed token"),
+    });
+    expect(await readiness(callers.carol, "whoami")).toBe("needs_credential");
+    const again = await callTool(callers.carol, "whoami");
+    expect(again.body.error).toContain("broken");
+    expect(oauth.counts.refresh).toBe(1);
+
+    mcp.refusedSubjects.delete("carol");
+    await connect(callers.carol, "carol");
+    expect(await connectionOf(callers.carol)).toMatchObject({ status: "active", broken_reason: null });
+    const mended = await callTool(callers.carol, "whoami");
+    expect(mended.body, JSON.stringify(mended.body)).toMatchObject({ success: true, result: { subject: "carol" } });
   });
 
   it("revocation: a deleted connection is revoked at the provider; a grant revoked there breaks the connection", async () => {

@@ -593,6 +593,8 @@ export interface RefreshInput {
   rejectedAccessToken?: string;
   /** The upstream answered 403 insufficient_scope asking for these: recorded, then the call fails. */
   insufficientScope?: string[];
+  /** The upstream refused even a freshly refreshed token: the connection breaks with this reason. */
+  brokenReason?: string;
 }
 
 /**
@@ -605,6 +607,7 @@ export async function refreshOAuthConnection(
   input: RefreshInput,
 ): Promise<{ tokens: OAuthTokens; refreshed: boolean }> {
   if (input.insufficientScope) return recordInsufficientScope(deps, input, input.insufficientScope);
+  if (input.brokenReason !== undefined) return breakConnection(deps, input, input.brokenReason);
   const outcome = await withTransaction(deps.pool, async (db) => {
     const row = await findConnection(db, input.connectionId, true);
     if (!row || !servesCaller(row, input)) throw connectionNotFound(input.connectionId);
@@ -820,4 +823,22 @@ export async function storeDiscoveredClient(
     },
     createdBy,
   );
+}
+
+/**
+ * An upstream that refuses even a token just refreshed (401 again) will not take this grant: the connection
+ * breaks, so readiness asks the caller to connect again instead of every call refreshing in vain.
+ */
+async function breakConnection(deps: CatalogDeps, input: RefreshInput, reason: string): Promise<never> {
+  const row = await findConnection(deps.pool, input.connectionId);
+  if (!row || !servesCaller(row, input)) throw connectionNotFound(input.connectionId);
+  const why = reason.slice(0, 300) || "the upstream refused a freshly refreshed token";
+  await markConnectionBroken(deps.pool, row.id, why);
+  deps.log.warn(
+    { service_id: row.serviceId, connection_id: row.id },
+    "OAuth connection broken: the upstream refused a fresh token",
+  );
+  throw failedPrecondition("oauth_connection_broken", `the OAuth connection is broken: ${why}`, {
+    details: { connection_id: row.id },
+  });
 }

@@ -161,6 +161,7 @@ export function createOAuthHandlers(deps: CatalogDeps): Impl {
         minValidSeconds: req.minValidSeconds ?? 60,
         rejectedAccessToken: req.rejectedAccessToken,
         insufficientScope: req.insufficientScope.length > 0 ? req.insufficientScope : undefined,
+        brokenReason: req.brokenReason,
       });
       return { credential: oauthMaterialToProto(tokens, req.connectionId), refreshed };
     },

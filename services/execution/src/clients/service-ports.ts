@@ -141,7 +141,7 @@ export class GrpcCatalog implements CatalogPort {
   async refreshOAuth(
     connectionId: string,
     caller: Caller,
-    options: { minValidSeconds: number; rejectedToken?: string; insufficientScope?: string[] },
+    options: { minValidSeconds: number; rejectedToken?: string; insufficientScope?: string[]; brokenReason?: string },
   ): Promise<Credential> {
     let res: Awaited<ReturnType<Client<typeof CatalogService>["refreshOAuthConnection"]>>;
     try {
@@ -152,6 +152,7 @@ export class GrpcCatalog implements CatalogPort {
         minValidSeconds: options.minValidSeconds,
         rejectedAccessToken: options.rejectedToken,
         insufficientScope: options.insufficientScope ?? [],
+        brokenReason: options.brokenReason,
       });
     } catch (err) {
       const received = err instanceof ConnectError ? readError(err) : undefined;

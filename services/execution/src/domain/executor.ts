@@ -351,7 +351,18 @@ export class Executor {
           rejectedToken: credential.token,
         });
         injected = [...injected, ...runner.injected(fresh)];
-        output = await runner.run(tool, req.input, fresh);
+        try {
+          output = await runner.run(tool, req.input, fresh);
+        } catch (again) {
+          // An MCP server that refuses even the fresh token will not take this grant: the connection breaks
+          // (readiness asks to connect again) rather than every call refreshing in vain.
+          if (!(again instanceof UpstreamAuthFailure) || again.status !== 401 || fresh.kind !== "oauth") throw again;
+          await this.deps.catalog.refreshOAuth(fresh.connectionId, caller, {
+            minValidSeconds: this.deps.limits.oauthRefreshBeforeSeconds,
+            brokenReason: "the MCP server refused a freshly refreshed token (HTTP 401); connect again",
+          });
+          throw again;
+        }
       }
       if (tool.serviceType === "mcp_server" && isMcpError(output.value)) {
         const text = envelopeText(output.value) ?? "the MCP tool reported an error";

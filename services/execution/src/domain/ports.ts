@@ -30,6 +30,11 @@ export interface CatalogPort {
        * the connection and this throws ExecutionFailure (auth, insufficient_scope) instead of refreshing.
        */
       insufficientScope?: string[];
+      /**
+       * The upstream refused even the refreshed token (401 again): the catalog breaks the connection with
+       * this reason and this throws ExecutionFailure (auth, oauth_connection_broken).
+       */
+      brokenReason?: string;
     },
   ): Promise<Credential>;
 }
