@@ -16,6 +16,8 @@
  *   caller's readiness say to connect again; connecting again asks for both scopes, and the call works.
  * - Revocation: deleting a connection revokes it at the provider and the caller's calls are refused as
  *   missing a credential; revoking every grant at the provider breaks the other caller's connection.
+ * - A server that refuses even a freshly refreshed token breaks the connection; connecting again mends it.
+ * - A server that moves to another authorization server: the next connection registers there and goes there.
  * - No token or authorization code the provider issued reaches a log line or an answer.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
@@ -39,6 +41,9 @@ interface ProtectedMcp {
   calls: Array<{ tool: string; subject: string }>;
   /** Subjects whose every token is refused (401), as a server that stopped accepting them. */
   refusedSubjects: Set<string>;
+  /** The authorization server its metadata names; tokens of any in `trusted` are accepted. */
+  authorizationServer: OAuthServer;
+  trusted: OAuthServer[];
   close(): Promise<void>;
 }
 
@@ -51,6 +56,8 @@ async function startProtectedMcp(oauth: OAuthServer): Promise<ProtectedMcp> {
     refused: { unauthorized: 0, insufficientScope: 0 },
     calls: [],
     refusedSubjects: new Set<string>(),
+    authorizationServer: oauth,
+    trusted: [oauth],
   } as unknown as ProtectedMcp;
   const who = new AsyncLocalStorage<AccessTokenInfo>();
   const build = () => {
@@ -82,11 +89,16 @@ async function startProtectedMcp(oauth: OAuthServer): Promise<ProtectedMcp> {
       res.end(JSON.stringify(body));
     };
     if (path === "/.well-known/oauth-protected-resource/mcp") {
-      return json(200, { resource: up.url, authorization_servers: [oauth.issuer], scopes_supported: [READ, ADMIN] });
+      return json(200, {
+        resource: up.url,
+        authorization_servers: [up.authorizationServer.issuer],
+        scopes_supported: [READ, ADMIN],
+      });
     }
     if (path !== "/mcp") return json(404, { error: "not_found" });
     const bearer = req.headers.authorization?.match(/^Bearer\s+(\S+)$/i)?.[1];
-    const token = bearer ? await oauth.accessToken(bearer) : undefined;
+    let token: AccessTokenInfo | undefined;
+    for (const server of bearer ? up.trusted : []) token ??= await server.accessToken(bearer!);
     if (!token?.audience.includes(up.url) || !token.scopes.includes(READ) || up.refusedSubjects.has(token.subject)) {
       up.refused.unauthorized++;
       return json(
@@ -140,6 +152,8 @@ async function startProtectedMcp(oauth: OAuthServer): Promise<ProtectedMcp> {
 }
 
 let oauth: OAuthServer;
+/** The authorization server the MCP server moves to (the migration test). */
+let moved: OAuthServer | undefined;
 let mcp: ProtectedMcp;
 let s: ExecStack;
 let publisher: AgentKey;
@@ -150,11 +164,12 @@ const callers: Record<"alice" | "bob" | "carol", AgentKey> = {} as never;
 const answers: string[] = [];
 
 /** Connects `who` through the provider as `login`; resolves with the authorization request's address. */
-async function connect(who: AgentKey, login: string): Promise<URL> {
+async function connect(who: AgentKey, login: string, provider: OAuthServer = oauth): Promise<URL> {
   const started = await s.call("POST", `/services/${serviceId}/oauth/connect`, { key: who.key, body: {} });
   expect(started.status, JSON.stringify(started.body)).toBe(200);
   expect(started.body.flow).toBe("authorization_code");
   const authorizationUrl = new URL(started.body.authorization_url);
+  expect(authorizationUrl.origin).toBe(new URL(provider.issuer).origin);
   const back = await authorizeOverHttp(authorizationUrl.toString(), { login });
   expect(back.pathname).toBe("/v1/oauth/callback");
   const res = await fetch(back, { redirect: "manual" });
@@ -196,6 +211,7 @@ afterAll(async () => {
   await s?.stop();
   await mcp?.close();
   await oauth?.close();
+  await moved?.close();
 });
 
 describe("an OAuth-protected upstream MCP server", () => {
@@ -365,8 +381,23 @@ describe("an OAuth-protected upstream MCP server", () => {
     expect(await readiness(callers.alice, "whoami")).toBe("needs_credential");
   });
 
+  it("follows the server to a new authorization server: the next connection registers there and goes there", async () => {
+    moved = await startOAuthServer({ scopes: [READ, ADMIN], registration: true });
+    moved.addResource(mcp.url);
+    mcp.trusted.push(moved);
+    mcp.authorizationServer = moved;
+    const dave = await registerAgent(s);
+    const request = await connect(dave, "dave", moved);
+    expect(request.origin).toBe(new URL(moved.issuer).origin);
+    const client = await s.call("GET", `/services/${serviceId}/oauth-client`, { key: publisher.key });
+    expect(client.body).toMatchObject({ token_url: moved.tokenUrl, authorization_url: `${moved.issuer}/auth` });
+    expect(await moved.provider.Client.find(client.body.client_id)).toBeTruthy();
+    const called = await callTool(dave, "whoami");
+    expect(called.body, JSON.stringify(called.body)).toMatchObject({ success: true, result: { subject: "dave" } });
+  });
+
   it("writes no token or code the provider issued to a log line or an answer", async () => {
-    const secrets = oauth.issuedSecrets();
+    const secrets = [...oauth.issuedSecrets(), ...(moved?.issuedSecrets() ?? [])];
     expect(secrets.length).toBeGreaterThan(10);
     let logs = "";
     for (const file of readdirSync(s.stack.logDir)) logs += readFileSync(path.join(s.stack.logDir, file), "utf8");

@@ -300,7 +300,11 @@ export async function startOAuthConnection(
   assertMayManageCredentials(caller, "connect OAuth connections");
   const service = await visibleService(deps, input.serviceId, caller);
   const returnTo = checkReturnTo(input.returnTo, service.id);
-  const client = await findOAuthClient(deps.pool, service.id);
+  const stored = await findOAuthClient(deps.pool, service.id);
+  const client =
+    stored?.resource && stored.registration !== "manual" && service.mcpServerUrl
+      ? await followMigration(deps, service.mcpServerUrl, stored, caller.accountId)
+      : stored;
   if (!client) {
     throw conflict(
       "oauth_not_configured",
@@ -841,4 +845,54 @@ async function breakConnection(deps: CatalogDeps, input: RefreshInput, reason: s
   throw failedPrecondition("oauth_connection_broken", `the OAuth connection is broken: ${why}`, {
     details: { connection_id: row.id },
   });
+}
+
+/**
+ * An MCP server may move to another authorization server (its resource metadata names a new one): a client
+ * is that server's alone and never assumed portable (SEP-2352). Each connection started for a client
+ * Toolport registered itself looks again (the server's challenge, its metadata); on a new issuer Toolport
+ * registers there and the service's client is replaced, so the connection goes to the new server. When the
+ * server cannot be asked, the stored client is used as it is.
+ */
+async function followMigration(
+  deps: CatalogDeps,
+  serverUrl: string,
+  client: OAuthClientRecord,
+  accountId: string,
+): Promise<OAuthClientRecord> {
+  const fetchFn = deps.outbound.fetch;
+  let authorization: UpstreamAuthorization;
+  try {
+    const answer = await probe(serverUrl, fetchFn);
+    if (answer.status !== 401) return client;
+    authorization = await discover(serverUrl, answer.challenge, fetchFn);
+  } catch (err) {
+    deps.log.debug({ service_id: client.serviceId, err: (err as Error).message }, "MCP server's authorization not re-read");
+    return client;
+  }
+  if (!authorization.metadataFound || authorization.issuer === client.issuer) return client;
+  const base = deps.publicUrl.replace(/\/$/, "");
+  let registration: Registration;
+  try {
+    registration = await register(
+      authorization,
+      {
+        metadataUrl: `${base}/v1/oauth/client-metadata.json`,
+        metadata: toolportClientMetadata(base, redirectUri(deps.publicUrl)),
+      },
+      fetchFn,
+    );
+  } catch (err) {
+    if (!(err instanceof UpstreamAuthError)) throw err;
+    throw conflict(
+      "oauth_not_configured",
+      `the MCP server moved to the authorization server ${authorization.issuer}, where Toolport could not register (${err.message}): the publisher registers a client there by hand`,
+      { details: { service_id: client.serviceId } },
+    );
+  }
+  deps.log.info(
+    { service_id: client.serviceId, issuer: authorization.issuer, registration: registration.kind },
+    "MCP server moved to another authorization server; registered there",
+  );
+  return (await storeDiscoveredClient(deps, deps.pool, client.serviceId, { authorization, registration }, accountId)) ?? client;
 }
