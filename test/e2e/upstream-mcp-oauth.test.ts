@@ -18,6 +18,8 @@
  *   missing a credential; revoking every grant at the provider breaks the other caller's connection.
  * - A server that refuses even a freshly refreshed token breaks the connection; connecting again mends it.
  * - A server that moves to another authorization server: the next connection registers there and goes there.
+ * - An authorization server without dynamic registration: the service is published asking for a client
+ *   registered by hand (PUT .../oauth-client, endpoints and scopes from discovery), which then connects.
  * - No token or authorization code the provider issued reaches a log line or an answer.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
@@ -154,6 +156,9 @@ async function startProtectedMcp(oauth: OAuthServer): Promise<ProtectedMcp> {
 let oauth: OAuthServer;
 /** The authorization server the MCP server moves to (the migration test). */
 let moved: OAuthServer | undefined;
+/** An authorization server without dynamic registration, and an MCP server behind it. */
+let manual: OAuthServer | undefined;
+let manualMcp: ProtectedMcp | undefined;
 let mcp: ProtectedMcp;
 let s: ExecStack;
 let publisher: AgentKey;
@@ -164,8 +169,8 @@ const callers: Record<"alice" | "bob" | "carol", AgentKey> = {} as never;
 const answers: string[] = [];
 
 /** Connects `who` through the provider as `login`; resolves with the authorization request's address. */
-async function connect(who: AgentKey, login: string, provider: OAuthServer = oauth): Promise<URL> {
-  const started = await s.call("POST", `/services/${serviceId}/oauth/connect`, { key: who.key, body: {} });
+async function connect(who: AgentKey, login: string, provider: OAuthServer = oauth, service = serviceId): Promise<URL> {
+  const started = await s.call("POST", `/services/${service}/oauth/connect`, { key: who.key, body: {} });
   expect(started.status, JSON.stringify(started.body)).toBe(200);
   expect(started.body.flow).toBe("authorization_code");
   const authorizationUrl = new URL(started.body.authorization_url);
@@ -212,6 +217,8 @@ afterAll(async () => {
   await mcp?.close();
   await oauth?.close();
   await moved?.close();
+  await manualMcp?.close();
+  await manual?.close();
 });
 
 describe("an OAuth-protected upstream MCP server", () => {
@@ -396,8 +403,49 @@ describe("an OAuth-protected upstream MCP server", () => {
     expect(called.body, JSON.stringify(called.body)).toMatchObject({ success: true, result: { subject: "dave" } });
   });
 
+  it("without registration at the authorization server: published asking for a client registered by hand, which then connects", async () => {
+    manual = await startOAuthServer({ scopes: [READ, ADMIN], redirectUris: [`${s.stack.gatewayUrl}/v1/oauth/callback`] });
+    manualMcp = await startProtectedMcp(manual);
+    const published = await s.call("POST", "/services", { key: publisher.key, body: { mcp_server: manualMcp.url } });
+    expect(published.status, JSON.stringify(published.body)).toBe(201);
+    const id = published.body.service.id as string;
+    expect(published.body.tools).toEqual([]);
+    const warning = published.body.warnings.join("\n");
+    expect(warning).toContain("neither client metadata documents nor dynamic registration");
+    expect(warning).toContain(`register a client at ${manual.issuer}`);
+    expect(warning).toContain(`PUT /v1/services/${id}/oauth-client`);
+    expect((await s.call("GET", `/services/${id}/oauth-client`, { key: publisher.key })).status).toBe(404);
+
+    const registered = await s.call("PUT", `/services/${id}/oauth-client`, {
+      key: publisher.key,
+      body: { client_id: manual.client.clientId, client_secret: manual.client.clientSecret },
+    });
+    expect(registered.status, JSON.stringify(registered.body)).toBe(200);
+    // The endpoints are the discovered ones; the scopes the server's challenge named.
+    expect(registered.body).toMatchObject({
+      scheme_name: "mcp_server",
+      authorization_url: `${manual.issuer}/auth`,
+      token_url: manual.tokenUrl,
+      has_client_secret: true,
+      scopes: [READ],
+    });
+    const request = await connect(publisher, "publisher", manual, id);
+    expect(request.searchParams.get("resource")).toBe(manualMcp.url);
+    expect(request.searchParams.get("client_id")).toBe(manual.client.clientId);
+    const reimported = await s.call("POST", `/services/${id}/reimport`, { key: publisher.key, body: {} });
+    expect(reimported.status, JSON.stringify(reimported.body)).toBe(200);
+    const whoami = reimported.body.tools.find((t: { name: string }) => t.name === "whoami");
+    const called = await s.call("POST", `/tools/call/${whoami.id}`, { key: publisher.key, body: { tool_input: {} } });
+    answers.push(JSON.stringify(called.body));
+    expect(called.body, JSON.stringify(called.body)).toMatchObject({ success: true, result: { subject: "publisher" } });
+  });
+
   it("writes no token or code the provider issued to a log line or an answer", async () => {
-    const secrets = [...oauth.issuedSecrets(), ...(moved?.issuedSecrets() ?? [])];
+    const secrets = [
+      ...oauth.issuedSecrets(),
+      ...(moved?.issuedSecrets() ?? []),
+      ...(manual ? [...manual.issuedSecrets(), manual.client.clientSecret] : []),
+    ];
     expect(secrets.length).toBeGreaterThan(10);
     let logs = "";
     for (const file of readdirSync(s.stack.logDir)) logs += readFileSync(path.join(s.stack.logDir, file), "utf8");

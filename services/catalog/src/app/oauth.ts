@@ -216,7 +216,11 @@ export async function putOAuthClient(
       authorizationUrl,
       tokenUrl,
       revocationUrl: endpointUrl(input.revocationUrl, "revocation_url", service.baseUrl),
-      scopes: checkScopes(input.scopes),
+      // An MCP server's client asks by default for the scopes discovery found (its challenge's, else its
+      // resource metadata's): its tools name none.
+      scopes: checkScopes(
+        input.scopes.length === 0 && scheme.mcpAuthorization ? (flows.authorizationCode?.scopes ?? []) : input.scopes,
+      ),
       // A client-credentials token is the client's own, the same for everyone: one per organization.
       shared: input.shared ?? flow === "client_credentials",
       // An MCP server's client, registered by hand: bound to the discovered resource and issuer all the same.
