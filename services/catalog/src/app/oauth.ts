@@ -31,6 +31,7 @@ import {
 } from "../oauth/token-client.js";
 import {
   authorizationRequestUrl,
+  boundedFetch,
   checkResponseIssuer,
   discover,
   probe,
@@ -744,7 +745,7 @@ export interface DiscoveredMcpAuthorization {
  * when the server's refusal is no OAuth challenge (a bearer or API key server: the publisher gives one).
  */
 export async function discoverMcpAuthorization(deps: CatalogDeps, serverUrl: string): Promise<DiscoveredMcpAuthorization | null> {
-  const fetchFn = deps.outbound.fetch;
+  const fetchFn = boundedFetch(deps.outbound.fetch);
   const answer = await probe(serverUrl, fetchFn);
   if (answer.status !== 401) return null;
   let authorization: UpstreamAuthorization;
@@ -864,7 +865,7 @@ async function followMigration(
   client: OAuthClientRecord,
   accountId: string,
 ): Promise<OAuthClientRecord> {
-  const fetchFn = deps.outbound.fetch;
+  const fetchFn = boundedFetch(deps.outbound.fetch);
   let authorization: UpstreamAuthorization;
   try {
     const answer = await probe(serverUrl, fetchFn);

@@ -18,6 +18,7 @@ import { AddressPolicy, Outbound } from "@toolport/kit/outbound";
 import { exchangeCode, type TokenClient } from "../oauth/token-client.js";
 import {
   authorizationRequestUrl,
+  boundedFetch,
   type Challenge,
   checkResponseIssuer,
   discover,
@@ -50,6 +51,8 @@ async function main(): Promise<void> {
   if (!serverUrl?.startsWith("http")) throw new Error("usage: mcp-oauth-client <server-url>");
   const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}") as { client_id?: string; client_secret?: string };
   const outbound = new Outbound({ policy: new AddressPolicy("127.0.0.0/8,::1/128", "conformance") });
+  // As the catalog's: bounded in time and size.
+  const discoveryFetch = boundedFetch(outbound.fetch);
 
   let token: string | undefined;
   let requested: string[] = [];
@@ -70,7 +73,7 @@ async function main(): Promise<void> {
 
   const authorize = async (refusal: HttpRefusal): Promise<void> => {
     if (++authorizations > MAX_AUTHORIZATIONS) throw new Error(`gave up after ${MAX_AUTHORIZATIONS} authorizations`);
-    authorization = await discover(serverUrl, refusal.challenge, outbound.fetch);
+    authorization = await discover(serverUrl, refusal.challenge, discoveryFetch);
     const challenged = refusal.challenge?.scope;
     // 401: the challenge's scope, else scopes_supported (discover's choice); 403: everything asked so far too.
     requested = refusal.status === 403 ? scopeUnion(requested, challenged) : authorization.scopes;
@@ -89,7 +92,7 @@ async function main(): Promise<void> {
           : await register(
               { ...authorization, scopes: requested },
               { metadataUrl: CONFORMANCE_CIMD_URL, metadata: toolportClientMetadata("http://127.0.0.1:3999", REDIRECT_URI) },
-              outbound.fetch,
+              discoveryFetch,
             );
       if (registration.kind === "manual" && authorization.authMethods?.includes("client_secret_post")) {
         registration.clientAuth = authorization.authMethods.includes("client_secret_basic")

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   authorizationRequestUrl,
+  boundedFetch,
   checkResponseIssuer,
   discover,
   type FetchFn,
@@ -222,5 +223,22 @@ describe("the authorization request and response", () => {
 
   it("unions scopes in first-seen order", () => {
     expect(scopeUnion(["a", "b"], undefined, ["b", "c", ""])).toEqual(["a", "b", "c"]);
+  });
+});
+
+describe("boundedFetch", () => {
+  it("passes small answers through, refuses large ones and gives up on slow ones", async () => {
+    const small = boundedFetch(async () => Response.json({ ok: true }, { status: 201 }));
+    const answer = await small("https://x/");
+    expect(answer.status).toBe(201);
+    expect(await answer.json()).toEqual({ ok: true });
+    const large = boundedFetch(async () => new Response("x".repeat(2000)), { timeoutMs: 1000, maxBytes: 1000 });
+    await expect(large("https://x/")).rejects.toThrow(/larger than 1000 bytes/);
+    const slow = boundedFetch(
+      (_input, init) =>
+        new Promise<Response>((_resolve, reject) => init?.signal?.addEventListener("abort", () => reject(init.signal?.reason))),
+      { timeoutMs: 20, maxBytes: 1000 },
+    );
+    await expect(slow("https://x/")).rejects.toThrow();
   });
 });

@@ -28,6 +28,36 @@ import {
 
 export type FetchFn = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
+/**
+ * A fetch for discovery and registration: each request ends after `timeoutMs` and its answer is read whole,
+ * refused past `maxBytes` (metadata documents are small; an address that streams forever must not hold a
+ * publish or a connection, nor fill memory).
+ */
+export function boundedFetch(fetchFn: FetchFn, limits = { timeoutMs: 15_000, maxBytes: 256 * 1024 }): FetchFn {
+  return async (input, init) => {
+    const timeout = AbortSignal.timeout(limits.timeoutMs);
+    const signal = init?.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
+    const res = await fetchFn(input, { ...init, signal });
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    if (res.body) {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        size += chunk.byteLength;
+        if (size > limits.maxBytes) {
+          await res.body.cancel().catch(() => {});
+          throw new Error(`the answer of ${res.url || "the server"} is larger than ${limits.maxBytes} bytes`);
+        }
+        chunks.push(chunk);
+      }
+    }
+    const body = res.status === 204 || res.status === 304 || chunks.length === 0 ? null : Buffer.concat(chunks);
+    const copy = new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+    // Keeps `url` (the SDK's messages name it) and `redirected`.
+    Object.defineProperty(copy, "url", { value: res.url });
+    return copy;
+  };
+}
+
 /** What a WWW-Authenticate: Bearer challenge says (RFC 6750 §3, RFC 9728 §5.1). */
 export interface Challenge {
   resourceMetadataUrl?: string;
