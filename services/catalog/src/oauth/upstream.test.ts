@@ -90,6 +90,14 @@ describe("discover", () => {
     await expect(discover(SERVER, undefined, fetchFn)).rejects.toMatchObject({ code: "resource_mismatch" });
   });
 
+  it("refuses an authorization server whose endpoints are not http(s)", async () => {
+    const { fetchFn } = fakeFetch({
+      "https://mcp.example.com/.well-known/oauth-protected-resource/mcp": { resource: SERVER, authorization_servers: [ISSUER] },
+      [`${ISSUER}/.well-known/oauth-authorization-server`]: asMetadata({ authorization_endpoint: "javascript:alert(1)" }),
+    });
+    await expect(discover(SERVER, undefined, fetchFn)).rejects.toMatchObject({ code: "discovery_failed" });
+  });
+
   it("falls back to the server's origin and, without any metadata, the 2025-03-26 default endpoints", async () => {
     const { fetchFn } = fakeFetch({});
     const found = await discover(SERVER, {}, fetchFn);

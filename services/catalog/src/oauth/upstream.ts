@@ -211,6 +211,15 @@ export async function discover(
       metadataFound: false,
     };
   }
+  // The browser is sent to the authorization endpoint and tokens are asked of the token endpoint: http(s) only.
+  for (const [name, value] of [
+    ["authorization_endpoint", metadata.authorization_endpoint],
+    ["token_endpoint", metadata.token_endpoint],
+  ] as const) {
+    if (!/^https?:$/.test(URL.parse(value)?.protocol ?? "")) {
+      throw new UpstreamAuthError("discovery_failed", `the authorization server's ${name} is not an http(s) URL`);
+    }
+  }
   return {
     issuer: metadata.issuer,
     authorizationUrl: metadata.authorization_endpoint,
