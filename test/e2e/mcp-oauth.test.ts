@@ -4,12 +4,12 @@
  *
  * The client is identified by a Client ID Metadata Document served over HTTPS by a test server (a test
  * CA the identity process trusts; IDENTITY_OUTBOUND_ALLOW names that one address and port, so any other
- * private address stays refused). The person's consent is given through the /v1 API the console's
- * consent page uses, with the person's sign-in (the page itself is tested in chromium by
- * console-oauth.test.ts). Then: discovery from the 401, the token, tools/list and a call; the SDK
+ * private address stays refused). The person consents on the console's page in chromium for the first
+ * connection; later ones decide through the /v1 API that page uses, with the person's sign-in. Then: discovery from the 401, the token, tools/list and a call; the SDK
  * refreshing after its access token is revoked; revocation of the grant refusing the next request; and
  * every refusal the issue lists, each leaving nothing stored.
  */
+import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -23,8 +23,11 @@ import {
   UnauthorizedError,
 } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../../deploy/local/infra.mjs";
+import { CONFORMANCE_2026_VERSION, installConformance } from "../harness/conformance.js";
 import { type Receiver, startHttpsReceiver, testCertificates } from "../harness/https-receiver.js";
 import { type OAuthServer, startOAuthServer } from "../harness/oauth-server.js";
+import { launchBrowser } from "./console-support.js";
 import { type ExecStack, startExecStack } from "./execution-support.js";
 import { MCP_TOOL_NAMES } from "./mcp-support.js";
 
@@ -33,10 +36,13 @@ let documents: Receiver;
 let elsewhere: Receiver;
 let other: OAuthServer;
 let callback: { url: string; close(): Promise<void> };
-let person: { token: string; accountId: string };
+let person: { token: string; accountId: string; email: string };
+const PASSWORD = "a long enough password";
 let clientId: string;
+let conformanceCallbackPort: number;
 
 const REDIRECT_PATH = "/callback";
+const ACCESS_LIFETIME_SECONDS = 10;
 
 /** A plain HTTP server the browser would land on; the test reads the code off the redirect itself. */
 async function startCallback(): Promise<{ url: string; close(): Promise<void> }> {
@@ -69,34 +75,38 @@ beforeAll(async () => {
     startCallback(),
   ]);
   clientId = `${documents.url}/client.json`;
-  documents.respond((req) =>
-    req.path === "/client.json"
-      ? {
-          status: 200,
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify(metadataDocument(clientId, callback.url)),
-        }
-      : { status: 404 },
-  );
+  conformanceCallbackPort = await freePort();
+  const documentsServed: Record<string, Record<string, unknown>> = {
+    "/client.json": metadataDocument(clientId, callback.url),
+    // The conformance suite's authorization run (last test): its own callback port.
+    "/conformance.json": metadataDocument(
+      `${documents.url}/conformance.json`,
+      `http://127.0.0.1:${conformanceCallbackPort}/callback`,
+    ),
+  };
+  documents.respond((req) => {
+    const doc = documentsServed[req.path];
+    return doc ? { status: 200, headers: { "content-type": "application/json" }, body: JSON.stringify(doc) } : { status: 404 };
+  });
   elsewhere.respond(() => ({
     status: 200,
     headers: { "content-type": "application/json" },
     body: JSON.stringify(metadataDocument(`${elsewhere.url}/client.json`, callback.url)),
   }));
-  s = await startExecStack([], { NODE_EXTRA_CA_CERTS: ca.caFile, IDENTITY_OUTBOUND_ALLOW: `127.0.0.1:${documents.port}` }, [
-    "catalog",
-    "execution",
-    "billing",
-    "identity",
-    "content",
-    "gateway",
-    "mcp-server",
-  ]);
-  const signup = await s.call("POST", "/auth/signup", {
-    body: { email: `p-${randomBytes(4).toString("hex")}@example.com`, password: "a long enough password", name: "Pat" },
-  });
+  s = await startExecStack(
+    [],
+    {
+      NODE_EXTRA_CA_CERTS: ca.caFile,
+      IDENTITY_OUTBOUND_ALLOW: `127.0.0.1:${documents.port}`,
+      // Short-lived access tokens: the SDK must refresh on its own during these tests, and one test waits one out.
+      OAUTH_ACCESS_LIFETIME_SECONDS: String(ACCESS_LIFETIME_SECONDS),
+    },
+    ["catalog", "execution", "billing", "identity", "content", "gateway", "mcp-server"],
+  );
+  const email = `p-${randomBytes(4).toString("hex")}@example.com`;
+  const signup = await s.call("POST", "/auth/signup", { body: { email, password: PASSWORD, name: "Pat" } });
   expect(signup.status, JSON.stringify(signup.body)).toBeLessThan(300);
-  person = { token: signup.body.access_token, accountId: signup.body.account_id };
+  person = { token: signup.body.access_token, accountId: signup.body.account_id, email };
 }, 300_000);
 
 afterAll(async () => {
@@ -173,6 +183,19 @@ async function authorizeThroughSdk(provider: Provider, decision: Record<string, 
   return connected(provider);
 }
 
+/** A raw 2025-11-25 tools/list POST to /mcp with these credential headers. */
+const rawToolsList = (credential: Record<string, string>) =>
+  fetch(s.stack.mcpUrl, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2025-11-25",
+      ...credential,
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
+  });
+
 interface Grant {
   key: { id: string; oauth_client_id: string | null; permissions: unknown; revoked_at: string | null };
   client_id: string;
@@ -204,8 +227,27 @@ describe("an MCP client connects by OAuth (the v2 SDK's own support)", () => {
     });
     expect(asm).not.toHaveProperty("registration_endpoint");
 
+    // The person in a browser: the SDK's authorization URL, the console's consent page, sign in, allow.
     provider = new Provider(clientId);
-    client = await authorizeThroughSdk(provider, { allow: true, permissions: { require_confirmation: true } });
+    const first = new Client({ name: "oauth-e2e", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } });
+    const transport = new StreamableHTTPClientTransport(new URL(s.stack.mcpUrl), { authProvider: provider });
+    await expect(first.connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);
+    const browser = await launchBrowser();
+    try {
+      const page = await browser.newPage();
+      await page.goto(provider.authorizationUrl!.toString());
+      await page.getByLabel("Email").fill(person.email);
+      await page.getByLabel("Password").fill(PASSWORD);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.getByRole("heading", { level: 1, name: "Allow Test Assistant to use Toolport?" }).waitFor();
+      await page.getByLabel("Require confirmation for calls that write, send, spend or delete").check();
+      await page.getByRole("button", { name: "Allow" }).click();
+      await page.waitForURL((u) => u.toString().startsWith(callback.url));
+      await transport.finishAuth(new URL(page.url()).searchParams);
+    } finally {
+      await browser.close();
+    }
+    client = await connected(provider);
     expect(provider.saved?.refresh_token).toMatch(/^tprt_/);
     expect(provider.saved?.access_token).toMatch(/^tpat_/);
     const { tools } = await client.listTools();
@@ -275,16 +317,7 @@ describe("an MCP client connects by OAuth (the v2 SDK's own support)", () => {
     const [grant] = await grants();
     const revoke = await s.call("DELETE", `/api-keys/${grant!.key.id}`, { token: person.token });
     expect(revoke.status).toBe(200);
-    const raw = await fetch(s.stack.mcpUrl, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2025-11-25",
-        authorization: `Bearer ${fresh.saved!.access_token}`,
-      },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
-    });
+    const raw = await rawToolsList({ authorization: `Bearer ${fresh.saved!.access_token}` });
     expect(raw.status).toBe(401);
     expect(raw.headers.get("www-authenticate")).toMatch(/error="invalid_token"/);
     expect((await warm()).status, "the cached principal does not outlive the grant").toBe(401);
@@ -416,33 +449,74 @@ describe("refusals, each storing nothing", () => {
     const foreign = ((await theirs.json()) as { access_token: string }).access_token;
     expect(foreign).toBeTruthy();
     for (const token of [foreign, `tpat_${randomBytes(32).toString("base64url")}`]) {
-      const res = await fetch(s.stack.mcpUrl, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-          "mcp-protocol-version": "2025-11-25",
-          authorization: `Bearer ${token}`,
-        },
-        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
-      });
+      const res = await rawToolsList({ authorization: `Bearer ${token}` });
       expect(res.status).toBe(401);
       expect(res.headers.get("www-authenticate")).toMatch(/^Bearer error="invalid_token"/);
     }
   });
 
+  it("refuses an access token once it has expired, and the client's refresh token still gets a new one", async () => {
+    const p = new Provider(clientId);
+    await (await authorizeThroughSdk(p)).close();
+    const token = p.saved!.access_token;
+    expect(p.saved!.expires_in).toBe(ACCESS_LIFETIME_SECONDS);
+    await new Promise((resolve) => setTimeout(resolve, ACCESS_LIFETIME_SECONDS * 1000 + 500));
+    const info = await fetch(`${s.stack.gatewayUrl}/v1/oauth/token-info`, { headers: { authorization: `Bearer ${token}` } });
+    expect(info.status).toBe(401);
+    const res = await rawToolsList({ authorization: `Bearer ${token}` });
+    expect(res.status).toBe(401);
+    expect(res.headers.get("www-authenticate")).toMatch(/error="invalid_token"/);
+    const client = await connected(p);
+    expect((await client.listTools()).tools.length, "the SDK refreshed by itself").toBe(MCP_TOOL_NAMES.length);
+    expect(p.saved!.access_token).not.toBe(token);
+  });
+
   it("keeps svc-api-key working exactly as before beside OAuth", async () => {
     const agent = await s.call("POST", "/agents", { body: { name: "keyed" } });
-    const res = await fetch(s.stack.mcpUrl, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2025-11-25",
-        "svc-api-key": agent.body.api_key,
-      },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
-    });
+    const res = await rawToolsList({ "svc-api-key": agent.body.api_key });
     expect(res.status).toBe(200);
   });
+});
+
+describe("the official conformance suite's authorization server scenarios, against identity", () => {
+  it("passes the metadata endpoint and the authorization code grant (a public client by metadata document, PKCE, resource)", async () => {
+    const suite = await installConformance((line) => process.stderr.write(`${line}\n`), CONFORMANCE_2026_VERSION);
+    const child = spawn(
+      suite.node,
+      [
+        suite.cli,
+        "authorization",
+        "--url",
+        s.stack.gatewayUrl,
+        "--client-id",
+        `${documents.url}/conformance.json`,
+        "--resource",
+        s.stack.mcpUrl,
+        "--port",
+        String(conformanceCallbackPort),
+      ],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let output = "";
+    const exited = new Promise<number>((resolve) => child.on("exit", (code) => resolve(code ?? 1)));
+    child.stderr.on("data", (chunk) => {
+      output += chunk;
+    });
+    // The suite prints the authorization URL for a person to open; the person here allows through the
+    // consent page's API, and the browser's last step, following redirect_to, reaches the suite's callback.
+    const authorizationUrl = await new Promise<string>((resolve, reject) => {
+      child.stdout.on("data", (chunk) => {
+        output += chunk;
+        const found = /^(http\S+\/oauth\/authorize\?\S+)$/m.exec(output);
+        if (found) resolve(found[1] as string);
+      });
+      child.on("exit", () => reject(new Error(`the suite ended before asking for authorization:\n${output}`)));
+    });
+    const landing = await decide(await consentRequestOf(authorizationUrl), { allow: true });
+    await fetch(landing);
+    const code = await exited;
+    expect(output, output).toMatch(/authorization-server-metadata-endpoint[^\n]*(✓|pass)/i);
+    expect(output, output).toMatch(/authorization-code-grant[^\n]*(✓|pass)/i);
+    expect(code, output).toBe(0);
+  }, 120_000);
 });

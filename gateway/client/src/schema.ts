@@ -35,7 +35,7 @@ export interface paths {
         put?: never;
         /**
          * Call up to 10 tools
-         * @description Each call runs independently and concurrently; `results` holds one element per call, in input order. Refusals stay inside their element (`success` false, `error`, `error_code`, and `execution_id` null): tool not found, not permitted, invalid input, a consent request (`consent`, see the 409 of a single call), a limit (`insufficient_balance`, `spend_limit_exceeded`, `rate_limited`, `usage_limit_reached`). A call that ran and failed upstream has its `execution_id`. Only a malformed batch (400) or the caller's key being refused (401, e.g. revoked) fails the whole request. With `Prefer: respond-async` the batch is recorded and runs in the background: 202 with its record at once, `Location` to follow it (GET /v1/tools/call/batch/{batch_id}).
+         * @description Each call runs independently and concurrently; `results` holds one element per call, in input order. Refusals stay inside their element (`success` false, `error`, `error_code`, and `execution_id` null): tool not found, not permitted, invalid input, a consent request (`consent`, see the 409 of a single call), a limit (`insufficient_balance`, `spend_limit_exceeded`, `rate_limited`, `usage_limit_reached`). A call that ran and failed upstream has its `execution_id` (with `error_code` `mcp_input_required` and `error_details` when its MCP tool asked a person a question: repeat that call with `input_responses`). Only a malformed batch (400) or the caller's key being refused (401, e.g. revoked) fails the whole request. With `Prefer: respond-async` the batch is recorded and runs in the background: 202 with its record at once, `Location` to follow it (GET /v1/tools/call/batch/{batch_id}).
          */
         post: operations["callToolsBatch"];
         delete?: never;
@@ -95,7 +95,7 @@ export interface paths {
         put?: never;
         /**
          * Call a tool
-         * @description Runs one tool with `tool_input` (or the parameters at the root of the body) and answers a batch element plus `truncated` and `response_meta`. A call that ran but failed upstream is still a 200 with `success` false and its `execution_id` (the stored handle reads `status: error`). Refusals are errors: 400 invalid input, 402 wallet too low for a priced tool, 403 tool not permitted to the key or a spending cap reached, 404 unknown or sunset tool, 409 consent needed, 412/422 Idempotency-Key in flight or reused, 429 rate or usage limit.
+         * @description Runs one tool with `tool_input` (or the parameters at the root of the body) and answers a batch element plus `truncated` and `response_meta`. A call that ran but failed upstream is still a 200 with `success` false and its `execution_id` (the stored handle reads `status: error`); an MCP tool that asks a person a question fails so with `error_code` `mcp_input_required` and `error_details` (the questions and a continuation): repeat the call with `input_responses` to answer. Refusals are errors: 400 invalid input, 402 wallet too low for a priced tool, 403 tool not permitted to the key or a spending cap reached, 404 unknown or sunset tool, 409 consent needed, 412/422 Idempotency-Key in flight or reused, 429 rate or usage limit.
          */
         post: operations["callTool"];
         delete?: never;
@@ -2152,6 +2152,19 @@ export interface components {
                 cursor?: string;
             };
             error_code?: string;
+            /** @description The tool asked a person a question mid-call. Ask the person, then repeat the same call (same tool and tool_input) with `input_responses: {continuation, answers: {<key>: {action, content}}}`. */
+            error_details?: {
+                tool_id: string;
+                questions: {
+                    key: string;
+                    message: string;
+                    requested_schema: Record<string, unknown>;
+                }[];
+                /** @description Opaque and signed: bound to this caller, tool and tool_input; usable once, until `expires_at` (a question a 2025-11-25 MCP server asked waits in the execution service that asked it, up to 5 minutes). */
+                continuation: string;
+                /** Format: date-time */
+                expires_at: string;
+            };
             cursor?: string;
             passthrough_reason?: string;
             _meta?: {
@@ -2191,6 +2204,21 @@ export interface components {
             projection?: {
                 kept: string[];
                 unmatched: string[];
+            };
+            /** @constant */
+            error_code?: "mcp_input_required";
+            /** @description The tool asked a person a question mid-call. Ask the person, then repeat the same call (same tool and tool_input) with `input_responses: {continuation, answers: {<key>: {action, content}}}`. */
+            error_details?: {
+                tool_id: string;
+                questions: {
+                    key: string;
+                    message: string;
+                    requested_schema: Record<string, unknown>;
+                }[];
+                /** @description Opaque and signed: bound to this caller, tool and tool_input; usable once, until `expires_at` (a question a 2025-11-25 MCP server asked waits in the execution service that asked it, up to 5 minutes). */
+                continuation: string;
+                /** Format: date-time */
+                expires_at: string;
             };
             cursor?: string;
             passthrough_reason?: string;
@@ -2729,6 +2757,19 @@ export interface components {
                     cursor?: string;
                 };
                 error_code?: string;
+                /** @description The tool asked a person a question mid-call. Ask the person, then repeat the same call (same tool and tool_input) with `input_responses: {continuation, answers: {<key>: {action, content}}}`. */
+                error_details?: {
+                    tool_id: string;
+                    questions: {
+                        key: string;
+                        message: string;
+                        requested_schema: Record<string, unknown>;
+                    }[];
+                    /** @description Opaque and signed: bound to this caller, tool and tool_input; usable once, until `expires_at` (a question a 2025-11-25 MCP server asked waits in the execution service that asked it, up to 5 minutes). */
+                    continuation: string;
+                    /** Format: date-time */
+                    expires_at: string;
+                };
                 cursor?: string;
                 passthrough_reason?: string;
                 _meta?: {
@@ -2775,6 +2816,23 @@ export interface components {
             confirm_token?: string;
             /** @description A repeat with the same key and input answers the first call's outcome instead of running again; the same key with other input is a 422 `idempotency_key_reused`. */
             idempotency_key?: string;
+            /** @description Answers to the questions of an MCP tool that failed with `error_code` `mcp_input_required`: the same call (same tool and tool_input) repeated with the `continuation` of its `error_details` and one answer per question key. `accept` carries `content` (an object matching the question's `requested_schema`); `decline` and `cancel` carry none. A continuation that is altered, expired, used already, or for another caller, tool or tool_input is a 400 `invalid_input_responses`, and nothing runs. */
+            input_responses?: {
+                /** @description `error_details.continuation` of the failed call. */
+                continuation: string;
+                /** @description One answer per question key. */
+                answers: {
+                    [key: string]: {
+                        /**
+                         * @description The person's choice.
+                         * @enum {string}
+                         */
+                        action: "accept" | "decline" | "cancel";
+                        /** @description The answer (with accept), matching `requested_schema`. */
+                        content?: Record<string, unknown>;
+                    };
+                };
+            };
         };
         /** @description The registration guide: what a new agent needs for its first successful call. Every URL is absolute, for this deployment. In a registration answer the examples carry the new key; in the public guide the placeholder `<API_KEY>`. */
         GettingStarted: {
@@ -4046,6 +4104,23 @@ export interface operations {
                     confirm_token?: string;
                     /** @description As the `Idempotency-Key` header (which wins). */
                     idempotency_key?: string;
+                    /** @description Answers to the questions of an MCP tool that failed with `error_code` `mcp_input_required`: the same call (same tool and tool_input) repeated with the `continuation` of its `error_details` and one answer per question key. `accept` carries `content` (an object matching the question's `requested_schema`); `decline` and `cancel` carry none. A continuation that is altered, expired, used already, or for another caller, tool or tool_input is a 400 `invalid_input_responses`, and nothing runs. */
+                    input_responses?: {
+                        /** @description `error_details.continuation` of the failed call. */
+                        continuation: string;
+                        /** @description One answer per question key. */
+                        answers: {
+                            [key: string]: {
+                                /**
+                                 * @description The person's choice.
+                                 * @enum {string}
+                                 */
+                                action: "accept" | "decline" | "cancel";
+                                /** @description The answer (with accept), matching `requested_schema`. */
+                                content?: Record<string, unknown>;
+                            };
+                        };
+                    };
                 } & {
                     [key: string]: unknown;
                 };

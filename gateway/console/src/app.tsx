@@ -2,7 +2,10 @@
  * The console's frame: sign-in when signed out, otherwise the left-hand navigation (a menu button at
  * phone width), the organization switcher, and the screen for the address. Every route lives under
  * /console (the gateway answers index.html for each, so a link such as a tool's configuration_url
- * opens its screen directly); screens load as separate chunks.
+ * opens its screen directly); screens load as separate chunks. The OAuth consent page
+ * (/oauth/authorize, where an MCP client sends the person) has a frame of its own, without the
+ * navigation: the person came to answer one question. Signing in there keeps the address, and so the
+ * request being answered.
  */
 import { lazy, type ReactNode, Suspense, useEffect, useRef, useState } from "react";
 import { Link, Redirect, Route, Router, Switch, useLocation } from "wouter";
@@ -25,6 +28,10 @@ const Workflows = lazy(() => import("./screens/workflows"));
 const WorkflowPage = lazy(() => import("./screens/workflow"));
 const McpJson = lazy(() => import("./screens/mcp"));
 const Directory = lazy(() => import("./screens/directory"));
+const OAuthConsent = lazy(() => import("./screens/oauth-consent"));
+
+/** The consent page's address (under /console). */
+const CONSENT_PATH = "/oauth/authorize";
 
 interface NavItem {
   href: string;
@@ -54,8 +61,46 @@ export function App() {
 
 function Shell() {
   const { signedIn } = useSessionState();
-  if (!signedIn) return <SignIn />;
-  return <Frame />;
+  const [location] = useLocation();
+  const consent = location === CONSENT_PATH;
+  if (!signedIn) return <SignIn forConsent={consent} />;
+  return consent ? <ConsentFrame /> : <Frame />;
+}
+
+/** The consent page alone: who is signed in, and so grants (with a way to switch), then the question. */
+function ConsentFrame() {
+  const { signedIn } = useSessionState();
+  const [busy, setBusy] = useState(false);
+  return (
+    <div className="consent-frame">
+      <header className="consent-head">
+        <span className="brand">Toolport</span>
+        <div className="account">
+          <span data-testid="signed-in-as">
+            Signed in as <strong>{signedIn?.account?.email ?? "…"}</strong>
+          </span>
+          <button
+            type="button"
+            className="button-secondary"
+            disabled={busy}
+            onClick={async () => {
+              setBusy(true);
+              await signedIn?.signOut();
+            }}
+          >
+            Not you? Sign out
+          </button>
+        </div>
+      </header>
+      <main id="main" className="consent">
+        <ErrorBoundary>
+          <Suspense fallback={<Loading />}>
+            <OAuthConsent />
+          </Suspense>
+        </ErrorBoundary>
+      </main>
+    </div>
+  );
 }
 
 function Frame() {

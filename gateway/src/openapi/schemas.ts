@@ -345,6 +345,9 @@ export const executionResult = closed(
   },
 );
 
+/** An array of `items`. */
+export const arrayOf = (items: Schema) => ({ type: "array", items });
+
 /** DESIGN "Batch element extras": consent and projection. */
 export const consent = closed({
   tool_id: string,
@@ -354,6 +357,31 @@ export const consent = closed({
   expires_at: timestamp,
 });
 export const projection = closed({ kept: stringArray, unmatched: stringArray });
+
+/**
+ * `error_details` of an element whose MCP tool asked a person a question (`error_code`
+ * `mcp_input_required`): the questions, and the continuation that carries the answers back when the same
+ * call is repeated with `input_responses`.
+ */
+export const inputRequiredDetails = {
+  description:
+    "The tool asked a person a question mid-call. Ask the person, then repeat the same call (same tool and " +
+    "tool_input) with `input_responses: {continuation, answers: {<key>: {action, content}}}`.",
+  ...closed({
+    tool_id: string,
+    questions: arrayOf({
+      description: "One question: its key in `answers`, the text to show, and the JSON Schema of the answer's `content`.",
+      ...closed({ key: string, message: string, requested_schema: { type: "object" } }),
+    }),
+    continuation: {
+      ...string,
+      description:
+        "Opaque and signed: bound to this caller, tool and tool_input; usable once, until `expires_at` (a question a " +
+        "2025-11-25 MCP server asked waits in the execution service that asked it, up to 5 minutes).",
+    },
+    expires_at: timestamp,
+  }),
+};
 
 /** Spec "Batch result element" fields, shared by the single call's body. */
 export const elementFields = { tool_id: string, success: boolean, result: anyValue, error: stringOrNull };
@@ -375,7 +403,15 @@ export const errorMatchesSuccess = rule(
  */
 export const batchElement = closed(
   { ...elementFields, execution_id: stringOrNull },
-  { consent, projection, truncated: boolean, response_meta: responseMeta, error_code: string, ...mcpSurfaceExtras },
+  {
+    consent,
+    projection,
+    truncated: boolean,
+    response_meta: responseMeta,
+    error_code: string,
+    error_details: inputRequiredDetails,
+    ...mcpSurfaceExtras,
+  },
   {
     allOf: [
       errorMatchesSuccess,
@@ -439,7 +475,8 @@ export const batchRecord = closed(
 
 /**
  * DESIGN "Single call": a batch element plus `truncated` and `response_meta`. A 200 means the call
- * ran, so it carries its execution_id and neither a consent object (that is the 409) nor error_code.
+ * ran, so it carries its execution_id and no consent object (that is the 409); `error_code` only when
+ * its MCP tool asked a person a question (`mcp_input_required`, with `error_details`).
  */
 export const singleCallResult = closed(
   {
@@ -448,7 +485,7 @@ export const singleCallResult = closed(
     truncated: boolean,
     response_meta: { ...responseMeta, type: ["object", "null"] },
   },
-  { projection, ...mcpSurfaceExtras },
+  { projection, error_code: { const: "mcp_input_required" }, error_details: inputRequiredDetails, ...mcpSurfaceExtras },
   {
     allOf: [
       errorMatchesSuccess,
@@ -464,6 +501,3 @@ export const singleCallResult = closed(
 
 /** A named schema of the description: `#/components/schemas/<name>` (components.ts). */
 export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-
-/** An array of `items`. */
-export const arrayOf = (items: Schema) => ({ type: "array", items });

@@ -15,6 +15,10 @@
  *   answered in `error` and its status in `error_status`. Only the key that sent it sees it (404 otherwise).
  * - POST /tools/call/batch/{batch_id}/cancel: calls not started yet do not run (`batch_cancelled`).
  * The tool-call routes reuse API-key principals from a short-lived cache (middleware/auth.ts).
+ * An MCP tool that asks a person a question fails with `error_code: mcp_input_required` and
+ * `error_details: {questions, continuation, expires_at}` (200 as any failed execution, or in its batch
+ * element); the same call repeated with `input_responses: {continuation, answers}` carries the answers
+ * to it (services/execution/src/domain/continuation.ts).
  * - GET /tools/executions/{execution_id}/result?path=&max_chars=: the Execution result shape.
  * Beyond the spec's fields, present only when they apply: `projection`, `cursor`, `passthrough_reason`
  * and `_meta` {redaction, truncation_note, execution_id}, which the MCP surface shows.
@@ -45,7 +49,14 @@ import type { DescribedRouter } from "../openapi/describe.js";
 import { executionOps as ops } from "../openapi/operations/execution.js";
 
 /** Body keys of a single call that are not tool parameters. */
-const CALL_OPTIONS = new Set(["tool_input", "fields", "max_response_chars", "confirm_token", "idempotency_key"]);
+const CALL_OPTIONS = new Set([
+  "tool_input",
+  "fields",
+  "max_response_chars",
+  "confirm_token",
+  "idempotency_key",
+  "input_responses",
+]);
 const MAX_BATCH = 10;
 
 export function executionRoutes(api: DescribedRouter, deps: AppDeps): void {
@@ -216,7 +227,39 @@ export function maxResponseChars(body: JsonObject, prefix = ""): number | undefi
   return Math.min(max, 2 ** 31 - 1);
 }
 
-function callOptions(body: JsonObject, prefix: string): { fields: string[]; maxResponseChars?: number; confirmToken?: string } {
+const ACTIONS = new Set(["accept", "decline", "cancel"]);
+
+/**
+ * `input_responses`: `{continuation: string, answers: {<key>: {action, content?}}}`, checked for shape
+ * here (400); the continuation itself is checked by the execution service. Sent on as JSON text.
+ */
+function inputResponses(body: JsonObject, prefix: string): Uint8Array | undefined {
+  const value = body.input_responses;
+  const field = `${prefix}input_responses`;
+  if (value === undefined || value === null) return undefined;
+  const bad = (where: string, message: string) => fieldError(where, message, "invalid_input_responses");
+  if (typeof value !== "object" || Array.isArray(value)) throw bad(field, `${field} must be an object {continuation, answers}`);
+  if (typeof value.continuation !== "string" || value.continuation === "")
+    throw bad(`${field}.continuation`, `${field}.continuation must be the continuation string of the mcp_input_required error`);
+  const answers = value.answers;
+  if (typeof answers !== "object" || answers === null || Array.isArray(answers))
+    throw bad(`${field}.answers`, `${field}.answers must be an object of answers keyed by question key`);
+  for (const [key, answer] of Object.entries(answers)) {
+    const where = `${field}.answers.${key}`;
+    if (typeof answer !== "object" || answer === null || Array.isArray(answer)) throw bad(where, `${where} must be an object`);
+    if (typeof answer.action !== "string" || !ACTIONS.has(answer.action))
+      throw bad(`${where}.action`, `${where}.action must be "accept", "decline" or "cancel"`);
+    const content = answer.content;
+    if (content !== undefined && content !== null && (typeof content !== "object" || Array.isArray(content)))
+      throw bad(`${where}.content`, `${where}.content must be an object`);
+  }
+  return jsonBytes(value);
+}
+
+function callOptions(
+  body: JsonObject,
+  prefix: string,
+): { fields: string[]; maxResponseChars?: number; confirmToken?: string; inputResponsesJson?: Uint8Array } {
   const fields = body.fields;
   if (fields !== undefined && fields !== null && (!Array.isArray(fields) || fields.some((f) => typeof f !== "string"))) {
     throw fieldError(`${prefix}fields`, `${prefix}fields must be an array of paths such as "matches[].id"`);
@@ -225,6 +268,7 @@ function callOptions(body: JsonObject, prefix: string): { fields: string[]; maxR
     fields: (fields as string[] | undefined | null) ?? [],
     maxResponseChars: maxResponseChars(body, prefix),
     confirmToken: optionalString(body, "confirm_token", prefix),
+    inputResponsesJson: inputResponses(body, prefix),
   };
 }
 
@@ -280,6 +324,8 @@ function elementJson(r: CallResult, inBatch: boolean): JsonObject {
     execution_id: r.executionId ?? null,
   };
   if (r.errorDetail) out.error_code = r.errorDetail.reason;
+  // The questions of an MCP tool that asks, and the continuation to answer them with.
+  if (r.errorDetail?.reason === "mcp_input_required") out.error_details = fromJsonBytes(r.errorDetail.detailsJson) ?? {};
   if (r.consent) out.consent = consentJson(r.consent);
   if (r.projection) out.projection = { kept: r.projection.kept, unmatched: r.projection.unmatched };
   if (inBatch) {

@@ -21,6 +21,9 @@ export function mcpElement(e: BatchElement): Record<string, unknown> {
   if (e.error_code) out.error_code = e.error_code;
   if (e.passthrough_reason !== undefined) out.passthrough_reason = e.passthrough_reason;
   if (e.consent) out.consent = e.consent;
+  // Kept for consent.ts (an upstream's questions and continuation); callerElement takes it out before a
+  // caller sees the element.
+  if (e.error_details) out.error_details = e.error_details;
   if (e.projection) out.projection = e.projection;
   return out;
 }

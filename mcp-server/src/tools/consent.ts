@@ -18,6 +18,17 @@
  * The calls of the batch that needed no consent ran in the first round; their elements travel in the
  * state and are answered with the rest, in input order.
  *
+ * An upstream MCP tool that asks a person a question (an element failing with `mcp_input_required`
+ * whose `error_details` hold the questions and the execution service's continuation) is asked in the
+ * same round: one question per upstream question, keyed `upstream_<index>_<key>`, the continuation in
+ * the state. The retry sends the answers back through the gateway (`input_responses`), and the element
+ * becomes whatever the tool finally answers; a tool that asks again (or a call that now needs consent)
+ * makes another round. The continuation is single use at the execution service, so a replayed state
+ * runs nothing again there either. A client that cannot ask its user gets the element's error saying
+ * the tool needs a person's input (callerElement). askUpstream asks one element's questions through
+ * any asking function (a 2025-11-25 client's elicitInput, say) and returns the `input_responses`.
+ *
+ *
  * Such a client gets batch_execute_tools synchronously even when it declares the Tasks extension (tasks.ts):
  * a task cannot ask the person yet, and its result would carry the confirm tokens to the model. A client
  * with tasks and without elicitation gets the consent objects in the task's result, as it would
@@ -55,6 +66,33 @@ export interface ConsentState {
   done: (Element | null)[];
   /** The calls that wait, with the services' confirm token for each. */
   pending: { index: number; token: string }[];
+  /** The calls whose upstream tool asked the person: the execution service's continuation and the question keys. */
+  upstream?: { index: number; continuation: string; keys: string[] }[];
+}
+
+/** One question an upstream MCP tool asked (the execution service's `error_details.questions[]`). */
+export interface UpstreamQuestion {
+  key: string;
+  message: string;
+  requested_schema: Record<string, unknown>;
+}
+
+/** An element's upstream questions and the continuation that answers them. */
+export interface UpstreamAsk {
+  continuation: string;
+  questions: UpstreamQuestion[];
+}
+
+/** A person's answer to one question (an MCP ElicitResult). */
+export interface PersonAnswer {
+  action: "accept" | "decline" | "cancel";
+  content?: Record<string, unknown>;
+}
+
+/** `input_responses` of a repeated call (gateway POST /v1/tools/call). */
+export interface InputResponses {
+  continuation: string;
+  answers: Record<string, PersonAnswer>;
 }
 
 export type ConsentCodec = RequestStateCodec<ConsentState>;
@@ -130,7 +168,85 @@ export function question(consent: { tool_name: string; parameters: unknown }, fa
   );
 }
 
-/** The first round's answer: one question per waiting call, and the sealed state. */
+/** The questions of an element whose upstream MCP tool asked a person; undefined for any other element. */
+export function upstreamAsk(element: Element): UpstreamAsk | undefined {
+  if (element.error_code !== "mcp_input_required") return undefined;
+  const details = element.error_details as { continuation?: unknown; questions?: unknown } | undefined;
+  if (typeof details?.continuation !== "string" || !Array.isArray(details.questions) || details.questions.length === 0)
+    return undefined;
+  return { continuation: details.continuation, questions: details.questions as UpstreamQuestion[] };
+}
+
+/** What the person reads for an upstream question: who asks, then the tool's own words. */
+export function upstreamQuestionText(toolId: string, question: UpstreamQuestion): string {
+  return `A tool your assistant is running through Toolport (${toolId}) asks:\n${question.message}`;
+}
+
+/**
+ * The per-call "ask the person" step: puts each of an element's upstream questions to the person with
+ * `ask` (e.g. a 2025-11-25 client's `ctx.mcpReq.elicitInput`, form mode) and returns the
+ * `input_responses` to repeat the same call with (runBatch / answerUpstream in execution.ts).
+ */
+export async function askUpstream(
+  toolId: string,
+  asked: UpstreamAsk,
+  ask: (request: { mode: "form"; message: string; requestedSchema: Record<string, unknown> }) => Promise<PersonAnswer>,
+): Promise<InputResponses> {
+  const answers: Record<string, PersonAnswer> = {};
+  for (const question of asked.questions) {
+    const answer = await ask({
+      mode: "form",
+      message: upstreamQuestionText(toolId, question),
+      requestedSchema: question.requested_schema,
+    });
+    answers[question.key] =
+      answer.action === "accept" ? { action: "accept", content: answer.content ?? {} } : { action: answer.action };
+    // A person who declines or dismisses one question is not asked the next.
+    if (answer.action !== "accept") break;
+  }
+  return { continuation: asked.continuation, answers };
+}
+
+/** The answers a retried 2026-07-28 round carries for element `index`'s upstream questions. */
+export function upstreamAnswers(
+  extra: HandlerExtra,
+  entry: { index: number; continuation: string; keys: string[] },
+): InputResponses {
+  const answers: Record<string, PersonAnswer> = {};
+  for (const key of entry.keys) {
+    const view = inputResponse(extra.mcpReq?.inputResponses, `upstream_${entry.index}_${key}`);
+    if (view.kind !== "elicit") continue;
+    answers[key] =
+      view.action === "accept"
+        ? { action: "accept", content: (view.content ?? {}) as Record<string, unknown> }
+        : { action: view.action };
+  }
+  return { continuation: entry.continuation, answers };
+}
+
+/**
+ * An element as the caller gets it: the continuation stays here. An upstream question that is not
+ * passed on (the client cannot ask its user) says so in the element's error.
+ */
+export function callerElement(element: Element): Element {
+  if (!("error_details" in element)) return element;
+  const { error_details: _, ...rest } = element;
+  const asked = upstreamAsk(element);
+  if (!asked) return rest;
+  const first = asked.questions[0]?.message;
+  const says = first ? ` (it asks: ${JSON.stringify(first.slice(0, 300))})` : "";
+  return {
+    ...rest,
+    error:
+      `the MCP tool needs a person's input before it can finish${says}, and this MCP client cannot ask its user ` +
+      "(it did not declare the elicitation capability, form mode): call it from a client that can, or ask the person yourself and use a tool that does not ask",
+  };
+}
+
+/**
+ * One round's answer: one question per call waiting for consent and per question an upstream tool
+ * asked, and the sealed state. The calls that are done travel in the state as the caller will get them.
+ */
 export async function askPerson(
   codec: ConsentCodec,
   extra: HandlerExtra,
@@ -140,11 +256,23 @@ export async function askPerson(
 ): Promise<InputRequiredResult> {
   const inputRequests: Record<string, ReturnType<typeof inputRequired.elicit>> = {};
   const pending: ConsentState["pending"] = [];
+  const upstream: NonNullable<ConsentState["upstream"]> = [];
   const done = elements.map((element, index) => {
+    const asked = upstreamAsk(element);
+    if (asked) {
+      upstream.push({ index, continuation: asked.continuation, keys: asked.questions.map((q) => q.key) });
+      for (const question of asked.questions) {
+        inputRequests[`upstream_${index}_${question.key}`] = inputRequired.elicit({
+          message: upstreamQuestionText(String(element.tool_id), question),
+          requestedSchema: question.requested_schema as typeof questionSchema,
+        });
+      }
+      return null;
+    }
     const consent = element.consent as
       | { tool_id: string; tool_name: string; parameters: unknown; confirm_token: string }
       | undefined;
-    if (!consent) return element;
+    if (!consent) return callerElement(element);
     pending.push({ index, token: consent.confirm_token });
     inputRequests[`consent_${index}`] = inputRequired.elicit({
       message: question(consent, facts(consent.tool_id)),
@@ -152,7 +280,7 @@ export async function askPerson(
     });
     return null;
   });
-  const state: ConsentState = { args: argumentsHash(args), done, pending };
+  const state: ConsentState = { args: argumentsHash(args), done, pending, ...(upstream.length > 0 ? { upstream } : {}) };
   return inputRequired({ inputRequests, requestState: await codec.mint(state, extra as never) });
 }
 

@@ -8,8 +8,9 @@
  * the result this tool would have answered. Synchronous still: a consent round's retry (request state),
  * and every batch of a client that also declared form elicitation (consent.ts asks its person, which a
  * task cannot do yet).
+ * Consent and an upstream tool's questions are put to the person where the client can ask (consent.ts).
  */
-import type { CallToolResult } from "@modelcontextprotocol/server";
+import type { CallToolResult, InputRequiredResult } from "@modelcontextprotocol/server";
 import type { BatchElement } from "@toolport/client";
 import { z } from "zod";
 import type { CallerHeaders, GatewayReply } from "../gateway-client.js";
@@ -18,11 +19,17 @@ import {
   answerOf,
   argumentsHash,
   askPerson,
+  askUpstream,
   type ConsentState,
+  callerElement,
   canAskPerson,
   type Element,
+  type InputResponses,
   notRun,
+  type PersonAnswer,
   type ToolFacts,
+  upstreamAnswers,
+  upstreamAsk,
 } from "./consent.js";
 import {
   asObject,
@@ -114,9 +121,18 @@ const fetchOutput = {
 };
 
 type Call = z.infer<typeof callInput>;
+/** A call as the gateway takes it: a caller's call, perhaps with answers to its tool's questions. */
+export type GatewayCall = Call & { input_responses?: InputResponses };
+
+/** How many times one call's upstream tool may ask in a row before answerUpstream stops asking. */
+export const MAX_UPSTREAM_ROUNDS = 5;
 
 /** POST /v1/tools/call/batch: the elements in the MCP surface's fields, or the failure to answer. */
-async function runBatch(ctx: ToolContext, caller: CallerHeaders, calls: Call[]): Promise<Element[] | CallToolResult> {
+export async function runBatch(
+  ctx: ToolContext,
+  caller: CallerHeaders,
+  calls: GatewayCall[],
+): Promise<Element[] | CallToolResult> {
   let reply: GatewayReply;
   try {
     reply = await ctx.gateway.send(caller, (api, headers) => api.POST("/v1/tools/call/batch", { body: { calls }, headers }));
@@ -172,9 +188,37 @@ async function toolFacts(ctx: ToolContext, caller: CallerHeaders, elements: Elem
 }
 
 /**
+ * One call whose upstream tool asked the person (`element`, from runBatch): asks the questions with
+ * `ask` and repeats the call with the answers, again while the tool asks (at most MAX_UPSTREAM_ROUNDS
+ * rounds). For clients that are asked by requests of their own, such as a 2025-11-25 client's
+ * `ctx.mcpReq.elicitInput({mode: "form", message, requestedSchema})`. The element returned is as the
+ * caller gets it (callerElement); an element whose tool did not ask comes back unchanged.
+ */
+export async function answerUpstream(
+  ctx: ToolContext,
+  caller: CallerHeaders,
+  call: Call,
+  element: Element,
+  ask: (request: { mode: "form"; message: string; requestedSchema: Record<string, unknown> }) => Promise<PersonAnswer>,
+): Promise<Element | CallToolResult> {
+  let current = element;
+  for (let round = 0; round < MAX_UPSTREAM_ROUNDS; round++) {
+    const asked = upstreamAsk(current);
+    if (!asked) break;
+    const input_responses = await askUpstream(call.tool_id, asked, ask);
+    const ran = await runBatch(ctx, caller, [{ ...call, confirm_token: undefined, input_responses }]);
+    if (!Array.isArray(ran)) return ran;
+    current = ran[0] ?? current;
+  }
+  return callerElement(current);
+}
+
+/**
  * The retried round: the state is verified already (MAC, expiry, caller, tool); it must be for these
- * arguments. Calls the person accepted run with their confirm tokens, in one batch; the others answer
- * why they did not run. Elements come back in input order.
+ * arguments. Calls the person accepted run with their confirm tokens, and calls whose upstream tool
+ * asked are repeated with the person's answers, in one batch; the others answer why they did not run.
+ * A call that asks again (its tool, or consent after an answer) makes another round. Elements come
+ * back in input order.
  */
 async function finishConsent(
   ctx: ToolContext,
@@ -182,7 +226,7 @@ async function finishConsent(
   args: { calls: Call[] },
   extra: HandlerExtra,
   state: ConsentState,
-): Promise<CallToolResult> {
+): Promise<CallToolResult | InputRequiredResult> {
   if (state.args !== argumentsHash(args)) {
     return failure(
       "consent_state_mismatch: the answers came back for other arguments than the ones asked about. Nothing ran; call batch_execute_tools again.",
@@ -197,10 +241,24 @@ async function finishConsent(
     if (answer === "run") accepted.push({ index, token });
     else results[index] = notRun(call.tool_id, answer);
   }
-  if (accepted.length > 0) {
-    const calls = accepted.map(({ index, token }) => ({ ...(args.calls[index] as Call), confirm_token: token }));
+  const answered = (state.upstream ?? [])
+    .filter(({ index }) => args.calls[index] !== undefined)
+    .map((entry) => ({ index: entry.index, input_responses: upstreamAnswers(extra, entry) }));
+  if (accepted.length > 0 || answered.length > 0) {
+    const calls: GatewayCall[] = [
+      ...accepted.map(({ index, token }) => ({ ...(args.calls[index] as Call), confirm_token: token })),
+      // The continuation stands for the consent the first call passed: no confirm token again.
+      ...answered.map(({ index, input_responses }) => ({
+        ...(args.calls[index] as Call),
+        confirm_token: undefined,
+        input_responses,
+      })),
+    ];
     const ran = await runBatch(ctx, caller, calls);
     if (!Array.isArray(ran)) return ran;
+    answered.forEach(({ index }, i) => {
+      results[index] = ran[accepted.length + i] ?? null;
+    });
     accepted.forEach(({ index }, i) => {
       const element = ran[i];
       if (!element?.consent) results[index] = element ?? null;
@@ -215,7 +273,17 @@ async function finishConsent(
       }
     });
   }
-  return success({ results });
+  const elements = results.map((e) => e ?? null);
+  if (ctx.consent && canAskPerson(extra) && elements.every((e) => e !== null) && needsAsking(elements as Element[])) {
+    const facts = await toolFacts(ctx, caller, elements as Element[]);
+    return askPerson(ctx.consent, extra, args, elements as Element[], (id) => facts.get(id) ?? {});
+  }
+  return success({ results: elements.map((e) => (e ? callerElement(e) : e)) });
+}
+
+/** Whether a round's elements hold a question for the person (consent, or an upstream tool's). */
+function needsAsking(elements: Element[]): boolean {
+  return elements.some((e) => e.consent !== undefined || upstreamAsk(e) !== undefined);
 }
 
 export function registerExecutionTools(ctx: ToolContext): void {
@@ -228,6 +296,7 @@ export function registerExecutionTools(ctx: ToolContext): void {
         "Each result has success, result (capped to max_response_chars; truncated says so and _meta.truncation_note says what was dropped), cursor when the upstream pages, error, " +
         "and _meta.execution_id to read the full stored result with fetch_result. Credential values an upstream returns are masked as [REDACTED:...] (_meta.redaction). " +
         "If an element has a consent object, nothing ran: ask the user, then send the same call with its confirm_token (a client that can ask its user is asked directly instead, and the call runs only if the user agrees). " +
+        "An error_code of mcp_input_required means the tool needs a person's answer to finish: a client that can ask its user (elicitation) is asked the tool's question directly, and the call goes on with the answer. " +
         "An error_code of insufficient_balance means fund_agent_wallet; tool_not_permitted means this key may not call that tool. " +
         "Clients that support the MCP Tasks extension get a task handle at once and poll it.",
       inputSchema: z.object(batchInput),
@@ -246,11 +315,11 @@ export function registerExecutionTools(ctx: ToolContext): void {
       if (ctx.tasks !== undefined && canUseTasks(extra) && !asksPerson) return startBatchTask(ctx, caller, args.calls);
       const ran = await runBatch(ctx, caller, args.calls);
       if (!Array.isArray(ran)) return ran;
-      if (ctx.consent && ran.some((e) => e.consent) && canAskPerson(extra, ctx.server.server.getClientCapabilities())) {
+      if (ctx.consent && needsAsking(ran) && canAskPerson(extra, ctx.server.server.getClientCapabilities())) {
         const facts = await toolFacts(ctx, caller, ran);
         return askPerson(ctx.consent, extra, args, ran, (id) => facts.get(id) ?? {});
       }
-      return success({ results: ran });
+      return success({ results: ran.map(callerElement) });
     },
   );
 

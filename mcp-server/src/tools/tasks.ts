@@ -28,6 +28,7 @@ import type { BatchElement } from "@toolport/client";
 import { z } from "zod";
 import type { CallerHeaders, GatewayReply } from "../gateway-client.js";
 import { mcpElement } from "./batch-elements.js";
+import { callerElement } from "./consent.js";
 import {
   asObject,
   callerIdentity,
@@ -161,7 +162,8 @@ export function taskOfBatch(handle: string, batch: BatchJson): Record<string, un
         ...base,
         status: "completed",
         statusMessage: `completed: ${calls}`,
-        result: success({ results: (batch.results ?? []).map(mcpElement) }),
+        // As the synchronous answer: an upstream's continuation never reaches the model.
+        result: success({ results: (batch.results ?? []).map((e) => callerElement(mcpElement(e))) }),
       };
   }
 }

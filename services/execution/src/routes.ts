@@ -21,6 +21,7 @@ import { CachingCatalog } from "./clients/tool-cache.js";
 import type { ExecutionConfig } from "./config.js";
 import { AllowanceLeases } from "./domain/allowance.js";
 import { ConsentTokens } from "./domain/consent.js";
+import { Continuations, continuationKey } from "./domain/continuation.js";
 import { Executor } from "./domain/executor.js";
 import { createExecutionHandlers } from "./handlers/execution-handlers.js";
 import { PgBatchStore } from "./store/batches-store.js";
@@ -84,6 +85,7 @@ export function createDeps(ctx: ServiceContext<ExecutionConfig>): ExecutionDeps 
     runner,
     validator: new InputValidator(log),
     consent: new ConsentTokens(consentKey),
+    continuations: new Continuations(continuationKey(consentKey)),
     limits: {
       storeMaxChars: config.EXECUTION_STORE_MAX_CHARS,
       upgradeUrl: config.UPGRADE_URL,

@@ -2,17 +2,19 @@
  * The upstream adapters against real servers: the REST adapter (every parameter location, each auth
  * scheme, failure classes, redirects, size limit, keep-alive), the SSRF guard on real connections, the MCP
  * adapter (Streamable HTTP sessions reused, SSE fallback, reconnect; servers speaking only protocol
- * revision 2026-07-28 or only 2025-11-25, structured output, tools that need a person's input) and
+ * revision 2026-07-28 or only 2025-11-25, structured output, tools that ask a person a question and the
+ * answers that finish them) and
  * secret references (env, Vault).
  */
 
 import type { Json } from "@toolport/kit/json-values";
 import { createLogger } from "@toolport/kit/logger";
 import { AddressPolicy, Outbound } from "@toolport/kit/outbound";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { McpSessions } from "../src/adapters/mcp.js";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { DEFAULT_MCP_SESSION_LIMITS, McpSessions } from "../src/adapters/mcp.js";
 import { buildRequest, callRest } from "../src/adapters/rest.js";
 import { SecretRefs } from "../src/adapters/secret-refs.js";
+import type { Answer, UpstreamResume } from "../src/domain/continuation.js";
 import { ExecutionFailure } from "../src/domain/failure.js";
 import type { Credential, ToolForCall, ToolParameter } from "../src/domain/model.js";
 import {
@@ -427,25 +429,121 @@ describe("MCP adapter with servers of either protocol revision (v2 SDK)", () => 
     }
   });
 
-  it("fails a tool that needs a person's input with mcp_input_required, at once and without retrying", async () => {
-    // 2026-07-28: the server refuses to ask a client that declared no elicitation capability (-32021).
-    // 2025-11-25: the server's elicitInput refuses the same, and the tool fails saying so.
-    // A server ignoring the capabilities answers input_required, which the client does not fulfil.
+  it("fails a tool that needs a person's input with mcp_input_required and its question, at once and without retrying", async () => {
+    // 2026-07-28: the server answers input_required (the client declares form elicitation and does not fulfil it).
+    // 2025-11-25: the server sends elicitation/create; the question is kept waiting and the call answers at once.
     for (const up of [modern, legacy, loose]) {
       const started = Date.now();
       const err = await callOn(up, "book_table", { restaurant: "Chez Nous" }).catch((e) => e);
       expect(err, up.url).toBeInstanceOf(ExecutionFailure);
       expect(err).toMatchObject({ errorClass: "upstream", errorType: "mcp_input_required" });
       expect(err.message).toMatch(/^the MCP tool needs a person's input before it can finish/);
+      expect(err.message).toContain(`(it asks: ${JSON.stringify(BOOKING_QUESTION)})`);
+      const ask = (err as ExecutionFailure).ask!;
+      expect(ask.questions).toEqual([
+        {
+          key: up === legacy ? "elicitation" : "confirm",
+          message: BOOKING_QUESTION,
+          requested_schema: expect.objectContaining({ type: "object", properties: { confirm: expect.any(Object) } }),
+        },
+      ]);
+      expect(ask.resume.kind).toBe(up === legacy ? "pending" : "state");
       expect(Date.now() - started).toBeLessThan(2000);
       expect(up.toolCalls.book_table).toBe(1);
     }
-    const asked = await callOn(loose, "book_table", { restaurant: "Chez Nous" }).catch((e) => e);
-    expect(asked.message).toContain(`(it asks: ${JSON.stringify(BOOKING_QUESTION)})`);
-    expect(loose.rpc.filter((r) => r.method === "tools/call")).toHaveLength(2);
+    expect(loose.rpc.filter((r) => r.method === "tools/call")).toHaveLength(1);
     // The session is still good for the next call.
     expect((await callOn(loose, "search_docs", { query: "x", limit: 1 })).content[0]?.type).toBe("text");
     expect(loose.rpc.filter((r) => r.method === "server/discover")).toHaveLength(1);
+  });
+
+  const ask = async (up: ModernMcpUpstream, restaurant: string) => {
+    const err = await callOn(up, "book_table", { restaurant }).catch((e) => e);
+    expect(err, String(err)).toBeInstanceOf(ExecutionFailure);
+    return (err as ExecutionFailure).ask!;
+  };
+  const answer = async (up: ModernMcpUpstream, restaurant: string, resume: UpstreamResume, answers: Record<string, Answer>) =>
+    (await sessions.call({
+      url: up.url,
+      toolName: "book_table",
+      input: { restaurant },
+      headers: {},
+      timeoutMs: 5000,
+      resumption: { resume, answers },
+    })) as unknown as Envelope;
+
+  it("2026-07-28: the repeated call sends the answers with the server's requestState, and returns the tool's answer", async () => {
+    const asked = await ask(modern, "Le Bistro");
+    expect(asked.resume).toEqual({ kind: "state", requestState: "booking:Le Bistro", keys: ["confirm"] });
+    const accepted = await answer(modern, "Le Bistro", asked.resume, {
+      confirm: { action: "accept", content: { confirm: true } },
+    });
+    expect(accepted.content).toEqual([{ type: "text", text: "accept: Le Bistro (booked)" }]);
+    expect(modern.echoedStates.at(-1)).toBe("booking:Le Bistro");
+    const declined = await answer(modern, "Le Bistro", asked.resume, { confirm: { action: "decline" } });
+    expect(declined.content).toEqual([{ type: "text", text: "decline: Le Bistro" }]);
+  });
+
+  it("2025-11-25: the question waits with the upstream call open; the answer finishes that same call, once", async () => {
+    const before = legacy.toolCalls.book_table ?? 0;
+    const asked = await ask(legacy, "Chez Paul");
+    expect(asked.resume).toMatchObject({ kind: "pending", keys: ["elicitation"] });
+    const done = await answer(legacy, "Chez Paul", asked.resume, {
+      elicitation: { action: "accept", content: { confirm: true } },
+    });
+    expect(done.content).toEqual([{ type: "text", text: "accept: Chez Paul (booked)" }]);
+    expect(legacy.toolCalls.book_table).toBe(before + 1);
+    // The same answer again finds nothing waiting: it fails clearly, and nothing runs.
+    const again = await answer(legacy, "Chez Paul", asked.resume, { elicitation: { action: "accept" } }).catch((e) => e);
+    expect(again).toMatchObject({ errorType: "mcp_input_expired" });
+    expect(again.message).toMatch(/call the tool again/);
+    expect(legacy.toolCalls.book_table).toBe(before + 1);
+
+    // Calls running beside the one that asks do not blur whose question it is.
+    const [concurrent, beside] = await Promise.all([
+      callOn(legacy, "book_table", { restaurant: "Chez Jean" }).catch((e) => e as ExecutionFailure),
+      callOn(legacy, "search_docs", { query: "menus", limit: 1 }),
+      callOn(legacy, "get_forecast", { city: "Nice" }),
+    ]);
+    expect(beside.content[0]?.type).toBe("text");
+    expect((concurrent as ExecutionFailure).ask?.resume.kind).toBe("pending");
+    const jean = await answer(legacy, "Chez Jean", (concurrent as ExecutionFailure).ask!.resume, {
+      elicitation: { action: "accept", content: { confirm: true } },
+    });
+    expect(jean.content).toEqual([{ type: "text", text: "accept: Chez Jean (booked)" }]);
+
+    const declined = await ask(legacy, "Chez Marie");
+    const answered = await answer(legacy, "Chez Marie", declined.resume, { elicitation: { action: "decline" } });
+    expect(answered.content).toEqual([{ type: "text", text: "decline: Chez Marie" }]);
+  });
+
+  it("2025-11-25: waiting questions are bounded; the oldest is answered cancel and its answer is refused", async () => {
+    const bounded = new McpSessions(mcpOutbound, log, { ...DEFAULT_MCP_SESSION_LIMITS, maxPending: 1 });
+    try {
+      const call = (restaurant: string) =>
+        bounded
+          .call({ url: legacy.url, toolName: "book_table", input: { restaurant }, headers: {}, timeoutMs: 5000 })
+          .catch((e) => e);
+      const first = (await call("First")) as ExecutionFailure;
+      const second = (await call("Second")) as ExecutionFailure;
+      expect(second.ask?.resume.kind).toBe("pending");
+      // The first question was answered cancel, and the upstream's tool finished with that answer.
+      await vi.waitFor(() => expect(legacy.bookings).toContain("cancel: First"));
+      const late = await bounded
+        .call({
+          url: legacy.url,
+          toolName: "book_table",
+          input: { restaurant: "First" },
+          headers: {},
+          timeoutMs: 5000,
+          resumption: { resume: first.ask!.resume, answers: { elicitation: { action: "accept", content: { confirm: true } } } },
+        })
+        .catch((e) => e);
+      expect(late).toMatchObject({ errorType: "mcp_input_expired" });
+      expect(legacy.bookings).not.toContain("accept: First (booked)");
+    } finally {
+      await bounded.close();
+    }
   });
 
   it("maps an unknown tool to mcp_invalid_request on either revision", async () => {

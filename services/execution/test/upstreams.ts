@@ -14,6 +14,7 @@ import {
   CLIENT_CAPABILITIES_META_KEY,
   createMcpHandler,
   inputRequired,
+  inputResponse,
   isLegacyRequest,
   McpServer as McpServerV2,
   SUPPORTED_PROTOCOL_VERSIONS,
@@ -270,6 +271,10 @@ export interface ModernMcpUpstream extends Upstream {
   rpc: Array<{ method: string; era: McpEra }>;
   /** tools/call requests by tool name. */
   toolCalls: Record<string, number>;
+  /** The `requestState` each 2026-07-28 retry of book_table echoed (undefined: none). */
+  echoedStates: Array<string | undefined>;
+  /** What book_table answered once it had its answer, in order. */
+  bookings: string[];
 }
 
 export interface ModernMcpOptions {
@@ -287,8 +292,11 @@ export const BOOKING_QUESTION = "Book a table for 4 at 20:00 at Chez Nous?";
 /**
  * An upstream on the v2 SDK, the same tools in either era: `search_docs` (text), `get_forecast` (an
  * `outputSchema`, a text summary and the `structuredContent`) and `book_table`, which needs a person to
- * confirm: on 2026-07-28 it answers `input_required` with a form elicitation, on 2025-11-25 it sends
- * `elicitation/create` (`elicitInput`), each only to a client that declared the elicitation capability.
+ * confirm: on 2026-07-28 it answers `input_required` with a form elicitation and a `requestState`
+ * naming the restaurant, on 2025-11-25 it sends `elicitation/create` (`elicitInput`), each only to a
+ * client that declared the elicitation capability. Given the answer (the 2026-07-28 retry's
+ * `inputResponses`, or elicitInput's result) it says what it did: `<action>: <restaurant>`, plus
+ * ` (booked)` when the person accepted with `confirm: true`.
  */
 function buildModernSdkServer(era: McpEra, up: ModernMcpUpstream, versions?: string[]): McpServerV2 {
   const server = new McpServerV2(
@@ -341,9 +349,21 @@ function buildModernSdkServer(era: McpEra, up: ModernMcpUpstream, versions?: str
     },
     async ({ restaurant }, ctx) => {
       called("book_table");
+      const booked = (action: string, content: unknown) => {
+        const yes = action === "accept" && (content as { confirm?: unknown } | undefined)?.confirm === true;
+        const text = `${action}: ${restaurant}${yes ? " (booked)" : ""}`;
+        up.bookings.push(text);
+        return { content: [{ type: "text" as const, text }] };
+      };
       if (era === "modern") {
+        const answer = inputResponse(ctx.mcpReq.inputResponses, "confirm");
+        if (answer.kind === "elicit") {
+          up.echoedStates.push(ctx.mcpReq.requestState<string>());
+          return booked(answer.action, answer.content);
+        }
         return inputRequired({
           inputRequests: { confirm: inputRequired.elicit({ message: BOOKING_QUESTION, requestedSchema: confirmation }) },
+          requestState: `booking:${restaurant}`,
         });
       }
       const answer = await ctx.mcpReq.elicitInput({
@@ -351,7 +371,7 @@ function buildModernSdkServer(era: McpEra, up: ModernMcpUpstream, versions?: str
         message: BOOKING_QUESTION,
         requestedSchema: { type: "object", properties: { confirm: { type: "boolean" } }, required: ["confirm"] },
       });
-      return { content: [{ type: "text", text: `${answer.action}: ${restaurant}` }] };
+      return booked(answer.action, answer.content);
     },
   );
   return server;
@@ -364,7 +384,14 @@ function buildModernSdkServer(era: McpEra, up: ModernMcpUpstream, versions?: str
  * answered as a 2025 server answers any request outside a session.
  */
 export async function startModernSdkUpstream(options: ModernMcpOptions): Promise<ModernMcpUpstream> {
-  const up = { connections: 0, requests: [], rpc: [], toolCalls: {} } as unknown as ModernMcpUpstream;
+  const up = {
+    connections: 0,
+    requests: [],
+    rpc: [],
+    toolCalls: {},
+    echoedStates: [],
+    bookings: [],
+  } as unknown as ModernMcpUpstream;
   const legacyVersions = SUPPORTED_PROTOCOL_VERSIONS.filter((v) => v < "2026");
   const modern = createMcpHandler(({ era }) => buildModernSdkServer(era, up), { legacy: "reject" });
   const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();

@@ -11,6 +11,7 @@ import { useSession } from "../session";
 import { Badge, cents, ErrorNote, Field, Loading, Page, TableWrap, When } from "../ui/index";
 import { agentTypeLabel } from "../ui/keys-agent";
 import { type Bar, ColumnChart, RankChart } from "../ui/keys-chart";
+import { clientHost } from "../ui/keys-grants";
 import { allowListMeaning, CallableTools, isExpired, permissionSummary } from "../ui/keys-permissions";
 
 type Usage = components["schemas"]["ApiKeyUsage"];
@@ -57,15 +58,25 @@ export default function KeyUsage({ keyId }: { keyId: string }) {
   );
 }
 
-/** The key as the list shows it (the usage answer does not carry the permissions). */
+/**
+ * The key as the list shows it (the usage answer does not carry the permissions). A key of the person's
+ * in another organization than the console's (an OAuth grant, which the keys screen lists whatever the
+ * organization) is found among all the person's keys.
+ */
 function KeyPermissions({ keyId }: { keyId: string }) {
   const { api, orgId } = useSession();
   const keys = useQuery({
     queryKey: ["api-keys", orgId, true],
     queryFn: () => unwrap(api.GET("/v1/api-keys", { params: { query: { organization_id: orgId, include_revoked: true } } })),
   });
-  const key: ApiKey | undefined = keys.data?.find((k) => k.id === keyId);
-  if (!key) return <ErrorNote error={keys.error} />;
+  const inOrganization = keys.data?.find((k) => k.id === keyId);
+  const mine = useQuery({
+    queryKey: ["api-keys", "of-account", true],
+    enabled: keys.isSuccess && !inOrganization,
+    queryFn: () => unwrap(api.GET("/v1/api-keys", { params: { query: { include_revoked: true } } })),
+  });
+  const key: ApiKey | undefined = inOrganization ?? mine.data?.find((k) => k.id === keyId);
+  if (!key) return <ErrorNote error={keys.error ?? mine.error} />;
   const p = key.permissions;
   const ended = key.revoked_at !== null || isExpired(key);
   return (
@@ -74,6 +85,7 @@ function KeyPermissions({ keyId }: { keyId: string }) {
       <p>
         {key.console_key === "left_over" ? <Badge value="left_over" label="left-over console key" /> : null}
         {key.console_key === "session" ? <Badge value="console" label="console key of a sign-in" /> : null}
+        {key.oauth_client_id ? <Badge value="oauth" label={`OAuth grant to ${clientHost(key.oauth_client_id)}`} /> : null}
         {key.revoked_at ? <Badge value="revoked" /> : isExpired(key) ? <Badge value="expired" /> : null}{" "}
         <span data-testid="key-permissions">{permissionSummary(p)}</span>
         {p ? ` ${allowListMeaning(p.allowed_tools, p.allowed_services)}` : null}

@@ -3,19 +3,28 @@
  * other sign-ins', and left-overs of an earlier console to revoke), a create form (agent, purpose,
  * allow-lists picked from the catalog with the tools they let through shown live, caps in dollars, the
  * confirmation flag), the new key shown once, and revoke with a confirmation step. Each key links to its
- * usage.
+ * usage. Below, the apps the person connected through OAuth (ui/keys-grants.tsx): their keys are listed
+ * there and not in the list of keys, where they would show up as keys nobody made on this screen, with
+ * no agent or purpose. Another member's grant, which an owner or admin sees, stays in the list of keys,
+ * marked as an OAuth grant.
  */
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import type { paths } from "@toolport/client";
-import { type FormEvent, type KeyboardEvent, useState } from "react";
+import { type FormEvent, useState } from "react";
 import { Link } from "wouter";
 import { type components, consoleKeyId, unwrap } from "../api";
 import { useSession } from "../session";
-import { usePublicServiceNames } from "../ui/catalog-services";
 import { Badge, ErrorNote, Field, Loading, Note, Page, ShownOnce, When } from "../ui/index";
 import { AGENT_TYPES, type AgentType, agentTypeLabel } from "../ui/keys-agent";
-import { parseDollars } from "../ui/keys-money";
-import { CallableTools, isExpired, permissionSummary } from "../ui/keys-permissions";
+import { clientHost, OAuthGrants } from "../ui/keys-grants";
+import {
+  NO_PERMISSIONS,
+  type PermissionDraft,
+  PermissionFields,
+  type PermissionProblems,
+  readPermissions,
+} from "../ui/keys-permission-form";
+import { isExpired, permissionSummary } from "../ui/keys-permissions";
 
 type ApiKey = components["schemas"]["ApiKey"];
 type CreatedKey = components["schemas"]["CreatedApiKey"];
@@ -41,7 +50,9 @@ export default function Keys() {
   const mine = consoleKeyId(session, orgId);
   const kindOf = (key: ApiKey): ConsoleKind =>
     key.console_key === "left_over" ? "left_over" : key.console_key === "session" ? (key.id === mine ? "this" : "other") : null;
-  const all = keys.data ?? [];
+  const listed = keys.data ?? [];
+  // The person's own grants are in their own section.
+  const all = listed.filter((k) => !(k.oauth_client_id && k.account_id === session.accountId));
   const agents = all.filter((k) => k.console_key === null);
   // Left-overs first (they are to be revoked), then this sign-in's key, then other sign-ins'.
   const rank: Record<Exclude<ConsoleKind, null>, number> = { left_over: 0, this: 1, other: 2 };
@@ -91,6 +102,7 @@ export default function Keys() {
         ) : null}
         {agents.length > 0 ? <ul className="cards key-list">{agents.map(card)}</ul> : null}
       </section>
+      <OAuthGrants showRevoked={showRevoked} />
       {consoles.length > 0 ? (
         <section aria-labelledby="console-key-list">
           <h2 id="console-key-list">Console keys</h2>
@@ -153,6 +165,7 @@ function KeyCard({ apiKey, kind, madeWith }: { apiKey: ApiKey; kind: ConsoleKind
           <Link href={`/keys/${apiKey.id}`}>{apiKey.name}</Link>
         </h3>
         {badge ? <Badge value={badge.value} label={badge.label} /> : null}
+        {apiKey.oauth_client_id ? <Badge value="oauth" label={`OAuth grant to ${clientHost(apiKey.oauth_client_id)}`} /> : null}
         {apiKey.revoked_at ? <Badge value="revoked" /> : expired ? <Badge value="expired" /> : null}
       </div>
       {badge && !apiKey.revoked_at && !expired ? <p className="hint">{badge.hint}</p> : null}
@@ -250,32 +263,23 @@ function KeyCard({ apiKey, kind, madeWith }: { apiKey: ApiKey; kind: ConsoleKind
   );
 }
 
-interface Choice {
-  kind: "tool" | "service";
-  id: string;
-  label: string;
-}
-
 interface Draft {
   name: string;
   agentName: string;
   agentType: "" | AgentType;
   purpose: string;
-  perCall: string;
-  daily: string;
-  requireConfirmation: boolean;
 }
 
-const EMPTY: Draft = { name: "", agentName: "", agentType: "", purpose: "", perCall: "", daily: "", requireConfirmation: false };
+const EMPTY: Draft = { name: "", agentName: "", agentType: "", purpose: "" };
 
 function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedKey) => void }) {
   const { api, orgId, organization } = useSession();
   const queryClient = useQueryClient();
   const [draft, setDraft] = useState<Draft>(EMPTY);
-  const [picks, setPicks] = useState<Choice[]>([]);
-  // A new picker (search cleared) after each key made.
+  const [permissions, setPermissions] = useState<PermissionDraft>(NO_PERMISSIONS);
+  // New permission fields (catalog search cleared) after each key made.
   const [generation, setGeneration] = useState(0);
-  const [problems, setProblems] = useState<Partial<Record<keyof Draft, string>>>({});
+  const [problems, setProblems] = useState<{ name?: string } & PermissionProblems>({});
   const set = <K extends keyof Draft>(field: K, value: Draft[K]) => setDraft((d) => ({ ...d, [field]: value }));
 
   const create = useMutation({
@@ -283,7 +287,7 @@ function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedKey) => void }) 
     onSuccess: (key) => {
       onCreated(key);
       setDraft(EMPTY);
-      setPicks([]);
+      setPermissions(NO_PERMISSIONS);
       setGeneration((g) => g + 1);
       return queryClient.invalidateQueries({ queryKey: ["api-keys", orgId] });
     },
@@ -291,43 +295,35 @@ function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedKey) => void }) 
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    const found: Partial<Record<keyof Draft, string>> = {};
-    if (draft.name.trim() === "") found.name = "Give the key a name.";
-    const perCall = parseDollars(draft.perCall);
-    const daily = parseDollars(draft.daily);
-    if (!perCall.ok) found.perCall = `The per-call cap ${perCall.error}.`;
-    if (!daily.ok) found.daily = `The daily cap ${daily.error}.`;
+    const read = readPermissions(permissions);
+    const found = {
+      ...(draft.name.trim() === "" ? { name: "Give the key a name." } : {}),
+      ...(read.ok ? {} : read.problems),
+    };
     setProblems(found);
-    if (Object.keys(found).length > 0 || !perCall.ok || !daily.ok) return;
-    const tools = picks.filter((p) => p.kind === "tool").map((p) => p.id);
-    const services = picks.filter((p) => p.kind === "service").map((p) => p.id);
-    const restricted = picks.length > 0 || perCall.value !== null || daily.value !== null || draft.requireConfirmation;
+    if (Object.keys(found).length > 0 || !read.ok) return;
     create.mutate({
       name: draft.name.trim(),
       organization_id: orgId,
       ...(draft.agentName.trim() ? { agent_name: draft.agentName.trim() } : {}),
       ...(draft.agentType ? { agent_type: draft.agentType } : {}),
       ...(draft.purpose.trim() ? { purpose: draft.purpose.trim() } : {}),
-      ...(restricted
-        ? {
-            permissions: {
-              allowed_tools: tools.length > 0 ? tools : null,
-              allowed_services: services.length > 0 ? services : null,
-              max_cost_per_call_cents: perCall.value,
-              daily_spend_limit_cents: daily.value,
-              require_confirmation: draft.requireConfirmation,
-            },
-          }
-        : {}),
+      ...(read.permissions ? { permissions: read.permissions } : {}),
     });
   };
 
-  const problem = (field: keyof Draft, hint: string) =>
-    problems[field] ? <span className="field-error">{problems[field]}</span> : hint;
-
   return (
     <form className="key-form" onSubmit={submit} noValidate aria-labelledby="create-key">
-      <Field label="Name" hint={problem("name", "How you will recognise it in this list, e.g. ci or laptop.")}>
+      <Field
+        label="Name"
+        hint={
+          problems.name ? (
+            <span className="field-error">{problems.name}</span>
+          ) : (
+            "How you will recognise it in this list, e.g. ci or laptop."
+          )
+        }
+      >
         {(props) => (
           <input
             {...props}
@@ -361,45 +357,7 @@ function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedKey) => void }) 
       <Field label="Purpose" hint="One line: what the agent does with it.">
         {(props) => <input {...props} value={draft.purpose} maxLength={200} onChange={(e) => set("purpose", e.target.value)} />}
       </Field>
-      <AllowListPicker key={generation} picks={picks} onChange={setPicks} />
-      <fieldset>
-        <legend>Spending caps</legend>
-        <div className="form-grid">
-          <Field label="Per-call cap (USD)" hint={problem("perCall", "Dollars, e.g. 0.25; empty for no cap.")}>
-            {(props) => (
-              <input
-                {...props}
-                inputMode="decimal"
-                autoComplete="off"
-                value={draft.perCall}
-                aria-invalid={problems.perCall ? true : undefined}
-                onChange={(e) => set("perCall", e.target.value)}
-              />
-            )}
-          </Field>
-          <Field label="Daily cap (USD)" hint={problem("daily", "Dollars a day (UTC), e.g. 10; empty for no cap.")}>
-            {(props) => (
-              <input
-                {...props}
-                inputMode="decimal"
-                autoComplete="off"
-                value={draft.daily}
-                aria-invalid={problems.daily ? true : undefined}
-                onChange={(e) => set("daily", e.target.value)}
-              />
-            )}
-          </Field>
-        </div>
-        <div className="checkbox">
-          <input
-            id="require-confirmation"
-            type="checkbox"
-            checked={draft.requireConfirmation}
-            onChange={(e) => set("requireConfirmation", e.target.checked)}
-          />
-          <label htmlFor="require-confirmation">Require confirmation for calls that write, send, spend or delete</label>
-        </div>
-      </fieldset>
+      <PermissionFields key={generation} value={permissions} onChange={setPermissions} problems={problems} />
       <p className="muted">
         The key belongs to <strong>{organization?.name ?? "this organization"}</strong> (the organization chosen in the menu).
       </p>
@@ -408,131 +366,5 @@ function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedKey) => void }) 
       </button>
       <ErrorNote error={create.error} />
     </form>
-  );
-}
-
-/**
- * Search the catalog and pick tools, whole services, or both; the picks become the key's allow-lists,
- * and both must match. What they let through is shown live (after a short pause in the picking).
- */
-function AllowListPicker({ picks, onChange }: { picks: Choice[]; onChange: (picks: Choice[]) => void }) {
-  const { api } = useSession();
-  const [text, setText] = useState("");
-  const [query, setQuery] = useState("");
-  const results = useQuery({
-    queryKey: ["allow-list-search", query],
-    enabled: query !== "",
-    queryFn: () => unwrap(api.GET("/v1/tools/public/search", { params: { query: { query, limit: 10 } } })),
-  });
-  const names = usePublicServiceNames(results.data?.map((t) => t.service_id) ?? []);
-  const serviceName = (id: string) => names.get(id) ?? "its service";
-  const add = (pick: Choice) => {
-    if (!picks.some((p) => p.kind === pick.kind && p.id === pick.id)) onChange([...picks, pick]);
-  };
-  const search = () => setQuery(text.trim());
-  const onKey = (e: KeyboardEvent<HTMLInputElement>) => {
-    // Enter searches here instead of submitting the whole form.
-    if (e.key === "Enter") {
-      e.preventDefault();
-      search();
-    }
-  };
-  const tools = picks.filter((p) => p.kind === "tool");
-  const serviceList = picks.filter((p) => p.kind === "service");
-  const chips = (kind: Choice["kind"], chosen: Choice[], none: string) =>
-    chosen.length === 0 ? (
-      <p className="muted allow-none">{none}</p>
-    ) : (
-      <ul className="chips" aria-label={kind === "tool" ? "Allowed tools" : "Allowed services"}>
-        {chosen.map((p) => (
-          <li key={p.id} className="chip">
-            <span>{p.label}</span>
-            <button type="button" className="chip-remove" onClick={() => onChange(picks.filter((q) => q !== p))}>
-              <span aria-hidden="true">×</span>
-              <span className="visually-hidden">
-                Remove {p.kind} {p.label}
-              </span>
-            </button>
-          </li>
-        ))}
-      </ul>
-    );
-
-  return (
-    <fieldset>
-      <legend>Allowed tools and services</legend>
-      <p className="hint" id="allow-list-hint">
-        Pick tools, whole services, or both. Both must match: a tool is callable when it is one of the tools picked (or none is
-        picked) and its service is one of the services picked (or none is picked).
-      </p>
-      <div className="allow-lists">
-        <div>
-          <p className="allow-title">Tools</p>
-          {chips("tool", tools, "Any tool")}
-        </div>
-        <p className="allow-and" aria-hidden="true">
-          and
-        </p>
-        <div>
-          <p className="allow-title">Services</p>
-          {chips("service", serviceList, "Any service")}
-        </div>
-      </div>
-      <CallableTools
-        tools={tools.length > 0 ? tools.map((p) => p.id) : null}
-        services={serviceList.length > 0 ? serviceList.map((p) => p.id) : null}
-        settleMs={300}
-      />
-      <div className="search-row">
-        <Field label="Search the catalog">
-          {(props) => (
-            <input
-              {...props}
-              type="search"
-              value={text}
-              aria-describedby="allow-list-hint"
-              onChange={(e) => setText(e.target.value)}
-              onKeyDown={onKey}
-            />
-          )}
-        </Field>
-        <button type="button" className="button-secondary" onClick={search}>
-          Search
-        </button>
-      </div>
-      {results.isFetching ? <Loading what="Searching" /> : null}
-      <ErrorNote error={results.error} />
-      {results.data && results.data.length === 0 ? <p className="muted">No tools match “{query}”.</p> : null}
-      {results.data && results.data.length > 0 ? (
-        <ul className="pick-results">
-          {results.data.map((tool) => (
-            <li key={tool.id}>
-              <div>
-                <strong>{tool.name}</strong> <span className="muted">in {serviceName(tool.service_id)}</span>
-                <div className="hint">{tool.description}</div>
-              </div>
-              <div className="row">
-                <button
-                  type="button"
-                  className="button-secondary"
-                  onClick={() => add({ kind: "tool", id: tool.id, label: tool.name })}
-                >
-                  Allow tool<span className="visually-hidden"> {tool.name}</span>
-                </button>
-                <button
-                  type="button"
-                  className="button-secondary"
-                  onClick={() =>
-                    add({ kind: "service", id: tool.service_id, label: names.get(tool.service_id) ?? tool.service_id })
-                  }
-                >
-                  Allow service<span className="visually-hidden"> {serviceName(tool.service_id)} (every tool)</span>
-                </button>
-              </div>
-            </li>
-          ))}
-        </ul>
-      ) : null}
-    </fieldset>
   );
 }

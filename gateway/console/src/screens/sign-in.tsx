@@ -1,9 +1,12 @@
-/** Sign in, or sign up (a person: email, password of 10 or more characters, display name). */
+/**
+ * Sign in, or sign up (a person: email, password of 10 or more characters, display name). On the OAuth
+ * consent page (`forConsent`) it says why: the page it stays on shows the app's request once signed in.
+ */
 import { type FormEvent, useState } from "react";
 import { useSessionState } from "../session";
 import { ErrorNote, Field, Note } from "../ui/index";
 
-export function SignIn() {
+export function SignIn({ forConsent = false }: { forConsent?: boolean }) {
   const { signIn, signUp, endedBecause } = useSessionState();
   const [mode, setMode] = useState<"in" | "up">(() => (new URLSearchParams(location.search).has("signup") ? "up" : "in"));
   const [email, setEmail] = useState("");
@@ -29,6 +32,9 @@ export function SignIn() {
     <main id="main" className="sign-in">
       <h1>{mode === "in" ? "Sign in to Toolport" : "Create a Toolport account"}</h1>
       {endedBecause ? <Note kind="warning">{endedBecause}</Note> : null}
+      {forConsent ? (
+        <Note>An app asks to use Toolport for you. Sign in, or sign up, to see what it asks and to answer.</Note>
+      ) : null}
       <form onSubmit={submit} aria-describedby={error ? "sign-in-error" : undefined}>
         {mode === "up" ? (
           <Field label="Name" hint="Shown to your organizations; default: your email's local part.">

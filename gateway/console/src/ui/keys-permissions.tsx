@@ -62,16 +62,19 @@ const SHOWN = 10;
 
 /**
  * What a key with these allow-lists can call, from the gateway: the count, the first tools (name and
- * service), and a warning when the pair allows nothing. `settleMs` waits for the picking to pause.
+ * service), and a warning when the pair allows nothing. `settleMs` waits for the picking to pause; `who`
+ * names what gets the lists ("key", or "assistant" on the consent page, whose grant is a key).
  */
 export function CallableTools({
   tools,
   services,
   settleMs = 0,
+  who = "key",
 }: {
   tools: string[] | null;
   services: string[] | null;
   settleMs?: number;
+  who?: string;
 }) {
   const { api, orgId } = useSession();
   const [lists, waiting] = useSettled({ tools, services }, settleMs);
@@ -93,17 +96,17 @@ export function CallableTools({
       <p role="status">
         {!data ? (
           callable.isError ? (
-            "The tools this key could call could not be counted."
+            `The tools this ${who} could call could not be counted.`
           ) : (
-            "Counting the tools this key could call…"
+            `Counting the tools this ${who} could call…`
           )
         ) : everything ? (
           <>
-            Nothing picked: the key may call every tool, <strong data-testid="callable-count">{data.count}</strong> now.
+            Nothing picked: the {who} may call every tool, <strong data-testid="callable-count">{data.count}</strong> now.
           </>
         ) : (
           <>
-            The key may call <strong data-testid="callable-count">{data.count}</strong> {data.count === 1 ? "tool" : "tools"}
+            The {who} may call <strong data-testid="callable-count">{data.count}</strong> {data.count === 1 ? "tool" : "tools"}
             {data.count > 0 ? ":" : "."}
           </>
         )}
@@ -111,7 +114,7 @@ export function CallableTools({
       {data && !everything && data.count === 0 ? (
         <div className="note note-warning" role="alert" data-testid="callable-nothing">
           <p>
-            <strong>This key would be able to call nothing.</strong> A tool must be one of the tools picked and in one of the
+            <strong>This {who} would be able to call nothing.</strong> A tool must be one of the tools picked and in one of the
             services picked.
           </p>
           {data.warnings.length > 0 ? (
@@ -125,7 +128,7 @@ export function CallableTools({
       ) : null}
       {data && !everything && data.count > 0 ? (
         <>
-          <ul className="callable-list" aria-label="Tools the key may call">
+          <ul className="callable-list" aria-label={`Tools the ${who} may call`}>
             {data.tools.map((t) => (
               <li key={t.id}>
                 <Link href={`/tools/${t.id}`}>{t.name}</Link> <span className="muted">in {t.service_name}</span>

@@ -23,6 +23,31 @@ const confirmToken: Schema = {
   description:
     "The `confirm_token` of a 409 `confirmation_required` (or an element's `consent`): runs the call it was issued for.",
 };
+const inputResponses: Schema = {
+  type: "object",
+  description:
+    "Answers to the questions of an MCP tool that failed with `error_code` `mcp_input_required`: the same call " +
+    "(same tool and tool_input) repeated with the `continuation` of its `error_details` and one answer per question " +
+    "key. `accept` carries `content` (an object matching the question's `requested_schema`); `decline` and " +
+    "`cancel` carry none. A continuation that is altered, expired, used already, or for another caller, tool or " +
+    "tool_input is a 400 `invalid_input_responses`, and nothing runs.",
+  required: ["continuation", "answers"],
+  properties: {
+    continuation: { ...string, description: "`error_details.continuation` of the failed call." },
+    answers: {
+      type: "object",
+      description: "One answer per question key.",
+      additionalProperties: {
+        type: "object",
+        required: ["action"],
+        properties: {
+          action: { ...oneOf("accept", "decline", "cancel"), description: "The person's choice." },
+          content: { type: "object", description: "The answer (with accept), matching `requested_schema`." },
+        },
+      },
+    },
+  },
+};
 const idempotencyKey: Schema = {
   type: "string",
   minLength: 1,
@@ -93,6 +118,7 @@ export const executionSchemas: Record<string, Schema> = {
       max_response_chars: maxResponseChars,
       confirm_token: confirmToken,
       idempotency_key: idempotencyKey,
+      input_responses: inputResponses,
     },
   },
 };
@@ -108,7 +134,8 @@ export const executionOps = {
       "stay inside their element (`success` false, `error`, `error_code`, and `execution_id` null): tool not found, " +
       "not permitted, invalid input, a consent request (`consent`, see the 409 of a single call), a limit " +
       "(`insufficient_balance`, `spend_limit_exceeded`, `rate_limited`, `usage_limit_reached`). A call that ran and " +
-      "failed upstream has its `execution_id`. Only a malformed batch (400) or the caller's key being refused (401, " +
+      "failed upstream has its `execution_id` (with `error_code` `mcp_input_required` and `error_details` when its MCP " +
+      "tool asked a person a question: repeat that call with `input_responses`). Only a malformed batch (400) or the caller's key being refused (401, " +
       "e.g. revoked) fails the whole request. With `Prefer: respond-async` the batch is recorded and runs in the " +
       "background: 202 with its record at once, `Location` to follow it (GET /v1/tools/call/batch/{batch_id}).",
     tags: ["Execution"],
@@ -248,7 +275,9 @@ export const executionOps = {
     description:
       "Runs one tool with `tool_input` (or the parameters at the root of the body) and answers a batch element plus " +
       "`truncated` and `response_meta`. A call that ran but failed upstream is still a 200 with `success` false and " +
-      "its `execution_id` (the stored handle reads `status: error`). Refusals are errors: 400 invalid input, 402 wallet " +
+      "its `execution_id` (the stored handle reads `status: error`); an MCP tool that asks a person a question " +
+      "fails so with `error_code` `mcp_input_required` and `error_details` (the questions and a continuation): " +
+      "repeat the call with `input_responses` to answer. Refusals are errors: 400 invalid input, 402 wallet " +
       "too low for a priced tool, 403 tool not permitted to the key or a spending cap reached, 404 unknown or sunset " +
       "tool, 409 consent needed, 412/422 Idempotency-Key in flight or reused, 429 rate or usage limit.",
     tags: ["Execution"],
@@ -270,6 +299,7 @@ export const executionOps = {
           max_response_chars: maxResponseChars,
           confirm_token: confirmToken,
           idempotency_key: { ...idempotencyKey, description: "As the `Idempotency-Key` header (which wins)." },
+          input_responses: inputResponses,
         },
         additionalProperties: { description: "A tool parameter (only when `tool_input` is absent)." },
       },

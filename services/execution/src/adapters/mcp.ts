@@ -10,18 +10,33 @@
  * Outbound fetch, so the address policy holds here too. The result is the server's `tools/call` envelope
  * as JSON.
  *
- * A tool that needs a person's input mid-call fails with `mcp_input_required`: on 2026-07-28 the server
- * answers `input_required` (or, since we declare no elicitation capability, refuses with -32021); on
- * 2025-11-25 it would send `elicitation/create`, which the SDK's servers refuse to send to a client without
- * that capability, failing the tool instead. Passing the question on to our own MCP caller and retrying
- * with the answer is later work (issue 31); until then the client declares no elicitation capability and
- * never fulfils an `input_required` answer itself, so such a call ends at once instead of waiting or
- * looping.
+ * A tool that needs a person's input mid-call is passed on to our caller (issue 31, "the client face"):
+ * the call fails with `mcp_input_required` carrying the questions (ExecutionFailure.ask), and the caller
+ * repeats it with its answers (domain/continuation.ts). Only form elicitation is passed on; a tool that
+ * asks for anything else (sampling, roots, a URL elicitation) fails plainly, saying what it needed.
+ * - 2026-07-28: the server answers `input_required` (we declare form elicitation, and never fulfil the
+ *   answer ourselves: `autoFulfill: false`). The questions are its elicitation requests; the repeated call
+ *   sends the same `tools/call` with `inputResponses` and the server's `requestState`, as a new request.
+ * - 2025-11-25: the server sends `elicitation/create` during the call. The handler finds the call it
+ *   belongs to: a 2025 session runs one call at a time (a call arriving while another runs on the pooled
+ *   session gets a session of its own, closed after it), so it is the session's one call (were there
+ *   several, it could not tell, and answers `cancel`). A call whose question waits takes its session out
+ *   of the pool (closed once the call ends), and the call answers at once with the question and a continuation naming an
+ *   entry kept in this process while the upstream's call stays open. The repeated call resolves that
+ *   entry with the caller's answer and waits for the upstream's final result (which may ask again). An
+ *   entry not answered within `pendingTtlMs` is answered `cancel`, and at most `maxPending` wait (past it
+ *   the oldest is cancelled). A repeated call reaching a process without the entry (restart, another
+ *   replica, expired) fails with `mcp_input_expired` and runs nothing: with several execution replicas,
+ *   a 2025-11-25 upstream's question must be answered on the replica that asked it.
+ * Sessions with a call in flight are closed only once their calls end.
  */
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import {
+  type CallToolRequest,
   type CallToolResult,
   Client,
+  type ElicitRequest,
+  type ElicitResult,
   type InputRequiredResult,
   isInputRequiredResult,
   ProtocolErrorCode,
@@ -32,6 +47,7 @@ import {
 import type { Json, JsonObject } from "@toolport/kit/json-values";
 import type { Logger } from "@toolport/kit/logger";
 import type { Outbound } from "@toolport/kit/outbound";
+import type { InputAsk, Question, Resumption } from "../domain/continuation.js";
 import { ExecutionFailure, UpstreamAuthFailure } from "../domain/failure.js";
 import { transportFailure } from "./rest.js";
 
@@ -42,24 +58,83 @@ export interface McpCall {
   /** Extra request headers (a connected credential). */
   headers: Record<string, string>;
   timeoutMs: number;
+  /** The caller's answers to the questions this call's tool asked before (verified by the executor). */
+  resumption?: Resumption;
 }
+
+/** A question a 2025-11-25 server sent during a call, and how to answer it. */
+interface Elicited {
+  params: ElicitRequest["params"];
+  respond: (answer: ElicitResult) => void;
+}
+
+/** A `tools/call` in flight on a session. */
+interface Flight {
+  /** Set while the call is awaited: receives a question the server sent for it (2025-11-25). */
+  onAsk?: (elicited: Elicited) => void;
+  /** Its question waits for the caller's answer. */
+  waiting: boolean;
+  /** Ends the upstream request (sends notifications/cancelled). */
+  abort: AbortController;
+  /** Takes the call's session out of the pool (while its question waits). */
+  detach?: () => void;
+}
+
+/** How a `tools/call` ended: its result, or the error it failed with. */
+type Settled = { result: CallToolResult | InputRequiredResult } | { error: unknown };
+
+/** A 2025-11-25 call whose question waits for the caller's answer; the upstream call stays open. */
+interface Pending {
+  flight: Flight;
+  settled: Promise<Settled>;
+  respond: (answer: ElicitResult) => void;
+  timer: NodeJS.Timeout;
+  timeoutMs: number;
+}
+
+/** The one key a 2025-11-25 question is answered under (the server asks one at a time). */
+const ELICITATION_KEY = "elicitation";
 
 interface Session {
   client: Client;
   transport: "streamable-http" | "sse";
+  /** Calls in flight, for the elicitation handler to find the one a question belongs to. */
+  flights: Set<Flight>;
+  /** Negotiated 2025-11-25 (or older): questions arrive as requests, so one call at a time. */
+  legacy: boolean;
+  /** Dropped while calls were in flight: closed when the last one ends. */
+  closeWhenIdle?: boolean;
 }
 
 /**
- * A client that declares no capabilities (no elicitation, sampling or roots: nothing here could answer
- * them yet) and hands an `input_required` answer back to the caller of `callTool` instead of fulfilling
- * it. `negotiation` is `auto` on Streamable HTTP; the HTTP+SSE transport predates 2026-07-28, so a
- * server on it is spoken to in the 2025 handshake without a probe.
+ * A client that declares form elicitation (a person's answer can be passed on to our caller) and no
+ * sampling or roots (nothing here could answer them), and hands an `input_required` answer back to the
+ * caller of `callTool` instead of fulfilling it. `negotiation` is `auto` on Streamable HTTP; the HTTP+SSE
+ * transport predates 2026-07-28, so a server on it is spoken to in the 2025 handshake without a probe.
+ * A 2025-11-25 `elicitation/create` goes to the one call in `flights` not already waiting.
  */
-function newClient(negotiation: "auto" | "legacy"): Client {
-  return new Client(
+function newClient(negotiation: "auto" | "legacy", flights: Set<Flight>): Client {
+  const client = new Client(
     { name: "toolport-execution", version: "0.1.0" },
-    { capabilities: {}, versionNegotiation: { mode: negotiation }, inputRequired: { autoFulfill: false } },
+    {
+      capabilities: { elicitation: { form: {} } },
+      versionNegotiation: { mode: negotiation },
+      inputRequired: { autoFulfill: false },
+    },
   );
+  client.setRequestHandler("elicitation/create", (request) => {
+    // Only form mode was declared; a URL elicitation is not ours to open.
+    if (request.params.mode === "url") return { action: "decline" };
+    const open = [...flights].filter((f) => !f.waiting && f.onAsk);
+    // No call, or several on this session: which one asks cannot be told, so no caller is asked.
+    if (open.length !== 1) return { action: "cancel" };
+    const flight = open[0]!;
+    return new Promise<ElicitResult>((respond) => {
+      flight.waiting = true;
+      flight.onAsk?.({ params: request.params, respond });
+    });
+  });
+  return client;
 }
 
 export interface McpSessionLimits {
@@ -67,9 +142,18 @@ export interface McpSessionLimits {
   maxSessions: number;
   /** A session unused this long is closed (a rotated credential leaves its old session idle). */
   idleMs: number;
+  /** A 2025-11-25 question waits this long for its answer; then the server is answered `cancel`. */
+  pendingTtlMs?: number;
+  /** 2025-11-25 questions waiting at most; past it the oldest is answered `cancel`. */
+  maxPending?: number;
 }
 
-export const DEFAULT_MCP_SESSION_LIMITS: McpSessionLimits = { maxSessions: 256, idleMs: 5 * 60_000 };
+export const DEFAULT_MCP_SESSION_LIMITS: McpSessionLimits = {
+  maxSessions: 256,
+  idleMs: 5 * 60_000,
+  pendingTtlMs: 5 * 60_000,
+  maxPending: 1_000,
+};
 
 interface Entry {
   session: Promise<Session>;
@@ -79,6 +163,8 @@ interface Entry {
 export class McpSessions {
   /** In least-recently-used order: a use moves the entry to the end. */
   private readonly sessions = new Map<string, Entry>();
+  /** 2025-11-25 questions waiting for their answers, by id, oldest first. */
+  private readonly pending = new Map<string, Pending>();
   private readonly idleSweep: NodeJS.Timeout;
 
   constructor(
@@ -89,6 +175,10 @@ export class McpSessions {
   ) {
     this.idleSweep = setInterval(() => this.closeIdle(), Math.min(60_000, Math.max(1_000, limits.idleMs / 2)));
     this.idleSweep.unref();
+  }
+
+  private get pendingTtlMs(): number {
+    return this.limits.pendingTtlMs ?? DEFAULT_MCP_SESSION_LIMITS.pendingTtlMs!;
   }
 
   /** How many sessions are open or opening (tests). */
@@ -103,34 +193,158 @@ export class McpSessions {
   }
 
   async call(call: McpCall): Promise<Json> {
+    const resume = call.resumption?.resume;
+    if (resume?.kind === "pending") return this.answerPending(resume.id, call);
     const key = `${call.url}\n${createHash("sha256").update(JSON.stringify(call.headers)).digest("hex")}`;
-    for (let attempt = 0; ; attempt++) {
-      const session = await this.session(key, call);
-      let result: CallToolResult | InputRequiredResult;
-      try {
-        result = await session.client.callTool(
-          { name: call.toolName, arguments: call.input },
-          { timeout: call.timeoutMs, allowInputRequired: true },
-        );
-      } catch (err) {
-        // The server refused the credential: a new session with the same one would fare no better.
-        const refused = authRefusal(err);
-        if (refused) {
-          this.drop(key);
-          throw refused;
-        }
-        const failure = callFailure(err, call.timeoutMs);
-        if (failure) throw failure;
-        // The session may be stale: drop it and retry once on a fresh one.
-        this.drop(key);
-        if (attempt >= 1) throw mcpFailure(err, call.timeoutMs);
-        this.log.debug({ url: call.url, err: (err as Error).message }, "mcp call failed; reconnecting");
-        continue;
-      }
-      if (isInputRequiredResult(result)) throw inputRequired(asksOf(result));
-      if (refusedElicitation(result)) throw inputRequired({ person: true });
-      return JSON.parse(JSON.stringify(result)) as Json;
+    const params: CallToolRequest["params"] & { inputResponses?: Record<string, ElicitResult>; requestState?: string } = {
+      name: call.toolName,
+      arguments: call.input,
+    };
+    if (resume?.kind === "state") {
+      // 2026-07-28: the same call again, with the answers and the server's state echoed byte for byte.
+      params.inputResponses = call.resumption!.answers as Record<string, ElicitResult>;
+      if (resume.requestState !== undefined) params.requestState = resume.requestState;
     }
+    for (let attempt = 0; ; attempt++) {
+      const pooled = this.session(key, call);
+      let session = await pooled;
+      const flight: Flight = { waiting: false, abort: new AbortController() };
+      if (session.legacy && session.flights.size > 0) {
+        // A 2025-11-25 session runs one call at a time, so that a question it sends belongs to that call:
+        // a call arriving while another runs gets a session of its own, closed when the call ends.
+        session = await this.connect(call).catch((err) => {
+          throw mcpFailure(err, call.timeoutMs);
+        });
+        session.closeWhenIdle = true;
+      } else {
+        // A call that parks a question takes its session out of the pool: later calls open a fresh one.
+        flight.detach = () => {
+          if (this.sessions.get(key)?.session !== pooled) return;
+          this.sessions.delete(key);
+          session.closeWhenIdle = true;
+        };
+      }
+      session.flights.add(flight);
+      const used = session;
+      const settled: Promise<Settled> = session.client
+        .callTool(params, {
+          // A question waiting for its answer holds the request open (2025-11-25); `await` bounds each leg.
+          timeout: call.timeoutMs + this.pendingTtlMs,
+          allowInputRequired: true,
+          signal: flight.abort.signal,
+        })
+        .then(
+          (result) => ({ result }),
+          (error: unknown) => ({ error }),
+        )
+        .finally(() => this.landed(used, flight));
+      const ended = await this.await(flight, settled, call.timeoutMs);
+      if ("result" in ended) return this.resultOf(ended.result);
+      const err = ended.error;
+      // The server refused the credential: a new session with the same one would fare no better.
+      const refused = authRefusal(err);
+      if (refused) {
+        this.drop(key);
+        throw refused;
+      }
+      const failure = callFailure(err, call.timeoutMs);
+      if (failure) throw failure;
+      // The session may be stale: drop it and retry once on a fresh one.
+      this.drop(key);
+      if (attempt >= 1) throw mcpFailure(err, call.timeoutMs);
+      this.log.debug({ url: call.url, err: (err as Error).message }, "mcp call failed; reconnecting");
+    }
+  }
+
+  /**
+   * Waits for a call's next step for at most `timeoutMs`: its end, or a question it asks (kept as a
+   * pending entry, and reported as mcp_input_required).
+   */
+  private async await(flight: Flight, settled: Promise<Settled>, timeoutMs: number): Promise<Settled> {
+    let timer: NodeJS.Timeout | undefined;
+    const asked = new Promise<Elicited>((resolve) => {
+      flight.onAsk = resolve;
+    });
+    const late = new Promise<"late">((resolve) => {
+      timer = setTimeout(() => resolve("late"), timeoutMs);
+    });
+    try {
+      const next = await Promise.race([settled, asked, late]);
+      if (next === "late") {
+        flight.abort.abort();
+        throw new ExecutionFailure("upstream", "timeout", `the MCP server did not answer within ${timeoutMs} ms`);
+      }
+      if ("respond" in next) throw this.park(flight, settled, next, timeoutMs);
+      return next;
+    } finally {
+      clearTimeout(timer);
+      flight.onAsk = undefined;
+    }
+  }
+
+  /** Keeps a 2025-11-25 question waiting for the caller's answer; the failure that carries it. */
+  private park(flight: Flight, settled: Promise<Settled>, elicited: Elicited, timeoutMs: number): ExecutionFailure {
+    const max = Math.max(1, this.limits.maxPending ?? DEFAULT_MCP_SESSION_LIMITS.maxPending!);
+    while (this.pending.size >= max) this.expire(this.pending.keys().next().value as string);
+    flight.detach?.();
+    const id = randomUUID();
+    const expiresAt = this.now() + this.pendingTtlMs;
+    const timer = setTimeout(() => this.expire(id), this.pendingTtlMs);
+    timer.unref();
+    this.pending.set(id, { flight, settled, respond: elicited.respond, timer, timeoutMs });
+    const params = elicited.params as { message?: unknown; requestedSchema?: unknown };
+    const question = {
+      key: ELICITATION_KEY,
+      message: typeof params.message === "string" ? params.message : "",
+      requested_schema: (params.requestedSchema ?? { type: "object", properties: {} }) as JsonObject,
+    };
+    return inputRequired({ person: true, question: question.message }, undefined, {
+      questions: [question],
+      resume: { kind: "pending", id, keys: [ELICITATION_KEY], expiresAt },
+    });
+  }
+
+  /** A waiting question not answered in time (or pushed out): the server is answered `cancel`. */
+  private expire(id: string): void {
+    const entry = this.pending.get(id);
+    if (!entry) return;
+    this.pending.delete(id);
+    clearTimeout(entry.timer);
+    entry.respond({ action: "cancel" });
+  }
+
+  /** The caller's answer to a 2025-11-25 question: the upstream call goes on to its result (or asks again). */
+  private async answerPending(id: string, call: McpCall): Promise<Json> {
+    const entry = this.pending.get(id);
+    if (!entry) {
+      throw new ExecutionFailure(
+        "caller",
+        "mcp_input_expired",
+        "the MCP tool's question is no longer waiting here (it expired, or this execution service restarted or is another replica); nothing ran: call the tool again to be asked again",
+      );
+    }
+    this.pending.delete(id);
+    clearTimeout(entry.timer);
+    entry.flight.waiting = false;
+    const answer = call.resumption!.answers[ELICITATION_KEY] ?? { action: "cancel" };
+    const next = this.await(entry.flight, entry.settled, entry.timeoutMs);
+    entry.respond(answer as ElicitResult);
+    const ended = await next;
+    if ("result" in ended) return this.resultOf(ended.result);
+    // The call was under way: it is not sent again.
+    throw callFailure(ended.error, entry.timeoutMs) ?? mcpFailure(ended.error, entry.timeoutMs);
+  }
+
+  private resultOf(result: CallToolResult | InputRequiredResult): Json {
+    if (isInputRequiredResult(result)) throw inputRequired(asksOf(result), undefined, askOf(result));
+    if (refusedElicitation(result)) throw inputRequired({ person: true });
+    return JSON.parse(JSON.stringify(result)) as Json;
+  }
+
+  /** A call ended: a session dropped meanwhile is closed once it has none in flight. */
+  private landed(session: Session, flight: Flight): void {
+    session.flights.delete(flight);
+    if (session.closeWhenIdle && session.flights.size === 0) session.client.close().catch(() => {});
   }
 
   private session(key: string, call: McpCall): Promise<Session> {
@@ -154,30 +368,38 @@ export class McpSessions {
   private drop(key: string): void {
     const entry = this.sessions.get(key);
     this.sessions.delete(key);
-    entry?.session.then((s) => s.client.close()).catch(() => {});
+    entry?.session
+      .then((s) => {
+        // A call in flight (a question waiting, perhaps) keeps its session until it ends.
+        if (s.flights.size > 0) s.closeWhenIdle = true;
+        else return s.client.close();
+      })
+      .catch(() => {});
   }
 
   private async connect(call: McpCall): Promise<Session> {
     const url = new URL(call.url);
     const requestInit = { headers: call.headers };
     const fetch = refusingFetch(this.outbound.fetch);
-    const streamable = newClient("auto");
+    const flights = new Set<Flight>();
+    const streamable = newClient("auto", flights);
     try {
       await streamable.connect(new StreamableHTTPClientTransport(url, { requestInit, fetch }), { timeout: call.timeoutMs });
-      return { client: streamable, transport: "streamable-http" };
+      return { client: streamable, transport: "streamable-http", flights, legacy: streamable.getProtocolEra() !== "modern" };
     } catch (err) {
       await streamable.close().catch(() => {});
       // A refused address, or a server refusing the credential: SSE would fare no better.
       if (findsRefusal(err) || refusesCredential(err)) throw err;
       this.log.debug({ url: call.url, err: (err as Error).message }, "streamable HTTP failed; trying SSE");
     }
-    const sse = newClient("legacy");
+    const sse = newClient("legacy", flights);
     await sse.connect(new SSEClientTransport(url, { requestInit, fetch }), { timeout: call.timeoutMs });
-    return { client: sse, transport: "sse" };
+    return { client: sse, transport: "sse", flights, legacy: true };
   }
 
   async close(): Promise<void> {
     clearInterval(this.idleSweep);
+    for (const id of [...this.pending.keys()]) this.expire(id);
     const all = [...this.sessions.values()];
     this.sessions.clear();
     await Promise.all(all.map((e) => e.session.then((x) => x.client.close()).catch(() => {})));
@@ -303,22 +525,50 @@ function refusedElicitation(result: CallToolResult): boolean {
 }
 
 /**
- * The failure of a tool that asks for input mid-call. Blamed on the upstream like its other failures:
- * the caller did nothing wrong, and the tool cannot complete through Toolport until such questions are
- * passed on (issue 31).
+ * The questions of a 2026-07-28 `input_required` answer that the caller can be asked: every request in
+ * it is a form elicitation. Anything else (sampling, roots, a URL to open) is not passed on.
  */
-function inputRequired(asks: Asks, cause?: unknown): ExecutionFailure {
+function askOf(result: InputRequiredResult): InputAsk | undefined {
+  const entries = Object.entries(result.inputRequests ?? {}) as Array<
+    [string, { method?: unknown; params?: { mode?: unknown; message?: unknown; requestedSchema?: unknown } }]
+  >;
+  if (entries.length === 0) return undefined;
+  const questions: Question[] = [];
+  for (const [key, request] of entries) {
+    const params = request.params ?? {};
+    if (request.method !== "elicitation/create" || (params.mode !== undefined && params.mode !== "form")) return undefined;
+    questions.push({
+      key,
+      message: typeof params.message === "string" ? params.message : "",
+      requested_schema: (params.requestedSchema ?? { type: "object", properties: {} }) as JsonObject,
+    });
+  }
+  return { questions, resume: { kind: "state", requestState: result.requestState, keys: questions.map((q) => q.key) } };
+}
+
+/**
+ * The failure of a tool that asks for input mid-call. Blamed on the upstream like its other failures:
+ * the caller did nothing wrong. With `ask`, the caller can answer and repeat the call; without, the
+ * request cannot be passed on (sampling, roots, URL elicitation, or an upstream that refused to ask).
+ */
+function inputRequired(asks: Asks, cause?: unknown, ask?: InputAsk): ExecutionFailure {
   const needs = asks.person
     ? "a person's input"
     : asks.methods?.some((m) => m.startsWith("sampling"))
       ? "an answer from its caller's model (sampling)"
       : "input from its caller";
   const question = asks.question ? ` (it asks: ${JSON.stringify(asks.question.slice(0, 300))})` : "";
+  const next = ask
+    ? ": ask the person its questions (error_details.questions) and repeat the same call with input_responses"
+    : ", and Toolport cannot pass such a request on to the caller";
   return new ExecutionFailure(
     "upstream",
     "mcp_input_required",
-    `the MCP tool needs ${needs} before it can finish${question}, and Toolport cannot pass such a request on to the caller yet`,
-    cause === undefined ? undefined : { cause },
+    `the MCP tool needs ${needs} before it can finish${question}${next}`,
+    {
+      ...(cause === undefined ? {} : { cause }),
+      ...(ask ? { ask } : {}),
+    },
   );
 }
 

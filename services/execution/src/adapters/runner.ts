@@ -5,6 +5,7 @@ import type { Logger } from "@toolport/kit/logger";
 import { upstreamCallSeconds } from "@toolport/kit/metrics";
 import type { Outbound } from "@toolport/kit/outbound";
 import { inSpan, SpanKind } from "@toolport/kit/tracing";
+import type { Resumption } from "../domain/continuation.js";
 import { ExecutionFailure } from "../domain/failure.js";
 import type { Credential, SecurityScheme, ToolForCall } from "../domain/model.js";
 import type { Runner, RunOutput } from "../domain/ports.js";
@@ -62,7 +63,7 @@ export class UpstreamRunner implements Runner {
   }
 
   /** The upstream call, timed (kit/metrics) and traced as a client span (kit/tracing). */
-  run(tool: ToolForCall, input: JsonObject, credential: Credential | undefined): Promise<RunOutput> {
+  run(tool: ToolForCall, input: JsonObject, credential: Credential | undefined, resumption?: Resumption): Promise<RunOutput> {
     const attributes = {
       "toolport.tool_id": tool.id,
       "toolport.tool_name": tool.name,
@@ -72,7 +73,7 @@ export class UpstreamRunner implements Runner {
       const started = performance.now();
       let outcome = "platform";
       try {
-        const output = await this.runOnUpstream(tool, input, credential);
+        const output = await this.runOnUpstream(tool, input, credential, resumption);
         if (tool.serviceType !== "internal") checkDepth(output.value);
         outcome = "success";
         return output;
@@ -89,7 +90,12 @@ export class UpstreamRunner implements Runner {
     });
   }
 
-  private async runOnUpstream(tool: ToolForCall, input: JsonObject, credential: Credential | undefined): Promise<RunOutput> {
+  private async runOnUpstream(
+    tool: ToolForCall,
+    input: JsonObject,
+    credential: Credential | undefined,
+    resumption?: Resumption,
+  ): Promise<RunOutput> {
     const { timeoutMs, maxResponseBytes } = this.options;
     switch (tool.serviceType) {
       case "api":
@@ -109,6 +115,7 @@ export class UpstreamRunner implements Runner {
             input,
             headers: mcpHeaders(credential, tool.securitySchemes),
             timeoutMs,
+            resumption,
           }),
         };
       case "internal":

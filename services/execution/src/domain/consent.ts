@@ -7,8 +7,9 @@
  *
  * Token: `ct1.<base64url payload>.<base64url HMAC-SHA256(secret, "ct1." + payload)>`.
  */
-import { createHash, createHmac, randomUUID, timingSafeEqual } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { canonicalJson } from "@toolport/kit/json-values";
+import { openToken, sealToken } from "./signed-token.js";
 
 export const CONSENT_TTL_SECONDS = 600;
 const PREFIX = "ct1";
@@ -59,34 +60,18 @@ export class ConsentTokens {
       ph: parametersHash(subject.parameters),
       exp,
     };
-    const body = Buffer.from(JSON.stringify(payload)).toString("base64url");
-    return { token: `${PREFIX}.${body}.${this.sign(body)}`, expiresAt: new Date(exp * 1000) };
+    return { token: sealToken(PREFIX, this.secret, payload), expiresAt: new Date(exp * 1000) };
   }
 
   /** Checks signature, expiry and binding; single use is the store's part (the jti). */
   verify(token: string, expected: ConsentSubject, now = new Date()): ConsentCheck {
-    const parts = token.split(".");
-    if (parts.length !== 3 || parts[0] !== PREFIX) return { ok: false, problem: "invalid" };
-    const [, body, signature] = parts as [string, string, string];
-    const expectedSig = Buffer.from(this.sign(body));
-    const givenSig = Buffer.from(signature);
-    if (givenSig.length !== expectedSig.length || !timingSafeEqual(givenSig, expectedSig))
-      return { ok: false, problem: "invalid" };
-    let payload: Payload;
-    try {
-      payload = JSON.parse(Buffer.from(body, "base64url").toString("utf8")) as Payload;
-    } catch {
-      return { ok: false, problem: "invalid" };
-    }
+    const payload = openToken<Payload>(PREFIX, this.secret, token);
+    if (!payload) return { ok: false, problem: "invalid" };
     if (typeof payload.exp !== "number" || payload.exp * 1000 <= now.getTime()) return { ok: false, problem: "expired" };
     if (payload.sub !== expected.subject) return { ok: false, problem: "other_key" };
     if (payload.tool !== expected.toolId) return { ok: false, problem: "other_tool" };
     if (payload.ph !== parametersHash(expected.parameters)) return { ok: false, problem: "parameters_changed" };
     return { ok: true, jti: payload.jti, expiresAt: new Date(payload.exp * 1000) };
-  }
-
-  private sign(body: string): string {
-    return createHmac("sha256", this.secret).update(`${PREFIX}.${body}`).digest("base64url");
   }
 }
 

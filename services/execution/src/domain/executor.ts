@@ -25,6 +25,14 @@ import { clampResponseChars } from "@toolport/kit/response-limits";
 import type { AllowanceLeases } from "./allowance.js";
 import { capResponse, DEFAULT_STORE_MAX_CHARS, type ResponseMeta, storageForm } from "./cap.js";
 import { type ConsentProblem, type ConsentTokens, consentProblemMessage, needsConsent } from "./consent.js";
+import {
+  type ContinuationProblem,
+  type Continuations,
+  continuationProblemMessage,
+  type InputAsk,
+  type InputResponses,
+  type Resumption,
+} from "./continuation.js";
 import { envelopeText, isMcpError, unwrapMcpEnvelope } from "./envelope.js";
 import { type ErrorClassName, ExecutionFailure, UpstreamAuthFailure } from "./failure.js";
 import type { Caller, Credential, ToolForCall } from "./model.js";
@@ -41,6 +49,8 @@ export interface CallRequest {
   maxResponseChars?: number;
   confirmToken?: string;
   idempotencyKey?: string;
+  /** The caller's answers to the questions of an earlier mcp_input_required failure of this call. */
+  inputResponses?: InputResponses;
 }
 
 export interface ConsentObject {
@@ -66,7 +76,7 @@ export interface CallOutcome {
   truncationNote?: string;
   passthroughReason?: string;
   errorClass?: ErrorClassName;
-  /** Why a call was refused (batch elements). */
+  /** Why a call was refused (batch elements), or the questions of a tool that asks (mcp_input_required). */
   refusal?: { reason: string; message: string; details: JsonObject };
   replayed: boolean;
   costCents: bigint;
@@ -90,6 +100,7 @@ export interface ExecutorDeps {
   runner: Runner;
   validator: InputValidator;
   consent: ConsentTokens;
+  continuations: Continuations;
   limits: ExecutorLimits;
   log: Logger;
 }
@@ -112,6 +123,7 @@ export class Executor {
     checkPermission(tool, caller);
     const steps = parseFields(req.fields);
     validator.check(`${tool.id}:${tool.revision}`, tool.inputSchema, req.input);
+    const resumption = req.inputResponses ? this.resumption(tool, caller, req, req.inputResponses) : undefined;
     const maxChars = clampResponseChars(req.maxResponseChars);
     const executionId = randomUUID();
 
@@ -129,7 +141,11 @@ export class Executor {
 
     let held = false;
     try {
-      await this.checkConsent(tool, caller, req);
+      // Used once, and only by a call that goes on to run (an idempotent replay above does not use it).
+      if (resumption) await this.useContinuation(tool, resumption);
+      // A valid continuation was issued to this caller for this tool and input after the call passed its
+      // consent check: answering the tool's question is that call going on, not a new one.
+      if (!resumption) await this.checkConsent(tool, caller, req);
       await this.checkAllowance(tool, caller);
       if (tool.isPaid && tool.priceCents > 0n) {
         await this.deps.billing.hold({ executionId, caller, amountCents: tool.priceCents, toolId: tool.id });
@@ -139,7 +155,38 @@ export class Executor {
       if (idem) await store.releaseIdempotency(idem.accountId, idem.key, executionId).catch(() => {});
       throw err;
     }
-    return this.execute(executionId, tool, caller, req, steps, maxChars, held, idem);
+    return this.execute(executionId, tool, caller, req, steps, maxChars, held, idem, resumption);
+  }
+
+  /**
+   * The continuation of `input_responses`, checked before anything runs: signature, expiry, caller, tool,
+   * input and the answers' keys (400 invalid_input_responses). useContinuation then uses it once.
+   */
+  private resumption(
+    tool: ToolForCall,
+    caller: Caller,
+    req: CallRequest,
+    responses: InputResponses,
+  ): Resumption & { jti: string; expiresAt: Date } {
+    const check = this.deps.continuations.verify(responses, continuationSubject(tool, caller, req));
+    if (!check.ok) throw continuationRefused(tool, check.problem);
+    return { resume: check.resume, answers: responses.answers, jti: check.jti, expiresAt: check.expiresAt };
+  }
+
+  /** Records the continuation's id: a second use (a replayed answer) is refused and runs nothing. */
+  private async useContinuation(tool: ToolForCall, resumption: { jti: string; expiresAt: Date }): Promise<void> {
+    if (!(await this.deps.store.useConsent(resumption.jti, resumption.expiresAt))) throw continuationRefused(tool, "used");
+  }
+
+  /** The details of an mcp_input_required failure: the questions and the continuation to answer them with. */
+  private askDetails(tool: ToolForCall, caller: Caller, req: CallRequest, ask: InputAsk): JsonObject {
+    const { token, expiresAt } = this.deps.continuations.issue(continuationSubject(tool, caller, req), ask.resume);
+    return {
+      tool_id: tool.id,
+      questions: ask.questions as unknown as Json,
+      continuation: token,
+      expires_at: expiresAt.toISOString(),
+    };
   }
 
   /**
@@ -188,8 +235,10 @@ export class Executor {
     req: CallRequest,
     executionId: string,
   ): Promise<string | undefined> {
+    // Answers make another call: the same key with them (or other answers) is a reused key, not a replay.
+    const answered = req.inputResponses ? { input_responses: req.inputResponses as unknown as Json } : {};
     const inputHash = createHash("sha256")
-      .update(canonicalJson({ tool_id: tool.id, tool_input: req.input }))
+      .update(canonicalJson({ tool_id: tool.id, tool_input: req.input, ...answered }))
       .digest("hex");
     const deadline = Date.now() + this.deps.limits.idempotencyLeaseMs + 5_000;
     for (;;) {
@@ -315,6 +364,7 @@ export class Executor {
     maxChars: number,
     held: boolean,
     idem: { accountId: string; key: string } | undefined,
+    resumption?: Resumption,
   ): Promise<CallOutcome> {
     const { runner, store, log } = this.deps;
     const executedAt = new Date();
@@ -329,7 +379,7 @@ export class Executor {
       injected = runner.injected(credential);
       let output: RunOutput;
       try {
-        output = await runner.run(tool, req.input, credential);
+        output = await runner.run(tool, req.input, credential, resumption);
       } catch (err) {
         // Step-up: the upstream wants a wider scope than the connection's grant; the catalog records it and
         // says how to grant it (connect again), which is this call's error.
@@ -352,7 +402,7 @@ export class Executor {
         });
         injected = [...injected, ...runner.injected(fresh)];
         try {
-          output = await runner.run(tool, req.input, fresh);
+          output = await runner.run(tool, req.input, fresh, resumption);
         } catch (again) {
           // An MCP server that refuses even the fresh token will not take this grant: the connection breaks
           // (readiness asks to connect again) rather than every call refreshing in vain.
@@ -408,6 +458,7 @@ export class Executor {
     );
     if (held) await this.settle(executionId, success);
     if (!success) {
+      const ask = failure!.ask;
       return {
         toolId: tool.id,
         success: false,
@@ -417,6 +468,9 @@ export class Executor {
         truncated: false,
         responseMeta: null,
         errorClass: failure!.errorClass,
+        ...(ask
+          ? { refusal: { reason: failure!.errorType, message: error!, details: this.askDetails(tool, caller, req, ask) } }
+          : {}),
         replayed: false,
         costCents: 0n,
       };
@@ -567,6 +621,17 @@ function checkIdempotencyKey(key: string): string {
     });
   }
   return trimmed;
+}
+
+/** Who a continuation is for: the key (else the account) in its organization, the tool and the exact input. */
+function continuationSubject(tool: ToolForCall, caller: Caller, req: CallRequest) {
+  return { subject: `${caller.keyId ?? caller.accountId}@${caller.organizationId}`, toolId: tool.id, input: req.input };
+}
+
+function continuationRefused(tool: ToolForCall, problem: ContinuationProblem | "used"): DomainError {
+  return invalidArgument("invalid_input_responses", `${continuationProblemMessage[problem]}; nothing ran`, {
+    details: { tool_id: tool.id, field: "input_responses.continuation", problem },
+  });
 }
 
 export function refusalOutcome(toolId: string, refusal: { reason: string; message: string; details: JsonObject }): CallOutcome {

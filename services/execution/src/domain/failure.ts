@@ -4,17 +4,26 @@
  * mcp_error, address_not_allowed, ...). The message is what the caller reads: never a secret, never a
  * stack.
  */
+import type { InputAsk } from "./continuation.js";
+
 export type ErrorClassName = "auth" | "caller" | "platform" | "upstream";
 
 export class ExecutionFailure extends Error {
   override name = "ExecutionFailure";
+  /** An MCP tool's questions (mcp_input_required), when the caller can answer them. */
+  readonly ask: InputAsk | undefined;
   constructor(
     readonly errorClass: ErrorClassName,
     readonly errorType: string,
     message: string,
-    options?: { cause?: unknown },
+    options?: {
+      cause?: unknown;
+      /** An MCP tool's questions (mcp_input_required): the caller may answer them and call again. */
+      ask?: InputAsk;
+    },
   ) {
     super(message, options);
+    this.ask = options?.ask;
   }
 }
 

@@ -2,6 +2,7 @@
 
 import type { Json, JsonObject } from "@toolport/kit/json-values";
 import type { StoredMeta } from "./cap.js";
+import type { Resumption } from "./continuation.js";
 import type { ErrorClassName } from "./failure.js";
 import type { Caller, Credential, ServiceType, ToolForCall } from "./model.js";
 import type { InjectedCredential, RedactionReport } from "./redaction/redact.js";
@@ -112,7 +113,8 @@ export interface RunOutput {
 export interface Runner {
   /** The credential with env:// and vault:// references resolved. */
   resolveSecrets(credential: Credential): Promise<Credential>;
-  run(tool: ToolForCall, input: JsonObject, credential: Credential | undefined): Promise<RunOutput>;
+  /** `resumption`: the caller's answers to the questions an MCP tool asked (domain/continuation.ts). */
+  run(tool: ToolForCall, input: JsonObject, credential: Credential | undefined, resumption?: Resumption): Promise<RunOutput>;
   /** Every secret the call will send upstream, for exact-value masking. */
   injected(credential: Credential | undefined): InjectedCredential[];
 }

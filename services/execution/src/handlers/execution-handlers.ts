@@ -18,6 +18,7 @@ import {
 } from "@toolport/proto/toolport/execution/v1/execution_service_pb";
 import type { BatchRunner } from "../batches/batch-runner.js";
 import { cancelledElement } from "../batches/batch-runner.js";
+import { type InputResponses, parseInputResponses } from "../domain/continuation.js";
 import type { CallRequest, Executor } from "../domain/executor.js";
 import { permits } from "../domain/executor.js";
 import { readStoredResult } from "../domain/results.js";
@@ -57,6 +58,7 @@ function callRequest(
     maxResponseChars?: number;
     confirmToken?: string;
     idempotencyKey?: string;
+    inputResponsesJson: Uint8Array;
   },
   field: string,
 ): CallRequest {
@@ -69,6 +71,7 @@ function callRequest(
     maxResponseChars: call.maxResponseChars,
     confirmToken: call.confirmToken || undefined,
     idempotencyKey: call.idempotencyKey,
+    inputResponses: inputResponses(call.inputResponsesJson, field),
   };
 }
 
@@ -111,6 +114,23 @@ function batchToProto(row: BatchRow): BatchRecord {
         }
       : {}),
   });
+}
+
+/** `input_responses` (JSON text; empty = a fresh call), checked for shape: 400 otherwise. */
+function inputResponses(bytes: Uint8Array, field: string): InputResponses | undefined {
+  if (bytes.length === 0) return undefined;
+  let value: unknown;
+  try {
+    value = fromJsonBytes(bytes);
+  } catch {
+    value = null;
+  }
+  const parsed = parseInputResponses(value);
+  if (typeof parsed === "string")
+    throw invalidArgument("invalid_input_responses", parsed, {
+      details: { field: `${field.replace(/tool_id$/, "")}input_responses` },
+    });
+  return parsed;
 }
 
 export function createExecutionHandlers(deps: HandlerDeps): ServiceImpl<typeof ExecutionService> {

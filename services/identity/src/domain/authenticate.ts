@@ -8,7 +8,7 @@ import { hashApiKey, hashesMatch, looksLikeApiKey } from "./api-key-secret.js";
 import { keyOrganizationMismatch, maySelectOrganization } from "./authority.js";
 import type { Account, ApiKey, ResolvedPrincipal } from "./model.js";
 import { hashToken, looksLikeAccessToken } from "./oauth-server.js";
-import type { AccountStore, KeyStore, MembershipRole, OrganizationStore } from "./ports.js";
+import type { AccountStore, KeyPrincipal, KeyStore, MembershipRole, OrganizationStore } from "./ports.js";
 import { isUuid } from "./validation.js";
 
 export interface AuthDeps {
@@ -29,9 +29,27 @@ export async function authenticateApiKey(
   selector: string | undefined,
 ): Promise<ResolvedPrincipal> {
   if (!looksLikeApiKey(plaintext)) throw invalidCredentials();
-  const chosen = chosenOrganization(selector);
   const presented = hashApiKey(plaintext);
-  const found = await deps.keys.authenticateKey(presented, chosen);
+  return keyPrincipal(presented, await deps.keys.authenticateKey(presented, chosenOrganization(selector)), selector);
+}
+
+/**
+ * An OAuth access token (domain/oauth-server.ts) -> the principal of its grant's key, by the same rules
+ * as the key itself: a token acts exactly as the key the person granted, until the token expires.
+ */
+export async function authenticateAccessToken(
+  deps: AuthDeps,
+  plaintext: string,
+  selector: string | undefined,
+): Promise<ResolvedPrincipal> {
+  if (!looksLikeAccessToken(plaintext)) throw invalidCredentials();
+  const presented = hashToken(plaintext);
+  const found = await deps.keys.authenticateAccessToken(presented, chosenOrganization(selector));
+  return { ...keyPrincipal(presented, found, selector), credentialExpiresAt: found?.tokenExpiresAt };
+}
+
+/** The principal of a key the store found for a presented hash, or the refusal. */
+function keyPrincipal(presented: Buffer, found: KeyPrincipal | null, selector: string | undefined): ResolvedPrincipal {
   if (!found || !hashesMatch(presented, found.storedHash)) throw invalidCredentials();
   // README "Permissions": a key works only while its owner belongs to the organization it is bound to,
   // whatever organization the request selects.
@@ -44,30 +62,6 @@ export async function authenticateApiKey(
     }
   }
   return principal;
-}
-
-/**
- * An OAuth access token (domain/oauth-server.ts) -> the principal of its grant's key, by the same rules
- * as the key itself: a token acts exactly as the key the person granted.
- */
-export async function authenticateAccessToken(
-  deps: AuthDeps,
-  plaintext: string,
-  selector: string | undefined,
-): Promise<ResolvedPrincipal> {
-  if (!looksLikeAccessToken(plaintext)) throw invalidCredentials();
-  const chosen = chosenOrganization(selector);
-  const presented = hashToken(plaintext);
-  const found = await deps.keys.authenticateAccessToken(presented, chosen);
-  if (!found || !hashesMatch(presented, found.storedHash)) throw invalidCredentials();
-  if (!found.boundMembership) throw keyOrganizationLeft();
-  const principal = principalOf(found.account, found.key, found.membership, selector, "api_key");
-  if (principal.organizationId.toLowerCase() !== found.key.organizationId.toLowerCase()) {
-    if (!maySelectOrganization(found.key, found.account.personalOrganizationId)) {
-      throw keyOrganizationMismatch(found.key.organizationId, principal.organizationId);
-    }
-  }
-  return { ...principal, credentialExpiresAt: found.tokenExpiresAt };
 }
 
 /** A Toolport JWT's account -> principal in one store round trip. */

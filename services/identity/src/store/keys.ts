@@ -23,7 +23,7 @@ interface KeyRow {
 }
 
 /** jsonb form; caps are decimal strings so no bigint passes through a JSON number. */
-interface StoredPermissions {
+export interface StoredPermissions {
   allowed_services: string[] | null;
   allowed_tools: string[] | null;
   max_cost_per_call_cents: string | null;
@@ -34,7 +34,8 @@ interface StoredPermissions {
 const KEY_COLUMNS =
   "id, account_id, organization_id, name, key_prefix, permissions, agent_name, agent_type, purpose, created_at, last_used_at, revoked_at, expires_at, created_by_key_id, console_session, oauth_client_id";
 
-function toStored(p: Permissions | null): string | null {
+/** Permissions as api_keys (and an authorization request's decision) store them. */
+export function toStored(p: Permissions | null): string | null {
   if (!p) return null;
   const stored: StoredPermissions = {
     allowed_services: p.allowedServices,
@@ -46,7 +47,7 @@ function toStored(p: Permissions | null): string | null {
   return JSON.stringify(stored);
 }
 
-function fromStored(s: StoredPermissions | null): Permissions | null {
+export function fromStored(s: StoredPermissions | null): Permissions | null {
   if (!s) return null;
   return {
     allowedServices: s.allowed_services,

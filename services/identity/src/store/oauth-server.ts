@@ -1,7 +1,7 @@
 /** The authorization server's tables (migrations/0004_oauth_server.sql): clients, requests and codes, tokens. */
 import type { Pool } from "@toolport/kit/pg";
-import type { Permissions } from "../domain/model.js";
 import type { AuthorizationRequestRecord, OAuthClientRecord, OAuthServerStore, RefreshOutcome } from "../domain/oauth-server.js";
+import { fromStored, type StoredPermissions, toStored } from "./keys.js";
 
 interface ClientRow {
   client_id: string;
@@ -31,34 +31,6 @@ interface RequestRow {
   code_used_at: Date | null;
   key_id: string | null;
 }
-
-/** As api_keys stores them (store/keys.ts): caps as decimal strings. */
-interface StoredPermissions {
-  allowed_services: string[] | null;
-  allowed_tools: string[] | null;
-  max_cost_per_call_cents: string | null;
-  daily_spend_limit_cents: string | null;
-  require_confirmation: boolean;
-}
-
-const toStored = (p: Permissions | null): string | null =>
-  p &&
-  JSON.stringify({
-    allowed_services: p.allowedServices,
-    allowed_tools: p.allowedTools,
-    max_cost_per_call_cents: p.maxCostPerCallCents?.toString() ?? null,
-    daily_spend_limit_cents: p.dailySpendLimitCents?.toString() ?? null,
-    require_confirmation: p.requireConfirmation,
-  } satisfies StoredPermissions);
-
-const fromStored = (s: StoredPermissions | null): Permissions | null =>
-  s && {
-    allowedServices: s.allowed_services,
-    allowedTools: s.allowed_tools,
-    maxCostPerCallCents: s.max_cost_per_call_cents === null ? null : BigInt(s.max_cost_per_call_cents),
-    dailySpendLimitCents: s.daily_spend_limit_cents === null ? null : BigInt(s.daily_spend_limit_cents),
-    requireConfirmation: s.require_confirmation,
-  };
 
 const toClient = (r: ClientRow): OAuthClientRecord => ({
   clientId: r.client_id,
