@@ -710,7 +710,13 @@ async function newTokens(
 async function recordInsufficientScope(deps: CatalogDeps, input: RefreshInput, asked: string[]): Promise<never> {
   const row = await findConnection(deps.pool, input.connectionId);
   if (!row || !servesCaller(row, input)) throw connectionNotFound(input.connectionId);
-  const scopes = checkScopes(asked.flatMap((s) => s.split(" ")).filter(Boolean));
+  // The upstream's words: scope names it could not mean (quotes, backslashes, too long) are left out, not refused.
+  const scopes = checkScopes(
+    asked
+      .flatMap((s) => s.split(" "))
+      .filter((s) => s !== "" && s.length <= 200 && !/[\s"\\]/.test(s))
+      .slice(0, 100),
+  );
   const wanted = scopeUnion(
     row.oauthWantedScopes,
     scopes.filter((s) => !row.oauthScopes.includes(s)),
