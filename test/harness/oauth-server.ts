@@ -46,6 +46,21 @@ export interface OAuthServerOptions {
   scopes?: string[];
   /** The web client's redirect URIs; can also be set later with `setRedirectUris`. */
   redirectUris?: string[];
+  /**
+   * Dynamic client registration (RFC 7591) open to anyone at `registrationUrl`, as an MCP server's
+   * authorization server offers it (issue 32). Off by default.
+   */
+  registration?: boolean;
+}
+
+/** A live access token as a resource server sees it (`accessToken`). */
+export interface AccessTokenInfo {
+  /** The end user (or the client, for client credentials). */
+  subject: string;
+  clientId: string;
+  scopes: string[];
+  /** The resource indicators it is meant for. */
+  audience: string[];
 }
 
 export interface OAuthClientCredentials {
@@ -96,6 +111,16 @@ export interface OAuthServer {
   tokenUrl: string;
   /** RFC 7009 token revocation endpoint. */
   revocationUrl: string;
+  /** RFC 7591 registration endpoint (with `registration: true`). */
+  registrationUrl: string;
+  /**
+   * Makes `indicator` (an MCP server's URL) a resource server of the provider too, with the same scopes
+   * and token lifetime as the API: an authorization or token request naming it as `resource` gets tokens
+   * for it (its audience), which `accessToken` then finds.
+   */
+  addResource(indicator: string): void;
+  /** The live access token behind a bearer value, for a resource server to check; undefined if none. */
+  accessToken(value: string): Promise<AccessTokenInfo | undefined>;
   /** Base URL of the protected API (no trailing slash); also the resource indicator of its tokens. */
   apiUrl: string;
   /** Confidential web client: authorization_code + refresh_token, client_secret_basic, PKCE required. */
@@ -268,7 +293,8 @@ export async function startOAuthServer(options: OAuthServerOptions = {}): Promis
   const apiServer = http.createServer();
   const issuer = await listen(providerServer);
   const apiUrl = await listen(apiServer);
-  const isApiResource = (indicator: string) => URL.parse(indicator)?.href === new URL(apiUrl).href;
+  const resources = new Set([new URL(apiUrl).href]);
+  const isApiResource = (indicator: string) => resources.has(URL.parse(indicator)?.href ?? "");
 
   // base64url secrets: nothing to escape in client_secret_basic.
   const secret = () => randomBytes(24).toString("base64url");
@@ -307,7 +333,7 @@ export async function startOAuthServer(options: OAuthServerOptions = {}): Promis
     adapter: (name: string) => store.adapter(name),
     jwks: { keys: [{ ...signingKey, kid: "harness", use: "sig", alg: "RS256" }] },
     cookies: { keys: [randomBytes(32).toString("hex")] },
-    routes: { authorization: "/auth", token: "/token", revocation: "/token/revocation" },
+    routes: { authorization: "/auth", token: "/token", revocation: "/token/revocation", registration: "/reg" },
     async findAccount(_ctx, sub) {
       return { accountId: sub, claims: async () => ({ sub }) };
     },
@@ -318,6 +344,7 @@ export async function startOAuthServer(options: OAuthServerOptions = {}): Promis
     features: {
       devInteractions: { enabled: true },
       clientCredentials: { enabled: true },
+      registration: { enabled: options.registration === true },
       revocation: {
         enabled: true,
         // oidc-provider's default policy for confidential clients (only their own tokens), given here to skip
@@ -464,7 +491,22 @@ export async function startOAuthServer(options: OAuthServerOptions = {}): Promis
     authorizationUrl,
     tokenUrl,
     revocationUrl: `${issuer}/token/revocation`,
+    registrationUrl: `${issuer}/reg`,
     apiUrl,
+    addResource(indicator) {
+      resources.add(new URL(indicator).href);
+    },
+    async accessToken(value) {
+      const token = await provider.AccessToken.find(value);
+      if (!token || token.isExpired) return undefined;
+      const audience = (Array.isArray(token.aud) ? token.aud : [token.aud]).filter((a): a is string => typeof a === "string");
+      return {
+        subject: token.accountId ?? token.clientId ?? "",
+        clientId: token.clientId ?? "",
+        scopes: token.scope?.split(" ").filter(Boolean) ?? [],
+        audience,
+      };
+    },
     client,
     machineClient,
     counts,

@@ -548,6 +548,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/oauth/client-metadata.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Toolport's OAuth Client ID Metadata Document
+         * @description Toolport as an OAuth client of OAuth-protected MCP servers (issue 32): an authorization server that supports Client ID Metadata Documents takes this document's own URL as Toolport's `client_id` and reads the client's name and redirect URI here, so no registration is needed. `client_id` is this URL; `redirect_uris` is the gateway's `/v1/oauth/callback`; a public client (`token_endpoint_auth_method: none`, PKCE) with the authorization-code and refresh-token grants. Used only when PUBLIC_URL is https (authorization servers require it); otherwise Toolport registers dynamically.
+         */
+        get: operations["oauthClientMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/connections": {
         parameters: {
             query?: never;
@@ -2267,7 +2287,7 @@ export interface components {
              */
             base_url?: string;
         };
-        /** @description An MCP server whose `tools/list` becomes the service's tools: its URL (alone, as a string, or `url`), and when the server needs a credential, the `security_scheme` by which calls send one and a `credential` used only to list the tools (never stored; it must hold the secret itself, not a reference). */
+        /** @description An MCP server whose `tools/list` becomes the service's tools: its URL (alone, as a string, or `url`), and when the server needs a credential, the `security_scheme` by which calls send one and a `credential` used only to list the tools (never stored; it must hold the secret itself, not a reference). A server protected by OAuth (MCP authorization: it answers 401 with a Bearer challenge) needs neither: Toolport discovers its authorization server, registers as a client there, and publishes the service with an `oauth2` scheme and no tools yet (a warning says so); the tools are listed by a re-import once the publisher has connected on the service's connect page. */
         McpServerSource: string | {
             /** Format: uri */
             url: string;
@@ -2568,11 +2588,11 @@ export interface components {
              */
             scope: "caller" | "organization";
             /**
-             * @description `broken` once the provider refused a refresh (`invalid_grant`: revoked or expired at the provider); the service's tools are then `needs_credential` until it is reconnected at `configuration_url`.
+             * @description `broken` once the provider refused a refresh (`invalid_grant`: revoked or expired at the provider); the service's tools are then `needs_credential` until it is reconnected at `configuration_url`. `needs_consent`: an OAuth-protected MCP server refused a call for want of a scope the grant lacks (403 `insufficient_scope`); the connection still serves what it covers, the tools are `needs_credential`, and connecting again asks for the wider scope.
              * @enum {string}
              */
-            status: "active" | "broken";
-            /** @description Why it broke, in words; null while active. */
+            status: "active" | "broken" | "needs_consent";
+            /** @description Why it broke, or which scopes it needs consent to, in words; null while active. */
             broken_reason: string | null;
             /** @enum {string} */
             flow: "authorization_code" | "client_credentials";
@@ -6710,7 +6730,7 @@ export interface operations {
                 error?: string;
                 /** @description The provider's words about the error. */
                 error_description?: string;
-                /** @description The provider's issuer (RFC 9207); not used. */
+                /** @description The provider's issuer (RFC 9207): for an OAuth-protected MCP server it must equal its authorization server's issuer (and is required when that server says it sends it), else the connection fails with `oauth_error=invalid_issuer`. */
                 iss?: string;
             };
             header?: never;
@@ -6727,6 +6747,60 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["Timeout"];
+        };
+    };
+    oauthClientMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The client metadata document (RFC 7591 fields). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "client_id": "https://toolport.example.com/v1/oauth/client-metadata.json",
+                     *       "client_name": "Toolport",
+                     *       "client_uri": "https://toolport.example.com",
+                     *       "redirect_uris": [
+                     *         "https://toolport.example.com/v1/oauth/callback"
+                     *       ],
+                     *       "grant_types": [
+                     *         "authorization_code",
+                     *         "refresh_token"
+                     *       ],
+                     *       "response_types": [
+                     *         "code"
+                     *       ],
+                     *       "token_endpoint_auth_method": "none",
+                     *       "application_type": "web"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description This document's own URL. */
+                        client_id: string;
+                        client_name: string;
+                        client_uri?: string;
+                        redirect_uris: string[];
+                        grant_types: string[];
+                        response_types?: string[];
+                        token_endpoint_auth_method: string;
+                        /** @enum {string} */
+                        application_type?: "web" | "native";
+                    };
+                };
             };
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];

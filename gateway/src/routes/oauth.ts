@@ -54,6 +54,27 @@ export function connectionJson(c: Connection | undefined): JsonObject | null {
   };
 }
 
+/**
+ * Toolport's Client ID Metadata Document (MCP authorization, SEP-991): the same document the catalog
+ * registers with dynamically (services/catalog/src/oauth/upstream.ts toolportClientMetadata), by value here
+ * so the gateway needs nothing of the catalog to serve it.
+ */
+export function toolportClientMetadata(publicUrl: string): Record<string, unknown> {
+  const base = publicUrl.replace(/\/$/, "");
+  const redirect = `${base}/v1/oauth/callback`;
+  const host = new URL(redirect).hostname;
+  return {
+    client_id: `${base}/v1/oauth/client-metadata.json`,
+    client_name: "Toolport",
+    client_uri: base,
+    redirect_uris: [redirect],
+    grant_types: ["authorization_code", "refresh_token"],
+    response_types: ["code"],
+    token_endpoint_auth_method: "none",
+    application_type: /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/.test(host) ? "native" : "web",
+  };
+}
+
 export function oauthRoutes(api: DescribedRouter, deps: AppDeps): void {
   const catalog = deps.clients.catalog;
   const identity = deps.clients.identity;
@@ -103,11 +124,16 @@ export function oauthRoutes(api: DescribedRouter, deps: AppDeps): void {
       code: queryString(ctx, "code") ?? "",
       error: queryString(ctx, "error") ?? "",
       errorDescription: queryString(ctx, "error_description") ?? "",
+      iss: queryString(ctx, "iss") ?? "",
     });
     // The code was in this address: no cache keeps it, and the next page's requests do not carry it.
     ctx.set("Cache-Control", "no-store");
     ctx.set("Referrer-Policy", "no-referrer");
     ctx.redirect(res.redirectTo);
+  });
+  api.get("/oauth/client-metadata.json", ops.oauthClientMetadata, none, async (ctx) => {
+    ctx.set("Cache-Control", "public, max-age=3600");
+    ctx.body = toolportClientMetadata(deps.config.PUBLIC_URL) as JsonObject;
   });
   api.get("/connections", ops.listConnections, caller, async (ctx) => {
     ctx.body = (await catalog.listConnections({})).connections.map(connectionJson) as JsonValue;

@@ -10,7 +10,8 @@
  * the flow (`POST /services/{id}/oauth/connect`) and sends the browser to the provider; the provider
  * returns it to the gateway's callback, which sends it back here with `oauth=connected` or
  * `oauth_error=`. The OAuth connections of the service (`GET /connections`) are listed with their state:
- * a broken one (the provider refused a refresh) is reconnected with the same button.
+ * a broken one (the provider refused a refresh) is reconnected with the same button, as is one an MCP server
+ * asked for more scopes (`needs_consent`, step-up): connecting again asks for them too.
  *
  * Where the facts come from: the security schemes are the managers' publishing facts on
  * `GET /services/{id}`, so the page reads them from `GET /tools/{id}/describe` (`security_schemes`), for
@@ -655,7 +656,10 @@ function OAuthConnections({ serviceId, canOrg, orgName }: { serviceId: string; c
               {mine.map((c: Connection) => (
                 <tr key={c.id}>
                   <td>
-                    <Badge value={c.status === "broken" ? "failed" : "active"} label={c.status} />
+                    <Badge
+                      value={c.status === "broken" ? "failed" : c.status === "needs_consent" ? "needs_credential" : "active"}
+                      label={c.status.replace(/_/g, " ")}
+                    />
                     {c.broken_reason ? <p className="hint">{c.broken_reason}. Connect again below.</p> : null}
                   </td>
                   <td>{whoItServes(c.scope, orgName)}</td>

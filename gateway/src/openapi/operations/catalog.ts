@@ -245,7 +245,10 @@ const catalogInputSchemas: Record<string, Schema> = {
     description:
       "An MCP server whose `tools/list` becomes the service's tools: its URL (alone, as a string, or `url`), and when " +
       "the server needs a credential, the `security_scheme` by which calls send one and a `credential` used only to " +
-      "list the tools (never stored; it must hold the secret itself, not a reference).",
+      "list the tools (never stored; it must hold the secret itself, not a reference). A server protected by OAuth " +
+      "(MCP authorization: it answers 401 with a Bearer challenge) needs neither: Toolport discovers its authorization " +
+      "server, registers as a client there, and publishes the service with an `oauth2` scheme and no tools yet (a " +
+      "warning says so); the tools are listed by a re-import once the publisher has connected on the service's connect page.",
     anyOf: [
       { ...string, format: "uri" },
       closed(

@@ -93,12 +93,17 @@ export const oauthSchemas: Record<string, Schema> = {
       scheme_name: stringOrNull,
       scope: { ...oneOf("caller", "organization"), description: "Whom it serves." },
       status: {
-        ...oneOf("active", "broken"),
+        ...oneOf("active", "broken", "needs_consent"),
         description:
           "`broken` once the provider refused a refresh (`invalid_grant`: revoked or expired at the provider); the service's " +
-          "tools are then `needs_credential` until it is reconnected at `configuration_url`.",
+          "tools are then `needs_credential` until it is reconnected at `configuration_url`. `needs_consent`: an " +
+          "OAuth-protected MCP server refused a call for want of a scope the grant lacks (403 `insufficient_scope`); the " +
+          "connection still serves what it covers, the tools are `needs_credential`, and connecting again asks for the wider scope.",
       },
-      broken_reason: { ...stringOrNull, description: "Why it broke, in words; null while active." },
+      broken_reason: {
+        ...stringOrNull,
+        description: "Why it broke, or which scopes it needs consent to, in words; null while active.",
+      },
       flow,
       scopes: { ...stringArray, description: "The scopes granted." },
       expires_at: { ...timestampOrNull, description: "When the current access token expires (refreshed before it does)." },
@@ -251,12 +256,58 @@ export const oauthOps = {
       code: { description: "The authorization code.", schema: string },
       error: { description: "The provider's error code, when the person refused or it failed.", schema: string },
       error_description: { description: "The provider's words about the error.", schema: string },
-      iss: { description: "The provider's issuer (RFC 9207); not used.", schema: string },
+      iss: {
+        description:
+          "The provider's issuer (RFC 9207): for an OAuth-protected MCP server it must equal its authorization server's " +
+          "issuer (and is required when that server says it sends it), else the connection fails with `oauth_error=invalid_issuer`.",
+        schema: string,
+      },
     },
     responses: {
       302: {
         description: "To `return_to` with `oauth=connected` or `oauth_error=<code>`.",
         headers: { Location: { description: "Where the browser goes next.", schema: string } },
+      },
+    },
+  },
+  oauthClientMetadata: {
+    operationId: "oauthClientMetadata",
+    summary: "Toolport's OAuth Client ID Metadata Document",
+    description:
+      "Toolport as an OAuth client of OAuth-protected MCP servers (issue 32): an authorization server that supports " +
+      "Client ID Metadata Documents takes this document's own URL as Toolport's `client_id` and reads the client's name " +
+      "and redirect URI here, so no registration is needed. `client_id` is this URL; `redirect_uris` is the gateway's " +
+      "`/v1/oauth/callback`; a public client (`token_endpoint_auth_method: none`, PKCE) with the authorization-code " +
+      "and refresh-token grants. Used only when PUBLIC_URL is https (authorization servers require it); otherwise " +
+      "Toolport registers dynamically.",
+    tags: ["Services"],
+    responses: {
+      200: {
+        description: "The client metadata document (RFC 7591 fields).",
+        schema: {
+          type: "object",
+          required: ["client_id", "client_name", "redirect_uris", "grant_types", "token_endpoint_auth_method"],
+          properties: {
+            client_id: { type: "string", description: "This document's own URL." },
+            client_name: { type: "string" },
+            client_uri: { type: "string" },
+            redirect_uris: { type: "array", items: { type: "string" } },
+            grant_types: { type: "array", items: { type: "string" } },
+            response_types: { type: "array", items: { type: "string" } },
+            token_endpoint_auth_method: { type: "string" },
+            application_type: { type: "string", enum: ["web", "native"] },
+          },
+        },
+        example: {
+          client_id: "https://toolport.example.com/v1/oauth/client-metadata.json",
+          client_name: "Toolport",
+          client_uri: "https://toolport.example.com",
+          redirect_uris: ["https://toolport.example.com/v1/oauth/callback"],
+          grant_types: ["authorization_code", "refresh_token"],
+          response_types: ["code"],
+          token_endpoint_auth_method: "none",
+          application_type: "web",
+        },
       },
     },
   },

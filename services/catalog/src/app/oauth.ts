@@ -29,9 +29,23 @@ import {
   type TokenClient,
   type TokenSet,
 } from "../oauth/token-client.js";
+import {
+  authorizationRequestUrl,
+  boundedFetch,
+  checkResponseIssuer,
+  discover,
+  probe,
+  type Registration,
+  register,
+  scopeUnion,
+  toolportClientMetadata,
+  UpstreamAuthError,
+  type UpstreamAuthorization,
+} from "../oauth/upstream.js";
 import { scopesOfServiceTools } from "../store/catalog-store.js";
 import { putCredential, type SealedCredential } from "../store/credentials-store.js";
 import {
+  addWantedScopes,
   type ConnectionRow,
   connectionsOf,
   deleteConnectionRow,
@@ -203,9 +217,18 @@ export async function putOAuthClient(
       authorizationUrl,
       tokenUrl,
       revocationUrl: endpointUrl(input.revocationUrl, "revocation_url", service.baseUrl),
-      scopes: checkScopes(input.scopes),
+      // An MCP server's client asks by default for the scopes discovery found (its challenge's, else its
+      // resource metadata's): its tools name none.
+      scopes: checkScopes(
+        input.scopes.length === 0 && scheme.mcpAuthorization ? (flows.authorizationCode?.scopes ?? []) : input.scopes,
+      ),
       // A client-credentials token is the client's own, the same for everyone: one per organization.
       shared: input.shared ?? flow === "client_credentials",
+      // An MCP server's client, registered by hand: bound to the discovered resource and issuer all the same.
+      resource: scheme.mcpAuthorization?.resource ?? null,
+      issuer: scheme.mcpAuthorization?.issuer ?? null,
+      issSupported: scheme.mcpAuthorization?.issParameterSupported ?? false,
+      registration: "manual",
     },
     requireCaller(caller).accountId,
   );
@@ -282,7 +305,11 @@ export async function startOAuthConnection(
   assertMayManageCredentials(caller, "connect OAuth connections");
   const service = await visibleService(deps, input.serviceId, caller);
   const returnTo = checkReturnTo(input.returnTo, service.id);
-  const client = await findOAuthClient(deps.pool, service.id);
+  const stored = await findOAuthClient(deps.pool, service.id);
+  const client =
+    stored?.resource && stored.registration !== "manual" && service.mcpServerUrl
+      ? await followMigration(deps, service.mcpServerUrl, stored, caller.accountId)
+      : stored;
   if (!client) {
     throw conflict(
       "oauth_not_configured",
@@ -292,7 +319,15 @@ export async function startOAuthConnection(
   }
   const scope: CredentialScope = client.shared ? "organization" : "caller";
   const ownerId = ownerFor(scope, caller);
-  const scopes = await connectionScopes(deps, client);
+  // Connecting again keeps what the connection has and asks for what an upstream wanted (step-up).
+  const existing = (await connectionsOf(deps.pool, caller.accountId, caller.organizationId)).find(
+    (c) => c.serviceId === service.id && c.scope === scope && c.ownerId === ownerId,
+  );
+  const scopes = scopeUnion(
+    await connectionScopes(deps, client),
+    client.resource ? existing?.oauthScopes : undefined,
+    existing?.oauthWantedScopes,
+  );
 
   if (client.flow === "client_credentials") {
     let tokens: TokenSet;
@@ -327,15 +362,16 @@ export async function startOAuthConnection(
     scopes,
     expiresAt,
   });
-  const url = new URL(client.authorizationUrl as string);
-  url.searchParams.set("response_type", "code");
-  url.searchParams.set("client_id", client.clientId);
-  url.searchParams.set("redirect_uri", callback);
-  if (scopes.length > 0) url.searchParams.set("scope", scopes.join(" "));
-  url.searchParams.set("state", state);
-  url.searchParams.set("code_challenge", sha256(verifier));
-  url.searchParams.set("code_challenge_method", "S256");
-  return { flow: client.flow, authorizationUrl: url.toString(), expiresAt };
+  const authorizationUrl = authorizationRequestUrl({
+    authorizationUrl: client.authorizationUrl as string,
+    clientId: client.clientId,
+    redirectUri: callback,
+    scopes,
+    state,
+    codeChallenge: sha256(verifier),
+    resource: client.resource,
+  });
+  return { flow: client.flow, authorizationUrl, expiresAt };
 }
 
 /** A token request the provider refused or could not answer, as the caller's error (never a token). */
@@ -406,7 +442,7 @@ export interface CompletedConnection {
  */
 export async function completeOAuthConnection(
   deps: CatalogDeps,
-  input: { state: string; code: string; error: string; errorDescription: string },
+  input: { state: string; code: string; error: string; errorDescription: string; iss?: string },
 ): Promise<CompletedConnection> {
   if (!input.state) {
     throw invalidArgument("invalid_oauth_state", "the callback carries no state; start the connection again", {
@@ -438,12 +474,21 @@ export async function completeOAuthConnection(
   if (!input.code) return fail("missing_code");
   const client = await findOAuthClient(deps.pool, pending.serviceId);
   if (client?.flow !== "authorization_code" || !client.authorizationUrl) return fail("oauth_not_configured");
+  if (client.issuer) {
+    // RFC 9207: the answer must come from the authorization server the request went to (mix-up defense).
+    try {
+      checkResponseIssuer(input.iss || undefined, { issuer: client.issuer, issParameterSupported: client.issSupported });
+    } catch {
+      return fail("invalid_issuer");
+    }
+  }
   let tokens: TokenSet;
   try {
     tokens = await exchangeCode(deps.outbound, client.tokenUrl, tokenClient(deps, client), {
       code: input.code,
       redirectUri: pending.redirectUri,
       codeVerifier: deps.sealer.open(pending.sealedVerifier, verifierAad(pending.stateHash)),
+      resource: client.resource ?? undefined,
     });
   } catch (err) {
     if (!(err instanceof OAuthProviderError)) throw err;
@@ -464,15 +509,21 @@ export async function completeOAuthConnection(
 
 // ---- connections -----------------------------------------------------------------------------------
 
+/** The scopes an upstream asked a connection for that it was not granted (step-up), none when none. */
+export function missingConsent(row: { oauthScopes: string[]; oauthWantedScopes: string[] }): string[] {
+  return row.oauthWantedScopes.filter((s) => !row.oauthScopes.includes(s));
+}
+
 function connectionView(deps: CatalogDeps, row: ConnectionRow): ConnectionView {
+  const missing = row.status === "active" ? missingConsent(row) : [];
   return {
     id: row.id,
     serviceId: row.serviceId,
     serviceName: row.serviceName,
     schemeName: row.schemeName,
     scope: row.scope,
-    status: row.status,
-    brokenReason: row.brokenReason,
+    status: missing.length > 0 ? "needs_consent" : row.status,
+    brokenReason: missing.length > 0 ? `the MCP server asks for consent to ${missing.join(" ")}` : row.brokenReason,
     flow: row.flow,
     scopes: row.oauthScopes,
     expiresAt: row.expiresAt,
@@ -549,6 +600,10 @@ export interface RefreshInput {
   organizationId: string;
   minValidSeconds: number;
   rejectedAccessToken?: string;
+  /** The upstream answered 403 insufficient_scope asking for these: recorded, then the call fails. */
+  insufficientScope?: string[];
+  /** The upstream refused even a freshly refreshed token: the connection breaks with this reason. */
+  brokenReason?: string;
 }
 
 /**
@@ -560,6 +615,8 @@ export async function refreshOAuthConnection(
   deps: CatalogDeps,
   input: RefreshInput,
 ): Promise<{ tokens: OAuthTokens; refreshed: boolean }> {
+  if (input.insufficientScope) return recordInsufficientScope(deps, input, input.insufficientScope);
+  if (input.brokenReason !== undefined) return breakConnection(deps, input, input.brokenReason);
   const outcome = await withTransaction(deps.pool, async (db) => {
     const row = await findConnection(db, input.connectionId, true);
     if (!row || !servesCaller(row, input)) throw connectionNotFound(input.connectionId);
@@ -621,7 +678,13 @@ async function newTokens(
   try {
     return row.flow === "client_credentials"
       ? await clientCredentials(deps.outbound, client.tokenUrl, tokenClient(deps, client), row.oauthScopes)
-      : await refreshTokens(deps.outbound, client.tokenUrl, tokenClient(deps, client), current.refreshToken as string);
+      : await refreshTokens(
+          deps.outbound,
+          client.tokenUrl,
+          tokenClient(deps, client),
+          current.refreshToken as string,
+          client.resource ?? undefined,
+        );
   } catch (err) {
     if (!(err instanceof OAuthProviderError)) throw err;
     deps.log.warn(
@@ -635,4 +698,212 @@ async function newTokens(
     }
     return { broken: `the provider refused the refresh (${err.code}); reconnect the service` };
   }
+}
+
+/**
+ * Step-up (MCP authorization, "Scope challenge handling"): an upstream refused a call with 403
+ * `insufficient_scope` asking for `scopes`. A refresh cannot widen a grant (RFC 6749 §6), so the scopes are
+ * recorded on the connection as wanted: readiness then says the caller must connect again (the connect
+ * page asks for the union of the granted and the wanted scopes), and the call fails saying so. The
+ * connection itself keeps serving the calls its grant covers.
+ */
+async function recordInsufficientScope(deps: CatalogDeps, input: RefreshInput, asked: string[]): Promise<never> {
+  const row = await findConnection(deps.pool, input.connectionId);
+  if (!row || !servesCaller(row, input)) throw connectionNotFound(input.connectionId);
+  // The upstream's words: scope names it could not mean (quotes, backslashes, too long) are left out, not refused.
+  const scopes = checkScopes(
+    asked
+      .flatMap((s) => s.split(" "))
+      .filter((s) => s !== "" && s.length <= 200 && !/[\s"\\]/.test(s))
+      .slice(0, 100),
+  );
+  const wanted = scopeUnion(
+    row.oauthWantedScopes,
+    scopes.filter((s) => !row.oauthScopes.includes(s)),
+  );
+  // An upstream asking for scopes the grant already has: consent cannot help, but the caller may
+  // reconnect all the same; the scopes it names are still the ones to ask for.
+  const needed = wanted.length > 0 ? wanted : scopes;
+  await addWantedScopes(deps.pool, row.id, needed);
+  const url = configurationUrl(deps.publicUrl, row.serviceId);
+  deps.log.info({ service_id: row.serviceId, connection_id: row.id, scopes: needed }, "OAuth connection needs consent (step-up)");
+  throw permissionDenied(
+    "insufficient_scope",
+    `the MCP server needs consent to ${needed.join(" ")} for this call: connect ${row.serviceName} again at ${url}`,
+    { details: { connection_id: row.id, scopes: needed, configuration_url: url } },
+  );
+}
+
+// ---- OAuth-protected MCP servers (issue 32) --------------------------------------------------------
+
+/** What publishing found of an MCP server that answered 401: its authorization server and, if made, Toolport's client there. */
+export interface DiscoveredMcpAuthorization {
+  authorization: UpstreamAuthorization;
+  /** Null when the authorization server offers no registration: the publisher registers a client by hand. */
+  registration: Registration | null;
+  /** Why there is no registration, for the publisher. */
+  registrationProblem?: string;
+}
+
+/**
+ * Publishing an MCP server that answers 401 (no credential given): discovers its authorization server and
+ * registers Toolport there (oauth/upstream.ts); every request through the guarded outbound client. Null
+ * when the server's refusal is no OAuth challenge (a bearer or API key server: the publisher gives one).
+ */
+export async function discoverMcpAuthorization(deps: CatalogDeps, serverUrl: string): Promise<DiscoveredMcpAuthorization | null> {
+  const fetchFn = boundedFetch(deps.outbound.fetch);
+  const answer = await probe(serverUrl, fetchFn);
+  if (answer.status !== 401) return null;
+  let authorization: UpstreamAuthorization;
+  try {
+    authorization = await discover(serverUrl, answer.challenge, fetchFn);
+  } catch (err) {
+    if (!answer.challenge && !(err instanceof UpstreamAuthError && err.code !== "discovery_failed")) return null;
+    throw invalidArgument(
+      "mcp_oauth_discovery_failed",
+      `the MCP server at ${serverUrl} asks for OAuth, but ${(err as Error).message}`,
+      {
+        details: { field: "mcp_server.url" },
+      },
+    );
+  }
+  const base = deps.publicUrl.replace(/\/$/, "");
+  const identity = {
+    metadataUrl: `${base}/v1/oauth/client-metadata.json`,
+    metadata: toolportClientMetadata(base, redirectUri(deps.publicUrl)),
+  };
+  try {
+    return { authorization, registration: await register(authorization, identity, fetchFn) };
+  } catch (err) {
+    if (!(err instanceof UpstreamAuthError)) throw err;
+    // Guessed endpoints (no metadata anywhere) that do not register either: no OAuth server after all, just
+    // a server that wants a credential (bearer, API key) the publisher did not give.
+    if (!authorization.metadataFound) return null;
+    deps.log.warn({ url: serverUrl, reason: err.code }, "registering at an MCP server's authorization server failed");
+    return { authorization, registration: null, registrationProblem: err.message };
+  }
+}
+
+/** The `mcp_server` scheme of an OAuth-protected MCP server: oauth2, authorization code, with what discovery found. */
+export function mcpOAuthScheme(name: string, found: DiscoveredMcpAuthorization): SecuritySchemeInfo {
+  const a = found.authorization;
+  return {
+    name,
+    type: "oauth2",
+    description: `OAuth 2.0 at ${a.issuer} (discovered from the MCP server's ${a.via === "origin" ? "origin" : "protected resource metadata"})`,
+    oauthFlows: {
+      authorizationCode: { authorizationUrl: a.authorizationUrl, tokenUrl: a.tokenUrl, refreshUrl: "", scopes: a.scopes },
+    },
+    mcpAuthorization: {
+      issuer: a.issuer,
+      resource: a.resource,
+      issParameterSupported: a.issParameterSupported,
+      registrationUrl: a.registrationUrl,
+      revocationUrl: a.revocationUrl,
+      cimdSupported: a.cimdSupported,
+      via: a.via,
+    },
+  };
+}
+
+/** Stores the client Toolport registered at an MCP server's authorization server as the service's OAuth client. */
+export async function storeDiscoveredClient(
+  deps: CatalogDeps,
+  db: Queryable,
+  serviceId: string,
+  found: DiscoveredMcpAuthorization,
+  createdBy: string,
+): Promise<OAuthClientRecord | null> {
+  const r = found.registration;
+  if (!r) return null;
+  const a = found.authorization;
+  return storeOAuthClient(
+    db,
+    {
+      serviceId,
+      schemeName: "mcp_server",
+      flow: "authorization_code",
+      clientId: r.clientId,
+      sealedSecret: r.clientSecret === null ? null : deps.sealer.seal(r.clientSecret, clientSecretAad(serviceId)),
+      clientAuth: r.clientAuth,
+      authorizationUrl: a.authorizationUrl,
+      tokenUrl: a.tokenUrl,
+      revocationUrl: a.revocationUrl ?? null,
+      scopes: checkScopes(a.scopes),
+      shared: false,
+      resource: a.resource,
+      issuer: a.issuer,
+      issSupported: a.issParameterSupported,
+      registration: r.kind,
+    },
+    createdBy,
+  );
+}
+
+/**
+ * An upstream that refuses even a token just refreshed (401 again) will not take this grant: the connection
+ * breaks, so readiness asks the caller to connect again instead of every call refreshing in vain.
+ */
+async function breakConnection(deps: CatalogDeps, input: RefreshInput, reason: string): Promise<never> {
+  const row = await findConnection(deps.pool, input.connectionId);
+  if (!row || !servesCaller(row, input)) throw connectionNotFound(input.connectionId);
+  const why = reason.slice(0, 300) || "the upstream refused a freshly refreshed token";
+  await markConnectionBroken(deps.pool, row.id, why);
+  deps.log.warn(
+    { service_id: row.serviceId, connection_id: row.id },
+    "OAuth connection broken: the upstream refused a fresh token",
+  );
+  throw failedPrecondition("oauth_connection_broken", `the OAuth connection is broken: ${why}`, {
+    details: { connection_id: row.id },
+  });
+}
+
+/**
+ * An MCP server may move to another authorization server (its resource metadata names a new one): a client
+ * is that server's alone and never assumed portable (SEP-2352). Each connection started for a client
+ * Toolport registered itself looks again (the server's challenge, its metadata); on a new issuer Toolport
+ * registers there and the service's client is replaced, so the connection goes to the new server. When the
+ * server cannot be asked, the stored client is used as it is.
+ */
+async function followMigration(
+  deps: CatalogDeps,
+  serverUrl: string,
+  client: OAuthClientRecord,
+  accountId: string,
+): Promise<OAuthClientRecord> {
+  const fetchFn = boundedFetch(deps.outbound.fetch);
+  let authorization: UpstreamAuthorization;
+  try {
+    const answer = await probe(serverUrl, fetchFn);
+    if (answer.status !== 401) return client;
+    authorization = await discover(serverUrl, answer.challenge, fetchFn);
+  } catch (err) {
+    deps.log.debug({ service_id: client.serviceId, err: (err as Error).message }, "MCP server's authorization not re-read");
+    return client;
+  }
+  if (!authorization.metadataFound || authorization.issuer === client.issuer) return client;
+  const base = deps.publicUrl.replace(/\/$/, "");
+  let registration: Registration;
+  try {
+    registration = await register(
+      authorization,
+      {
+        metadataUrl: `${base}/v1/oauth/client-metadata.json`,
+        metadata: toolportClientMetadata(base, redirectUri(deps.publicUrl)),
+      },
+      fetchFn,
+    );
+  } catch (err) {
+    if (!(err instanceof UpstreamAuthError)) throw err;
+    throw conflict(
+      "oauth_not_configured",
+      `the MCP server moved to the authorization server ${authorization.issuer}, where Toolport could not register (${err.message}): the publisher registers a client there by hand`,
+      { details: { service_id: client.serviceId } },
+    );
+  }
+  deps.log.info(
+    { service_id: client.serviceId, issuer: authorization.issuer, registration: registration.kind },
+    "MCP server moved to another authorization server; registered there",
+  );
+  return (await storeDiscoveredClient(deps, deps.pool, client.serviceId, { authorization, registration }, accountId)) ?? client;
 }

@@ -48,6 +48,14 @@ import {
 import { recordDirectoryImport } from "../store/directory-store.js";
 import { checkMaterial, resolveCredential } from "./credentials.js";
 import type { CatalogDeps } from "./deps.js";
+import {
+  type DiscoveredMcpAuthorization,
+  discoverMcpAuthorization,
+  mcpOAuthScheme,
+  refreshOAuthConnection,
+  storeDiscoveredClient,
+} from "./oauth.js";
+import { configurationUrl } from "./views.js";
 
 export type SourceInput =
   | { kind: "api"; documentText?: string; documentUrl?: string; baseUrl?: string }
@@ -136,6 +144,8 @@ interface ImportedSource {
   securitySchemes: ServiceRecord["securitySchemes"];
   tools: (ToolDraft & { deprecated?: boolean })[];
   warnings: string[];
+  /** An MCP server that answered 401: its authorization server, and Toolport's client there (issue 32). */
+  mcpOAuth?: DiscoveredMcpAuthorization;
 }
 
 /** The name of the one security scheme an `mcp_server` service may have. */
@@ -177,7 +187,8 @@ function checkMcpScheme(s: SecuritySchemeInfo): SecuritySchemeInfo {
 }
 
 /** The credential kind a scheme takes. */
-const kindOf = (scheme: SecuritySchemeInfo) => (scheme.type === "apiKey" ? "api_key" : (scheme.scheme as "bearer" | "basic"));
+const kindOf = (scheme: SecuritySchemeInfo) =>
+  scheme.type === "apiKey" ? "api_key" : scheme.type === "oauth2" ? "oauth2" : (scheme.scheme as "bearer" | "basic");
 
 /**
  * The importers load on first use: the MCP client and the OpenAPI fetcher's module (its converter and
@@ -198,7 +209,8 @@ async function importHeaders(
       details: { field: MCP_SCHEME_FIELD },
     });
   }
-  if (checkMaterial(material).reference) {
+  // An OAuth connection's token (re-import of an OAuth-protected server) comes from the catalog itself.
+  if (material.type !== "oauth2" && checkMaterial(material).reference) {
     throw invalidArgument(
       "invalid_credential",
       "mcp_server.credential must hold the secret itself: env:// and vault:// references are resolved only when a tool is called",
@@ -220,9 +232,21 @@ async function importHeaders(
  */
 async function readSource(deps: CatalogDeps, source: SourceInput, signal?: AbortSignal): Promise<ImportedSource> {
   if (source.kind === "mcp_server") {
-    const scheme = source.securityScheme && checkMcpScheme(source.securityScheme);
+    // OAuth is never declared: it is what publishing found behind the server's 401 (kept on re-import).
+    const declared = source.securityScheme;
+    const scheme = declared && (declared.type === "oauth2" && declared.mcpAuthorization ? declared : checkMcpScheme(declared));
     const headers = await importHeaders(scheme, source.credential);
-    const mcp = await (await mcpImporter()).importMcpServer(source.url, deps.outbound, headers);
+    let mcp: Awaited<ReturnType<Awaited<ReturnType<typeof mcpImporter>>["importMcpServer"]>>;
+    try {
+      mcp = await (await mcpImporter()).importMcpServer(source.url, deps.outbound, headers);
+    } catch (err) {
+      // Issue 32: a server that answers 401 to a publish without a credential may be OAuth-protected.
+      if (!(err instanceof DomainError) || err.reason !== "mcp_server_unauthorized" || source.credential) throw err;
+      if (scheme) throw err;
+      const found = await discoverMcpAuthorization(deps, source.url);
+      if (!found) throw err;
+      return protectedMcpSource(source.url, found);
+    }
     return replaceNul<ImportedSource>({
       serviceType: "mcp_server",
       title: mcp.title,
@@ -256,6 +280,36 @@ async function readSource(deps: CatalogDeps, source: SourceInput, signal?: Abort
     ...imported,
     mcpServerUrl: null,
     documentUrl: replaceNul(source.documentUrl ?? null),
+  };
+}
+
+/**
+ * An OAuth-protected MCP server, published before its tools can be listed: its scheme is oauth2 with what
+ * discovery found, and its tools are listed once the publisher connects and re-imports.
+ */
+function protectedMcpSource(url: string, found: DiscoveredMcpAuthorization): ImportedSource {
+  const a = found.authorization;
+  const registered = found.registration
+    ? `Toolport registered as an OAuth client at ${a.issuer} (${found.registration.kind === "cimd" ? "client metadata document" : "dynamic client registration"})`
+    : `${found.registrationProblem ?? "Toolport could not register at the authorization server"}: register a client at ${a.issuer} with the redirect URI of GET /v1/services/{id}/oauth-client and give it with PUT /v1/services/{id}/oauth-client`;
+  return {
+    serviceType: "mcp_server",
+    title: new URL(url).host,
+    summary: "",
+    description: "",
+    version: "",
+    contact: { name: "", url: "", email: "" },
+    documentationUrl: "",
+    logo: "",
+    baseUrl: null,
+    mcpServerUrl: url,
+    documentUrl: null,
+    securitySchemes: [mcpOAuthScheme(MCP_SCHEME_NAME, found)],
+    tools: [],
+    warnings: [
+      `the MCP server is protected by OAuth (authorization server ${a.issuer}); ${registered}. Its tools are listed once you connect your account on the service's connect page and re-import it (POST /v1/services/{id}/reimport)`,
+    ],
+    mcpOAuth: found,
   };
 }
 
@@ -336,6 +390,7 @@ export async function createService(
         importedAt: new Date(),
       };
       const service = await insertService(client, record);
+      if (source.mcpOAuth) await storeDiscoveredClient(deps, client, id, source.mcpOAuth, caller.accountId);
       const from = input.fromDirectory;
       if (from && !(await recordDirectoryImport(client, id, from.entry, from.version))) {
         throw conflict("already_imported", `${from.entry} is already in the catalog: it was imported from the directory before`, {
@@ -357,7 +412,10 @@ export async function createService(
     result.tools.map((t) => t.id),
   );
   deps.log.info({ service_id: id, tools: result.tools.length, source: source.serviceType }, "service published");
-  return { ...result, warnings: source.warnings };
+  const warnings = source.warnings.map((w) =>
+    w.replaceAll("{id}", id).replace("the service's connect page", configurationUrl(deps.publicUrl, id)),
+  );
+  return { ...result, warnings };
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {
@@ -535,12 +593,27 @@ export async function reimportService(
             })
           ).credential
         : null;
-    const usable = connected && connected.material.type === kindOf(scheme!) && !checkMaterial(connected.material).reference;
+    let usable =
+      scheme !== undefined &&
+      connected?.material.type === kindOf(scheme) &&
+      (connected.material.type === "oauth2" || !checkMaterial(connected.material).reference);
+    let material = usable ? connected?.material : undefined;
+    if (connected && material?.type === "oauth2" && caller) {
+      // An OAuth-protected server (issue 32): the publisher's connection, its token refreshed when due.
+      const { tokens } = await refreshOAuthConnection(deps, {
+        connectionId: connected.id,
+        accountId: caller.accountId,
+        organizationId: caller.organizationId,
+        minValidSeconds: 60,
+      });
+      material = tokens;
+      usable = true;
+    }
     source = {
       kind: "mcp_server",
       url: service.mcpServerUrl as string,
       securityScheme: scheme,
-      credential: usable ? connected.material : undefined,
+      credential: usable ? material : undefined,
     };
   } else if (service.serviceType === "api") {
     const documentUrl = api?.documentUrl ?? (api?.documentText ? undefined : (service.openapiDocumentUrl ?? undefined));
@@ -558,6 +631,15 @@ export async function reimportService(
     throw invalidArgument("not_reimportable", "built-in services have no source to re-import", {
       details: { service_id: service.id },
     });
+  }
+  if (source.kind === "mcp_server" && source.securityScheme?.type === "oauth2" && !source.credential) {
+    // Its tools are listed with the caller's own OAuth connection, which it has not made (or it broke).
+    const url = configurationUrl(deps.publicUrl, service.id);
+    throw invalidArgument(
+      "mcp_server_unauthorized",
+      `the MCP server needs an OAuth connection to list its tools: connect your account at ${url} and re-import`,
+      { details: { service_id: service.id, configuration_url: url } },
+    );
   }
   const imported = await readSource(deps, source, signal).catch((err) => {
     if (!(err instanceof DomainError) || err.reason !== "mcp_server_unauthorized") throw err;

@@ -37,6 +37,21 @@ export interface SecuritySchemeInfo {
   description: string;
   /** For oauth2: the document's authorizationCode and clientCredentials flows. */
   oauthFlows?: { authorizationCode?: OAuthFlowInfo; clientCredentials?: OAuthFlowInfo };
+  /** An OAuth-protected MCP server's: what discovery found of its authorization server (issue 32). */
+  mcpAuthorization?: McpAuthorizationInfo;
+}
+
+/** An MCP server's authorization server, as discovered from its 401 (oauth/upstream.ts). */
+export interface McpAuthorizationInfo {
+  issuer: string;
+  /** The resource indicator (RFC 8707) of every authorization and token request. */
+  resource: string;
+  issParameterSupported: boolean;
+  registrationUrl?: string;
+  revocationUrl?: string;
+  cimdSupported: boolean;
+  /** `resource_metadata` (RFC 9728) or `origin` (2025-03-26). */
+  via: "resource_metadata" | "origin";
 }
 
 /** One OAuth 2.0 flow as an OpenAPI document declares it; empty strings where it says nothing. */
@@ -171,7 +186,8 @@ export interface OAuthTokens {
   expiresAt?: string;
 }
 
-export type ConnectionStatus = "active" | "broken";
+/** `needs_consent` is a view of an active connection an upstream asked for more scopes (step-up). */
+export type ConnectionStatus = "active" | "broken" | "needs_consent";
 export type OAuthFlowName = "authorization_code" | "client_credentials";
 export type OAuthClientAuth = "client_secret_basic" | "client_secret_post";
 
@@ -191,6 +207,13 @@ export interface OAuthClientRecord {
   scopes: string[];
   /** One connection for the whole organization instead of one per person. */
   shared: boolean;
+  /** An MCP server's: the resource indicator (RFC 8707) sent on authorization and token requests. */
+  resource: string | null;
+  /** An MCP server's authorization server issuer, which an authorization response's `iss` must equal. */
+  issuer: string | null;
+  issSupported: boolean;
+  /** How the client came to be: registered by hand, by dynamic registration, or a metadata document URL. */
+  registration: "manual" | "dcr" | "cimd";
   createdAt: Date;
   updatedAt: Date;
 }

@@ -142,6 +142,7 @@ export function createOAuthHandlers(deps: CatalogDeps): Impl {
         code: req.code,
         error: req.error,
         errorDescription: req.errorDescription,
+        iss: req.iss,
       });
       return { redirectTo: done.redirectTo };
     },
@@ -159,6 +160,8 @@ export function createOAuthHandlers(deps: CatalogDeps): Impl {
         organizationId: req.organizationId,
         minValidSeconds: req.minValidSeconds ?? 60,
         rejectedAccessToken: req.rejectedAccessToken,
+        insufficientScope: req.insufficientScope.length > 0 ? req.insufficientScope : undefined,
+        brokenReason: req.brokenReason,
       });
       return { credential: oauthMaterialToProto(tokens, req.connectionId), refreshed };
     },

@@ -51,13 +51,14 @@ export async function exchangeCode(
   outbound: Outbound,
   tokenUrl: string,
   client: TokenClient,
-  input: { code: string; redirectUri: string; codeVerifier: string },
+  input: { code: string; redirectUri: string; codeVerifier: string; resource?: string },
 ): Promise<TokenSet> {
   return tokenRequest(outbound, tokenUrl, client, {
     grant_type: "authorization_code",
     code: input.code,
     redirect_uri: input.redirectUri,
     code_verifier: input.codeVerifier,
+    ...(input.resource ? { resource: input.resource } : {}),
   });
 }
 
@@ -66,8 +67,14 @@ export async function refreshTokens(
   tokenUrl: string,
   client: TokenClient,
   refreshToken: string,
+  /** The resource indicator (RFC 8707) an MCP server's tokens are bound to. */
+  resource?: string,
 ): Promise<TokenSet> {
-  return tokenRequest(outbound, tokenUrl, client, { grant_type: "refresh_token", refresh_token: refreshToken });
+  return tokenRequest(outbound, tokenUrl, client, {
+    grant_type: "refresh_token",
+    refresh_token: refreshToken,
+    ...(resource ? { resource } : {}),
+  });
 }
 
 export async function clientCredentials(

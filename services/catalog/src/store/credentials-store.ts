@@ -12,6 +12,8 @@ export interface SealedCredential extends CredentialSummary {
   brokenReason: string | null;
   oauthFlow: OAuthFlowName | null;
   oauthScopes: string[];
+  /** Scopes an upstream asked for (403 insufficient_scope) beyond the granted ones (step-up). */
+  oauthWantedScopes: string[];
   expiresAt: Date | null;
   refreshedAt: Date | null;
 }
@@ -31,6 +33,7 @@ export function sealedCredentialFromRow(r: Record<string, unknown>): SealedCrede
     brokenReason: r.broken_reason === null || r.broken_reason === undefined ? null : String(r.broken_reason),
     oauthFlow: (r.oauth_flow as OAuthFlowName | null) ?? null,
     oauthScopes: (r.oauth_scopes as string[]) ?? [],
+    oauthWantedScopes: (r.oauth_wanted_scopes as string[] | undefined) ?? [],
     expiresAt: (r.expires_at as Date | null) ?? null,
     refreshedAt: (r.refreshed_at as Date | null) ?? null,
     createdAt: r.created_at as Date,
@@ -61,7 +64,7 @@ export async function putCredential(q: Queryable, c: CredentialWrite): Promise<S
      ON CONFLICT (service_id, scope, owner_id) DO UPDATE SET type = EXCLUDED.type, scheme_name = EXCLUDED.scheme_name,
        is_reference = EXCLUDED.is_reference, hint = EXCLUDED.hint, sealed = EXCLUDED.sealed, status = 'active',
        broken_reason = NULL, oauth_flow = EXCLUDED.oauth_flow, oauth_scopes = EXCLUDED.oauth_scopes,
-       expires_at = EXCLUDED.expires_at, refreshed_at = NULL, updated_at = now()
+       expires_at = EXCLUDED.expires_at, refreshed_at = NULL, oauth_wanted_scopes = '{}', updated_at = now()
      RETURNING *`,
     [
       randomUUID(),
@@ -110,6 +113,7 @@ export async function servicesWithCredential(
     q,
     `SELECT DISTINCT service_id FROM credentials
       WHERE service_id = ANY($1::uuid[]) AND status = 'active'
+        AND oauth_wanted_scopes <@ oauth_scopes
         AND ((scope = 'caller' AND owner_id = $2) OR (scope = 'organization' AND owner_id = $3))`,
     [serviceIds, accountId, organizationId],
   );

@@ -16,6 +16,10 @@ function clientFromRow(r: Record<string, unknown>): OAuthClientRecord {
     revocationUrl: (r.revocation_url as string | null) ?? null,
     scopes: (r.scopes as string[]) ?? [],
     shared: Boolean(r.shared),
+    resource: (r.resource as string | null) ?? null,
+    issuer: (r.issuer as string | null) ?? null,
+    issSupported: Boolean(r.iss_supported),
+    registration: (r.registration as OAuthClientRecord["registration"]) ?? "manual",
     createdAt: r.created_at as Date,
     updatedAt: r.updated_at as Date,
   };
@@ -28,12 +32,14 @@ export async function putOAuthClient(
 ): Promise<OAuthClientRecord> {
   const { rows } = await q.query(
     `INSERT INTO oauth_clients (service_id, scheme_name, flow, client_id, sealed_secret, client_auth, authorization_url,
-       token_url, revocation_url, scopes, shared, created_by)
-     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)
+       token_url, revocation_url, scopes, shared, created_by, resource, issuer, iss_supported, registration)
+     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16)
      ON CONFLICT (service_id) DO UPDATE SET scheme_name = EXCLUDED.scheme_name, flow = EXCLUDED.flow,
        client_id = EXCLUDED.client_id, sealed_secret = EXCLUDED.sealed_secret, client_auth = EXCLUDED.client_auth,
        authorization_url = EXCLUDED.authorization_url, token_url = EXCLUDED.token_url,
-       revocation_url = EXCLUDED.revocation_url, scopes = EXCLUDED.scopes, shared = EXCLUDED.shared, updated_at = now()
+       revocation_url = EXCLUDED.revocation_url, scopes = EXCLUDED.scopes, shared = EXCLUDED.shared,
+       resource = EXCLUDED.resource, issuer = EXCLUDED.issuer, iss_supported = EXCLUDED.iss_supported,
+       registration = EXCLUDED.registration, updated_at = now()
      RETURNING *`,
     [
       c.serviceId,
@@ -48,6 +54,10 @@ export async function putOAuthClient(
       c.scopes,
       c.shared,
       createdBy,
+      c.resource,
+      c.issuer,
+      c.issSupported,
+      c.registration,
     ],
   );
   return clientFromRow(rows[0]);
@@ -167,6 +177,19 @@ export async function storeRefreshedTokens(
        broken_reason = NULL, refreshed_at = now(), updated_at = now()
      WHERE id = $1`,
     [id, sealed, expiresAt, scopes ?? null],
+  );
+}
+
+/**
+ * Step-up: the scopes an upstream asked this connection for (403 insufficient_scope), added to those
+ * already wanted. The connection stays active (its other calls still work); readiness says it needs consent.
+ */
+export async function addWantedScopes(q: Queryable, id: string, scopes: string[]): Promise<void> {
+  await q.query(
+    `UPDATE credentials SET oauth_wanted_scopes = ARRAY(SELECT DISTINCT unnest(oauth_wanted_scopes || $2::text[])),
+       updated_at = now()
+     WHERE id = $1 AND type = 'oauth2'`,
+    [id, scopes],
   );
 }
 

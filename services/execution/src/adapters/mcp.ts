@@ -48,7 +48,7 @@ import type { Json, JsonObject } from "@toolport/kit/json-values";
 import type { Logger } from "@toolport/kit/logger";
 import type { Outbound } from "@toolport/kit/outbound";
 import type { InputAsk, Question, Resumption } from "../domain/continuation.js";
-import { ExecutionFailure } from "../domain/failure.js";
+import { ExecutionFailure, UpstreamAuthFailure } from "../domain/failure.js";
 import { transportFailure } from "./rest.js";
 
 export interface McpCall {
@@ -241,6 +241,12 @@ export class McpSessions {
       const ended = await this.await(flight, settled, call.timeoutMs);
       if ("result" in ended) return this.resultOf(ended.result);
       const err = ended.error;
+      // The server refused the credential: a new session with the same one would fare no better.
+      const refused = authRefusal(err);
+      if (refused) {
+        this.drop(key);
+        throw refused;
+      }
       const failure = callFailure(err, call.timeoutMs);
       if (failure) throw failure;
       // The session may be stale: drop it and retry once on a fresh one.
@@ -374,7 +380,7 @@ export class McpSessions {
   private async connect(call: McpCall): Promise<Session> {
     const url = new URL(call.url);
     const requestInit = { headers: call.headers };
-    const fetch = this.outbound.fetch;
+    const fetch = refusingFetch(this.outbound.fetch);
     const flights = new Set<Flight>();
     const streamable = newClient("auto", flights);
     try {
@@ -400,12 +406,56 @@ export class McpSessions {
   }
 }
 
+/** A 401 or 403 answer, with its WWW-Authenticate challenge, raised by the transport's fetch. */
+class HttpRefusal extends Error {
+  constructor(
+    readonly status: 401 | 403,
+    readonly challenge: string,
+  ) {
+    super(`the MCP server answered HTTP ${status}`);
+  }
+}
+
+/**
+ * The transport's fetch, raising a 401 or 403 with its challenge before the SDK makes a bare status of it:
+ * an OAuth upstream's 403 `insufficient_scope` names the scopes the call needs (issue 32).
+ */
+function refusingFetch(fetch: Outbound["fetch"]): Outbound["fetch"] {
+  return async (input, init) => {
+    const res = await fetch(input, init);
+    if (res.status === 401 || res.status === 403) {
+      await res.body?.cancel().catch(() => {});
+      throw new HttpRefusal(res.status, res.headers.get("www-authenticate") ?? "");
+    }
+    return res;
+  };
+}
+
+/** The HttpRefusal in an error's cause chain, as the failure it is; undefined for any other error. */
+function authRefusal(err: unknown): UpstreamAuthFailure | undefined {
+  let e = err as { cause?: unknown } | undefined;
+  for (let depth = 0; e && depth < 5 && !(e instanceof HttpRefusal); depth++) e = e.cause as typeof e;
+  if (!(e instanceof HttpRefusal)) return undefined;
+  if (e.status === 403 && /error\s*=\s*"?insufficient_scope/i.test(e.challenge)) {
+    const scope = /scope\s*=\s*"([^"]*)"/i.exec(e.challenge)?.[1] ?? "";
+    const scopes = scope.split(" ").filter(Boolean);
+    return new UpstreamAuthFailure(
+      403,
+      `the MCP server needs more consent for this call (insufficient_scope${scopes.length ? `: ${scopes.join(" ")}` : ""})`,
+      scopes,
+      { cause: err },
+    );
+  }
+  return new UpstreamAuthFailure(e.status, "the MCP server refused the credential", undefined, { cause: err });
+}
+
 function findsRefusal(err: unknown): boolean {
   return transportFailure(err, { timeoutMs: 0, maxBytes: 0 }).errorType === "address_not_allowed";
 }
 
 /** The server answered 401 or 403 (the SDK's SdkHttpError carries the status). */
 function refusesCredential(err: unknown): boolean {
+  if (authRefusal(err)) return true;
   const status = (err as { status?: unknown } | undefined)?.status;
   return status === 401 || status === 403;
 }
@@ -524,6 +574,8 @@ function inputRequired(asks: Asks, cause?: unknown, ask?: InputAsk): ExecutionFa
 
 function mcpFailure(err: unknown, timeoutMs: number): ExecutionFailure {
   if (err instanceof ExecutionFailure) return err;
+  const refused = authRefusal(err);
+  if (refused) return refused;
   if (refusesCredential(err)) {
     return new ExecutionFailure("auth", "mcp_auth", "the MCP server refused the credential", { cause: err });
   }

@@ -141,7 +141,7 @@ export class GrpcCatalog implements CatalogPort {
   async refreshOAuth(
     connectionId: string,
     caller: Caller,
-    options: { minValidSeconds: number; rejectedToken?: string },
+    options: { minValidSeconds: number; rejectedToken?: string; insufficientScope?: string[]; brokenReason?: string },
   ): Promise<Credential> {
     let res: Awaited<ReturnType<Client<typeof CatalogService>["refreshOAuthConnection"]>>;
     try {
@@ -151,9 +151,13 @@ export class GrpcCatalog implements CatalogPort {
         organizationId: caller.organizationId,
         minValidSeconds: options.minValidSeconds,
         rejectedAccessToken: options.rejectedToken,
+        insufficientScope: options.insufficientScope ?? [],
+        brokenReason: options.brokenReason,
       });
     } catch (err) {
       const received = err instanceof ConnectError ? readError(err) : undefined;
+      // Step-up recorded: the caller must connect again, granting the wider scope.
+      if (received?.reason === "insufficient_scope") throw new ExecutionFailure("auth", "insufficient_scope", received.message);
       // The provider refused the refresh, or the connection went away meanwhile: the caller must reconnect.
       if (received?.reason === "oauth_connection_broken" || received?.reason === "connection_not_found") {
         throw new ExecutionFailure(

@@ -90,8 +90,12 @@ export class CachingCatalog implements CatalogPort {
   refreshOAuth(
     connectionId: string,
     caller: Caller,
-    options: { minValidSeconds: number; rejectedToken?: string },
+    options: { minValidSeconds: number; rejectedToken?: string; insufficientScope?: string[]; brokenReason?: string },
   ): Promise<Credential> {
+    // Recording a step-up or a broken connection is no refresh: never shared with one.
+    if (options.insufficientScope || options.brokenReason !== undefined) {
+      return this.inner.refreshOAuth(connectionId, caller, options);
+    }
     const inFlight = this.refreshes.get(connectionId);
     if (inFlight) return inFlight;
     const refresh = this.inner.refreshOAuth(connectionId, caller, options).finally(() => this.refreshes.delete(connectionId));

@@ -34,7 +34,7 @@ import {
   type Resumption,
 } from "./continuation.js";
 import { envelopeText, isMcpError, unwrapMcpEnvelope } from "./envelope.js";
-import { type ErrorClassName, ExecutionFailure } from "./failure.js";
+import { type ErrorClassName, ExecutionFailure, UpstreamAuthFailure } from "./failure.js";
 import type { Caller, Credential, ToolForCall } from "./model.js";
 import type { BillingPort, CatalogPort, ExecutionStore, Runner, RunOutput, Settlement } from "./ports.js";
 import { type ProjectionReport, parseFields, project } from "./projection.js";
@@ -381,15 +381,38 @@ export class Executor {
       try {
         output = await runner.run(tool, req.input, credential, resumption);
       } catch (err) {
+        // Step-up: the upstream wants a wider scope than the connection's grant; the catalog records it and
+        // says how to grant it (connect again), which is this call's error.
+        if (credential?.kind === "oauth" && err instanceof UpstreamAuthFailure && err.scopes) {
+          await this.deps.catalog.refreshOAuth(credential.connectionId, caller, {
+            minValidSeconds: this.deps.limits.oauthRefreshBeforeSeconds,
+            insufficientScope: err.scopes,
+          });
+          throw err;
+        }
         // A provider may end an access token before its expiry (revoked, keys rotated): one refresh and one
         // retry. A 401 means the upstream did not act on the request, so sending it again is safe.
-        if (credential?.kind !== "oauth" || !(err instanceof ExecutionFailure) || err.errorType !== "http_401") throw err;
+        const unauthorized =
+          err instanceof ExecutionFailure &&
+          (err.errorType === "http_401" || (err instanceof UpstreamAuthFailure && err.status === 401));
+        if (credential?.kind !== "oauth" || !unauthorized) throw err;
         const fresh = await this.deps.catalog.refreshOAuth(credential.connectionId, caller, {
           minValidSeconds: this.deps.limits.oauthRefreshBeforeSeconds,
           rejectedToken: credential.token,
         });
         injected = [...injected, ...runner.injected(fresh)];
-        output = await runner.run(tool, req.input, fresh, resumption);
+        try {
+          output = await runner.run(tool, req.input, fresh, resumption);
+        } catch (again) {
+          // An MCP server that refuses even the fresh token will not take this grant: the connection breaks
+          // (readiness asks to connect again) rather than every call refreshing in vain.
+          if (!(again instanceof UpstreamAuthFailure) || again.status !== 401 || fresh.kind !== "oauth") throw again;
+          await this.deps.catalog.refreshOAuth(fresh.connectionId, caller, {
+            minValidSeconds: this.deps.limits.oauthRefreshBeforeSeconds,
+            brokenReason: "the MCP server refused a freshly refreshed token (HTTP 401); connect again",
+          });
+          throw again;
+        }
       }
       if (tool.serviceType === "mcp_server" && isMcpError(output.value)) {
         const text = envelopeText(output.value) ?? "the MCP tool reported an error";

@@ -34,3 +34,18 @@ export function classifyHttpStatus(status: number): ErrorClassName {
   if (status >= 400 && status < 500) return "caller";
   return "upstream";
 }
+
+/**
+ * An upstream refused the call's credential: 401 (the token is not, or no longer, good), or 403. A 403
+ * with `error="insufficient_scope"` (RFC 6750 §3.1) names in `scopes` what the call needs (step-up).
+ */
+export class UpstreamAuthFailure extends ExecutionFailure {
+  constructor(
+    readonly status: 401 | 403,
+    message: string,
+    readonly scopes?: string[],
+    options?: { cause?: unknown },
+  ) {
+    super("auth", scopes ? "insufficient_scope" : "mcp_auth", message, options);
+  }
+}

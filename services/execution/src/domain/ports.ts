@@ -23,7 +23,20 @@ export interface CatalogPort {
   refreshOAuth(
     connectionId: string,
     caller: Caller,
-    options: { minValidSeconds: number; rejectedToken?: string },
+    options: {
+      minValidSeconds: number;
+      rejectedToken?: string;
+      /**
+       * The upstream answered 403 insufficient_scope naming these (step-up): the catalog records them on
+       * the connection and this throws ExecutionFailure (auth, insufficient_scope) instead of refreshing.
+       */
+      insufficientScope?: string[];
+      /**
+       * The upstream refused even the refreshed token (401 again): the catalog breaks the connection with
+       * this reason and this throws ExecutionFailure (auth, oauth_connection_broken).
+       */
+      brokenReason?: string;
+    },
   ): Promise<Credential>;
 }
 
