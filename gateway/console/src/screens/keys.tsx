@@ -15,6 +15,7 @@ import { Link } from "wouter";
 import { type components, consoleKeyId, unwrap } from "../api";
 import { useSession } from "../session";
 import { Badge, ErrorNote, Field, Loading, Note, Page, ShownOnce, When } from "../ui/index";
+import { KeyActions } from "../ui/key-actions";
 import { AGENT_TYPES, type AgentType, agentTypeLabel } from "../ui/keys-agent";
 import { clientHost, OAuthGrants } from "../ui/keys-grants";
 import {
@@ -232,25 +233,14 @@ function KeyCard({ apiKey, kind, madeWith }: { apiKey: ApiKey; kind: ConsoleKind
         </div>
       </dl>
       {apiKey.revoked_at ? null : (
-        <div className="row">
-          <Link href={`/keys/${apiKey.id}`} className="button button-secondary">
-            Usage<span className="visually-hidden"> of {apiKey.name}</span>
-          </Link>
-          {expired ? null : confirming ? (
-            <>
-              <button type="button" className="button-danger" disabled={revoke.isPending} onClick={() => revoke.mutate()}>
-                Revoke {apiKey.name}?
-              </button>
-              <button type="button" className="button-secondary" onClick={() => setConfirming(false)}>
-                Cancel
-              </button>
-            </>
-          ) : (
-            <button type="button" className="button-secondary" onClick={() => setConfirming(true)}>
-              Revoke<span className="visually-hidden"> {apiKey.name}</span>
-            </button>
-          )}
-        </div>
+        <KeyActions
+          keyId={apiKey.id}
+          label={apiKey.name}
+          expired={expired}
+          confirming={confirming}
+          setConfirming={setConfirming}
+          revoke={revoke}
+        />
       )}
       {confirming && kind === "this" ? (
         <p className="hint">

@@ -11,6 +11,7 @@ import { Link } from "wouter";
 import { type components, unwrap } from "../api";
 import { useSession } from "../session";
 import { Badge, ErrorNote, Loading, When } from "./index";
+import { KeyActions } from "./key-actions";
 import { isExpired, permissionSummary } from "./keys-permissions";
 
 type Grant = components["schemas"]["OAuthGrant"];
@@ -116,25 +117,14 @@ function GrantCard({ grant }: { grant: Grant }) {
         </div>
       </dl>
       {key.revoked_at ? null : (
-        <div className="row">
-          <Link href={`/keys/${key.id}`} className="button button-secondary">
-            Usage<span className="visually-hidden"> of {grant.client_name}</span>
-          </Link>
-          {expired ? null : confirming ? (
-            <>
-              <button type="button" className="button-danger" disabled={revoke.isPending} onClick={() => revoke.mutate()}>
-                Revoke {grant.client_name}?
-              </button>
-              <button type="button" className="button-secondary" onClick={() => setConfirming(false)}>
-                Cancel
-              </button>
-            </>
-          ) : (
-            <button type="button" className="button-secondary" onClick={() => setConfirming(true)}>
-              Revoke<span className="visually-hidden"> {grant.client_name}</span>
-            </button>
-          )}
-        </div>
+        <KeyActions
+          keyId={key.id}
+          label={grant.client_name}
+          expired={expired}
+          confirming={confirming}
+          setConfirming={setConfirming}
+          revoke={revoke}
+        />
       )}
       <ErrorNote error={revoke.error} />
     </li>
