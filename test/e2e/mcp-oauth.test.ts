@@ -10,7 +10,7 @@
  * every refusal the issue lists, each leaving nothing stored.
  */
 import { spawn } from "node:child_process";
-import { createHash, randomBytes } from "node:crypto";
+import { createHash, randomBytes, randomUUID } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import {
@@ -441,6 +441,18 @@ describe("refusals, each storing nothing", () => {
       expect(res.body.error.code).toBe("authorization_request_not_found");
     }
     // Still the first person's to decide.
+    expect((await decide(requestId, { allow: false })).searchParams.get("error")).toBe("access_denied");
+  });
+
+  it("allows only what a key could be made with: an unknown service in the allow-list is a 400, nothing decided", async () => {
+    const requestId = await consentRequestOf(authorizeUrl({}));
+    const bad = await s.call("POST", `/oauth/authorizations/${requestId}`, {
+      token: person.token,
+      body: { allow: true, permissions: { allowed_services: [randomUUID()] } },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details.field).toBe("permissions.allowed_services[0]");
+    // Still undecided: the person can answer it.
     expect((await decide(requestId, { allow: false })).searchParams.get("error")).toBe("access_denied");
   });
 

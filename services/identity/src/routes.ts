@@ -98,6 +98,7 @@ function oauthServerDeps(config: IdentityConfig, base: Omit<IdentityDeps, "oauth
     store: oauthServerStore(base.pool),
     keys: base.keys,
     organizations: base.organizations,
+    catalog: base.catalog,
     documents: {
       async fetch(url) {
         const res = await outbound.send(

@@ -76,7 +76,11 @@ export async function createKey(
 }
 
 /** The organization exists, the caller is a member of it, and not a viewer (spec: 404, then 403). */
-async function assertMayMakeKeysIn(organizations: OrganizationStore, caller: Caller, organizationId: string): Promise<void> {
+export async function assertMayMakeKeysIn(
+  organizations: OrganizationStore,
+  caller: Caller,
+  organizationId: string,
+): Promise<void> {
   const unknownOrg = notFound("organization_not_found", `organization ${organizationId} does not exist`, {
     details: { organization_id: organizationId },
   });
@@ -151,7 +155,7 @@ export async function endSession(deps: Pick<KeyDeps, "keys">, caller: Caller): P
 }
 
 /** Allow-lists may only name what exists; an unchecked id is never accepted. */
-async function checkCatalogIds(catalog: CatalogPort, p: Permissions): Promise<void> {
+export async function checkCatalogIds(catalog: CatalogPort, p: Permissions): Promise<void> {
   const services = p.allowedServices ?? [];
   const tools = p.allowedTools ?? [];
   if (services.length === 0 && tools.length === 0) return;

@@ -30,8 +30,9 @@ import {
   unauthenticated,
 } from "@toolport/kit/errors";
 import { assertWithin } from "./authority.js";
+import { assertMayMakeKeysIn, checkCatalogIds } from "./keys.js";
 import type { Caller, Permissions } from "./model.js";
-import type { KeyStore, OrganizationStore } from "./ports.js";
+import type { CatalogPort, KeyStore, OrganizationStore } from "./ports.js";
 import { validatePermissions } from "./validation.js";
 
 /** The one scope: use Toolport's tools through its MCP server, with the permissions the person chose. */
@@ -163,6 +164,7 @@ export interface OAuthServerDeps {
   grants: GrantMaker;
   keys: KeyStore;
   organizations: OrganizationStore;
+  catalog: CatalogPort;
 }
 
 /** An OAuth error (RFC 6749 5.2 and 4.1.2.1): its code is the reason, answered as `error`. */
@@ -519,7 +521,10 @@ export async function decideAuthorization(
   // A grant is never wider than what made it; a console sign-in is unrestricted, so this only matters
   // should a restricted principal ever reach here.
   assertWithin(caller.keyPermissions, permissions);
-  await assertMember(deps, caller, organizationId);
+  // The rules of making a key there, since the grant is one: a member, not a viewer, and allow-lists that
+  // name services and tools that exist.
+  await assertMayMakeKeysIn(deps.organizations, caller, organizationId);
+  if (permissions) await checkCatalogIds(deps.catalog, permissions);
   const code = secret(CODE_PREFIX);
   const decided = await deps.store.decide(id, {
     accountId: caller.accountId,
@@ -530,16 +535,6 @@ export async function decideAuthorization(
   });
   if (!decided) throw requestGone();
   return redirectWith(request.redirectUri, { code, state: request.state, iss: deps.settings.issuer });
-}
-
-/** The person belongs to the organization and may call its tools (not a viewer). */
-async function assertMember(deps: OAuthServerDeps, caller: Caller, organizationId: string): Promise<void> {
-  if (!/^[0-9a-f-]{36}$/i.test(organizationId))
-    throw invalidArgument("invalid_request", "organization_id: must be a UUID", { details: { field: "organization_id" } });
-  const role = (await deps.organizations.membership(organizationId, caller.accountId))?.role;
-  if (!role) throw notFound("organization_not_found", `organization ${organizationId} does not exist or you are not a member`);
-  if (role === "viewer")
-    throw permissionDenied("insufficient_role", "a viewer of the organization cannot let an assistant call its tools");
 }
 
 // ---------------------------------------------------------------------------------------------------
