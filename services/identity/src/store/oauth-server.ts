@@ -86,11 +86,11 @@ export function oauthServerStore(pool: Pool): OAuthServerStore {
     },
 
     async insertRequest(r) {
-      // Requests nobody answered are swept here, a few at a time, rather than by a job of their own.
+      // Requests a day past their expiry (answered or not: a code lives 60 seconds) are swept here, a few
+      // at a time, rather than by a job of their own.
       await pool.query(
         `DELETE FROM oauth_authorization_requests WHERE id IN (
-           SELECT id FROM oauth_authorization_requests
-            WHERE expires_at < now() - interval '1 day' AND code_hash IS NULL LIMIT 100)`,
+           SELECT id FROM oauth_authorization_requests WHERE expires_at < now() - interval '1 day' LIMIT 100)`,
       );
       await pool.query(
         `INSERT INTO oauth_authorization_requests (id, client_id, redirect_uri, state, code_challenge, resource, scope, expires_at)
@@ -157,6 +157,12 @@ export function oauthServerStore(pool: Pool): OAuthServerStore {
     },
 
     async insertTokens(tokens) {
+      // Tokens a day past their expiry can do nothing (a used refresh token is kept until then for reuse
+      // detection): swept a few at a time as new ones are issued, so the table holds live tokens only.
+      await pool.query(
+        `DELETE FROM oauth_tokens WHERE token_hash IN (
+           SELECT token_hash FROM oauth_tokens WHERE expires_at < now() - interval '1 day' LIMIT 200)`,
+      );
       await pool.query(
         `INSERT INTO oauth_tokens (token_hash, kind, key_id, client_id, resource, scope, expires_at)
          SELECT * FROM unnest($1::bytea[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::timestamptz[])`,
