@@ -11,7 +11,7 @@
  */
 
 import type { JsonValue } from "@bufbuild/protobuf";
-import { ConnectError } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
 import Router from "@koa/router";
 import { readError } from "@toolport/kit/errors";
 import { isoTime } from "@toolport/kit/proto-json";
@@ -62,13 +62,15 @@ function oauthError(ctx: Context, status: number, error: string, description: st
   ctx.body = { error, error_description: description };
 }
 
+const isRefusal = (code: Code) => code === Code.InvalidArgument || code === Code.Unauthenticated;
+
 /** An identity refusal as an OAuth error; anything else (a service down) rethrown for the error middleware. */
 function answerRefusal(ctx: Context, err: unknown): void {
   if (!(err instanceof ConnectError)) throw err;
   const { reason, message, code } = readError(err);
-  // Codes 3 (invalid argument) and 16 (unauthenticated) are the protocol's refusals; others are faults.
-  if (code !== 3 && code !== 16) throw err;
-  oauthError(ctx, reason === "invalid_client" || code === 16 ? 401 : 400, reason, message);
+  // Invalid argument and unauthenticated are the protocol's refusals; anything else is a fault.
+  if (!isRefusal(code)) throw err;
+  oauthError(ctx, reason === "invalid_client" || code === Code.Unauthenticated ? 401 : 400, reason, message);
 }
 
 /** The form fields of an application/x-www-form-urlencoded body; every value of a repeated field. */
@@ -167,7 +169,7 @@ export function oauthServerRouter(deps: AppDeps): Router {
     } catch (err) {
       if (!(err instanceof ConnectError)) throw err;
       const { reason, message, code } = readError(err);
-      if (code !== 3 && code !== 16) throw err;
+      if (!isRefusal(code)) throw err;
       show(400, reason, message);
     }
   });
