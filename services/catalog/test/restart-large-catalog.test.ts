@@ -222,7 +222,21 @@ describe("restarting the catalog with a large catalog", () => {
     await stack.start("catalog");
     await untilReady();
     expect((await lastLog("search index snapshot not used"))?.reason).toBe("no snapshot yet");
-    expect(await steadyAnswers()).toEqual(fromSnapshot);
+    const rebuilt = await steadyAnswers();
+    // On a mismatch, say which query and which tools (name, service, slug) differ.
+    const differing = await Promise.all(
+      queries.map(async (q, i) => {
+        const only = (a: string[], b: string[]) => a.filter((id) => !b.includes(id));
+        const ids = [...only(rebuilt[i] ?? [], fromSnapshot[i] ?? []), ...only(fromSnapshot[i] ?? [], rebuilt[i] ?? [])];
+        if (ids.length === 0) return null;
+        const rows = await db.query(
+          "SELECT t.id::text, t.name, t.slug, t.status, s.name AS service FROM tools t JOIN services s ON s.id = t.service_id WHERE t.id = ANY($1::uuid[])",
+          [ids],
+        );
+        return { query: q, rebuiltOnly: only(rebuilt[i] ?? [], fromSnapshot[i] ?? []), rows: rows.rows };
+      }),
+    );
+    expect(rebuilt, JSON.stringify(differing.filter(Boolean))).toEqual(fromSnapshot);
     await rm(folder, { recursive: true, force: true });
   }, 300_000);
 });
