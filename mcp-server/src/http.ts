@@ -9,6 +9,11 @@
  * client that declares elicitation gets a session, so that it can be asked for consent
  * (legacy-sessions.ts).
  *
+ * A plain tools/call (one of this server's tools, arguments its schema accepts, a client that cannot be
+ * asked anything, no session) takes the direct lane instead (direct-calls.ts): the same handler, the same
+ * answer, without the SDK's per-request machinery, which cost most of the MCP layer's CPU. Everything
+ * else, errors included, is the SDK's.
+ *
  * Only POST carries MCP messages here. Nothing is pushed outside a request, so GET /mcp (the optional
  * standalone SSE stream) answers 405, as the Streamable HTTP transport allows; otherwise every connected
  * client would hold a stream open. DELETE /mcp ends a session this process holds, and answers 405
@@ -20,6 +25,7 @@ import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTrans
 import type { Logger } from "@toolport/kit/logger";
 import { httpRequestSeconds } from "@toolport/kit/metrics";
 import { type AuthorizationSettings, authorize, METADATA_PATHS, sendMetadata, sendRefusal } from "./authorization.js";
+import { DirectCalls } from "./direct-calls.js";
 import type { GatewayClient } from "./gateway-client.js";
 import {
   DEFAULT_LEGACY_SESSION_LIMITS,
@@ -28,7 +34,7 @@ import {
   LegacySessions,
 } from "./legacy-sessions.js";
 import { type OriginPolicy, originPolicy, rebindingRefusal } from "./origin-guard.js";
-import { createMcpServer, McpServerPool } from "./server.js";
+import { createMcpServer, directTools, McpServerPool, SERVER_INFO } from "./server.js";
 import { consentCodec } from "./tools/consent.js";
 import { GRANT_HEADER } from "./tools/results.js";
 import { asTaskResponse, declaresTasks, TaskHandles } from "./tools/tasks.js";
@@ -54,11 +60,15 @@ export interface McpHttpOptions {
   legacySessions?: LegacySessionLimits;
   /** OAuth: the authorization server and this server's resource (authorization.ts). */
   authorization?: AuthorizationSettings;
+  /** Plain tool calls answered without the SDK's request machinery (direct-calls.ts); default true. */
+  directCalls?: boolean;
 }
 
 /** The /mcp request handler, and what it holds that must be let go when the server stops. */
 export type McpHttpHandler = ((req: IncomingMessage, res: ServerResponse) => Promise<void>) & {
   close(): Promise<void>;
+  /** How many requests the direct lane answered (direct-calls.ts). */
+  directCallsServed(): number;
 };
 
 /**
@@ -106,6 +116,8 @@ export function mcpHttpHandler(
   const stateKey = options.stateKey ?? randomBytes(32);
   const parts = { consent: consentCodec(stateKey), tasks: new TaskHandles(stateKey) };
   const pool = new McpServerPool(gateway, parts);
+  const direct = options.directCalls === false ? undefined : new DirectCalls(directTools(gateway, parts), SERVER_INFO);
+  let directServed = 0;
   const sessions = new LegacySessions(
     () => createMcpServer(gateway, parts),
     MAX_BODY_BYTES,
@@ -196,8 +208,16 @@ export function mcpHttpHandler(
         sendRpcError(res, 413, -32000, `Payload Too Large: Request body must not exceed ${MAX_BODY_BYTES} bytes`);
         return;
       }
-      const request = webRequest(req, res, callerHeaders(req, options.trustProxy, grant), text);
       const parsedBody = parseJson(text);
+      const call = direct?.take(req.headers, parsedBody);
+      if (direct && call) {
+        directServed++;
+        const answer = await direct.answer(call, callerHeaders(req, options.trustProxy, grant));
+        res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(answer) });
+        res.end(answer);
+        return;
+      }
+      const request = webRequest(req, res, callerHeaders(req, options.trustProxy, grant), text);
       if (sharesAnId(parsedBody)) {
         // Their responses could not be told apart; the SDK's transport would answer only one of them.
         sendRpcError(res, 400, -32600, "Invalid Request: two requests in one batch share an id");
@@ -219,5 +239,5 @@ export function mcpHttpHandler(
       sendRpcError(res, 500, -32603, "Internal error");
     }
   };
-  return Object.assign(handler, { close: () => sessions.closeAll() });
+  return Object.assign(handler, { close: () => sessions.closeAll(), directCallsServed: () => directServed });
 }

@@ -12,6 +12,7 @@
  * revision's handlers on it, which a 2025-11-25 exchange must not meet.
  */
 import { McpServer, type ServerContext } from "@modelcontextprotocol/server";
+import type { DirectTool } from "./direct-calls.js";
 import type { GatewayClient } from "./gateway-client.js";
 import { registerCatalogTools } from "./tools/catalog.js";
 import type { ConsentCodec } from "./tools/consent.js";
@@ -37,10 +38,17 @@ export interface McpServerParts {
   tasks?: TaskHandles;
 }
 
-export function createMcpServer(gateway: GatewayClient, parts: McpServerParts = {}, version = "0.1.0"): McpServer {
+/** The name and version this server gives in its answers. */
+export const SERVER_INFO = { name: "toolport", version: "0.1.0" } as const;
+
+export function createMcpServer(
+  gateway: GatewayClient,
+  parts: McpServerParts = {},
+  record?: (name: string, tool: DirectTool) => void,
+): McpServer {
   const { consent, tasks } = parts;
   const server = new McpServer(
-    { name: "toolport", version },
+    { ...SERVER_INFO },
     {
       instructions: INSTRUCTIONS,
       // The Tasks extension (tools/tasks.ts), listed by server/discover.
@@ -50,6 +58,14 @@ export function createMcpServer(gateway: GatewayClient, parts: McpServerParts = 
       ...(consent ? { requestState: { verify: (state: string, ctx: ServerContext) => consent.verify(state, ctx) } } : {}),
     },
   );
+  if (record) {
+    // The direct lane (direct-calls.ts) runs the same handlers with the same schemas: seen as they are registered.
+    const register = server.registerTool.bind(server) as (name: string, config: object, cb: unknown) => unknown;
+    (server as { registerTool: unknown }).registerTool = (name: string, config: { inputSchema?: unknown }, cb: unknown) => {
+      record(name, { inputSchema: config.inputSchema as DirectTool["inputSchema"], handler: cb as DirectTool["handler"] });
+      return register(name, config, cb);
+    };
+  }
   const ctx = { server, gateway, consent, tasks };
   registerCatalogTools(ctx);
   registerExecutionTools(ctx);
@@ -57,6 +73,13 @@ export function createMcpServer(gateway: GatewayClient, parts: McpServerParts = 
   registerContentTools(ctx);
   if (tasks) registerTaskMethods(ctx, tasks);
   return server;
+}
+
+/** Every tool's schema and handler, for the direct lane (direct-calls.ts). */
+export function directTools(gateway: GatewayClient, parts: McpServerParts = {}): Map<string, DirectTool> {
+  const tools = new Map<string, DirectTool>();
+  createMcpServer(gateway, parts, (name, tool) => tools.set(name, tool));
+  return tools;
 }
 
 /** Idle servers kept for reuse per revision; more concurrent requests than this build extra ones. */
