@@ -197,6 +197,26 @@ describe("embedded engine ranking", () => {
     expect(byService.map((h) => h.id).sort()).toEqual(["authorize", "link", "token"]);
   });
 
+  it("joins a matching service's other tools whatever their slots, past the scratch arrays' first size", async () => {
+    // The matching tool is indexed first and its sibling after 1,100 others: the sibling's slot lies past the
+    // score arrays' first 1,024 entries, which only grow as far as scored slots reach.
+    const weather = { serviceId: "svc-acme", serviceName: "Acme", serviceDescription: "Quokka forecasts." };
+    const fillers = Array.from({ length: 1100 }, (_, i) =>
+      tool(`filler-${i}`, { name: `Record ${i}`, description: "Reads a record.", serviceId: `svc-${i % 50}` }),
+    );
+    const docs = [
+      tool("forecast", { name: "Quokka forecast", description: "Forecast for a city.", ...weather }),
+      ...fillers,
+      tool("alerts", { name: "List alerts", description: "Lists alerts.", ...weather }),
+    ];
+    const engine = new EmbeddedEngine(log);
+    await engine.replaceAll(docs);
+    expect((await engine.search("quokka forecast", { limit: 10 })).map((h) => h.id)).toEqual(["forecast", "alerts"]);
+    // The same after the sibling moves to a new slot (an upsert), further out still.
+    await engine.upsert([docs.at(-1) as SearchDocument]);
+    expect((await engine.search("quokka forecast", { limit: 10 })).map((h) => h.id)).toEqual(["forecast", "alerts"]);
+  });
+
   it("keeps answering after many updates with consistent statistics", async () => {
     const engine = new EmbeddedEngine(log);
     await engine.replaceAll(catalog);

@@ -484,7 +484,8 @@ export class EmbeddedEngine implements SearchEngine {
     for (const serviceSlot of topSlots(services.touched, services.values, p.topServices, (a, b) => a - b)) {
       for (const slot of (this.services.items[serviceSlot] as IndexedService).toolSlots) {
         if (only && only.tools[slot] !== 1) continue;
-        if (out.values[slot] === 0) out.add(slot, share * (services.values[serviceSlot] as number));
+        // Unscored: 0, or past the end of the scratch array (it grows only as far as the slots scored so far).
+        if (!((out.values[slot] ?? 0) > 0)) out.add(slot, share * (services.values[serviceSlot] as number));
       }
     }
   }
