@@ -185,9 +185,10 @@ async function startLocalStack(pgDir: string, workDir: string): Promise<LocalSta
     LOG_LEVEL: process.env.LOG_LEVEL ?? "info",
     // As npm start has it: a restart loads the index from here (the restart is measured with and without it).
     CATALOG_INDEX_SNAPSHOT: path.join(workDir, "catalog-index.snapshot"),
-    // POST /v1/agents and public search are measured like any route: their per-IP limits raised.
+    // POST /v1/agents and both searches are measured like any route: their per-IP and per-account limits raised.
     REGISTRATIONS_PER_MINUTE: "1000000",
     PUBLIC_SEARCHES_PER_MINUTE: "1000000",
+    SEARCHES_PER_MINUTE: "1000000",
     PUBLIC_SEARCH_RATE_PER_MINUTE: "1000000",
   };
   for (const r of ROLES) env[r.urlVar] = `http://127.0.0.1:${ports[r.name]}`;

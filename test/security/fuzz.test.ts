@@ -262,11 +262,12 @@ describe("fuzzing every /v1 operation from the description", () => {
         BILLING_RPC_URL: chain.url,
         // The person the fuzz acts as reviews skill submissions, so the review route is reached too.
         TOOLPORT_ADMIN_EMAILS: adminEmail,
-        // The default per-IP and per-key limits (5 registrations, 30 public searches, 120 calls a
-        // minute) would answer 429 to most of the fuzz's requests to those routes and leave their
-        // other answers untried; a 429 is still a valid answer when it comes.
+        // The default per-IP, per-account and per-key limits (5 registrations, 30 public searches, 120
+        // searches, 120 calls a minute) would answer 429 to most of the fuzz's requests to those routes
+        // and leave their other answers untried; a 429 is still a valid answer when it comes.
         REGISTRATIONS_PER_MINUTE: "100000",
         PUBLIC_SEARCHES_PER_MINUTE: "100000",
+        SEARCHES_PER_MINUTE: "100000",
         TOOL_CALLS_PER_MINUTE: "100000",
       },
       { layout: "one-process" },

@@ -96,6 +96,7 @@ describe("roles and keys inside an organization", () => {
         OAUTH_DYNAMIC_REGISTRATION: "true",
         BILLING_DEPOSIT_XPUB: DEPOSIT_XPUB,
         PUBLIC_SEARCHES_PER_MINUTE: "100000",
+        SEARCHES_PER_MINUTE: "100000",
         FREE_TIER_CALLS_PER_MONTH: "100000",
       },
       ["catalog", "execution", "billing", "identity", "content", "webhooks", "gateway", "mcp-server"],

@@ -95,7 +95,7 @@ export interface paths {
         put?: never;
         /**
          * Call a tool
-         * @description Runs one tool with `tool_input` (or the parameters at the root of the body) and answers a batch element plus `truncated` and `response_meta`. A call that ran but failed upstream is still a 200 with `success` false and its `execution_id` (the stored handle reads `status: error`); an MCP tool that asks a person a question fails so with `error_code` `mcp_input_required` and `error_details` (the questions and a continuation): repeat the call with `input_responses` to answer. Refusals are errors: 400 invalid input, 402 wallet too low for a priced tool, 403 tool not permitted to the key or a spending cap reached, 404 unknown or sunset tool, 409 consent needed, 412/422 Idempotency-Key in flight or reused, 429 rate or usage limit.
+         * @description Runs one tool with `tool_input` (or the parameters at the root of the body) and answers a batch element plus `truncated` and `response_meta`. A call that ran but failed upstream is still a 200 with `success` false and its `execution_id` (the stored handle reads `status: error`); an MCP tool that asks a person a question fails so with `error_code` `mcp_input_required` and `error_details` (the questions and a continuation): repeat the call with `input_responses` to answer. Refusals are errors: 400 invalid input (`misplaced_tool_input` when the parameters sit under `input`, `params` or `arguments` instead of `tool_input` and the tool has no parameter of that name), 402 wallet too low for a priced tool, 403 tool not permitted to the key or a spending cap reached, 404 unknown or sunset tool, 409 consent needed, 412/422 Idempotency-Key in flight or reused, 429 rate or usage limit.
          */
         post: operations["callTool"];
         delete?: never;
@@ -153,7 +153,7 @@ export interface paths {
         };
         /**
          * Search tools
-         * @description Semantic match on names and descriptions, among the tools visible to the caller; `limit` matches (default 20, at most 50). Without a query, the first `limit` tools the filters keep, in the order of `GET /tools` (which pages through all).
+         * @description Semantic match on names and descriptions, among the tools visible to the caller (public ones, and the private and organization tools of the caller's organization), with each tool's readiness for the caller; `limit` matches (default 20, at most 50). Without a query, the first `limit` tools the filters keep, in the order of `GET /tools` (which pages through all). Limited per account, not per address (120 a minute by default); past it, 429 `rate_limited` with `Retry-After`.
          */
         get: operations["searchTools"];
         put?: never;
@@ -4076,7 +4076,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description The call's options; every other key at the root is taken as a tool parameter when `tool_input` is absent. */
+        /** @description The call's options; every other key at the root is taken as a tool parameter when `tool_input` is absent (`input`, `params` or `arguments` only when the tool declares a parameter of that name: otherwise 400 `misplaced_tool_input`). */
         requestBody?: {
             content: {
                 /**
@@ -4488,6 +4488,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
             504: components["responses"]["Timeout"];

@@ -5,7 +5,7 @@
  *
  * Credentials. A person signs in for a session token (JWT), sent as `Authorization: Bearer`, with the
  * chosen organization as `svc-org-id`. The few operations the spec opens to API keys only (calling a tool,
- * funding a wallet, running a workflow) run with the console key: the sign-in's own API key in that
+ * funding a wallet, running a workflow, searching the catalog as oneself) run with the console key: the sign-in's own API key in that
  * organization, which the gateway derives from the session token (`POST /v1/auth/console-key`). Every
  * screen and every tab of one sign-in gets the same key, however many ask at once, so nothing here has to
  * guard against making two. It ends with the sign-in: sign-out calls `POST /v1/auth/logout`, which revokes

@@ -5,6 +5,7 @@
  * `RateLimit-Limit` / `RateLimit-Remaining` / `RateLimit-Reset` so a client can pace itself.
  *
  *   router.get("/tools/public/search", rateLimit(identity, { bucket: "public_search", key: clientIp }), ...)
+ *   router.get("/tools/search", auth(identity, "api_key"), rateLimit(identity, { bucket: "search", key: accountOf }), ...)
  *
  * When identity cannot count (down, deadline), the request fails with identity's error (503), rather
  * than running unlimited.
@@ -30,6 +31,13 @@ export interface RateLimitOptions {
 
 /** The caller's IP as Koa sees it (X-Forwarded-For only when TRUST_PROXY is set). */
 export const clientIp = (ctx: Context): string => ctx.ip || "unknown";
+
+/** The authenticated caller's account (after an `auth()` middleware that requires credentials). */
+export const accountOf = (ctx: Context): string => {
+  const accountId = ctx.state.principal?.accountId;
+  if (!accountId) throw new Error("rateLimit keyed by account runs before authentication");
+  return `account:${accountId}`;
+};
 
 const limiters = new WeakMap<Middleware, string>();
 

@@ -20,7 +20,7 @@ import type { AppDeps } from "../app.js";
 import { HttpError } from "../http/errors.js";
 import { objectBody } from "../http/input.js";
 import { auth } from "../middleware/auth.js";
-import { clientIp, rateLimit } from "../middleware/rate-limit.js";
+import { accountOf, clientIp, rateLimit } from "../middleware/rate-limit.js";
 import type { DescribedRouter } from "../openapi/describe.js";
 import { catalogOps as ops } from "../openapi/operations/catalog.js";
 import {
@@ -258,6 +258,10 @@ export function catalogRoutes(api: DescribedRouter, deps: AppDeps): void {
   // Spec: 30 public searches per minute per client IP; identity holds the number (PUBLIC_SEARCHES_PER_MINUTE)
   // and counts for every gateway replica.
   const publicSearchLimit = rateLimit(identity, { bucket: "public_search", key: clientIp });
+  // Authenticated search is counted per account instead (SEARCHES_PER_MINUTE, default 120): people behind
+  // one address (an office) do not share a limit, and every key of one account does. After `apiKey`,
+  // which sets the principal.
+  const searchLimit = rateLimit(identity, { bucket: "search", key: accountOf });
   const toolsOut = (tools: Parameters<typeof toolJson>[0][]) => tools.map(toolJson) as JsonValue;
   // Importing a large document (Microsoft Graph: 20 MB, about a minute) takes longer than a call.
   const publishing = { timeoutMs: deps.config.PUBLISH_TIMEOUT_MS };
@@ -268,7 +272,7 @@ export function catalogRoutes(api: DescribedRouter, deps: AppDeps): void {
     linkNext(ctx, deps.config.PUBLIC_URL, page.nextCursor);
     ctx.body = toolsOut(page.tools);
   });
-  api.get("/tools/search", ops.searchTools, apiKey, async (ctx) => {
+  api.get("/tools/search", ops.searchTools, apiKey, searchLimit, async (ctx) => {
     const { tools } = await catalog.searchTools({
       query: queryValue(ctx, "query") ?? queryValue(ctx, "q"),
       serviceId: queryValue(ctx, "service_id") || undefined,

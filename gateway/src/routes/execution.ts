@@ -1,7 +1,8 @@
 /**
  * /v1 routes served by the execution service, with dedicated handlers rendering the spec's shapes:
  * - POST /tools/call/{tool_id}: body `tool_input` (or the parameters at the root), `fields`,
- *   `max_response_chars`, `confirm_token`; header `Idempotency-Key`. 200 = a batch element plus
+ *   `max_response_chars`, `confirm_token`; header `Idempotency-Key`. At the root, an `input`, `params` or
+ *   `arguments` the tool does not declare is a 400 `misplaced_tool_input` (execution checks it). 200 = a batch element plus
  *   `truncated` and `response_meta` (DESIGN.md); a failed execution is still 200 with success false.
  *   409 confirmation_required carries `confirm_token` and `consent` at the top level besides the error body.
  * - POST /tools/call/batch: `{calls: [...]}` (1..10) -> `{results: [...]}` in input order; refusals,
@@ -94,13 +95,16 @@ export function executionRoutes(api: DescribedRouter, deps: AppDeps): void {
   api.post("/tools/call/:tool_id", ops.callTool, auth(identity, "api_key", { cache }), async (ctx) => {
     const body = objectBody(ctx);
     let toolInput: JsonObject;
-    if (body.tool_input !== undefined) toolInput = inputObject(body.tool_input, "tool_input");
+    const atRoot = body.tool_input === undefined;
+    if (!atRoot) toolInput = inputObject(body.tool_input, "tool_input");
     else toolInput = Object.fromEntries(Object.entries(body).filter(([k]) => !CALL_OPTIONS.has(k)));
     const header = ctx.get("idempotency-key").trim();
     try {
       const res = await execution.callTool({
         toolId: ctx.params.tool_id!,
         toolInputJson: jsonBytes(toolInput),
+        // Execution refuses a root `input`/`params`/`arguments` the tool does not declare (misplaced_tool_input).
+        parametersAtRoot: atRoot,
         ...callOptions(body, ""),
         idempotencyKey: header || optionalString(body, "idempotency_key", ""),
       });

@@ -3,8 +3,7 @@
  * (a skill's service, the services on a crawled domain), the outbound address policy and the crawl queue.
  * Workflows run through the execution service, driven by the workflow runner (workflows/runner.ts).
  */
-import { Code, ConnectError, type ConnectRouter } from "@connectrpc/connect";
-import { unavailable } from "@toolport/kit/errors";
+import type { ConnectRouter } from "@connectrpc/connect";
 import { InputValidator } from "@toolport/kit/input-validator";
 import { AddressPolicy, Outbound } from "@toolport/kit/outbound";
 import { createServiceClient } from "@toolport/kit/rpc";
@@ -12,6 +11,7 @@ import type { ServiceContext } from "@toolport/kit/service";
 import { CatalogService } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
 import { ContentService } from "@toolport/proto/toolport/content/v1/content_service_pb";
 import { ExecutionService } from "@toolport/proto/toolport/execution/v1/execution_service_pb";
+import { serviceVisible } from "./catalog-lookups.js";
 import type { ContentConfig } from "./config.js";
 import { CrawlQueue } from "./crawl-queue.js";
 import { siteHandlers } from "./handlers/sites.js";
@@ -90,15 +90,7 @@ export function routes(router: ConnectRouter, deps: ContentDeps): void {
   router.service(ContentService, {
     ...skillHandlers({
       skills: deps.skills,
-      async serviceVisible(serviceId) {
-        try {
-          await deps.catalog.getService({ serviceId });
-          return true;
-        } catch (err) {
-          if (err instanceof ConnectError && (err.code === Code.NotFound || err.code === Code.InvalidArgument)) return false;
-          throw unavailable("catalog_unavailable", "the catalog could not be asked about service_id; try again");
-        }
-      },
+      serviceVisible: (serviceId) => serviceVisible(() => deps.catalog.getService({ serviceId })),
     }),
     ...siteHandlers({ sites: deps.sites, policy: deps.policy, wake: () => deps.crawls.wake() }),
     ...workflowHandlers({

@@ -42,6 +42,9 @@ export const identityEnv = {
     ),
   REGISTRATIONS_PER_MINUTE: positiveInt(5).describe("default registration limit per client IP (bucket registration)"),
   PUBLIC_SEARCHES_PER_MINUTE: positiveInt(30).describe("default public search limit per client IP (bucket public_search)"),
+  SEARCHES_PER_MINUTE: positiveInt(120).describe(
+    "default authenticated search limit per account (bucket search: GET /v1/tools/search, 60 s window)",
+  ),
   PUBLIC_URL: url(["http", "https"], "http://localhost:8080").describe(
     "gateway address for absolute links when a request does not carry one (without /v1)",
   ),

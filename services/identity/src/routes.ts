@@ -73,6 +73,7 @@ export function createDeps(ctx: ServiceContext<IdentityConfig>): IdentityDeps {
     rateLimitDefaults: {
       registration: { limit: config.REGISTRATIONS_PER_MINUTE, windowSeconds: 60 },
       public_search: { limit: config.PUBLIC_SEARCHES_PER_MINUTE, windowSeconds: 60 },
+      search: { limit: config.SEARCHES_PER_MINUTE, windowSeconds: 60 },
       tool_calls: { limit: config.TOOL_CALLS_PER_MINUTE, windowSeconds: 60 },
     },
   };

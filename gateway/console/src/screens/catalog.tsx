@@ -1,21 +1,23 @@
 /**
- * The catalog: search public tools (the query lives in the address, `?q=`, so reload and back keep it)
- * with the person's session, so each result's readiness is theirs; each result shows its service, a
+ * The catalog: search the tools the person can see (the query lives in the address, `?q=`, so reload and
+ * back keep it): `GET /v1/tools/search`, which the spec opens to API keys, so with the sign-in's console key
+ * (api.ts). That finds their organization's private tools beside the public ones, with readiness for
+ * them, and is limited per account rather than per address. Each result shows its service, a
  * readiness badge (with the way to connect the service when a credential is missing) and its 30-day
  * reliability. Without a query: recommended tools and the public services, a page at a time ("More
  * services" follows the list's `Link` header), never every service at once: the catalog may hold thousands.
- * A result's service name is read by id (`GET /v1/services/public/{id}`, once per service, kept long).
+ * A result's service name is read by id (once per service, kept long; ui/catalog-services.ts).
  */
 import { useInfiniteQuery, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useEffect, useRef, useState } from "react";
 import { Link, useLocation, useSearch } from "wouter";
 import { type components, unwrap, unwrapPage } from "../api";
 import { useSession } from "../session";
-import { rememberServices, usePublicServiceNames } from "../ui/catalog-services";
+import { rememberServices, useServiceNames } from "../ui/catalog-services";
 import { Badge, ErrorNote, Field, Loading, Page, When } from "../ui/index";
 
-type PublicTool = components["schemas"]["PublicTool"];
-type Reliability = NonNullable<PublicTool["reliability"]>;
+type Tool = components["schemas"]["Tool"];
+type Reliability = NonNullable<Tool["reliability"]>;
 type Service = components["schemas"]["Service"];
 
 export default function Catalog() {
@@ -50,12 +52,12 @@ export default function Catalog() {
 const SERVICES_PAGE = 12;
 
 function Results({ q }: { q: string }) {
-  const { api, orgId } = useSession();
+  const { withKey, orgId } = useSession();
   const search = useQuery({
     queryKey: ["tool-search", orgId, q],
-    queryFn: () => unwrap(api.GET("/v1/tools/public/search", { params: { query: { query: q, limit: 20 } } })),
+    queryFn: () => withKey((c) => c.GET("/v1/tools/search", { params: { query: { query: q, limit: 20 } } })),
   });
-  const names = usePublicServiceNames(search.data?.map((t) => t.service_id) ?? []);
+  const names = useServiceNames(search.data?.map((t) => t.service_id) ?? []);
   return (
     <section aria-labelledby="results-title">
       <h2 id="results-title">Results for “{q}”</h2>
@@ -130,7 +132,7 @@ function ReliabilityLine({ r }: { r: Reliability | null }) {
   );
 }
 
-function ToolCard({ tool, serviceName }: { tool: PublicTool; serviceName: string | undefined }) {
+function ToolCard({ tool, serviceName }: { tool: Tool; serviceName: string | undefined }) {
   return (
     <li className="card tool-card">
       <div className="card-head">

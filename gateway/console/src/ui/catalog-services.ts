@@ -1,11 +1,12 @@
 /**
- * Public services by id, for screens that show tools of several services (search results, the key's
- * allow-list picker): the catalog may hold thousands of services, so none reads them all; each service
- * shown is read once (`GET /v1/services/public/{id}`) and kept for the visit, and a page of services read
- * for another reason (the catalog's list) fills the same cache.
+ * Services by id, for screens that show tools of several services (search results, the key's allow-list
+ * picker): the catalog may hold thousands of services, so none reads them all; each service shown is read
+ * once (`GET /v1/services/public/{id}`, or for one of the organization's own private services, which that
+ * does not show, `GET /v1/services/{id}`) and kept for the visit, and a page of services read for another
+ * reason (the catalog's list) fills the same cache.
  */
 import { type QueryClient, useQueries } from "@tanstack/react-query";
-import { type components, unwrap } from "../api";
+import { ApiError, type components, unwrap } from "../api";
 import { useSession } from "../session";
 
 type Service = components["schemas"]["Service"];
@@ -20,15 +21,24 @@ export function rememberServices(queryClient: QueryClient, services: readonly Se
   for (const s of services) queryClient.setQueryData(publicServiceKey(s.id), s);
 }
 
-/** The names of the public services `ids` (a handful: those of the tools shown); one not read (yet) is absent. */
-export function usePublicServiceNames(ids: readonly string[]): Map<string, string> {
+/** The names of the services `ids` (a handful: those of the tools shown); one not read (yet) is absent. */
+export function useServiceNames(ids: readonly string[]): Map<string, string> {
   const { api } = useSession();
   const distinct = [...new Set(ids)];
   const services = useQueries({
     queries: distinct.map((id) => ({
       queryKey: publicServiceKey(id),
       staleTime: SERVICE_STALE_MS,
-      queryFn: () => unwrap(api.GET("/v1/services/public/{service_id}", { params: { path: { service_id: id } } })),
+      queryFn: async (): Promise<Service> => {
+        try {
+          return await unwrap(api.GET("/v1/services/public/{service_id}", { params: { path: { service_id: id } } }));
+        } catch (err) {
+          if (!(err instanceof ApiError && err.status === 404)) throw err;
+          const own = await unwrap(api.GET("/v1/services/{service_id}", { params: { path: { service_id: id } } }));
+          if (!own.service) throw err;
+          return own.service;
+        }
+      },
     })),
   });
   const names = new Map<string, string>();

@@ -8,7 +8,7 @@ import { useQuery } from "@tanstack/react-query";
 import { type KeyboardEvent, useId, useState } from "react";
 import { type components, unwrap } from "../api";
 import { useSession } from "../session";
-import { usePublicServiceNames } from "./catalog-services";
+import { useServiceNames } from "./catalog-services";
 import { ErrorNote, Field, Loading } from "./index";
 import { parseDollars } from "./keys-money";
 import { CallableTools } from "./keys-permissions";
@@ -144,7 +144,7 @@ function AllowListPicker({ picks, onChange, who }: { picks: Choice[]; onChange: 
     enabled: query !== "",
     queryFn: () => unwrap(api.GET("/v1/tools/public/search", { params: { query: { query, limit: 10 } } })),
   });
-  const names = usePublicServiceNames(results.data?.map((t) => t.service_id) ?? []);
+  const names = useServiceNames(results.data?.map((t) => t.service_id) ?? []);
   const serviceName = (id: string) => names.get(id) ?? "its service";
   const add = (pick: Choice) => {
     if (!picks.some((p) => p.kind === pick.kind && p.id === pick.id)) onChange([...picks, pick]);

@@ -539,8 +539,11 @@ export const catalogOps = {
     operationId: "searchTools",
     summary: "Search tools",
     description:
-      "Semantic match on names and descriptions, among the tools visible to the caller; `limit` matches (default 20, " +
-      "at most 50). Without a query, the first `limit` tools the filters keep, in the order of `GET /tools` (which pages through all).",
+      "Semantic match on names and descriptions, among the tools visible to the caller (public ones, and the private " +
+      "and organization tools of the caller's organization), with each tool's readiness for the caller; `limit` matches " +
+      "(default 20, at most 50). Without a query, the first `limit` tools the filters keep, in the order of `GET /tools` " +
+      "(which pages through all). Limited per account, not per address (120 a minute by default); past it, 429 " +
+      "`rate_limited` with `Retry-After`.",
     tags: ["Tools"],
     query: {
       ...searchQuery,

@@ -277,7 +277,9 @@ export const executionOps = {
       "`truncated` and `response_meta`. A call that ran but failed upstream is still a 200 with `success` false and " +
       "its `execution_id` (the stored handle reads `status: error`); an MCP tool that asks a person a question " +
       "fails so with `error_code` `mcp_input_required` and `error_details` (the questions and a continuation): " +
-      "repeat the call with `input_responses` to answer. Refusals are errors: 400 invalid input, 402 wallet " +
+      "repeat the call with `input_responses` to answer. Refusals are errors: 400 invalid input (`misplaced_tool_input` " +
+      "when the parameters sit under `input`, `params` or `arguments` instead of `tool_input` and the tool has no " +
+      "parameter of that name), 402 wallet " +
       "too low for a priced tool, 403 tool not permitted to the key or a spending cap reached, 404 unknown or sunset " +
       "tool, 409 consent needed, 412/422 Idempotency-Key in flight or reused, 429 rate or usage limit.",
     tags: ["Execution"],
@@ -290,7 +292,9 @@ export const executionOps = {
     },
     body: {
       required: false,
-      description: "The call's options; every other key at the root is taken as a tool parameter when `tool_input` is absent.",
+      description:
+        "The call's options; every other key at the root is taken as a tool parameter when `tool_input` is absent " +
+        "(`input`, `params` or `arguments` only when the tool declares a parameter of that name: otherwise 400 `misplaced_tool_input`).",
       schema: {
         type: "object",
         properties: {

@@ -7,9 +7,9 @@
  */
 import { fromJson, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { currentRequestId } from "@toolport/kit/context";
-import { conflict, invalidArgument, notFound, permissionDenied, unavailable } from "@toolport/kit/errors";
+import { conflict, invalidArgument, notFound, permissionDenied } from "@toolport/kit/errors";
 import type { InputValidator } from "@toolport/kit/input-validator";
 import { fromJsonBytes, jsonBytes } from "@toolport/kit/json-bytes";
 import { selectPath } from "@toolport/kit/json-path";
@@ -26,6 +26,7 @@ import type {
   WorkflowSummarySchema,
 } from "@toolport/proto/toolport/content/v1/workflows_pb";
 import { ResponseMetaSchema } from "@toolport/proto/toolport/execution/v1/execution_results_pb";
+import { catalogRefusal } from "../catalog-lookups.js";
 import {
   isWorkflowSort,
   type StepDef,
@@ -446,8 +447,11 @@ export function workflowHandlers(deps: WorkflowDeps): Impl {
   };
 }
 
-/** Catalog's answer for a tool the caller cannot see or that does not exist, versus the catalog failing. */
+/**
+ * Catalog's refusal for a tool (one the caller cannot see, or none): no tool. The catalog failing to
+ * answer is 503 catalog_unavailable (catalog-lookups.ts).
+ */
 export function toolLookupFailed(err: unknown): null {
-  if (err instanceof ConnectError && [Code.NotFound, Code.InvalidArgument, Code.PermissionDenied].includes(err.code)) return null;
-  throw unavailable("catalog_unavailable", "the catalog could not be asked about the workflow's tools; try again");
+  catalogRefusal(err, "the workflow's tools");
+  return null;
 }

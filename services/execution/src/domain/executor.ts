@@ -35,6 +35,7 @@ import {
 } from "./continuation.js";
 import { envelopeText, isMcpError, unwrapMcpEnvelope } from "./envelope.js";
 import { type ErrorClassName, ExecutionFailure, UpstreamAuthFailure } from "./failure.js";
+import { checkRootParameters } from "./misplaced-input.js";
 import type { Caller, Credential, ToolForCall } from "./model.js";
 import type { BillingPort, CatalogPort, ExecutionStore, Runner, RunOutput, Settlement } from "./ports.js";
 import { type ProjectionReport, parseFields, project } from "./projection.js";
@@ -51,6 +52,8 @@ export interface CallRequest {
   idempotencyKey?: string;
   /** The caller's answers to the questions of an earlier mcp_input_required failure of this call. */
   inputResponses?: InputResponses;
+  /** The parameters came at the root of the body, not in `tool_input` (misplaced-input.ts checks them). */
+  parametersAtRoot?: boolean;
 }
 
 export interface ConsentObject {
@@ -122,6 +125,7 @@ export class Executor {
     if (!tool?.active) throw notFound("tool_not_found", `tool ${req.toolId} not found`, { details: { tool_id: req.toolId } });
     checkPermission(tool, caller);
     const steps = parseFields(req.fields);
+    if (req.parametersAtRoot) checkRootParameters(tool, req.input);
     validator.check(`${tool.id}:${tool.revision}`, tool.inputSchema, req.input);
     const resumption = req.inputResponses ? this.resumption(tool, caller, req, req.inputResponses) : undefined;
     const maxChars = clampResponseChars(req.maxResponseChars);

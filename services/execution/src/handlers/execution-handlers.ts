@@ -59,6 +59,7 @@ function callRequest(
     confirmToken?: string;
     idempotencyKey?: string;
     inputResponsesJson: Uint8Array;
+    parametersAtRoot?: boolean;
   },
   field: string,
 ): CallRequest {
@@ -72,6 +73,7 @@ function callRequest(
     confirmToken: call.confirmToken || undefined,
     idempotencyKey: call.idempotencyKey,
     inputResponses: inputResponses(call.inputResponsesJson, field),
+    parametersAtRoot: call.parametersAtRoot ?? false,
   };
 }
 

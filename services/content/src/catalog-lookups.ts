@@ -1,0 +1,40 @@
+/**
+ * How content reads the catalog's answer about a skill's service or a workflow's tool, asked with the
+ * caller's principal. A refusal is an answer (not a service or tool the caller can see), never "try
+ * again": only the catalog failing to answer (down, deadline, internal error) is 503 catalog_unavailable.
+ */
+import { Code, ConnectError } from "@connectrpc/connect";
+import { readError, unavailable } from "@toolport/kit/errors";
+
+/** Codes by which the catalog says it could not answer, as opposed to answering no. */
+const OUTAGE = new Set([Code.Unavailable, Code.DeadlineExceeded, Code.Internal, Code.Unknown, Code.ResourceExhausted]);
+
+/**
+ * The catalog's refusal as content reads it (its code and reason), or a 503 catalog_unavailable thrown
+ * when the catalog could not answer. `what` ends the 503's message ("service_id", "the workflow's tools").
+ */
+export function catalogRefusal(err: unknown, what: string): { code: Code; reason: string } {
+  if (!(err instanceof ConnectError)) throw err;
+  // readError reads a peer cut mid-call (Aborted/Canceled without the service's own detail) as Unavailable.
+  const received = readError(err);
+  if (OUTAGE.has(received.code)) {
+    throw unavailable("catalog_unavailable", `the catalog could not be asked about ${what}; try again`, { cause: err });
+  }
+  return { code: received.code, reason: received.reason };
+}
+
+/**
+ * Whether the caller can see a service, from catalog's GetService. GetService checks visibility first (a
+ * service the caller cannot see, or none, is NotFound) and ownership second: a service of another
+ * organization that the caller can see (a public one, say) but not manage is PermissionDenied
+ * `not_service_owner`, still a service the caller can see. Any other refusal: not one the caller can see.
+ */
+export async function serviceVisible(getService: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await getService();
+    return true;
+  } catch (err) {
+    const refusal = catalogRefusal(err, "service_id");
+    return refusal.code === Code.PermissionDenied && refusal.reason === "not_service_owner";
+  }
+}
