@@ -1,8 +1,8 @@
 /**
  * The gateway's Koa application. Middleware reads top-down in the order a request meets it:
  * `GET /livez` (the process serves, nothing else checked), request id and access log, the request's trace
- * span, metrics (and `GET /metrics`), error shaping, unmatched routes, NUL in the URL, the API reference
- * (`GET /docs`), the console (`GET /console/...`) and `GET /llms.txt`, JSON body, then the /v1 routes.
+ * span, metrics (and `GET /metrics`), error shaping, unmatched routes, NUL in the URL, `GET /` (the console
+ * for a browser, the API root for a program), the API reference (`GET /docs`), the console (`GET /console/...`) and `GET /llms.txt`, JSON body, then the /v1 routes.
  */
 import Router from "@koa/router";
 import type { Logger } from "@toolport/kit/logger";
@@ -11,7 +11,7 @@ import type { ServiceClients } from "./clients.js";
 import type { GatewayConfig } from "./config.js";
 import { jsonBody } from "./middleware/body.js";
 import { consoleDistDir, consoleMiddleware } from "./middleware/console.js";
-import { docsMiddleware, llmsMiddleware } from "./middleware/docs.js";
+import { docsMiddleware, llmsMiddleware, rootMiddleware } from "./middleware/docs.js";
 import { errorMiddleware } from "./middleware/errors.js";
 import { jsonBytesMiddleware } from "./middleware/json-bytes.js";
 import { livenessMiddleware } from "./middleware/livez.js";
@@ -43,6 +43,7 @@ export function createApp(deps: AppDeps): Koa {
   app.use(errorMiddleware(deps.log));
   app.use(unmatchedRoutes());
   app.use(urlGuard());
+  app.use(rootMiddleware(deps.config.PUBLIC_URL));
   app.use(docsMiddleware());
   app.use(consoleMiddleware(deps.config.CONSOLE_DIR ?? consoleDistDir()));
   // The authorization server's protocol endpoints read their own (form) bodies, before the JSON parser.

@@ -23,8 +23,9 @@ describe("the API reference page", () => {
     if (!executablePath) {
       throw new Error("no chromium: apt-get install chromium (npm test installs it), or set CHROMIUM_PATH");
     }
-    // The page needs the gateway alone: the description is built from its routes.
-    stack = await startStack(["gateway"]);
+    // The page needs the gateway alone (the description is built from its routes); the quickstart that
+    // `GET /` names is identity's guide, with the catalog's starter tools.
+    stack = await startStack(["catalog", "identity", "gateway"]);
     browser = await chromium.launch({ executablePath, headless: true, args: ["--no-sandbox", "--disable-gpu"] });
   });
   afterAll(async () => {
@@ -75,6 +76,50 @@ describe("the API reference page", () => {
         );
       }
     }
+  });
+
+  it("sends a browser at / to the console and a program to the API root", async () => {
+    const browserAsks = await fetch(`${stack.gatewayUrl}/`, {
+      headers: { accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8" },
+      redirect: "manual",
+    });
+    expect(browserAsks.status).toBe(302);
+    expect(browserAsks.headers.get("location")).toBe("/console/");
+
+    // curl sends `Accept: */*`, fetch's default; no Accept at all reads the same.
+    for (const accept of ["*/*", "application/json", undefined]) {
+      const res = await fetch(`${stack.gatewayUrl}/`, { headers: accept ? { accept } : {}, redirect: "manual" });
+      expect(res.status, String(accept)).toBe(200);
+      expect(res.headers.get("content-type")).toContain("application/json");
+      const root = (await res.json()) as Record<string, string>;
+      const origin = stack.env.PUBLIC_URL;
+      expect(root).toMatchObject({
+        api: `${origin}/v1`,
+        openapi: `${origin}/v1/openapi.json`,
+        docs: `${origin}/docs`,
+        quickstart: `${origin}/v1/agents/quickstart.md`,
+        console: `${origin}/console/`,
+      });
+      // Every link it names answers (the console's page is built by `npm test` before the tests run).
+      for (const link of [root.openapi, root.docs, root.quickstart, root.console]) {
+        const answer = await fetch(link!);
+        expect(answer.status, link).toBe(200);
+      }
+      const quickstart = await (await fetch(root.quickstart!)).text();
+      expect(quickstart).toContain("# Toolport quickstart");
+    }
+
+    // Other methods on / are still the spec's 404, not a redirect.
+    const post = await fetch(`${stack.gatewayUrl}/`, { method: "POST", headers: { accept: "text/html" }, redirect: "manual" });
+    expect(post.status).toBe(404);
+    expect(((await post.json()) as { error: { code: string } }).error.code).toBe("not_found");
+  });
+
+  it("opens the console in a browser at the bare address", async () => {
+    const page = await browser.newPage();
+    await page.goto(`${stack.gatewayUrl}/`);
+    expect(new URL(page.url()).pathname).toBe("/console/");
+    await page.close();
   });
 
   it("renders the description in a browser: the execution routes are listed, no console error", async () => {

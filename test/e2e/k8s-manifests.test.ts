@@ -634,7 +634,7 @@ describe("the Kubernetes manifests (deploy/k8s), rendered with kubectl kustomize
         for (const [prefix, role] of [
           ["/v1", "gateway"],
           ["/mcp", "mcp-server"],
-          // MCP authorization (README "MCP authorization"): discovery, the authorization server, the consent page.
+          // MCP authorization (docs/mcp-authorization.md): discovery, the authorization server, the consent page.
           ["/.well-known/oauth-protected-resource", "mcp-server"],
           ["/.well-known/oauth-authorization-server", "gateway"],
           ["/oauth", "gateway"],

@@ -93,6 +93,35 @@ export function docsMiddleware(): Middleware {
   };
 }
 
+/**
+ * `GET /`: where to go from the bare address. A browser (`Accept` names `text/html`) is sent to the
+ * console; a program gets the API root as JSON, naming `/v1`, the description, the reference page and the
+ * quickstart (absolute, from PUBLIC_URL), instead of a 404 that says nothing.
+ */
+export function rootMiddleware(publicUrl: string): Middleware {
+  const origin = publicUrl.replace(/\/+$/, "");
+  const body = {
+    name: "Toolport",
+    description: "A catalog and execution gateway for callable tools.",
+    api: `${origin}/v1`,
+    openapi: `${origin}/v1/openapi.json`,
+    docs: `${origin}/docs`,
+    quickstart: `${origin}/v1/agents/quickstart.md`,
+    console: `${origin}/console/`,
+    health: `${origin}/v1/health`,
+  };
+  return async (ctx, next) => {
+    if (ctx.path !== "/" || (ctx.method !== "GET" && ctx.method !== "HEAD")) return next();
+    ctx.vary("Accept");
+    ctx.set("Cache-Control", "no-cache");
+    if (ctx.accepts("json", "html") === "html") {
+      ctx.redirect("/console/");
+      return;
+    }
+    ctx.body = body;
+  };
+}
+
 /** `GET /llms.txt`: the description as a text for language models (openapi/llms.ts). */
 export function llmsMiddleware(api: DescribedRouter, publicUrl: string): Middleware {
   let text: string | undefined;

@@ -122,7 +122,7 @@ export function identityRoutes(api: DescribedRouter, deps: AppDeps): void {
     };
   });
 
-  // The console's key for this sign-in (README "The console"), and ending the sign-in.
+  // The console's key for this sign-in (docs/console.md), and ending the sign-in.
   api.post("/auth/console-key", ops.consoleKey, jwt, async (ctx) => {
     const body = objectBody(ctx);
     const res = await identity.issueConsoleKey({ organizationId: stringField(body, "organization_id") });

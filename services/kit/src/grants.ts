@@ -1,6 +1,6 @@
 /**
  * The one check every service makes before an action beyond reading: is its grant in the principal?
- * Identity alone decides the grants (services/identity/src/domain/authority.ts, README "Permissions");
+ * Identity alone decides the grants (services/identity/src/domain/authority.ts, docs/permissions.md);
  * a service never re-derives the rule, it only says why the grant is missing: the key's restrictions
  * took it away (403 `key_restricted`) or the role did (403 `insufficient_role`).
  */

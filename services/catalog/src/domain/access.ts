@@ -24,7 +24,7 @@ export interface Caller {
   /** Null = all. */
   allowedTools: string[] | null;
   requireConfirmation: boolean;
-  /** What identity granted (README "Permissions"): checked before every change. */
+  /** What identity granted (docs/permissions.md): checked before every change. */
   authority: Authority;
 }
 

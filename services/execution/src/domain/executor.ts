@@ -599,7 +599,7 @@ export class Executor {
 }
 
 /**
- * The key's allow-lists (README "Permissions"): both must match. The tool must be in allowed_tools (or
+ * The key's allow-lists (docs/permissions.md): both must match. The tool must be in allowed_tools (or
  * that list absent) AND its service in allowed_services (or that list absent).
  */
 export function permits(caller: Pick<Caller, "allowedServices" | "allowedTools">, toolId: string, serviceId: string): boolean {

@@ -175,7 +175,7 @@ export function createExecutionHandlers(deps: HandlerDeps): ServiceImpl<typeof E
       const caller = callerFromPrincipal(context.values.get(principalKey));
       const stored = await deps.store.find(req.executionId.trim());
       // Another caller's handle reads exactly like one that does not exist; so does a result of a tool the
-      // caller's key may not call (README "Permissions": results follow the allow-lists).
+      // caller's key may not call (docs/permissions.md: results follow the allow-lists).
       if (!stored || stored.accountId !== caller.accountId || !permits(caller, stored.toolId, stored.serviceId)) {
         throw notFound("execution_not_found", "no execution with this id", { details: { execution_id: req.executionId } });
       }

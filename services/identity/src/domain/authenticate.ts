@@ -51,7 +51,7 @@ export async function authenticateAccessToken(
 /** The principal of a key the store found for a presented hash, or the refusal. */
 function keyPrincipal(presented: Buffer, found: KeyPrincipal | null, selector: string | undefined): ResolvedPrincipal {
   if (!found || !hashesMatch(presented, found.storedHash)) throw invalidCredentials();
-  // README "Permissions": a key works only while its owner belongs to the organization it is bound to,
+  // docs/permissions.md: a key works only while its owner belongs to the organization it is bound to,
   // whatever organization the request selects.
   if (!found.boundMembership) throw keyOrganizationLeft();
   const principal = principalOf(found.account, found.key, found.membership, selector, "api_key");

@@ -1,5 +1,5 @@
 /**
- * Authority inside a tenant (README "Permissions"): what a principal may do, decided here and nowhere
+ * Authority inside a tenant (docs/permissions.md): what a principal may do, decided here and nowhere
  * else. Authenticate writes the answer into the principal as grants; each service refuses an action
  * whose grant is missing. Keys made with a key are checked here field by field, so a chain of keys never
  * widens.

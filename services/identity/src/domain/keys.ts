@@ -44,7 +44,7 @@ export async function createKey(
   const purpose = optionalText("purpose", input.purpose, 200);
   const permissions = input.permissions ? validatePermissions(input.permissions) : null;
 
-  // A key made with a key is never wider than it (README "Permissions"). A key that acts only in its own
+  // A key made with a key is never wider than it (docs/permissions.md). A key that acts only in its own
   // organization makes keys there by default, and only there.
   const maker = caller.keyId ? await deps.keys.keyById(caller.keyId) : null;
   const makerStaysHome = maker !== null && !maySelectOrganization(maker, caller.personalOrganizationId);

@@ -1,6 +1,6 @@
 /**
- * Identity as the OAuth 2.1 authorization server of Toolport's MCP server (issue 32; README "MCP
- * authorization"). The rules, free of HTTP, SQL and proto:
+ * Identity as the OAuth 2.1 authorization server of Toolport's MCP server (issue 32;
+ * docs/mcp-authorization.md). The rules, free of HTTP, SQL and proto:
  *
  * - Clients are public (no secret; PKCE S256 is required of every one). A client id that is an https URL
  *   is a Client ID Metadata Document, fetched through the outbound guard (so never from a private

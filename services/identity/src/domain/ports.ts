@@ -109,7 +109,7 @@ export interface KeyStore {
   keyById(id: string): Promise<ApiKey | null>;
   keysOfAccount(accountId: string, includeRevoked: boolean): Promise<ApiKey[]>;
   keysOfOrganization(organizationId: string, includeRevoked: boolean): Promise<ApiKey[]>;
-  /** Revokes the key and every key made with it (README "Permissions"); the keys revoked now. */
+  /** Revokes the key and every key made with it (docs/permissions.md); the keys revoked now. */
   revokeKey(id: string, by: string): Promise<ApiKey[]>;
   /** The key and every key made with it, directly or through keys it made (newest first). */
   keyAndDescendants(id: string): Promise<ApiKey[]>;

@@ -109,7 +109,7 @@ export function counterHandlers(deps: IdentityDeps): Impl {
       // The key was revoked, or its owner left the call's organization, since the principal was
       // resolved: refused like Authenticate refuses it, and nothing was reserved.
       if (!outcome.keyValid) throw await whyKeyRefused(deps, check!);
-      // Made a viewer since the principal was resolved (README "Permissions"): viewers do not call.
+      // Made a viewer since the principal was resolved (docs/permissions.md): viewers do not call.
       if (!outcome.roleAllowsCalls) throw insufficientRole("viewer", "call this organization's tools");
       const refused = req.want > 0 && outcome.granted === 0;
       const retryAfterSeconds = refused

@@ -200,7 +200,7 @@ export const KeyPermissionsSchema: GenMessage<KeyPermissions> = /*@__PURE__*/
   messageDesc(file_toolport_common_v1_principal, 1);
 
 /**
- * An action a principal may be granted (README "Permissions"). Reading and the caller's own content
+ * An action a principal may be granted (docs/permissions.md). Reading and the caller's own content
  * need no grant.
  *
  * @generated from enum toolport.common.v1.Grant

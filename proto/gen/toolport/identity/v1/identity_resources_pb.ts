@@ -757,7 +757,7 @@ export const JwkSchema: GenMessage<Jwk> = /*@__PURE__*/
   messageDesc(file_toolport_identity_v1_identity_resources, 14);
 
 /**
- * What a console key is (README "The console key").
+ * What a console key is (docs/console.md, its credentials).
  *
  * @generated from enum toolport.identity.v1.ConsoleKey
  */
