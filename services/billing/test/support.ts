@@ -46,23 +46,24 @@ export async function startBilling(extraEnv: Record<string, string> = {}): Promi
   };
   let running: RunningService = await startService(billingService, env);
   const url = `http://127.0.0.1:${running.server.port}`;
-  return {
+  const underTest: BillingUnderTest = {
     client: billingClient(url),
     pool: db.pool,
     url,
     env,
     async restart(changes = {}) {
       await running.stop();
-      Object.assign(this.env, changes);
-      running = await startService(billingService, this.env);
-      this.url = `http://127.0.0.1:${running.server.port}`;
-      this.client = billingClient(this.url);
+      Object.assign(env, changes);
+      running = await startService(billingService, env);
+      underTest.url = `http://127.0.0.1:${running.server.port}`;
+      underTest.client = billingClient(underTest.url);
     },
     async stop() {
       await running.stop();
       await db.pool.end();
     },
   };
+  return underTest;
 }
 
 export function billingClient(url: string): Client<typeof BillingService> {
