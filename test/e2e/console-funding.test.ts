@@ -128,6 +128,7 @@ describe("the console's wallet funding", () => {
         hash.toLowerCase(),
       ]);
       expect(await seriousViolations(page)).toEqual([]);
+      await page.getByRole("heading", { name: "Add funds" }).evaluate((h) => h.scrollIntoView());
       await screenshot(page, `wallet-funding-${label}`);
 
       // Confirming the same transfer again is refused, and the balance stays.
