@@ -9,6 +9,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Code } from "@connectrpc/connect";
+import { metrics } from "@toolport/kit/metrics";
 import { type Contract, HDNodeWallet, Mnemonic, Wallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { until } from "../../../test/harness/wait.js";
@@ -83,6 +84,13 @@ async function caughtUp(): Promise<bigint> {
   return confirmedHead;
 }
 
+/** A sample of one of the process's Prometheus metrics (billing runs in this process). */
+async function metric(name: string, labels: Record<string, string> = {}): Promise<number> {
+  const values = (await metrics.getSingleMetric(name)!.get()).values;
+  const found = values.find((v) => Object.entries(labels).every(([k, want]) => String(v.labels[k]) === want));
+  return found?.value ?? 0;
+}
+
 async function balance(account: string): Promise<bigint> {
   return (await billing.client.getBalance({ accountId: account })).balanceAtomic;
 }
@@ -104,6 +112,7 @@ describe("the deposit watcher", () => {
     const a = newAccount();
     const address = await depositAddress(a);
     await caughtUp();
+    const creditedBefore = await metric("toolport_deposits_credited_total", { source: "watcher" });
     const { hash, block } = await send(usdc, address, 7_250_000n);
 
     // 1, then 2 confirmations: the watcher stops right before the transfer's block.
@@ -119,6 +128,7 @@ describe("the deposit watcher", () => {
     await scannedThrough(block);
     expect(await balance(a)).toBe(7_250_000n);
     expect(await depositRows(hash)).toEqual([{ credited_by: "watcher", amount: 7_250_000n }]);
+    expect(await metric("toolport_deposits_credited_total", { source: "watcher" })).toBe(creditedBefore + 1);
 
     // More blocks, more rounds: never a second credit.
     await evm.mine(2 * MAX_BLOCKS);
@@ -127,6 +137,9 @@ describe("the deposit watcher", () => {
     expect(await ledgerRows(hash)).toBe(1);
     const entries = await billing.client.listLedgerEntries({}, as(a));
     expect(entries.entries.map((e) => [e.reference, e.amountAtomic])).toEqual([[hash, 7_250_000n]]);
+    expect(await metric("toolport_deposits_credited_total", { source: "watcher" })).toBe(creditedBefore + 1);
+    expect(await metric("toolport_deposit_watcher_next_block")).toBe(Number(await cursor()));
+    expect(await metric("toolport_deposit_watcher_lag_blocks")).toBe(0);
     expect(await ledgerFacts(billing.pool)).toEqual(healthyLedger);
   });
 
