@@ -198,8 +198,10 @@ export const billingOps = {
     description:
       "`card_checkout` creates a hosted card checkout for `amount_cents` (100 to 10,000,000) and returns its URL; the " +
       "wallet is credited when the payment completes. `crypto` returns the deposit address, network and USDC " +
-      "contract; after sending USDC, confirm it with `POST /agents/wallets/confirm-deposit`. 503 when card payments " +
-      "or the platform deposit wallet are not configured.",
+      "contract; after sending USDC, confirm it with `POST /agents/wallets/confirm-deposit` (where the operator runs " +
+      "the deposit watcher, `GET /agents/wallet` says `funding.automatic_deposits: true` and the transfer is also " +
+      "credited by itself once confirmed; never twice). 503 when card payments or the platform deposit wallet are " +
+      "not configured; `GET /agents/wallet` tells which (`funding`) before trying.",
     tags: ["Billing"],
     body: {
       schema: {
