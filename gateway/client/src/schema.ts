@@ -1076,7 +1076,7 @@ export interface paths {
         put?: never;
         /**
          * Fund the wallet
-         * @description `card_checkout` creates a hosted card checkout for `amount_cents` (100 to 10,000,000) and returns its URL; the wallet is credited when the payment completes. `crypto` returns the deposit address, network and USDC contract; after sending USDC, confirm it with `POST /agents/wallets/confirm-deposit`. 503 when card payments or the platform deposit wallet are not configured.
+         * @description `card_checkout` creates a hosted card checkout for `amount_cents` (100 to 10,000,000) and returns its URL; the wallet is credited when the payment completes. `crypto` returns the deposit address, network and USDC contract; after sending USDC, confirm it with `POST /agents/wallets/confirm-deposit` (where the operator runs the deposit watcher, `GET /agents/wallet` says `funding.automatic_deposits: true` and the transfer is also credited by itself once confirmed; never twice). 503 when card payments or the platform deposit wallet are not configured; `GET /agents/wallet` tells which (`funding`) before trying.
          */
         post: operations["fundWallet"];
         delete?: never;
@@ -1112,7 +1112,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's wallet */
+        /**
+         * The caller's wallet
+         * @description The wallet's balances and deposit address, and `funding`: which funding methods this deployment offers (card checkout, crypto deposits, confirming a deposit by hash) and why one is unavailable.
+         */
         get: operations["getWallet"];
         put?: never;
         post?: never;
@@ -3135,6 +3138,28 @@ export interface components {
             network: string;
             /** Format: date-time */
             created_at: string;
+            funding: components["schemas"]["FundingOptions"];
+        };
+        /** @description Whether this deployment offers one way of funding; when it does not, `reason` is the error the call would answer with (503) and `message` says why in a sentence. */
+        FundingOption: {
+            available: boolean;
+            /** @description When unavailable: e.g. `card_payments_not_configured`. */
+            reason: string | null;
+            /** @description When unavailable: the reason in a sentence for people. */
+            message: string | null;
+        };
+        /** @description The funding this deployment offers, so a client can show an unavailable method as such before anyone tries it. */
+        FundingOptions: {
+            /** @description `POST /v1/agents/wallets/fund` with `card_checkout`. */
+            card_checkout: components["schemas"]["FundingOption"];
+            /** @description `POST /v1/agents/wallets/fund` with `crypto`. */
+            crypto: components["schemas"]["FundingOption"];
+            /** @description `POST /v1/agents/wallets/confirm-deposit`. */
+            confirm_deposit: components["schemas"]["FundingOption"];
+            /** @description True when the service watches the deposit network and credits USDC sent to the deposit address by itself once confirmed; confirming by hash stays possible and never credits a transfer twice. */
+            automatic_deposits: boolean;
+            /** @description Blocks a deposit needs (its own included) before it is credited. */
+            required_confirmations: number;
         };
         /** @description Spec "Wallet funding response": every field present for both methods, the inapplicable ones null. `card_checkout` gives checkout_url; `crypto` gives deposit_address, network and usdc_contract. */
         WalletFunding: {
@@ -8767,7 +8792,26 @@ export interface operations {
                      *       "available_atomic": 4250000,
                      *       "deposit_address": "0x8ba1f109551bD432803012645Ac136ddd64DBA72",
                      *       "network": "eip155:8453",
-                     *       "created_at": "2025-06-01T12:00:00.000Z"
+                     *       "created_at": "2025-06-01T12:00:00.000Z",
+                     *       "funding": {
+                     *         "card_checkout": {
+                     *           "available": false,
+                     *           "reason": "card_payments_not_configured",
+                     *           "message": "Card funding is not available: the operator has not configured card payments (Stripe) on this server."
+                     *         },
+                     *         "crypto": {
+                     *           "available": true,
+                     *           "reason": null,
+                     *           "message": null
+                     *         },
+                     *         "confirm_deposit": {
+                     *           "available": true,
+                     *           "reason": null,
+                     *           "message": null
+                     *         },
+                     *         "automatic_deposits": true,
+                     *         "required_confirmations": 12
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Wallet"];

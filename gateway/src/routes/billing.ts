@@ -9,7 +9,12 @@ import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { RouterContext } from "@koa/router";
 import { enumName, isoTime } from "@toolport/kit/proto-json";
-import { FundingMethod, type LedgerEntry, LedgerEntryKindSchema } from "@toolport/proto/toolport/billing/v1/billing_resources_pb";
+import {
+  FundingMethod,
+  type FundingOption,
+  type LedgerEntry,
+  LedgerEntryKindSchema,
+} from "@toolport/proto/toolport/billing/v1/billing_resources_pb";
 import type { AppDeps } from "../app.js";
 import { HttpError } from "../http/errors.js";
 import { objectBody } from "../http/input.js";
@@ -63,8 +68,8 @@ export function billingRoutes(api: DescribedRouter, deps: AppDeps): void {
   });
 
   api.get("/agents/wallet", ops.getWallet, auth(identity, "api_key_or_jwt"), async (ctx) => {
-    const { wallet } = await billing.getWallet({});
-    if (!wallet) throw new Error("billing returned no wallet");
+    const { wallet, funding } = await billing.getWallet({});
+    if (!wallet || !funding) throw new Error("billing returned no wallet");
     ctx.body = {
       wallet_id: wallet.walletId,
       account_id: wallet.accountId,
@@ -75,6 +80,13 @@ export function billingRoutes(api: DescribedRouter, deps: AppDeps): void {
       deposit_address: wallet.depositAddress ?? null,
       network: wallet.network,
       created_at: iso(wallet.createdAt),
+      funding: {
+        card_checkout: optionJson(funding.cardCheckout),
+        crypto: optionJson(funding.crypto),
+        confirm_deposit: optionJson(funding.confirmDeposit),
+        automatic_deposits: funding.automaticDeposits,
+        required_confirmations: funding.requiredConfirmations,
+      },
     };
   });
 
@@ -164,6 +176,10 @@ function settingsJson(settings: Awaited<ReturnType<AppDeps["clients"]["billing"]
     created_at: iso(settings.createdAt),
     updated_at: iso(settings.updatedAt),
   };
+}
+
+function optionJson(option: FundingOption | undefined) {
+  return { available: option?.available ?? false, reason: option?.reason ?? null, message: option?.message ?? null };
 }
 
 function entryJson(entry: LedgerEntry) {

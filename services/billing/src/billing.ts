@@ -9,6 +9,7 @@ import { ChainReader } from "./chain/receipts.js";
 import { type BillingEnv, DEPOSIT_CHAIN_ID } from "./config.js";
 import { SpendWarnings } from "./events/spend-warnings.js";
 import { StripeCheckout } from "./payments/stripe-checkout.js";
+import { DepositCursorStore } from "./store/deposit-cursor.js";
 import { FundingStore } from "./store/funding.js";
 import { HoldStore } from "./store/holds.js";
 import { Ledger } from "./store/ledger.js";
@@ -23,6 +24,7 @@ export interface Billing {
   settings: SettingsStore;
   funding: FundingStore;
   ledger: Ledger;
+  depositCursors: DepositCursorStore;
   addresses: DepositAddresses | undefined;
   chain: ChainReader | undefined;
   stripe: StripeCheckout | undefined;
@@ -40,6 +42,7 @@ export function createBilling(pool: Pool, config: BillingEnv): Billing {
     holds: new HoldStore(pool, wallets, ledger, new SpendWarnings(), config.BILLING_HOLD_TTL_SECONDS),
     settings: new SettingsStore(pool),
     funding: new FundingStore(pool, wallets, ledger),
+    depositCursors: new DepositCursorStore(pool),
     addresses,
     chain: config.BILLING_RPC_URL ? new ChainReader(config.BILLING_RPC_URL, DEPOSIT_CHAIN_ID) : undefined,
     stripe: config.STRIPE_SECRET_KEY

@@ -1,5 +1,5 @@
 /** The billing service's own environment (on top of the common service variables), parsed once at start. */
-import { url } from "@toolport/kit/config";
+import { flag, url } from "@toolport/kit/config";
 import { isAddress } from "ethers";
 import { z } from "zod";
 import { parseXpub } from "./chain/deposit-addresses.js";
@@ -49,6 +49,28 @@ export const billingEnv = {
     .max(10_000)
     .default(12)
     .describe("blocks a deposit transaction needs (its own included) before it is credited"),
+  BILLING_DEPOSIT_WATCH: flag(true).describe(
+    "watch the deposit network and credit USDC transfers to deposit addresses by itself (needs BILLING_DEPOSIT_XPUB and BILLING_RPC_URL)",
+  ),
+  BILLING_DEPOSIT_WATCH_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .min(50)
+    .max(3_600_000)
+    .default(5_000)
+    .describe("how often the deposit watcher reads new blocks once it has caught up"),
+  BILLING_DEPOSIT_WATCH_MAX_BLOCKS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100_000)
+    .default(1_000)
+    .describe("most blocks the deposit watcher asks the node for in one log query (endpoints cap eth_getLogs ranges)"),
+  BILLING_DEPOSIT_WATCH_START_BLOCK: z
+    .preprocess((v) => (typeof v === "string" && v.trim() === "" ? undefined : v), z.coerce.number().int().min(0).optional())
+    .describe(
+      "first block the deposit watcher scans when it has no stored cursor yet; unset: it starts at the newest confirmed block",
+    ),
   BILLING_HOLD_TTL_SECONDS: z.coerce
     .number()
     .int()

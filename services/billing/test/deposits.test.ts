@@ -38,6 +38,8 @@ beforeAll(async () => {
     BILLING_USDC_CONTRACT: await usdc.getAddress(),
     BILLING_RPC_URL: evm.url,
     BILLING_DEPOSIT_CONFIRMATIONS: "3",
+    // Confirming by hash alone; the watcher crediting by itself has its own test (deposit-watcher).
+    BILLING_DEPOSIT_WATCH: "false",
   });
 });
 afterAll(async () => {

@@ -31,6 +31,8 @@ beforeAll(async () => {
     BILLING_USDC_CONTRACT: await usdc.getAddress(),
     BILLING_RPC_URL: evm.url,
     BILLING_DEPOSIT_CONFIRMATIONS: "2",
+    // Confirming by hash alone; the watcher crediting by itself has its own test (deposit-watcher).
+    BILLING_DEPOSIT_WATCH: "false",
     STRIPE_SECRET_KEY: STRIPE_TEST_KEY,
     STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
     STRIPE_API_URL: stripeApi.url,

@@ -25,6 +25,11 @@ export interface BillingUnderTest {
   pool: Pool;
   url: string;
   env: Record<string, string>;
+  /**
+   * Stops the service and starts it again on the same database, with `env` changed by `changes`
+   * (`client` and `url` then point at the new process).
+   */
+  restart(changes?: Record<string, string>): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -39,18 +44,26 @@ export async function startBilling(extraEnv: Record<string, string> = {}): Promi
     LOG_LEVEL: process.env.BILLING_TEST_LOG_LEVEL ?? "silent",
     ...extraEnv,
   };
-  const running: RunningService = await startService(billingService, env);
+  let running: RunningService = await startService(billingService, env);
   const url = `http://127.0.0.1:${running.server.port}`;
-  return {
+  const underTest: BillingUnderTest = {
     client: billingClient(url),
     pool: db.pool,
     url,
     env,
+    async restart(changes = {}) {
+      await running.stop();
+      Object.assign(env, changes);
+      running = await startService(billingService, env);
+      underTest.url = `http://127.0.0.1:${running.server.port}`;
+      underTest.client = billingClient(underTest.url);
+    },
     async stop() {
       await running.stop();
       await db.pool.end();
     },
   };
+  return underTest;
 }
 
 export function billingClient(url: string): Client<typeof BillingService> {

@@ -131,3 +131,25 @@ export async function serveMetrics(port: number, host = "0.0.0.0"): Promise<{ po
       }),
   };
 }
+
+/** On-chain deposits credited by billing, by who found them: `watcher` (by itself) or `confirm` (by hash). */
+export const depositsCredited = new Counter({
+  name: "toolport_deposits_credited_total",
+  help: "On-chain USDC deposits credited, by source: watcher (found on chain) or confirm (confirm-deposit by hash)",
+  labelNames: ["source"] as const,
+  registers: [metrics],
+});
+
+/** The deposit watcher's cursor: the first block of the deposit network it has not scanned yet. */
+export const depositWatcherNextBlock = new Gauge({
+  name: "toolport_deposit_watcher_next_block",
+  help: "First block of the deposit network the deposit watcher has not scanned yet",
+  registers: [metrics],
+});
+
+/** Confirmed blocks the deposit watcher has still to scan (0 when caught up). */
+export const depositWatcherLagBlocks = new Gauge({
+  name: "toolport_deposit_watcher_lag_blocks",
+  help: "Blocks confirmed enough to credit that the deposit watcher has not scanned yet",
+  registers: [metrics],
+});

@@ -1,7 +1,9 @@
 /**
  * The wallet: its USDC balance (held and available), funding by card (a Stripe Checkout link) or by
- * crypto (the deposit address, its network and USDC contract, and a QR code), the spending settings,
- * and the latest ledger entries. Amounts are integers throughout: atomic units (6 decimals) and cents.
+ * crypto (the deposit address, its network and USDC contract, and a QR code), confirming a deposit by
+ * its transaction hash, the spending settings, and the latest ledger entries. Which funding methods the
+ * deployment offers comes with the wallet (`funding`), so an unconfigured one is shown as unavailable,
+ * with its reason, before anyone tries it. Amounts are integers throughout: atomic units and cents.
  */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
@@ -13,6 +15,9 @@ import { parseDollars, parseUsdc, usdc, usdcInput } from "../ui/keys-money";
 import { QrCode } from "../ui/wallet-qr";
 
 type Funding = components["schemas"]["WalletFunding"];
+type FundingOptions = components["schemas"]["FundingOptions"];
+type FundingOption = components["schemas"]["FundingOption"];
+type DepositConfirmation = components["schemas"]["DepositConfirmation"];
 type Settings = components["schemas"]["SpendingSettings"];
 type LedgerEntry = components["schemas"]["LedgerEntry"];
 
@@ -20,6 +25,7 @@ const MIN_CARD_CENTS = 100;
 const MAX_CARD_CENTS = 10_000_000;
 const MAX_PER_CALL_ATOMIC = 5_000_000n;
 const MAX_DAILY_ATOMIC = 9_007_199_254_740_991n;
+const TX_HASH = /^0x[0-9a-fA-F]{64}$/;
 
 const NETWORKS: Record<string, string> = {
   "eip155:1": "Ethereum",
@@ -66,11 +72,19 @@ export default function Wallet() {
       </section>
       <section aria-labelledby="wallet-fund">
         <h2 id="wallet-fund">Add funds</h2>
-        <div className="fund-grid">
-          <CardFunding />
-          <CryptoFunding />
-        </div>
+        {wallet.data ? (
+          <div className="fund-grid">
+            <CardFunding option={wallet.data.funding.card_checkout} />
+            <CryptoFunding funding={wallet.data.funding} />
+          </div>
+        ) : null}
       </section>
+      {wallet.data ? (
+        <section aria-labelledby="wallet-confirm">
+          <h2 id="wallet-confirm">Confirm a deposit</h2>
+          <ConfirmDeposit funding={wallet.data.funding} />
+        </section>
+      ) : null}
       <section aria-labelledby="wallet-settings">
         <h2 id="wallet-settings">Spending settings</h2>
         <SpendingSettings />
@@ -83,7 +97,30 @@ export default function Wallet() {
   );
 }
 
-function CardFunding() {
+/** Why a funding method is not offered here, as the API said it. */
+function Unavailable({ option, testId }: { option: FundingOption; testId: string }) {
+  return (
+    <Note kind="warning">
+      <span data-testid={testId}>{option.message ?? "Not available on this server."}</span>{" "}
+      {option.reason ? <code>{option.reason}</code> : null}
+    </Note>
+  );
+}
+
+function CardFunding({ option }: { option: FundingOption }) {
+  if (!option.available) {
+    return (
+      <section className="card" aria-labelledby="fund-card">
+        <h3 id="fund-card">By card</h3>
+        <p className="muted">Card payments through Stripe Checkout.</p>
+        <Unavailable option={option} testId="card-unavailable" />
+      </section>
+    );
+  }
+  return <CardFundingForm />;
+}
+
+function CardFundingForm() {
   const { withKey } = useSession();
   const [amount, setAmount] = useState("25");
   const [problem, setProblem] = useState<string | null>(null);
@@ -134,7 +171,19 @@ function CardFunding() {
   );
 }
 
-function CryptoFunding() {
+function CryptoFunding({ funding: options }: { funding: FundingOptions }) {
+  if (!options.crypto.available) {
+    return (
+      <section className="card" aria-labelledby="fund-crypto">
+        <h3 id="fund-crypto">By crypto (USDC)</h3>
+        <Unavailable option={options.crypto} testId="crypto-unavailable" />
+      </section>
+    );
+  }
+  return <CryptoFundingAddress options={options} />;
+}
+
+function CryptoFundingAddress({ options }: { options: FundingOptions }) {
   const { withKey } = useSession();
   const fund = useMutation({
     mutationFn: (): Promise<Funding> => withKey((c) => c.POST("/v1/agents/wallets/fund", { body: { method: "crypto" } })),
@@ -161,8 +210,13 @@ function CryptoFunding() {
               <code className="secret">{funding.usdc_contract}</code>
             </dd>
           </dl>
-          <p className="hint">
-            Send only USDC on this network to this address; the balance goes up once the transfer is confirmed.
+          <p className="hint" data-testid="deposit-hint">
+            Send only USDC on this network to this address.{" "}
+            {options.automatic_deposits
+              ? `The balance goes up by itself once the transfer has ${options.required_confirmations} confirmations; you can also confirm it by its transaction hash below.`
+              : options.confirm_deposit.available
+                ? `Once the transfer has ${options.required_confirmations} confirmations, confirm it by its transaction hash below to credit the balance.`
+                : "This server cannot confirm deposits yet (see below): keep the transaction hash."}
           </p>
         </div>
       ) : (
@@ -338,5 +392,86 @@ function Ledger() {
         </tbody>
       </table>
     </TableWrap>
+  );
+}
+
+/** Credits a USDC transfer to this wallet's deposit address by its hash (once; a second time is refused). */
+function ConfirmDeposit({ funding }: { funding: FundingOptions }) {
+  const { api, orgId } = useSession();
+  const queryClient = useQueryClient();
+  const [hash, setHash] = useState("");
+  const [amount, setAmount] = useState("");
+  const [problems, setProblems] = useState<{ hash?: string; amount?: string }>({});
+  const confirm = useMutation({
+    mutationFn: (body: { tx_hash: string; expected_amount_atomic: string }): Promise<DepositConfirmation> =>
+      unwrap(api.POST("/v1/agents/wallets/confirm-deposit", { body })),
+    onSuccess: () => {
+      void queryClient.invalidateQueries({ queryKey: ["wallet", orgId] });
+      void queryClient.invalidateQueries({ queryKey: ["wallet-ledger", orgId] });
+    },
+  });
+  if (!funding.confirm_deposit.available) return <Unavailable option={funding.confirm_deposit} testId="confirm-unavailable" />;
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    const found: { hash?: string; amount?: string } = {};
+    const txHash = hash.trim();
+    if (!TX_HASH.test(txHash)) found.hash = "Enter the transaction hash: 0x followed by 64 hexadecimal characters.";
+    const parsed = parseUsdc(amount);
+    if (!parsed.ok) found.amount = `The amount ${parsed.error}.`;
+    else if (parsed.value === null || parsed.value <= 0n) found.amount = "Enter the USDC amount you sent.";
+    setProblems(found);
+    if (found.hash || found.amount || !parsed.ok || parsed.value === null) return;
+    confirm.mutate({ tx_hash: txHash, expected_amount_atomic: String(parsed.value) });
+  };
+  return (
+    <form className="settings-form" onSubmit={submit} noValidate aria-labelledby="wallet-confirm">
+      <p className="muted">
+        Sent USDC to the deposit address? Credit it now with its transaction hash once it has {funding.required_confirmations}{" "}
+        confirmations{funding.automatic_deposits ? " (it is also credited by itself; never twice)" : ""}.
+      </p>
+      <div className="form-grid">
+        <Field
+          label="Transaction hash"
+          hint={problems.hash ? <span className="field-error">{problems.hash}</span> : "The hash of your USDC transfer (0x…)."}
+        >
+          {(props) => (
+            <input
+              {...props}
+              autoComplete="off"
+              spellCheck={false}
+              value={hash}
+              aria-invalid={problems.hash ? true : undefined}
+              onChange={(e) => setHash(e.target.value)}
+            />
+          )}
+        </Field>
+        <Field
+          label="Amount sent (USDC)"
+          hint={problems.amount ? <span className="field-error">{problems.amount}</span> : "Exactly what the transfer sent."}
+        >
+          {(props) => (
+            <input
+              {...props}
+              inputMode="decimal"
+              autoComplete="off"
+              value={amount}
+              aria-invalid={problems.amount ? true : undefined}
+              onChange={(e) => setAmount(e.target.value)}
+            />
+          )}
+        </Field>
+      </div>
+      <button type="submit" disabled={confirm.isPending}>
+        {confirm.isPending ? "Confirming…" : "Confirm the deposit"}
+      </button>
+      <ErrorNote error={confirm.error} />
+      {confirm.data ? (
+        <Note kind="success">
+          <span data-testid="deposit-credited">
+            Credited {usdc(confirm.data.credited_atomic ?? 0)} USDC: the balance is now {usdc(confirm.data.balance_atomic)} USDC.
+          </span>
+        </Note>
+      ) : null}
+    </form>
   );
 }

@@ -79,6 +79,36 @@ export const billingSchemas: Record<string, Schema> = {
       },
       network: { ...string, description: "Chain id of the deposit network (`eip155:8453`)." },
       created_at: timestamp,
+      funding: ref("FundingOptions"),
+    }),
+  },
+  FundingOption: {
+    description:
+      "Whether this deployment offers one way of funding; when it does not, `reason` is the error the call " +
+      "would answer with (503) and `message` says why in a sentence.",
+    ...closed({
+      available: boolean,
+      reason: { ...stringOrNull, description: "When unavailable: e.g. `card_payments_not_configured`." },
+      message: { ...stringOrNull, description: "When unavailable: the reason in a sentence for people." },
+    }),
+  },
+  FundingOptions: {
+    description: "The funding this deployment offers, so a client can show an unavailable method as such before anyone tries it.",
+    ...closed({
+      card_checkout: { ...ref("FundingOption"), description: "`POST /v1/agents/wallets/fund` with `card_checkout`." },
+      crypto: { ...ref("FundingOption"), description: "`POST /v1/agents/wallets/fund` with `crypto`." },
+      confirm_deposit: { ...ref("FundingOption"), description: "`POST /v1/agents/wallets/confirm-deposit`." },
+      automatic_deposits: {
+        ...boolean,
+        description:
+          "True when the service watches the deposit network and credits USDC sent to the deposit address by itself " +
+          "once confirmed; confirming by hash stays possible and never credits a transfer twice.",
+      },
+      required_confirmations: {
+        type: "integer",
+        minimum: 1,
+        description: "Blocks a deposit needs (its own included) before it is credited.",
+      },
     }),
   },
   WalletFunding: {
@@ -168,8 +198,10 @@ export const billingOps = {
     description:
       "`card_checkout` creates a hosted card checkout for `amount_cents` (100 to 10,000,000) and returns its URL; the " +
       "wallet is credited when the payment completes. `crypto` returns the deposit address, network and USDC " +
-      "contract; after sending USDC, confirm it with `POST /agents/wallets/confirm-deposit`. 503 when card payments " +
-      "or the platform deposit wallet are not configured.",
+      "contract; after sending USDC, confirm it with `POST /agents/wallets/confirm-deposit` (where the operator runs " +
+      "the deposit watcher, `GET /agents/wallet` says `funding.automatic_deposits: true` and the transfer is also " +
+      "credited by itself once confirmed; never twice). 503 when card payments or the platform deposit wallet are " +
+      "not configured; `GET /agents/wallet` tells which (`funding`) before trying.",
     tags: ["Billing"],
     body: {
       schema: {
@@ -241,6 +273,9 @@ export const billingOps = {
   getWallet: {
     operationId: "getWallet",
     summary: "The caller's wallet",
+    description:
+      "The wallet's balances and deposit address, and `funding`: which funding methods this deployment offers " +
+      "(card checkout, crypto deposits, confirming a deposit by hash) and why one is unavailable.",
     tags: ["Billing"],
     responses: {
       200: {
@@ -256,6 +291,17 @@ export const billingOps = {
           deposit_address: "0x8ba1f109551bD432803012645Ac136ddd64DBA72",
           network: "eip155:8453",
           created_at: "2025-06-01T12:00:00.000Z",
+          funding: {
+            card_checkout: {
+              available: false,
+              reason: "card_payments_not_configured",
+              message: "Card funding is not available: the operator has not configured card payments (Stripe) on this server.",
+            },
+            crypto: { available: true, reason: null, message: null },
+            confirm_deposit: { available: true, reason: null, message: null },
+            automatic_deposits: true,
+            required_confirmations: 12,
+          },
         },
       },
     },

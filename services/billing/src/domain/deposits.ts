@@ -104,3 +104,72 @@ export function matchDeposit(args: {
   }
   return { amount, blockNumber: receipt.blockNumber };
 }
+
+/** A Transfer log found by scanning blocks. */
+export interface ScannedTransfer extends TransferLog {
+  txHash: string;
+  blockNumber: bigint;
+  logIndex: number;
+}
+
+/** One deposit the watcher credits: what a transaction pays one deposit address, summed. */
+export interface WatchedDeposit {
+  txHash: string;
+  address: string;
+  amount: bigint;
+  blockNumber: bigint;
+}
+
+/**
+ * What the watcher should do this round, from its stored cursor (`next`: the first block not scanned,
+ * null before its first round) and the newest block. A transfer in block b has `latest - b + 1`
+ * confirmations, so blocks up to `latest - confirmations + 1` are confirmed enough to credit.
+ * - `start`: no cursor yet: store `next` (the configured start block, or the block after the newest
+ *   confirmed one: earlier transfers are confirmed by hash) and scan from there next round.
+ * - `scan`: read blocks `from..to` (at most `maxBlocks`), then store `to + 1`; `more` when confirmed
+ *   blocks remain after `to`.
+ * - `wait`: nothing confirmed enough past the cursor yet.
+ */
+export type WatchStep =
+  | { kind: "start"; next: bigint }
+  | { kind: "scan"; from: bigint; to: bigint; more: boolean }
+  | { kind: "wait" };
+
+export function watchStep(args: {
+  next: bigint | null;
+  latest: bigint;
+  confirmations: number;
+  maxBlocks: number;
+  startBlock?: number | undefined;
+}): WatchStep {
+  const confirmedHead = args.latest - BigInt(args.confirmations) + 1n;
+  if (args.next === null) {
+    if (args.startBlock !== undefined) return { kind: "start", next: BigInt(args.startBlock) };
+    return { kind: "start", next: confirmedHead < 0n ? 0n : confirmedHead + 1n };
+  }
+  if (args.next > confirmedHead) return { kind: "wait" };
+  const last = args.next + BigInt(args.maxBlocks) - 1n;
+  const to = last < confirmedHead ? last : confirmedHead;
+  return { kind: "scan", from: args.next, to, more: to < confirmedHead };
+}
+
+/**
+ * The deposits in scanned transfers: USDC transfers (of `usdcContract` only) to one of the deposit
+ * addresses, summed per transaction and address (the amount confirm-deposit would credit for that
+ * transaction), in chain order. Transfers to any other address, of any other token, or of zero are not
+ * deposits.
+ */
+export function depositsIn(transfers: ScannedTransfer[], usdcContract: string, depositAddresses: Set<string>): WatchedDeposit[] {
+  const usdc = usdcContract.toLowerCase();
+  const found = new Map<string, WatchedDeposit & { logIndex: number }>();
+  for (const t of transfers) {
+    if (t.token !== usdc || t.value <= 0n || !depositAddresses.has(t.to)) continue;
+    const key = `${t.txHash}/${t.to}`;
+    const seen = found.get(key);
+    if (seen) seen.amount += t.value;
+    else found.set(key, { txHash: t.txHash, address: t.to, amount: t.value, blockNumber: t.blockNumber, logIndex: t.logIndex });
+  }
+  return [...found.values()]
+    .sort((a, b) => (a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1))
+    .map(({ logIndex: _, ...deposit }) => deposit);
+}

@@ -33,3 +33,58 @@ export function parseFundingRequest(method: string, amountCents: bigint | undefi
   }
   return { method: "card_checkout", amountCents };
 }
+
+/** Whether one funding method is offered; when not, the refusal its call would answer with. */
+export interface FundingOptionFacts {
+  available: boolean;
+  reason?: string;
+  message?: string;
+}
+
+export interface FundingOptionsFacts {
+  cardCheckout: FundingOptionFacts;
+  crypto: FundingOptionFacts;
+  confirmDeposit: FundingOptionFacts;
+  automaticDeposits: boolean;
+  requiredConfirmations: number;
+}
+
+/**
+ * What this deployment offers for funding, from what is configured: the same reasons (and 503s) the
+ * funding calls answer, told before anyone tries them.
+ */
+export function fundingOptions(configured: {
+  stripe: boolean;
+  depositKey: boolean;
+  depositNetwork: boolean;
+  watching: boolean;
+  requiredConfirmations: number;
+}): FundingOptionsFacts {
+  const offered: FundingOptionFacts = { available: true };
+  const noDepositKey: FundingOptionFacts = {
+    available: false,
+    reason: "deposit_wallet_not_configured",
+    message: "Crypto funding is not available: the operator has not configured the platform deposit wallet.",
+  };
+  return {
+    cardCheckout: configured.stripe
+      ? offered
+      : {
+          available: false,
+          reason: "card_payments_not_configured",
+          message: "Card funding is not available: the operator has not configured card payments (Stripe) on this server.",
+        },
+    crypto: configured.depositKey ? offered : noDepositKey,
+    confirmDeposit: !configured.depositKey
+      ? noDepositKey
+      : configured.depositNetwork
+        ? offered
+        : {
+            available: false,
+            reason: "deposit_network_not_configured",
+            message: "Deposits cannot be confirmed here: the operator has not configured the deposit network's endpoint.",
+          },
+    automaticDeposits: configured.depositKey && configured.depositNetwork && configured.watching,
+    requiredConfirmations: configured.requiredConfirmations,
+  };
+}

@@ -7,6 +7,7 @@ import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { invalidArgument, permissionDenied, unavailable } from "@toolport/kit/errors";
 import { authorityOf, Grant, requireGrant } from "@toolport/kit/grants";
 import type { Logger } from "@toolport/kit/logger";
+import { depositsCredited } from "@toolport/kit/metrics";
 import { requirePrincipal } from "@toolport/kit/rpc";
 import { FundingMethod } from "@toolport/proto/toolport/billing/v1/billing_resources_pb";
 import type { BillingService } from "@toolport/proto/toolport/billing/v1/billing_service_pb";
@@ -15,11 +16,11 @@ import type { Billing } from "../billing.js";
 import { checksumAddress } from "../chain/addresses.js";
 import { DEPOSIT_NETWORK } from "../config.js";
 import { matchDeposit, validateDepositRequest } from "../domain/deposits.js";
-import { parseFundingRequest } from "../domain/funding.js";
+import { fundingOptions, parseFundingRequest } from "../domain/funding.js";
 import { validateHoldRequest } from "../domain/holds.js";
 import { formatUsdc } from "../domain/money.js";
 import { validateSettingsChange } from "../domain/settings.js";
-import { entryMessage, holdMessage, settingsMessage, walletMessage } from "./to-proto.js";
+import { entryMessage, fundingOptionsMessage, holdMessage, settingsMessage, walletMessage } from "./to-proto.js";
 
 const caller = (context: HandlerContext): Principal => requirePrincipal(context);
 
@@ -37,7 +38,15 @@ export function createBillingHandlers(billing: Billing, log: Logger): ServiceImp
     },
 
     async getWallet(_req, context) {
-      return { wallet: walletMessage(await wallets.ensure(caller(context).accountId)) };
+      const wallet = await wallets.ensure(caller(context).accountId);
+      const options = fundingOptions({
+        stripe: Boolean(billing.stripe),
+        depositKey: Boolean(billing.addresses),
+        depositNetwork: Boolean(billing.chain),
+        watching: billing.config.BILLING_DEPOSIT_WATCH,
+        requiredConfirmations: billing.config.BILLING_DEPOSIT_CONFIRMATIONS,
+      });
+      return { wallet: walletMessage(wallet), funding: fundingOptionsMessage(options) };
     },
 
     async getBalance(req) {
@@ -116,7 +125,14 @@ export function createBillingHandlers(billing: Billing, log: Logger): ServiceImp
         depositAddress: wallet.depositAddress!,
         expectedAmount: req.expectedAmountAtomic,
       });
-      const credited = await funding.creditDeposit({ accountId, txHash, amount: match.amount, blockNumber: match.blockNumber });
+      const credited = await funding.creditDeposit({
+        accountId,
+        txHash,
+        amount: match.amount,
+        blockNumber: match.blockNumber,
+        creditedBy: "confirm",
+      });
+      depositsCredited.inc({ source: "confirm" });
       log.info({ wallet_id: credited.walletId, tx_hash: txHash, amount_atomic: match.amount.toString() }, "deposit credited");
       return {
         walletId: credited.walletId,

@@ -2,6 +2,8 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import {
+  type FundingOptions,
+  FundingOptionsSchema,
   type HoldRecord,
   HoldRecordSchema,
   HoldStatus,
@@ -15,6 +17,7 @@ import {
 } from "@toolport/proto/toolport/billing/v1/billing_resources_pb";
 import { checksumAddress } from "../chain/addresses.js";
 import { DEPOSIT_NETWORK } from "../config.js";
+import type { FundingOptionsFacts } from "../domain/funding.js";
 import { formatUsdc } from "../domain/money.js";
 import type {
   HoldStatus as DomainHoldStatus,
@@ -92,5 +95,15 @@ export function settingsMessage(s: SpendingSettings): SpendingSettingsMessage {
     dailyLimitAtomic: s.dailyLimitAtomic ?? undefined,
     createdAt: timestampFromDate(s.createdAt),
     updatedAt: timestampFromDate(s.updatedAt),
+  });
+}
+
+export function fundingOptionsMessage(o: FundingOptionsFacts): FundingOptions {
+  return create(FundingOptionsSchema, {
+    cardCheckout: o.cardCheckout,
+    crypto: o.crypto,
+    confirmDeposit: o.confirmDeposit,
+    automaticDeposits: o.automaticDeposits,
+    requiredConfirmations: o.requiredConfirmations,
   });
 }

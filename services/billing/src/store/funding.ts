@@ -24,8 +24,27 @@ export class FundingStore {
     if (earlier.rowCount) throw alreadyCredited(txHash);
   }
 
-  /** Credits a verified deposit; a hash already credited (to anyone) is a conflict, never a second credit. */
-  async creditDeposit(args: { accountId: string; txHash: string; amount: bigint; blockNumber: bigint }): Promise<Credited> {
+  /** Which of `txHashes` were credited already (by a confirm or by the watcher). */
+  async creditedDeposits(txHashes: string[]): Promise<Set<string>> {
+    if (txHashes.length === 0) return new Set();
+    const { rows } = await this.pool.query<{ tx_hash: string }>("SELECT tx_hash FROM deposits WHERE tx_hash = ANY($1::text[])", [
+      txHashes,
+    ]);
+    return new Set(rows.map((r) => r.tx_hash));
+  }
+
+  /**
+   * Credits a verified deposit; a hash already credited (to anyone, by a confirm or by the watcher) is a
+   * conflict, never a second credit: the `deposits` primary key and the ledger's unique (kind, reference)
+   * are the one guard both paths go through.
+   */
+  async creditDeposit(args: {
+    accountId: string;
+    txHash: string;
+    amount: bigint;
+    blockNumber: bigint;
+    creditedBy: "confirm" | "watcher";
+  }): Promise<Credited> {
     try {
       return await inTransaction(this.pool, async (db) => {
         const earlier = await db.query("SELECT 1 FROM deposits WHERE tx_hash = $1", [args.txHash]);
@@ -41,8 +60,9 @@ export class FundingStore {
           ],
         });
         await db.query(
-          "INSERT INTO deposits (tx_hash, wallet_id, amount, block_number, transaction_id) VALUES ($1, $2, $3, $4, $5)",
-          [args.txHash, wallet.id, args.amount, args.blockNumber, entry.transactionId],
+          `INSERT INTO deposits (tx_hash, wallet_id, amount, block_number, transaction_id, credited_by)
+           VALUES ($1, $2, $3, $4, $5, $6)`,
+          [args.txHash, wallet.id, args.amount, args.blockNumber, entry.transactionId, args.creditedBy],
         );
         return { walletId: wallet.id, balance: wallet.available + wallet.held, entry };
       });

@@ -81,6 +81,16 @@ export class WalletStore {
     });
   }
 
+  /** The wallets whose deposit address is one of `addresses` (lower-case): account and wallet id by address. */
+  async byDepositAddresses(addresses: string[]): Promise<Map<string, { accountId: string; walletId: string }>> {
+    if (addresses.length === 0) return new Map();
+    const { rows } = await this.pool.query<{ id: string; account_id: string; deposit_address: string }>(
+      "SELECT id, account_id, deposit_address FROM wallets WHERE deposit_address = ANY($1::text[])",
+      [addresses],
+    );
+    return new Map(rows.map((r) => [r.deposit_address, { accountId: r.account_id, walletId: r.id }]));
+  }
+
   async byAccount(accountId: string): Promise<Wallet | null> {
     const { rows } = await this.pool.query<WalletRow>(`${WALLET_SELECT} WHERE w.account_id = $1`, [accountId]);
     return rows[0] ? toWallet(rows[0]) : null;

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file toolport/billing/v1/billing_resources.proto.
  */
 export const file_toolport_billing_v1_billing_resources: GenFile = /*@__PURE__*/
-  fileDesc("Cit0b29scG9ydC9iaWxsaW5nL3YxL2JpbGxpbmdfcmVzb3VyY2VzLnByb3RvEhN0b29scG9ydC5iaWxsaW5nLnYxIv8BCgZXYWxsZXQSEQoJd2FsbGV0X2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSFgoOYmFsYW5jZV9hdG9taWMYAyABKAMSFAoMYmFsYW5jZV91c2RjGAQgASgJEhMKC2hlbGRfYXRvbWljGAUgASgDEhgKEGF2YWlsYWJsZV9hdG9taWMYBiABKAMSHAoPZGVwb3NpdF9hZGRyZXNzGAcgASgJSACIAQESDwoHbmV0d29yaxgIIAEoCRIuCgpjcmVhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEISChBfZGVwb3NpdF9hZGRyZXNzIuQBChBTcGVuZGluZ1NldHRpbmdzEgoKAmlkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSGwoTbWF4X3Blcl9jYWxsX2F0b21pYxgDIAEoAxIfChJkYWlseV9saW1pdF9hdG9taWMYBCABKANIAIgBARIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIVChNfZGFpbHlfbGltaXRfYXRvbWljIowCCgtMZWRnZXJFbnRyeRIKCgJpZBgBIAEoCRIWCg50cmFuc2FjdGlvbl9pZBgCIAEoCRIRCgl3YWxsZXRfaWQYAyABKAkSMgoEa2luZBgEIAEoDjIkLnRvb2xwb3J0LmJpbGxpbmcudjEuTGVkZ2VyRW50cnlLaW5kEhUKDWFtb3VudF9hdG9taWMYBSABKAMSHAoUYmFsYW5jZV9hZnRlcl9hdG9taWMYBiABKAMSGgoSYmFsYW5jZV9hZnRlcl91c2RjGAcgASgJEhEKCXJlZmVyZW5jZRgIIAEoCRIuCgpjcmVhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLBAgoKSG9sZFJlY29yZBIUCgxleGVjdXRpb25faWQYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRITCgZrZXlfaWQYAyABKAlIAIgBARIRCgl3YWxsZXRfaWQYBCABKAkSFQoNYW1vdW50X2F0b21pYxgFIAEoAxIvCgZzdGF0dXMYBiABKA4yHy50b29scG9ydC5iaWxsaW5nLnYxLkhvbGRTdGF0dXMSLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKc2V0dGxlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCCQoHX2tleV9pZCKNAQoHS2V5Q2FwcxIkChdtYXhfY29zdF9wZXJfY2FsbF9jZW50cxgBIAEoA0gAiAEBEiQKF2RhaWx5X3NwZW5kX2xpbWl0X2NlbnRzGAIgASgDSAGIAQFCGgoYX21heF9jb3N0X3Blcl9jYWxsX2NlbnRzQhoKGF9kYWlseV9zcGVuZF9saW1pdF9jZW50cypsCg1GdW5kaW5nTWV0aG9kEh4KGkZVTkRJTkdfTUVUSE9EX1VOU1BFQ0lGSUVEEAASIAocRlVORElOR19NRVRIT0RfQ0FSRF9DSEVDS09VVBABEhkKFUZVTkRJTkdfTUVUSE9EX0NSWVBUTxACKu8BCg9MZWRnZXJFbnRyeUtpbmQSIQodTEVER0VSX0VOVFJZX0tJTkRfVU5TUEVDSUZJRUQQABIdChlMRURHRVJfRU5UUllfS0lORF9ERVBPU0lUEAESIgoeTEVER0VSX0VOVFJZX0tJTkRfQ0FSRF9QQVlNRU5UEAISGgoWTEVER0VSX0VOVFJZX0tJTkRfSE9MRBADEh0KGUxFREdFUl9FTlRSWV9LSU5EX0NBUFRVUkUQBBIdChlMRURHRVJfRU5UUllfS0lORF9SRUxFQVNFEAUSHAoYTEVER0VSX0VOVFJZX0tJTkRfUkVGVU5EEAYqpgEKCkhvbGRTdGF0dXMSGwoXSE9MRF9TVEFUVVNfVU5TUEVDSUZJRUQQABIUChBIT0xEX1NUQVRVU19IRUxEEAESGAoUSE9MRF9TVEFUVVNfQ0FQVFVSRUQQAhIYChRIT0xEX1NUQVRVU19SRUxFQVNFRBADEhcKE0hPTERfU1RBVFVTX0VYUElSRUQQBBIYChRIT0xEX1NUQVRVU19SRUZVTkRFRBAFYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("Cit0b29scG9ydC9iaWxsaW5nL3YxL2JpbGxpbmdfcmVzb3VyY2VzLnByb3RvEhN0b29scG9ydC5iaWxsaW5nLnYxIv8BCgZXYWxsZXQSEQoJd2FsbGV0X2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSFgoOYmFsYW5jZV9hdG9taWMYAyABKAMSFAoMYmFsYW5jZV91c2RjGAQgASgJEhMKC2hlbGRfYXRvbWljGAUgASgDEhgKEGF2YWlsYWJsZV9hdG9taWMYBiABKAMSHAoPZGVwb3NpdF9hZGRyZXNzGAcgASgJSACIAQESDwoHbmV0d29yaxgIIAEoCRIuCgpjcmVhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEISChBfZGVwb3NpdF9hZGRyZXNzImQKDUZ1bmRpbmdPcHRpb24SEQoJYXZhaWxhYmxlGAEgASgIEhMKBnJlYXNvbhgCIAEoCUgAiAEBEhQKB21lc3NhZ2UYAyABKAlIAYgBAUIJCgdfcmVhc29uQgoKCF9tZXNzYWdlIvgBCg5GdW5kaW5nT3B0aW9ucxI5Cg1jYXJkX2NoZWNrb3V0GAEgASgLMiIudG9vbHBvcnQuYmlsbGluZy52MS5GdW5kaW5nT3B0aW9uEjIKBmNyeXB0bxgCIAEoCzIiLnRvb2xwb3J0LmJpbGxpbmcudjEuRnVuZGluZ09wdGlvbhI7Cg9jb25maXJtX2RlcG9zaXQYAyABKAsyIi50b29scG9ydC5iaWxsaW5nLnYxLkZ1bmRpbmdPcHRpb24SGgoSYXV0b21hdGljX2RlcG9zaXRzGAQgASgIEh4KFnJlcXVpcmVkX2NvbmZpcm1hdGlvbnMYBSABKAUi5AEKEFNwZW5kaW5nU2V0dGluZ3MSCgoCaWQYASABKAkSDwoHdXNlcl9pZBgCIAEoCRIbChNtYXhfcGVyX2NhbGxfYXRvbWljGAMgASgDEh8KEmRhaWx5X2xpbWl0X2F0b21pYxgEIAEoA0gAiAEBEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQhUKE19kYWlseV9saW1pdF9hdG9taWMijAIKC0xlZGdlckVudHJ5EgoKAmlkGAEgASgJEhYKDnRyYW5zYWN0aW9uX2lkGAIgASgJEhEKCXdhbGxldF9pZBgDIAEoCRIyCgRraW5kGAQgASgOMiQudG9vbHBvcnQuYmlsbGluZy52MS5MZWRnZXJFbnRyeUtpbmQSFQoNYW1vdW50X2F0b21pYxgFIAEoAxIcChRiYWxhbmNlX2FmdGVyX2F0b21pYxgGIAEoAxIaChJiYWxhbmNlX2FmdGVyX3VzZGMYByABKAkSEQoJcmVmZXJlbmNlGAggASgJEi4KCmNyZWF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIsECCgpIb2xkUmVjb3JkEhQKDGV4ZWN1dGlvbl9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEhMKBmtleV9pZBgDIAEoCUgAiAEBEhEKCXdhbGxldF9pZBgEIAEoCRIVCg1hbW91bnRfYXRvbWljGAUgASgDEi8KBnN0YXR1cxgGIAEoDjIfLnRvb2xwb3J0LmJpbGxpbmcudjEuSG9sZFN0YXR1cxIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpleHBpcmVzX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpzZXR0bGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIJCgdfa2V5X2lkIo0BCgdLZXlDYXBzEiQKF21heF9jb3N0X3Blcl9jYWxsX2NlbnRzGAEgASgDSACIAQESJAoXZGFpbHlfc3BlbmRfbGltaXRfY2VudHMYAiABKANIAYgBAUIaChhfbWF4X2Nvc3RfcGVyX2NhbGxfY2VudHNCGgoYX2RhaWx5X3NwZW5kX2xpbWl0X2NlbnRzKmwKDUZ1bmRpbmdNZXRob2QSHgoaRlVORElOR19NRVRIT0RfVU5TUEVDSUZJRUQQABIgChxGVU5ESU5HX01FVEhPRF9DQVJEX0NIRUNLT1VUEAESGQoVRlVORElOR19NRVRIT0RfQ1JZUFRPEAIq7wEKD0xlZGdlckVudHJ5S2luZBIhCh1MRURHRVJfRU5UUllfS0lORF9VTlNQRUNJRklFRBAAEh0KGUxFREdFUl9FTlRSWV9LSU5EX0RFUE9TSVQQARIiCh5MRURHRVJfRU5UUllfS0lORF9DQVJEX1BBWU1FTlQQAhIaChZMRURHRVJfRU5UUllfS0lORF9IT0xEEAMSHQoZTEVER0VSX0VOVFJZX0tJTkRfQ0FQVFVSRRAEEh0KGUxFREdFUl9FTlRSWV9LSU5EX1JFTEVBU0UQBRIcChhMRURHRVJfRU5UUllfS0lORF9SRUZVTkQQBiqmAQoKSG9sZFN0YXR1cxIbChdIT0xEX1NUQVRVU19VTlNQRUNJRklFRBAAEhQKEEhPTERfU1RBVFVTX0hFTEQQARIYChRIT0xEX1NUQVRVU19DQVBUVVJFRBACEhgKFEhPTERfU1RBVFVTX1JFTEVBU0VEEAMSFwoTSE9MRF9TVEFUVVNfRVhQSVJFRBAEEhgKFEhPTERfU1RBVFVTX1JFRlVOREVEEAViBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * An account's USDC wallet; the balance is derived from the double-entry ledger.
@@ -86,6 +86,89 @@ export const WalletSchema: GenMessage<Wallet> = /*@__PURE__*/
   messageDesc(file_toolport_billing_v1_billing_resources, 0);
 
 /**
+ * Whether one way of funding is offered by this deployment.
+ *
+ * @generated from message toolport.billing.v1.FundingOption
+ */
+export type FundingOption = Message<"toolport.billing.v1.FundingOption"> & {
+  /**
+   * @generated from field: bool available = 1;
+   */
+  available: boolean;
+
+  /**
+   * When unavailable: the reason the call would be refused with (e.g. card_payments_not_configured).
+   *
+   * @generated from field: optional string reason = 2;
+   */
+  reason?: string | undefined;
+
+  /**
+   * When unavailable: the same in a sentence for people.
+   *
+   * @generated from field: optional string message = 3;
+   */
+  message?: string | undefined;
+};
+
+/**
+ * Describes the message toolport.billing.v1.FundingOption.
+ * Use `create(FundingOptionSchema)` to create a new message.
+ */
+export const FundingOptionSchema: GenMessage<FundingOption> = /*@__PURE__*/
+  messageDesc(file_toolport_billing_v1_billing_resources, 1);
+
+/**
+ * The funding this deployment offers, so a client shows an unavailable method as such before anyone
+ * tries it (the funding calls themselves still answer 503 then).
+ *
+ * @generated from message toolport.billing.v1.FundingOptions
+ */
+export type FundingOptions = Message<"toolport.billing.v1.FundingOptions"> & {
+  /**
+   * POST /agents/wallets/fund with method card_checkout (needs a Stripe key).
+   *
+   * @generated from field: toolport.billing.v1.FundingOption card_checkout = 1;
+   */
+  cardCheckout?: FundingOption | undefined;
+
+  /**
+   * POST /agents/wallets/fund with method crypto (needs the platform deposit key).
+   *
+   * @generated from field: toolport.billing.v1.FundingOption crypto = 2;
+   */
+  crypto?: FundingOption | undefined;
+
+  /**
+   * POST /agents/wallets/confirm-deposit (needs the deposit key and the deposit network's RPC endpoint).
+   *
+   * @generated from field: toolport.billing.v1.FundingOption confirm_deposit = 3;
+   */
+  confirmDeposit?: FundingOption | undefined;
+
+  /**
+   * True when the service watches the deposit network and credits deposits by itself.
+   *
+   * @generated from field: bool automatic_deposits = 4;
+   */
+  automaticDeposits: boolean;
+
+  /**
+   * Blocks a deposit needs (its own included) before it is credited.
+   *
+   * @generated from field: int32 required_confirmations = 5;
+   */
+  requiredConfirmations: number;
+};
+
+/**
+ * Describes the message toolport.billing.v1.FundingOptions.
+ * Use `create(FundingOptionsSchema)` to create a new message.
+ */
+export const FundingOptionsSchema: GenMessage<FundingOptions> = /*@__PURE__*/
+  messageDesc(file_toolport_billing_v1_billing_resources, 2);
+
+/**
  * The account's spending settings (spec "Spending settings").
  *
  * @generated from message toolport.billing.v1.SpendingSettings
@@ -133,7 +216,7 @@ export type SpendingSettings = Message<"toolport.billing.v1.SpendingSettings"> &
  * Use `create(SpendingSettingsSchema)` to create a new message.
  */
 export const SpendingSettingsSchema: GenMessage<SpendingSettings> = /*@__PURE__*/
-  messageDesc(file_toolport_billing_v1_billing_resources, 1);
+  messageDesc(file_toolport_billing_v1_billing_resources, 3);
 
 /**
  * One ledger movement as seen from a wallet.
@@ -200,7 +283,7 @@ export type LedgerEntry = Message<"toolport.billing.v1.LedgerEntry"> & {
  * Use `create(LedgerEntrySchema)` to create a new message.
  */
 export const LedgerEntrySchema: GenMessage<LedgerEntry> = /*@__PURE__*/
-  messageDesc(file_toolport_billing_v1_billing_resources, 2);
+  messageDesc(file_toolport_billing_v1_billing_resources, 4);
 
 /**
  * A price hold for one execution.
@@ -263,7 +346,7 @@ export type HoldRecord = Message<"toolport.billing.v1.HoldRecord"> & {
  * Use `create(HoldRecordSchema)` to create a new message.
  */
 export const HoldRecordSchema: GenMessage<HoldRecord> = /*@__PURE__*/
-  messageDesc(file_toolport_billing_v1_billing_resources, 3);
+  messageDesc(file_toolport_billing_v1_billing_resources, 5);
 
 /**
  * Per-key caps the execution service passes with a hold (from the principal's key permissions).
@@ -287,7 +370,7 @@ export type KeyCaps = Message<"toolport.billing.v1.KeyCaps"> & {
  * Use `create(KeyCapsSchema)` to create a new message.
  */
 export const KeyCapsSchema: GenMessage<KeyCaps> = /*@__PURE__*/
-  messageDesc(file_toolport_billing_v1_billing_resources, 4);
+  messageDesc(file_toolport_billing_v1_billing_resources, 6);
 
 /**
  * Funding methods (spec item 18).
