@@ -20,6 +20,7 @@ import { createServiceClients } from "../../gateway/src/clients.js";
 import { loadGatewayConfig } from "../../gateway/src/config.js";
 import { oauthServerRouter } from "../../gateway/src/routes/oauth-server.js";
 import { METADATA_PATHS } from "../../mcp-server/src/authorization.js";
+import { serviceEnv } from "../../services/kit/src/service.js";
 import {
   type Container,
   IMAGE,
@@ -190,6 +191,68 @@ function nginxSize(value: string | undefined): number {
   return Number(m[1]) * 1024 ** " kmg".indexOf((m[2] || " ").toLowerCase());
 }
 
+// ---- the Postgres connection budget ------------------------------------------------------------------
+
+/** Connections Postgres keeps for superusers (superuser_reserved_connections' default): not the roles' to use. */
+const RESERVED_CONNECTIONS = 3;
+/** What one migration run holds at once (kit/pg: the database check, then one client of its pool). */
+const MIGRATION_CONNECTIONS = 2;
+
+interface BudgetRow {
+  role: string;
+  /** Most connections one replica opens: its main pool and, where the service has one, its relaxed pool. */
+  perReplica: number;
+  /** Replicas at the HPA's maximum (or the fixed count), plus the rolling update's surge. */
+  replicas: number;
+  total: number;
+}
+
+/** The pods a Deployment may have at once: replicas (or the HPA's maximum) plus its maxSurge (25% by default, rounded up). */
+function worstReplicas(r: Render, w: Workload): number {
+  const hpa = r
+    .of("HorizontalPodAutoscaler")
+    .find((h) => (h.spec as { scaleTargetRef: { name: string } }).scaleTargetRef.name === w.object.metadata.name);
+  const spec = w.object.spec as { replicas?: number; strategy?: { rollingUpdate?: { maxSurge?: number | string } } };
+  const count = hpa ? (hpa.spec as { maxReplicas: number }).maxReplicas : (spec.replicas ?? 1);
+  const surge = spec.strategy?.rollingUpdate?.maxSurge ?? "25%";
+  const extra = typeof surge === "number" ? surge : Math.ceil((count * Number.parseInt(surge, 10)) / 100);
+  return count + extra;
+}
+
+/**
+ * Each service's worst case against Postgres in a render: pool sizes from the rendered env (the code's
+ * defaults where unset: serviceEnv's for the main pool, the service's `relaxedPool(n)` for the second),
+ * times its replicas at the autoscaler's maximum with the rollout's surge; plus a migration Job's run.
+ */
+function connectionBudget(r: Render, facts: Map<string, RoleFacts>): { rows: BudgetRow[]; total: number } {
+  const rows: BudgetRow[] = [];
+  for (const [role, w] of r.roles()) {
+    if (facts.get(role)!.kind !== "service") continue;
+    const main = w.pod.containers.find((c) => imageName(c.image) === IMAGE)!;
+    const env = r.env(main);
+    const upper = role.toUpperCase();
+    const shape = serviceEnv(role, 1) as Record<string, { parse(v: unknown): unknown }>;
+    const setting = (key: string, fallback: number) => {
+      const value = r.value(env.get(key));
+      return value === undefined ? fallback : Number(value);
+    };
+    const mainPool = setting(`${upper}_PG_POOL_MAX`, shape[`${upper}_PG_POOL_MAX`]!.parse(undefined) as number);
+    const relaxedDefault = /relaxedPool\((\d+)\)/.exec(sourceText(ROLE_DIRS[role]!))?.[1];
+    const relaxed = relaxedDefault === undefined ? 0 : setting(`${upper}_PG_RELAXED_POOL_MAX`, Number(relaxedDefault));
+    const replicas = worstReplicas(r, w);
+    rows.push({ role, perReplica: mainPool + relaxed, replicas, total: (mainPool + relaxed) * replicas });
+  }
+  const jobs = r.of("Job").length * MIGRATION_CONNECTIONS;
+  return { rows, total: rows.reduce((sum, row) => sum + row.total, 0) + jobs };
+}
+
+/** The max_connections of the Postgres an overlay runs against, as it states it (ConfigMap toolport-config). */
+function statedMaxConnections(r: Render): number | undefined {
+  const map = r.of("ConfigMap").find((m) => m.metadata.name.startsWith("toolport-config"));
+  const value = map?.data?.POSTGRES_MAX_CONNECTIONS;
+  return value === undefined ? undefined : Number(value);
+}
+
 // ---- checks ------------------------------------------------------------------------------------------
 
 function allContainers(pod: PodSpec): Array<{ container: Container; init: boolean }> {
@@ -337,6 +400,14 @@ describe("the Kubernetes manifests (deploy/k8s), rendered with kubectl kustomize
         key,
       ).toBe(true);
     expect(imageUser).toBeGreaterThan(0);
+  });
+
+  it("counts connections as the code opens them: the base's defaults at its HPA maxima exceed Postgres's default 100", () => {
+    const base = connectionBudget(renders.get("base")!, facts);
+    const execution = base.rows.find((row) => row.role === "execution")!;
+    // 10 (main pool) + 4 (its relaxed pool, execution/src/routes.ts), at 10 replicas + 3 of surge.
+    expect(execution).toEqual({ role: "execution", perReplica: 14, replicas: 13, total: 182 });
+    expect(base.total).toBeGreaterThan(100);
   });
 
   describe.each(renderNames)("%s", (name) => {
@@ -578,6 +649,28 @@ describe("the Kubernetes manifests (deploy/k8s), rendered with kubectl kustomize
       }
       expect(problems).toEqual([]);
     });
+
+    it.skipIf(isBase)(
+      "fits its worst case of Postgres connections (HPA maxima with surge x pool sizes) in the max_connections it states",
+      () => {
+        const max = statedMaxConnections(r());
+        expect(max, "POSTGRES_MAX_CONNECTIONS in the overlay's config.env").toBeGreaterThan(0);
+        const budget = connectionBudget(r(), facts);
+        expect(budget.rows.map((row) => row.role).sort()).toEqual(
+          ROLE_NAMES.filter((n) => facts.get(n)!.kind === "service").sort(),
+        );
+        const table = budget.rows.map((row) => `${row.role}: ${row.replicas} x ${row.perReplica} = ${row.total}`).join("; ");
+        expect(budget.total + RESERVED_CONNECTIONS, `${table}; with ${RESERVED_CONNECTIONS} reserved`).toBeLessThanOrEqual(max!);
+        // Where the render runs its own Postgres (development), it is started with that limit.
+        for (const set of r().of("StatefulSet")) {
+          const postgres = (set.spec as { template: { spec: PodSpec } }).template.spec.containers.find(
+            (c) => imageName(c.image) === "postgres",
+          );
+          if (postgres)
+            expect(postgres.args ?? [], "the Postgres StatefulSet's max_connections").toContain(`max_connections=${max}`);
+        }
+      },
+    );
 
     it("isolates every role: the edge takes traffic from outside, each service only from its callers", () => {
       const problems: string[] = [];
