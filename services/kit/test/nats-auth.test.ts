@@ -17,9 +17,12 @@ import { until } from "../../../test/harness/wait.js";
 import { loadConfig } from "../src/config.js";
 import { connectNats, ensureStream, natsAuthOptions, natsNames, setNatsNamespace } from "../src/events.js";
 import { createLogger } from "../src/logger.js";
-import { serviceEnv } from "../src/service.js";
+import { type BaseConfig, serviceEnv } from "../src/service.js";
 
 const log = createLogger("nats-auth-test", "silent");
+
+/** A service's settings as startService reads them (the kit's own variables). */
+const kitConfig = (env: NodeJS.ProcessEnv) => loadConfig(serviceEnv("kit", 1), env) as unknown as BaseConfig;
 
 /** A CA and a server certificate for 127.0.0.1 signed by it, made with openssl in `dir`. */
 function makeCertificates(dir: string): { ca: string; cert: string; key: string; otherCa: string } {
@@ -181,7 +184,7 @@ describe("NATS credentials by file (NKey seed, creds) and a custom CA, against n
   it("creates the stream with the configured replicas, max age and max bytes, and applies changed ones", async () => {
     const nc = await connectNats(url, "nats-auth-stream", log, { nkeySeedFile: seedFile, caFile: certs.ca });
     opened.push(nc);
-    const config = loadConfig(serviceEnv("kit", 1), {
+    const config = kitConfig({
       NATS_NAMESPACE: "authtest",
       NATS_STREAM_REPLICAS: "1",
       NATS_STREAM_MAX_AGE_S: "604800",
@@ -212,12 +215,12 @@ describe("NATS credentials by file (NKey seed, creds) and a custom CA, against n
   });
 
   it("reads the settings with their defaults unchanged (one copy, no limits) and refuses bad values", () => {
-    const defaults = loadConfig(serviceEnv("kit", 1), {});
+    const defaults = kitConfig({});
     expect(defaults.NATS_STREAM_REPLICAS).toBe(1);
     expect(defaults.NATS_STREAM_MAX_AGE_S).toBe(0);
     expect(defaults.NATS_STREAM_MAX_BYTES).toBe(-1);
     expect(defaults.NATS_CREDS_FILE).toBeUndefined();
-    expect(() => loadConfig(serviceEnv("kit", 1), { NATS_STREAM_REPLICAS: "7" })).toThrow(/NATS_STREAM_REPLICAS/);
-    expect(() => loadConfig(serviceEnv("kit", 1), { NATS_STREAM_MAX_AGE_S: "-1" })).toThrow(/NATS_STREAM_MAX_AGE_S/);
+    expect(() => kitConfig({ NATS_STREAM_REPLICAS: "7" })).toThrow(/NATS_STREAM_REPLICAS/);
+    expect(() => kitConfig({ NATS_STREAM_MAX_AGE_S: "-1" })).toThrow(/NATS_STREAM_MAX_AGE_S/);
   });
 });
