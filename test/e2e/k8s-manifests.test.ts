@@ -75,7 +75,7 @@ const NOT_SECRET: Record<string, string> = {
  */
 const MUST_BE_SET = ["CATALOG_SECRET_KEY", "EXECUTION_CONSENT_SECRET", "IDENTITY_SECRET_KEY", "WEBHOOKS_SECRET_KEY"];
 /** Secrets the operator creates before installing (deploy/k8s/README.md); the dev overlay generates them. */
-const OPERATOR_SECRETS = new Set(["toolport-infra", "toolport-secrets", "toolport-upstream-credentials"]);
+const OPERATOR_SECRETS = new Set(["toolport-infra", "toolport-secrets", "toolport-upstream-credentials", "toolport-migration"]);
 
 function sourceText(dir: string): string {
   const root = path.join(repoRoot, dir, "src");
@@ -150,7 +150,7 @@ const INTERNAL_PATHS: Record<string, string> = {
 function gatewayPaths(): { paths: string[]; routers: number } {
   const config = loadGatewayConfig({});
   const deps = { config, clients: createServiceClients(config), log: createLogger("k8s-edge", "silent") };
-  const routed = [...v1Routes(deps).router.stack, ...oauthServerRouter(deps).stack].map((layer) => layer.path);
+  const routed = [...v1Routes(deps).router.stack, ...oauthServerRouter(deps).stack].map((layer) => String(layer.path));
   const source = sourceText("gateway");
   const pages = [...source.matchAll(/ctx\.path(?:\.startsWith\(| [!=]== )"(\/[^"]*)"/g)].map((m) => m[1]!);
   const routers = [...source.matchAll(/new Router\(/g)].length;
@@ -251,6 +251,17 @@ function statedMaxConnections(r: Render): number | undefined {
   const map = r.of("ConfigMap").find((m) => m.metadata.name.startsWith("toolport-config"));
   const value = map?.data?.POSTGRES_MAX_CONNECTIONS;
   return value === undefined ? undefined : Number(value);
+}
+
+/** The render's migration Job (components/migration-job): its container and the roles it migrates. */
+function migrationJob(r: Render): { workload: Workload; container: Container; roles: string[] } | undefined {
+  for (const w of r.workloads()) {
+    if (w.object.kind !== "Job") continue;
+    const container = w.pod.containers.find((c) => imageName(c.image) === IMAGE && c.args?.includes("--migrate"));
+    const roles = container?.args?.find((a) => a.startsWith("--roles="))?.slice("--roles=".length);
+    if (container && roles) return { workload: w, container, roles: roles.split(",") };
+  }
+  return undefined;
 }
 
 // ---- checks ------------------------------------------------------------------------------------------
@@ -461,10 +472,23 @@ describe("the Kubernetes manifests (deploy/k8s), rendered with kubectl kustomize
           problems.push(`${at}: readiness is not GET /mcp/health`);
         }
 
-        // The services migrate in an init container, from the same image, before the new version starts.
+        // The services migrate before the new version starts: in an init container of their own pod, from
+        // the same image, or (components/migration-job) in a Job with a credential of its own.
         if (f.kind === "service") {
           const migrate = w.pod.initContainers?.find((c) => c.args?.includes("--migrate"));
-          if (!migrate) problems.push(`${at}: no init container with --migrate`);
+          const job = migrationJob(r());
+          if (migrate && job)
+            problems.push(`${at}: migrates in an init container and in Job ${job.workload.object.metadata.name}`);
+          else if (job) {
+            if (!job.roles.includes(role)) problems.push(`${at}: the migration Job does not migrate it (${job.roles})`);
+            if (imageName(job.container.image) !== IMAGE || imageTag(job.container.image!) !== imageTag(main.image!))
+              problems.push(`${at}: the migration Job runs ${job.container.image}, not ${main.image}`);
+            const runtime = r().env(main).get("DATABASE_URL");
+            const migration = r().env(job.container).get("DATABASE_URL");
+            if (migration?.from !== "secret" || migration.optional) problems.push(`${at}: the Job has no DATABASE_URL Secret`);
+            else if (runtime?.from === "secret" && runtime.name === migration.name)
+              problems.push(`${at}: the Job migrates with the runtime credential (Secret ${runtime.name})`);
+          } else if (!migrate) problems.push(`${at}: no init container with --migrate, and no migration Job`);
           else {
             if (JSON.stringify(migrate.args) !== JSON.stringify([`--roles=${role}`, "--migrate"])) {
               problems.push(`${at}: migrate args ${migrate.args}`);
@@ -759,7 +783,7 @@ describe("the Kubernetes manifests (deploy/k8s), rendered with kubectl kustomize
       expect(problems).toEqual([]);
     });
 
-    if (name === "overlays/production") {
+    if (name.startsWith("overlays/production")) {
       it("runs at least two replicas of every role, with external Postgres and NATS", () => {
         const problems: string[] = [];
         const hpas = r().of("HorizontalPodAutoscaler");
