@@ -31,7 +31,7 @@ import {
 } from "nats";
 import { acceptRequestId, currentRequestId, REQUEST_ID_HEADER, runInScope } from "./context.js";
 import type { Logger } from "./logger.js";
-import { consumerPending, deadLetters, outboxLagSeconds } from "./metrics.js";
+import { consumerPending, consumerRedeliveries, deadLetters, outboxLagSeconds } from "./metrics.js";
 import type { Pool, PoolClient } from "./pg.js";
 import {
   beginSpan,
@@ -630,6 +630,7 @@ export async function startConsumer<Desc extends DescMessage>(options: ConsumerO
         messages = await consumer.consume({ max_messages: BATCH_MAX * 2 });
         for await (const msg of messages) {
           consumerPending.set({ consumer: durable }, msg.info.pending);
+          if (msg.info.deliveryCount > 1) consumerRedeliveries.inc({ consumer: durable });
           while (backlog.length >= BACKLOG_MAX) await new Promise<void>((resolve) => (wakeReader = resolve));
           backlog.push(msg);
           wakeApplier?.();
