@@ -75,7 +75,13 @@ const NOT_SECRET: Record<string, string> = {
  */
 const MUST_BE_SET = ["CATALOG_SECRET_KEY", "EXECUTION_CONSENT_SECRET", "IDENTITY_SECRET_KEY", "WEBHOOKS_SECRET_KEY"];
 /** Secrets the operator creates before installing (deploy/k8s/README.md); the dev overlay generates them. */
-const OPERATOR_SECRETS = new Set(["toolport-infra", "toolport-secrets", "toolport-upstream-credentials", "toolport-migration"]);
+const OPERATOR_SECRETS = new Set([
+  "toolport-infra",
+  "toolport-secrets",
+  "toolport-upstream-credentials",
+  "toolport-migration",
+  "toolport-nats",
+]);
 
 function sourceText(dir: string): string {
   const root = path.join(repoRoot, dir, "src");
@@ -262,6 +268,65 @@ function migrationJob(r: Render): { workload: Workload; container: Container; ro
     if (container && roles) return { workload: w, container, roles: roles.split(",") };
   }
   return undefined;
+}
+
+// ---- monitoring: the metrics the code exports ----------------------------------------------------------
+
+interface ExportedMetric {
+  type: "Counter" | "Gauge" | "Histogram";
+  labels: string[];
+}
+
+/** Every Prometheus metric the roles define (prom-client `new Counter|Gauge|Histogram({ name, labelNames })`). */
+function exportedMetrics(): Map<string, ExportedMetric> {
+  const out = new Map<string, ExportedMetric>();
+  const text = [...new Set(Object.values(ROLE_DIRS)), "services/kit"].map(sourceText).join("\n");
+  for (const m of text.matchAll(/new (Counter|Gauge|Histogram)\(\{\s*name: "([a-z_:]+)"([\s\S]*?)\n\}\);/g)) {
+    const labels = /labelNames: \[([^\]]*)\]/.exec(m[3]!)?.[1] ?? "";
+    out.set(m[2]!, {
+      type: m[1] as ExportedMetric["type"],
+      labels: [...labels.matchAll(/"([a-z_]+)"/g)].map((l) => l[1]!),
+    });
+  }
+  return out;
+}
+
+/** Problems of one PromQL expression against the exported metrics: unknown metrics, and labels they do not have. */
+function expressionProblems(expr: string, metrics: Map<string, ExportedMetric>): string[] {
+  const problems: string[] = [];
+  const used: Array<{ name: string; metric: ExportedMetric }> = [];
+  for (const m of expr.matchAll(/\b(toolport_[a-z_]+)(\{[^}]*\})?/g)) {
+    const full = m[1]!;
+    const suffix = /_(bucket|count|sum)$/.exec(full)?.[1];
+    const base = suffix ? full.slice(0, -suffix.length - 1) : full;
+    const metric = metrics.get(full) ?? metrics.get(base);
+    if (!metric || (metrics.get(full) === undefined && metric.type !== "Histogram")) {
+      problems.push(`${full}: no such metric in the code`);
+      continue;
+    }
+    used.push({ name: full, metric });
+    for (const l of (m[2] ?? "").matchAll(/([a-z_]+)\s*(?:=~|!~|!=|=)/g)) {
+      if (!metric.labels.includes(l[1]!)) problems.push(`${full}: no label ${l[1]}`);
+    }
+  }
+  // Labels an aggregation keeps must be on the metrics it aggregates (le: a histogram's buckets).
+  for (const m of expr.matchAll(/\bby \(([^)]*)\)/g)) {
+    for (const label of m[1]!.split(",").map((l) => l.trim())) {
+      const has = used.some((u) => u.metric.labels.includes(label) || (label === "le" && u.name.endsWith("_bucket")));
+      if (!has) problems.push(`by (${label}): on none of ${used.map((u) => u.name).join(", ")}`);
+    }
+  }
+  return problems;
+}
+
+/** The RPC method names of every service (proto/schema), as the rpc metric's method label has them. */
+function rpcMethods(): Set<string> {
+  const root = path.join(repoRoot, "proto/schema");
+  const text = readdirSync(root, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile() && e.name.endsWith(".proto"))
+    .map((e) => readFileSync(path.join(e.parentPath, e.name), "utf8"))
+    .join("\n");
+  return new Set([...text.matchAll(/^\s*rpc (\w+)\(/gm)].map((m) => m[1]!));
 }
 
 // ---- checks ------------------------------------------------------------------------------------------
@@ -888,6 +953,92 @@ describe("the Kubernetes manifests (deploy/k8s), rendered with kubectl kustomize
         expect(problems).toEqual([]);
       });
     }
+
+    it("alerts only on metrics and labels the code exports, and scrapes every role's metrics port", () => {
+      const rules = r().of("PrometheusRule");
+      const monitors = r().of("PodMonitor");
+      if (rules.length === 0 && monitors.length === 0) return; // components/monitoring is not in this render
+      const problems: string[] = [];
+      const metrics = exportedMetrics();
+      const methods = rpcMethods();
+      const alerts: Array<{ alert: string; expr: string }> = [];
+      for (const rule of rules) {
+        const groups = (rule.spec as { groups: Array<{ name: string; rules: Array<Record<string, unknown>> }> }).groups;
+        for (const group of groups) {
+          for (const item of group.rules) {
+            const expr = String(item.expr);
+            const alert = String(item.alert);
+            alerts.push({ alert, expr });
+            for (const p of expressionProblems(expr, metrics)) problems.push(`${alert}: ${p}`);
+            // Method names in a matcher are RPCs that exist (a misspelt one would silently match nothing).
+            for (const m of expr.matchAll(/method(?:=~|!~)"([^"]*)"/g)) {
+              for (const name of m[1]!.split("|")) if (!methods.has(name)) problems.push(`${alert}: no RPC method ${name}`);
+            }
+            const labels = (item.labels ?? {}) as Record<string, string>;
+            const annotations = (item.annotations ?? {}) as Record<string, string>;
+            if (!["critical", "warning", "info"].includes(labels.severity ?? "")) problems.push(`${alert}: no severity`);
+            if (!annotations.summary || !annotations.description) problems.push(`${alert}: no summary and description`);
+            let depth = 0;
+            for (const ch of expr) {
+              depth += ch === "(" ? 1 : ch === ")" ? -1 : 0;
+              if (depth < 0) break;
+            }
+            if (depth !== 0) problems.push(`${alert}: unbalanced parentheses`);
+          }
+        }
+      }
+      // What the alerts are for: the gateway's error rate, a p99, outbox lag, webhook backlog, redeliveries.
+      for (const [what, pattern] of [
+        ["error rate", /toolport_http_request_duration_seconds_count\{[^}]*status=~"5\.\."/],
+        ["p99", /histogram_quantile\(0\.99, .*toolport_rpc_server_duration_seconds_bucket/s],
+        ["outbox lag", /toolport_outbox_publish_lag_seconds_bucket/],
+        ["webhook backlog", /toolport_webhook_(oldest_due_seconds|deliveries_due)/],
+        ["consumer redeliveries", /toolport_consumer_redeliveries_total/],
+      ] as const) {
+        if (!alerts.some((a) => pattern.test(a.expr))) problems.push(`no alert on ${what}`);
+      }
+      // The PodMonitor selects every role's pods, on the port their main container names "metrics".
+      for (const [role, w] of r().roles()) {
+        const main = w.pod.containers.find((c) => imageName(c.image) === IMAGE)!;
+        const scraped = monitors.some((m) => {
+          const spec = m.spec as { selector: LabelSelector; podMetricsEndpoints: Array<{ port?: string; path?: string }> };
+          return (
+            matchesLabels(spec.selector, w.labels) &&
+            spec.podMetricsEndpoints.some(
+              (e) => (main.ports ?? []).some((p) => p.name === e.port) && (e.path ?? "/metrics") === "/metrics",
+            )
+          );
+        });
+        if (!scraped) problems.push(`${role}: no PodMonitor scrapes its metrics port`);
+      }
+      expect(alerts.length).toBeGreaterThan(0);
+      expect(problems).toEqual([]);
+    });
+
+    it("gives the services NATS credential and CA files from a mounted Secret where it names them", () => {
+      const problems: string[] = [];
+      for (const [role, w] of r().roles()) {
+        if (facts.get(role)!.kind !== "service") continue;
+        const main = w.pod.containers.find((c) => imageName(c.image) === IMAGE)!;
+        const env = r().env(main);
+        for (const key of ["NATS_CREDS_FILE", "NATS_NKEY_SEED_FILE", "NATS_CA_FILE"]) {
+          const file = r().value(env.get(key));
+          if (file === undefined) continue;
+          const mount = main.volumeMounts?.find((m) => file.startsWith(`${m.mountPath}/`));
+          const volume = w.pod.volumes?.find((v) => v.name === mount?.name);
+          if (!volume?.secret) problems.push(`${role}: ${key}=${file} is not in a mounted Secret`);
+          else if (!OPERATOR_SECRETS.has(volume.secret.secretName) && !r().find("Secret", volume.secret.secretName))
+            problems.push(`${role}: ${key} comes from Secret ${volume.secret.secretName}, unknown`);
+        }
+        if (name.startsWith("overlays/production")) {
+          const value = (key: string) => Number(r().value(env.get(key)));
+          if (!(value("NATS_STREAM_REPLICAS") >= 3)) problems.push(`${role}: the stream has fewer than 3 copies`);
+          if (!(value("NATS_STREAM_MAX_AGE_S") > 0)) problems.push(`${role}: the stream's max age is unbounded`);
+          if (!(value("NATS_STREAM_MAX_BYTES") > 0)) problems.push(`${role}: the stream's size is unbounded`);
+        }
+      }
+      expect(problems).toEqual([]);
+    });
 
     if (isDev) {
       it("runs one replica of every role, no autoscaler, and Postgres and NATS (JetStream) in the namespace", () => {

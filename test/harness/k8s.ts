@@ -97,7 +97,7 @@ export interface PodSpec {
   serviceAccountName?: string;
   automountServiceAccountToken?: boolean;
   terminationGracePeriodSeconds?: number;
-  volumes?: Array<{ name: string; emptyDir?: object; hostPath?: object }>;
+  volumes?: Array<{ name: string; emptyDir?: object; hostPath?: object; secret?: { secretName: string } }>;
   hostNetwork?: boolean;
   hostPID?: boolean;
   hostIPC?: boolean;
