@@ -65,8 +65,9 @@ export function serviceEnv(name: string, defaultPort: number) {
       .number()
       .int()
       .min(0)
+      .max(315_360_000)
       .default(0)
-      .describe("oldest event the stream keeps, in seconds (0: no limit)"),
+      .describe("oldest event the stream keeps, in seconds (0: no limit; at most 10 years)"),
     NATS_STREAM_MAX_BYTES: z.coerce
       .number()
       .int()

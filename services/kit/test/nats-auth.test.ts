@@ -222,5 +222,7 @@ describe("NATS credentials by file (NKey seed, creds) and a custom CA, against n
     expect(defaults.NATS_CREDS_FILE).toBeUndefined();
     expect(() => kitConfig({ NATS_STREAM_REPLICAS: "7" })).toThrow(/NATS_STREAM_REPLICAS/);
     expect(() => kitConfig({ NATS_STREAM_MAX_AGE_S: "-1" })).toThrow(/NATS_STREAM_MAX_AGE_S/);
+    expect(() => kitConfig({ NATS_STREAM_MAX_AGE_S: "1e12" })).toThrow(/NATS_STREAM_MAX_AGE_S/);
+    expect(() => kitConfig({ NATS_STREAM_MAX_BYTES: "lots" })).toThrow(/NATS_STREAM_MAX_BYTES/);
   });
 });
