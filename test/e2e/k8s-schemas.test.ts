@@ -8,14 +8,19 @@
  *   Kubernetes' OpenAPI does: the official client's models (`@kubernetes/client-node`, generated from the
  *   same 1.33 OpenAPI document) list every field of every type, and each object is walked against them.
  *
- * Both are maintained packages of the published schemas, so nothing is vendored by hand. A kind neither
- * package knows (a CRD such as a ServiceMonitor) fails the test rather than passing unchecked: a CRD would
- * need its schema vendored here first. kubectl (1.27+, kustomize v5) renders the manifests.
+ * - The Prometheus Operator's kinds (components/monitoring: PodMonitor, PrometheusRule), from
+ *   `@kubernetes-models/prometheus-operator` (its CRDs' schemas compiled the same way); their unknown
+ *   fields against the field lists of that package's type declarations.
+ *
+ * All are maintained packages of the published schemas, so nothing is vendored by hand. A kind none of
+ * them knows (another CRD) fails the test rather than passing unchecked. kubectl (1.27+, kustomize v5)
+ * renders the manifests.
  */
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { beforeAll, describe, expect, it } from "vitest";
-import { type K8sObject, k8sDir, listRenders, render, requireKubectl } from "../harness/k8s.js";
+import { type K8sObject, k8sDir, listRenders, render, repoRoot, requireKubectl } from "../harness/k8s.js";
 
 interface SchemaModel {
   validate(): void;
@@ -27,10 +32,17 @@ interface AttributeType {
 }
 type ClientModel = { getAttributeTypeMap(): AttributeType[] };
 
+/** The Prometheus Operator's API group (components/monitoring), whose kinds come from their own package. */
+const MONITORING = "monitoring.coreos.com/";
+const monitoringModels = "@kubernetes-models/prometheus-operator";
+
 /** The schema validator of an apiVersion and kind, or undefined when kubernetes-models has none. */
 async function schemaModel(apiVersion: string, kind: string): Promise<ModelClass | undefined> {
   try {
-    const module = (await import(`kubernetes-models/${apiVersion}/${kind}`)) as Record<string, ModelClass>;
+    const specifier = apiVersion.startsWith(MONITORING)
+      ? `${monitoringModels}/${apiVersion}/${kind}`
+      : `kubernetes-models/${apiVersion}/${kind}`;
+    const module = (await import(specifier)) as Record<string, ModelClass>;
     return module[kind];
   } catch {
     return undefined;
@@ -93,7 +105,53 @@ function unknownFields(value: unknown, type: string, at: string, out: string[]):
   }
 }
 
+/**
+ * The fields of a Prometheus Operator type and each one's type, from its declaration in the models package
+ * (`"name"?: Type;` lines of `export interface I<Type>`), where the compiled schemas do not forbid others.
+ */
+function monitoringFields(version: string, type: string): Map<string, string> | undefined {
+  const file = path.join(repoRoot, "test/node_modules", monitoringModels, "monitoring.coreos.com", version, `${type}.d.ts`);
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch {
+    return undefined;
+  }
+  const body = new RegExp(`export interface I${type}(?: extends [\\w, ]+)? \\{\\n([\\s\\S]*?)\\n\\}`).exec(text)?.[1] ?? "";
+  return new Map([...body.matchAll(/^ {4}"([^"]+)"\??: ([^;\n]+)/gm)].map((m) => [m[1]!, m[2]!.trim()]));
+}
+
+const MONITORING_TYPE = /^(Array<)?IComGithubPrometheusOperatorPrometheusOperatorPkgApisMonitoring(V\w+?)(?=[A-Z])(\w+?)>?$/;
+
+/** Unknown fields of a Prometheus Operator object, walked through the declared types (maps and other groups' types are not walked). */
+function monitoringUnknownFields(value: unknown, version: string, type: string, at: string, out: string[]): void {
+  if (value === null || typeof value !== "object") return;
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) monitoringUnknownFields(item, version, type, `${at}[${i}]`, out);
+    return;
+  }
+  const fields = monitoringFields(version, type);
+  if (!fields) return;
+  for (const [key, v] of Object.entries(value)) {
+    const fieldType = fields.get(key);
+    if (fieldType === undefined) {
+      out.push(`${at}.${key}: no such field in ${type}`);
+      continue;
+    }
+    if (key === "metadata") unknownFields(v, "V1ObjectMeta", `${at}.${key}`, out);
+    const nested = MONITORING_TYPE.exec(fieldType);
+    if (nested) monitoringUnknownFields(v, nested[2]!.toLowerCase(), nested[3]!, `${at}.${key}`, out);
+  }
+}
+
 function strictErrors(object: K8sObject): string[] {
+  if (object.apiVersion.startsWith(MONITORING)) {
+    const version = object.apiVersion.slice(MONITORING.length);
+    if (!monitoringFields(version, object.kind)) return [`no model ${object.kind} for ${object.apiVersion}`];
+    const out: string[] = [];
+    monitoringUnknownFields(object, version, object.kind, "", out);
+    return out;
+  }
   const name = clientModelName(object.apiVersion, object.kind);
   if (typeof clientModels[name]?.getAttributeTypeMap !== "function")
     return [`no model ${name} for ${object.apiVersion} ${object.kind}`];
@@ -149,8 +207,27 @@ describe("the rendered manifests against the Kubernetes API schemas (1.33, offli
     const secret = { apiVersion: "v1", kind: "Secret", metadata: { name: "s" }, data: { KEY: "not base64!" } } as K8sObject;
     expect(await schemaErrors(secret)).toContain('KEY must match format "byte"');
     // A kind without a schema here is a failure, not a pass.
-    const monitor = { apiVersion: "monitoring.coreos.com/v1", kind: "ServiceMonitor", metadata: { name: "x" } } as K8sObject;
-    expect(await schemaErrors(monitor)).toBe("no schema for monitoring.coreos.com/v1 ServiceMonitor");
-    expect(strictErrors(monitor)).toEqual(["no model V1ServiceMonitor for monitoring.coreos.com/v1 ServiceMonitor"]);
+    const certificate = { apiVersion: "cert-manager.io/v1", kind: "Certificate", metadata: { name: "x" } } as K8sObject;
+    expect(await schemaErrors(certificate)).toBe("no schema for cert-manager.io/v1 Certificate");
+    expect(strictErrors(certificate)).toEqual(["no model V1Certificate for cert-manager.io/v1 Certificate"]);
+    // The Prometheus Operator's kinds: a missing required field, a wrong type, a misspelt field at any depth.
+    const rule = {
+      apiVersion: "monitoring.coreos.com/v1",
+      kind: "PrometheusRule",
+      metadata: { name: "x", lables: {} },
+      spec: { groups: [{ name: "g", rules: [{ alert: "A", expr: "up == 0", fro: "5m" }] }] },
+    } as unknown as K8sObject;
+    expect(strictErrors(rule)).toEqual([
+      ".metadata.lables: no such field in V1ObjectMeta",
+      ".spec.groups[0].rules[0].fro: no such field in Rule",
+    ]);
+    const monitor = {
+      apiVersion: "monitoring.coreos.com/v1",
+      kind: "PodMonitor",
+      metadata: { name: "x" },
+      spec: { selector: {}, podMetricsEndpoints: [{ port: 9464 }] },
+    } as unknown as K8sObject;
+    expect(await schemaErrors(monitor)).toContain("port must be string");
+    expect(await schemaErrors({ ...monitor, spec: undefined } as K8sObject)).toContain("must have required property spec");
   });
 });

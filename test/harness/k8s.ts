@@ -97,7 +97,7 @@ export interface PodSpec {
   serviceAccountName?: string;
   automountServiceAccountToken?: boolean;
   terminationGracePeriodSeconds?: number;
-  volumes?: Array<{ name: string; emptyDir?: object; hostPath?: object }>;
+  volumes?: Array<{ name: string; emptyDir?: object; hostPath?: object; secret?: { secretName: string } }>;
   hostNetwork?: boolean;
   hostPID?: boolean;
   hostIPC?: boolean;
@@ -204,11 +204,14 @@ export class Render {
     return out;
   }
 
-  /** The Toolport roles' workloads (their containers run the Toolport image), by role (`--roles=<role>`). */
+  /**
+   * The Toolport roles' workloads (their containers run the Toolport image), by role (`--roles=<role>`);
+   * a migration Job (`--migrate`) serves no role and is not one of them.
+   */
   roles(): Map<string, Workload> {
     const out = new Map<string, Workload>();
     for (const w of this.workloads()) {
-      const main = w.pod.containers.find((c) => imageName(c.image) === IMAGE);
+      const main = w.pod.containers.find((c) => imageName(c.image) === IMAGE && !c.args?.includes("--migrate"));
       const role = main?.args?.find((a) => a.startsWith("--roles="))?.slice("--roles=".length);
       if (role) out.set(role, w);
     }

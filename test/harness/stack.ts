@@ -139,7 +139,8 @@ async function prepare(extraEnv: Record<string, string>, infra?: StackOptions["i
     env[`${s.toUpperCase()}_URL`] = `http://127.0.0.1:${ports[s]}`;
     const db = new URL(pgUrl);
     db.pathname = `/s${tag}_${s}`;
-    env[`${s.toUpperCase()}_DATABASE_URL`] = db.toString();
+    // A test may give a service a database of its own (one it migrated beforehand as another user).
+    env[`${s.toUpperCase()}_DATABASE_URL`] = extraEnv[`${s.toUpperCase()}_DATABASE_URL`] ?? db.toString();
   }
   return {
     ports,

@@ -2,7 +2,7 @@
  * Request metrics of the gateway (kit/metrics: `toolport_http_request_duration_seconds`, labelled by the
  * router's route pattern, so ids in paths do not multiply the series) and `GET /metrics`, the process's
  * whole registry in Prometheus's text format: every role the process hosts, and Node's runtime. It is
- * served on the gateway's own port, outside `/v1`; the Kubernetes Ingress routes only `/v1` and `/mcp`.
+ * served on the gateway's own port, outside `/v1`; the Kubernetes Ingress does not route `/metrics` (a test keeps it so).
  */
 import { httpRequestSeconds, metrics } from "@toolport/kit/metrics";
 import type { Middleware } from "koa";

@@ -57,6 +57,14 @@ export const consumerPending = new Gauge({
   registers: [metrics],
 });
 
+/** Messages a durable consumer received again (delivered before, not acked in time or nak'ed): work that failed or stalled. */
+export const consumerRedeliveries = new Counter({
+  name: "toolport_consumer_redeliveries_total",
+  help: "Messages a durable consumer received more than once (a failed or timed-out earlier delivery)",
+  labelNames: ["consumer"] as const,
+  registers: [metrics],
+});
+
 /** Poison messages terminated and kept in dead_letters. */
 export const deadLetters = new Counter({
   name: "toolport_dead_letters_total",
@@ -72,6 +80,49 @@ export const webhookAttempts = new Histogram({
   labelNames: ["status"] as const,
   buckets: latencyBuckets,
   registers: [metrics],
+});
+
+/** The webhook sender's backlog, read from its database when scraped (reportWebhookBacklog). */
+export interface WebhookBacklog {
+  /** Deliveries due now (pending, next attempt in the past) to active webhooks. */
+  due: number;
+  /** How long the oldest of them has been due, in seconds (0 when none is). */
+  oldestDueSeconds: number;
+}
+
+let webhookBacklogSource: (() => Promise<WebhookBacklog>) | undefined;
+
+/** Where the webhook backlog gauges read from (the webhooks role sets it at start, and clears it at stop). */
+export function reportWebhookBacklog(source: (() => Promise<WebhookBacklog>) | undefined): void {
+  webhookBacklogSource = source;
+}
+
+async function readWebhookBacklog(): Promise<WebhookBacklog | undefined> {
+  try {
+    return await webhookBacklogSource?.();
+  } catch {
+    return undefined; // the database is away: the scrape goes on, this gauge keeps its last value
+  }
+}
+
+export const webhookDeliveriesDue = new Gauge({
+  name: "toolport_webhook_deliveries_due",
+  help: "Webhook deliveries due now and not yet attempted, to active webhooks (the sender's backlog; the same on every webhooks replica)",
+  registers: [metrics],
+  async collect() {
+    const backlog = await readWebhookBacklog();
+    if (backlog) this.set(backlog.due);
+  },
+});
+
+export const webhookOldestDueSeconds = new Gauge({
+  name: "toolport_webhook_oldest_due_seconds",
+  help: "How long the oldest webhook delivery due now has waited for its attempt, in seconds",
+  registers: [metrics],
+  async collect() {
+    const backlog = await readWebhookBacklog();
+    if (backlog) this.set(backlog.oldestDueSeconds);
+  },
 });
 
 /** Catalog searches, by engine (embedded or meilisearch); finer below 50 ms, where the goal (20 ms) lies. */

@@ -29,8 +29,22 @@ export function serviceDatabaseUrl(service: string, serverUrl: string, override?
   return url.toString();
 }
 
-/** Creates the database named in `databaseUrl` when it does not exist (local and test setups). */
+/**
+ * Creates the database named in `databaseUrl` when it does not exist (local and test setups). A database
+ * that exists is only connected to, so a credential without rights on the `postgres` database (a runtime
+ * role when migrations run as another) passes.
+ */
 export async function ensureDatabase(databaseUrl: string, log?: Logger): Promise<void> {
+  const probe = new pg.Client({ connectionString: databaseUrl });
+  try {
+    await probe.connect();
+    return;
+  } catch (err) {
+    // 3D000: the database does not exist; anything else is for the caller to see.
+    if ((err as { code?: string }).code !== "3D000") throw err;
+  } finally {
+    await probe.end().catch(() => {});
+  }
   const target = new URL(databaseUrl);
   const name = decodeURIComponent(target.pathname.slice(1));
   const admin = new URL(databaseUrl);
@@ -141,6 +155,35 @@ const MIGRATION_LOCK_ID = 7_401_2024;
  */
 export async function migrate(pool: Pool, sources: { dir: string; namespace: string }[], log?: Logger): Promise<string[]> {
   const migrations = (await Promise.all(sources.map((s) => readMigrations(s.dir, s.namespace)))).flat();
+  // Every migration applied already (the usual start): nothing to lock or create, so a runtime credential
+  // with no DDL rights starts when a migration Job applied them with another.
+  const pending = await pendingMigrations(pool, migrations);
+  if (pending.length === 0) return [];
+  try {
+    return await applyMigrations(pool, migrations, log);
+  } catch (err) {
+    if ((err as { code?: string }).code === "42501" || (err as { cause?: { code?: string } }).cause?.code === "42501") {
+      throw new Error(
+        `migrations ${pending.join(", ")} are not applied and this database user may not apply them ` +
+          `(${(err as Error).message}): run \`--migrate\` with the migration credential first (deploy/k8s: the migration Job)`,
+        { cause: err },
+      );
+    }
+    throw err;
+  }
+}
+
+/** The migrations not recorded as applied (all of them when the record table does not exist yet), read without a lock. */
+async function pendingMigrations(pool: Pool, migrations: MigrationFile[]): Promise<string[]> {
+  const { rows: found } = await pool.query<{ table: string | null }>("SELECT to_regclass('schema_migrations')::text AS table");
+  if (!found[0]?.table) return migrations.map((m) => m.name);
+  const { rows } = await pool.query<{ name: string; checksum: string }>("SELECT name, checksum FROM schema_migrations");
+  const done = new Map(rows.map((r) => [r.name, r.checksum]));
+  // A changed file counts as pending: applyMigrations refuses it with its own message.
+  return migrations.filter((m) => done.get(m.name) !== m.checksum).map((m) => m.name);
+}
+
+async function applyMigrations(pool: Pool, migrations: MigrationFile[], log?: Logger): Promise<string[]> {
   const client = await pool.connect();
   const applied: string[] = [];
   try {

@@ -28,7 +28,52 @@ export function serviceEnv(name: string, defaultPort: number) {
     [`${upper}_DATABASE_URL`]: url(["postgres", "postgresql"])
       .optional()
       .describe(`full URL of the ${name} database, overriding DATABASE_URL`),
+    [`${upper}_PG_POOL_MAX`]: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(1000)
+      .default(10)
+      .describe(`most Postgres connections the ${name} service's main pool opens (per process)`),
+    [`${upper}_PG_RELAXED_POOL_MAX`]: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(1000)
+      .optional()
+      .describe(
+        `most connections of the ${name} service's second pool, for writes that do not wait for the WAL flush (per process; unset: the service's own default, where it has such a pool)`,
+      ),
     NATS_URL: url(["nats"], "nats://127.0.0.1:4222").describe("NATS server with JetStream enabled"),
+    NATS_CREDS_FILE: z
+      .string()
+      .optional()
+      .describe("path of a NATS .creds file (user JWT and NKey seed), e.g. from a mounted Secret"),
+    NATS_NKEY_SEED_FILE: z.string().optional().describe("path of a file holding the NKey seed of a NATS NKey user"),
+    NATS_CA_FILE: z
+      .string()
+      .optional()
+      .describe("path of the PEM CA bundle the NATS server's certificate is checked against (TLS is then required)"),
+    NATS_STREAM_REPLICAS: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(5)
+      .default(1)
+      .describe("copies of the event stream on a NATS cluster (3 for a three-server cluster)"),
+    NATS_STREAM_MAX_AGE_S: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(315_360_000)
+      .default(0)
+      .describe("oldest event the stream keeps, in seconds (0: no limit; at most 10 years)"),
+    NATS_STREAM_MAX_BYTES: z.coerce
+      .number()
+      .int()
+      .min(-1)
+      .default(-1)
+      .describe("largest the event stream may grow, in bytes (-1: no limit); the oldest events go first"),
     NATS_NAMESPACE: z
       .string()
       .regex(NATS_NAMESPACE_PATTERN, 'up to 32 letters, digits, _ and -, and not "toolport"')
@@ -69,7 +114,8 @@ export interface ServiceContext<C> {
   /**
    * A pool on this service's database whose commits do not wait for the WAL flush (kit/pg createPool,
    * `synchronousCommit: false`), for writes whose loss in a Postgres crash is safe by design; closed
-   * with the service, after its background work.
+   * with the service, after its background work. `max` is the service's default size, which
+   * `<SERVICE>_PG_RELAXED_POOL_MAX` overrides.
    */
   relaxedPool(max: number): Pool;
 }
@@ -98,6 +144,12 @@ export interface BaseConfig {
   HOST: string;
   DATABASE_URL: string;
   NATS_URL: string;
+  NATS_CREDS_FILE?: string;
+  NATS_NKEY_SEED_FILE?: string;
+  NATS_CA_FILE?: string;
+  NATS_STREAM_REPLICAS: number;
+  NATS_STREAM_MAX_AGE_S: number;
+  NATS_STREAM_MAX_BYTES: number;
   NATS_NAMESPACE: string;
   LOG_LEVEL: string;
   SHUTDOWN_GRACE_MS: number;
@@ -119,8 +171,9 @@ async function prepare<S extends z.ZodRawShape>(def: ServiceDefinition<S>, env: 
   const override = (config as Record<string, unknown>)[`${def.name.toUpperCase()}_DATABASE_URL`] as string | undefined;
   const databaseUrl = serviceDatabaseUrl(def.name, config.DATABASE_URL, override);
 
+  const poolMax = (config as Record<string, unknown>)[`${def.name.toUpperCase()}_PG_POOL_MAX`] as number;
   await ensureDatabase(databaseUrl, log);
-  const pool = createPool(databaseUrl);
+  const pool = createPool(databaseUrl, poolMax);
   try {
     await migrate(
       pool,
@@ -134,7 +187,10 @@ async function prepare<S extends z.ZodRawShape>(def: ServiceDefinition<S>, env: 
     await pool.end();
     throw err;
   }
-  return { config, log, databaseUrl, pool };
+  const relaxedPoolMax = (config as Record<string, unknown>)[`${def.name.toUpperCase()}_PG_RELAXED_POOL_MAX`] as
+    | number
+    | undefined;
+  return { config, log, databaseUrl, pool, relaxedPoolMax };
 }
 
 /**
@@ -155,10 +211,18 @@ export async function startService<S extends z.ZodRawShape>(
   def: ServiceDefinition<S>,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<RunningService> {
-  const { config, log, databaseUrl, pool } = await prepare(def, env);
-  const nc = await connectNats(config.NATS_URL, def.name, log);
+  const { config, log, databaseUrl, pool, relaxedPoolMax } = await prepare(def, env);
+  const nc = await connectNats(config.NATS_URL, def.name, log, {
+    credsFile: config.NATS_CREDS_FILE,
+    nkeySeedFile: config.NATS_NKEY_SEED_FILE,
+    caFile: config.NATS_CA_FILE,
+  });
   setNatsNamespace(config.NATS_NAMESPACE);
-  await ensureStream(nc);
+  await ensureStream(nc, {
+    replicas: config.NATS_STREAM_REPLICAS,
+    maxAgeSeconds: config.NATS_STREAM_MAX_AGE_S,
+    maxBytes: config.NATS_STREAM_MAX_BYTES,
+  });
   const relay = new OutboxRelay({ pool, nc, log, nudgeDelayMs: config.OUTBOX_BATCH_DELAY_MS, role: def.name });
   await relay.start();
 
@@ -171,7 +235,7 @@ export async function startService<S extends z.ZodRawShape>(
     nc,
     outbox: relay,
     relaxedPool(max) {
-      const extra = createPool(databaseUrl, max, { synchronousCommit: false });
+      const extra = createPool(databaseUrl, relaxedPoolMax ?? max, { synchronousCommit: false });
       relaxedPools.push(extra);
       return extra;
     },

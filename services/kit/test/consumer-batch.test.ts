@@ -28,6 +28,7 @@ import {
   startConsumer,
 } from "../src/events.js";
 import { createLogger } from "../src/logger.js";
+import { consumerRedeliveries } from "../src/metrics.js";
 import { kitMigrationsDir, migrate, withTransaction } from "../src/pg.js";
 
 const log = createLogger("consumer-batch-test", process.env.TEST_LOG ?? "silent");
@@ -215,6 +216,11 @@ describe("batched consumers and pipelined relay", () => {
         [ids[40], ids[50]],
       ]);
       expect(inboxDead.rows[0].n).toBe(0);
+      // Each delivery after the first is counted for the alerts (toolport_consumer_redeliveries_total):
+      // broken's second and third. Flaky succeeded on its in-process retry (one by one, after its batch
+      // failed), within its first delivery; poison was terminated at once; the rest applied first time.
+      const redeliveries = (await consumerRedeliveries.get()).values.find((v) => v.labels.consumer === durable);
+      expect(redeliveries?.value).toBe(2);
     } finally {
       await consumer.stop();
     }

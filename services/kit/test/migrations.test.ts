@@ -1,9 +1,10 @@
+import { randomBytes } from "node:crypto";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TestDatabase, testDatabase } from "../../../test/harness/db.js";
-import { kitMigrationsDir, migrate } from "../src/pg.js";
+import { createPool, kitMigrationsDir, migrate } from "../src/pg.js";
 
 describe("migrations", () => {
   let db: TestDatabase;
@@ -55,5 +56,30 @@ describe("migrations", () => {
     await expect(migrate(db.pool, [{ dir: bad, namespace: "bad" }])).rejects.toThrow(/bad\/0001_half.sql failed/);
     const { rows } = await db.pool.query("SELECT to_regclass('half') AS t");
     expect(rows[0].t).toBeNull();
+  });
+
+  it("runs no DDL when every migration is applied, and tells a user without DDL rights to run --migrate when one is not", async () => {
+    const user = `rows_${randomBytes(3).toString("hex")}`;
+    await db.pool.query(`CREATE ROLE ${user} LOGIN`);
+    await db.pool.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ${user}`);
+    const url = new URL(db.url);
+    url.username = user;
+    const rowsOnly = createPool(url.toString(), 2);
+    try {
+      // The sources as applied above, with the changed seed put back: nothing pending, nothing to create.
+      await writeFile(path.join(dir, "0002_seed.sql"), "INSERT INTO widgets VALUES (1), (2);");
+      expect(await migrate(rowsOnly, sources())).toEqual([]);
+      await writeFile(path.join(dir, "0004_gadgets.sql"), "CREATE TABLE gadgets (id int);");
+      await expect(migrate(rowsOnly, sources())).rejects.toThrow(
+        /migrations widgets\/0004_gadgets.sql are not applied and this database user may not apply them .*run `--migrate` with the migration credential/,
+      );
+      // The owner applies it, and the user starts again.
+      expect(await migrate(db.pool, sources())).toEqual(["widgets/0004_gadgets.sql"]);
+      expect(await migrate(rowsOnly, sources())).toEqual([]);
+    } finally {
+      await rowsOnly.end();
+      await db.pool.query(`REVOKE ALL ON ALL TABLES IN SCHEMA public FROM ${user}`);
+      await db.pool.query(`DROP ROLE ${user}`);
+    }
   });
 });

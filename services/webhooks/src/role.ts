@@ -1,5 +1,6 @@
 /** the webhooks role (a process of its own, or one of several in one process): see @toolport/kit/service. */
 import { fileURLToPath } from "node:url";
+import { reportWebhookBacklog } from "@toolport/kit/metrics";
 import { type ServiceDefinition, serviceRole } from "@toolport/kit/service";
 import { WebhooksService } from "@toolport/proto/toolport/webhooks/v1/webhooks_service_pb";
 import { webhooksEnv } from "./config.js";
@@ -23,6 +24,8 @@ export const webhooksRole = serviceRole((): ServiceDefinition<typeof webhooksEnv
     async background(ctx) {
       const d = deps!;
       await d.sender.start();
+      // The backlog gauges (toolport_webhook_deliveries_due, ..._oldest_due_seconds), read at each scrape.
+      reportWebhookBacklog(() => d.store.backlog());
       const consumers = await startFanOut(ctx);
       const prune = setInterval(() => {
         d.store
@@ -40,6 +43,7 @@ export const webhooksRole = serviceRole((): ServiceDefinition<typeof webhooksEnv
           },
         },
         { stop: async () => clearInterval(prune) },
+        { stop: async () => reportWebhookBacklog(undefined) },
       ];
     },
   };

@@ -158,6 +158,19 @@ export class WebhookStore {
   }
 
   /**
+   * Deliveries due now to active webhooks and not in flight (no sender holds them), and how long the
+   * oldest has waited: the sender's backlog, for the metrics. A paused webhook's deliveries wait by design.
+   */
+  async backlog(): Promise<{ due: number; oldestDueSeconds: number }> {
+    const { rows } = await this.pool.query<{ due: number; oldest: number }>(
+      `SELECT count(*)::int AS due, coalesce(extract(epoch FROM now() - min(d.next_attempt_at)), 0)::float8 AS oldest
+         FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id AND w.is_active
+        WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND (d.locked_until IS NULL OR d.locked_until <= now())`,
+    );
+    return { due: rows[0]?.due ?? 0, oldestDueSeconds: rows[0]?.oldest ?? 0 };
+  }
+
+  /**
    * A new series of attempts for a delivery that is not pending (same id, its history kept). Null when
    * there is no such delivery of this webhook; "pending" when one is still being attempted.
    */
