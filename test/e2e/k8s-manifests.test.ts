@@ -160,7 +160,8 @@ function gatewayPaths(): { paths: string[]; routers: number } {
   const source = sourceText("gateway");
   const pages = [...source.matchAll(/ctx\.path(?:\.startsWith\(| [!=]== )"(\/[^"]*)"/g)].map((m) => m[1]!);
   const routers = [...source.matchAll(/new Router\(/g)].length;
-  const concrete = (p: string) => p.replace(/:[A-Za-z_]+/g, "x").replace(/\/$/, "/x");
+  // A parameter or a trailing slash (a prefix) becomes a concrete element; "/" itself (the root page) stays.
+  const concrete = (p: string) => (p === "/" ? p : p.replace(/:[A-Za-z_]+/g, "x").replace(/\/$/, "/x"));
   return { paths: [...new Set([...routed, ...pages].map(concrete))].sort(), routers };
 }
 
