@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file toolport/execution/v1/execution_service.proto.
  */
 export const file_toolport_execution_v1_execution_service: GenFile = /*@__PURE__*/
-  fileDesc("Ci10b29scG9ydC9leGVjdXRpb24vdjEvZXhlY3V0aW9uX3NlcnZpY2UucHJvdG8SFXRvb2xwb3J0LmV4ZWN1dGlvbi52MSKTAgoPQ2FsbFRvb2xSZXF1ZXN0Eg8KB3Rvb2xfaWQYASABKAkSFwoPdG9vbF9pbnB1dF9qc29uGAcgASgMEg4KBmZpZWxkcxgDIAMoCRIfChJtYXhfcmVzcG9uc2VfY2hhcnMYBCABKAVIAIgBARIaCg1jb25maXJtX3Rva2VuGAUgASgJSAGIAQESHAoPaWRlbXBvdGVuY3lfa2V5GAYgASgJSAKIAQESHAoUaW5wdXRfcmVzcG9uc2VzX2pzb24YCCABKAxCFQoTX21heF9yZXNwb25zZV9jaGFyc0IQCg5fY29uZmlybV90b2tlbkISChBfaWRlbXBvdGVuY3lfa2V5SgQIAhADUgp0b29sX2lucHV0IkUKEENhbGxUb29sUmVzcG9uc2USMQoGcmVzdWx0GAEgASgLMiEudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkNhbGxSZXN1bHQiQwoQQ2FsbEJhdGNoUmVxdWVzdBIvCgVjYWxscxgBIAMoCzIgLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5CYXRjaENhbGwijQIKCUJhdGNoQ2FsbBIPCgd0b29sX2lkGAEgASgJEhcKD3Rvb2xfaW5wdXRfanNvbhgHIAEoDBIOCgZmaWVsZHMYAyADKAkSHwoSbWF4X3Jlc3BvbnNlX2NoYXJzGAQgASgFSACIAQESGgoNY29uZmlybV90b2tlbhgFIAEoCUgBiAEBEhwKD2lkZW1wb3RlbmN5X2tleRgGIAEoCUgCiAEBEhwKFGlucHV0X3Jlc3BvbnNlc19qc29uGAggASgMQhUKE19tYXhfcmVzcG9uc2VfY2hhcnNCEAoOX2NvbmZpcm1fdG9rZW5CEgoQX2lkZW1wb3RlbmN5X2tleUoECAIQA1IKdG9vbF9pbnB1dCJHChFDYWxsQmF0Y2hSZXNwb25zZRIyCgdyZXN1bHRzGAEgAygLMiEudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkNhbGxSZXN1bHQicwoZR2V0RXhlY3V0aW9uUmVzdWx0UmVxdWVzdBIUCgxleGVjdXRpb25faWQYASABKAkSEQoEcGF0aBgCIAEoCUgAiAEBEhYKCW1heF9jaGFycxgDIAEoBUgBiAEBQgcKBV9wYXRoQgwKCl9tYXhfY2hhcnMiVAoaR2V0RXhlY3V0aW9uUmVzdWx0UmVzcG9uc2USNgoGcmVzdWx0GAEgASgLMiYudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkV4ZWN1dGlvblJlc3VsdCJEChFTdGFydEJhdGNoUmVxdWVzdBIvCgVjYWxscxgBIAMoCzIgLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5CYXRjaENhbGwiRwoSU3RhcnRCYXRjaFJlc3BvbnNlEjEKBWJhdGNoGAEgASgLMiIudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkJhdGNoUmVjb3JkIiMKD0dldEJhdGNoUmVxdWVzdBIQCghiYXRjaF9pZBgBIAEoCSJFChBHZXRCYXRjaFJlc3BvbnNlEjEKBWJhdGNoGAEgASgLMiIudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkJhdGNoUmVjb3JkIiYKEkNhbmNlbEJhdGNoUmVxdWVzdBIQCghiYXRjaF9pZBgBIAEoCSJIChNDYW5jZWxCYXRjaFJlc3BvbnNlEjEKBWJhdGNoGAEgASgLMiIudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkJhdGNoUmVjb3JkIpcDCgtCYXRjaFJlY29yZBIQCghiYXRjaF9pZBgBIAEoCRIyCgZzdGF0dXMYAiABKA4yIi50b29scG9ydC5leGVjdXRpb24udjEuQmF0Y2hTdGF0dXMSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZmluaXNoZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhMKC2NhbGxzX3RvdGFsGAUgASgFEhIKCmNhbGxzX2RvbmUYBiABKAUSMgoHcmVzdWx0cxgHIAMoCzIhLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5DYWxsUmVzdWx0EhcKCmVycm9yX2NvZGUYCCABKAVIAIgBARIaCg1lcnJvcl9tZXNzYWdlGAkgASgJSAGIAQESLgoFZXJyb3IYCiABKAsyHy50b29scG9ydC5jb21tb24udjEuRXJyb3JEZXRhaWxCDQoLX2Vycm9yX2NvZGVCEAoOX2Vycm9yX21lc3NhZ2UqlgEKC0JhdGNoU3RhdHVzEhwKGEJBVENIX1NUQVRVU19VTlNQRUNJRklFRBAAEhgKFEJBVENIX1NUQVRVU19XT1JLSU5HEAESGgoWQkFUQ0hfU1RBVFVTX0NPTVBMRVRFRBACEhoKFkJBVENIX1NUQVRVU19DQU5DRUxMRUQQAxIXChNCQVRDSF9TVEFUVVNfRkFJTEVEEAQy8AQKEEV4ZWN1dGlvblNlcnZpY2USWwoIQ2FsbFRvb2wSJi50b29scG9ydC5leGVjdXRpb24udjEuQ2FsbFRvb2xSZXF1ZXN0GicudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkNhbGxUb29sUmVzcG9uc2USXgoJQ2FsbEJhdGNoEicudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkNhbGxCYXRjaFJlcXVlc3QaKC50b29scG9ydC5leGVjdXRpb24udjEuQ2FsbEJhdGNoUmVzcG9uc2USeQoSR2V0RXhlY3V0aW9uUmVzdWx0EjAudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkdldEV4ZWN1dGlvblJlc3VsdFJlcXVlc3QaMS50b29scG9ydC5leGVjdXRpb24udjEuR2V0RXhlY3V0aW9uUmVzdWx0UmVzcG9uc2USYQoKU3RhcnRCYXRjaBIoLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5TdGFydEJhdGNoUmVxdWVzdBopLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5TdGFydEJhdGNoUmVzcG9uc2USWwoIR2V0QmF0Y2gSJi50b29scG9ydC5leGVjdXRpb24udjEuR2V0QmF0Y2hSZXF1ZXN0GicudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkdldEJhdGNoUmVzcG9uc2USZAoLQ2FuY2VsQmF0Y2gSKS50b29scG9ydC5leGVjdXRpb24udjEuQ2FuY2VsQmF0Y2hSZXF1ZXN0GioudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkNhbmNlbEJhdGNoUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_toolport_common_v1_errors, file_toolport_execution_v1_execution_results]);
+  fileDesc("Ci10b29scG9ydC9leGVjdXRpb24vdjEvZXhlY3V0aW9uX3NlcnZpY2UucHJvdG8SFXRvb2xwb3J0LmV4ZWN1dGlvbi52MSKTAgoPQ2FsbFRvb2xSZXF1ZXN0Eg8KB3Rvb2xfaWQYASABKAkSFwoPdG9vbF9pbnB1dF9qc29uGAcgASgMEg4KBmZpZWxkcxgDIAMoCRIfChJtYXhfcmVzcG9uc2VfY2hhcnMYBCABKAVIAIgBARIaCg1jb25maXJtX3Rva2VuGAUgASgJSAGIAQESHAoPaWRlbXBvdGVuY3lfa2V5GAYgASgJSAKIAQESHAoUaW5wdXRfcmVzcG9uc2VzX2pzb24YCCABKAxCFQoTX21heF9yZXNwb25zZV9jaGFyc0IQCg5fY29uZmlybV90b2tlbkISChBfaWRlbXBvdGVuY3lfa2V5SgQIAhADUgp0b29sX2lucHV0IkUKEENhbGxUb29sUmVzcG9uc2USMQoGcmVzdWx0GAEgASgLMiEudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkNhbGxSZXN1bHQiQwoQQ2FsbEJhdGNoUmVxdWVzdBIvCgVjYWxscxgBIAMoCzIgLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5CYXRjaENhbGwijQIKCUJhdGNoQ2FsbBIPCgd0b29sX2lkGAEgASgJEhcKD3Rvb2xfaW5wdXRfanNvbhgHIAEoDBIOCgZmaWVsZHMYAyADKAkSHwoSbWF4X3Jlc3BvbnNlX2NoYXJzGAQgASgFSACIAQESGgoNY29uZmlybV90b2tlbhgFIAEoCUgBiAEBEhwKD2lkZW1wb3RlbmN5X2tleRgGIAEoCUgCiAEBEhwKFGlucHV0X3Jlc3BvbnNlc19qc29uGAggASgMQhUKE19tYXhfcmVzcG9uc2VfY2hhcnNCEAoOX2NvbmZpcm1fdG9rZW5CEgoQX2lkZW1wb3RlbmN5X2tleUoECAIQA1IKdG9vbF9pbnB1dCJHChFDYWxsQmF0Y2hSZXNwb25zZRIyCgdyZXN1bHRzGAEgAygLMiEudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkNhbGxSZXN1bHQicwoZR2V0RXhlY3V0aW9uUmVzdWx0UmVxdWVzdBIUCgxleGVjdXRpb25faWQYASABKAkSEQoEcGF0aBgCIAEoCUgAiAEBEhYKCW1heF9jaGFycxgDIAEoBUgBiAEBQgcKBV9wYXRoQgwKCl9tYXhfY2hhcnMiVAoaR2V0RXhlY3V0aW9uUmVzdWx0UmVzcG9uc2USNgoGcmVzdWx0GAEgASgLMiYudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkV4ZWN1dGlvblJlc3VsdCJEChFTdGFydEJhdGNoUmVxdWVzdBIvCgVjYWxscxgBIAMoCzIgLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5CYXRjaENhbGwiRwoSU3RhcnRCYXRjaFJlc3BvbnNlEjEKBWJhdGNoGAEgASgLMiIudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkJhdGNoUmVjb3JkIiMKD0dldEJhdGNoUmVxdWVzdBIQCghiYXRjaF9pZBgBIAEoCSJFChBHZXRCYXRjaFJlc3BvbnNlEjEKBWJhdGNoGAEgASgLMiIudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkJhdGNoUmVjb3JkIiYKEkNhbmNlbEJhdGNoUmVxdWVzdBIQCghiYXRjaF9pZBgBIAEoCSJIChNDYW5jZWxCYXRjaFJlc3BvbnNlEjEKBWJhdGNoGAEgASgLMiIudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkJhdGNoUmVjb3JkIpcDCgtCYXRjaFJlY29yZBIQCghiYXRjaF9pZBgBIAEoCRIyCgZzdGF0dXMYAiABKA4yIi50b29scG9ydC5leGVjdXRpb24udjEuQmF0Y2hTdGF0dXMSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZmluaXNoZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhMKC2NhbGxzX3RvdGFsGAUgASgFEhIKCmNhbGxzX2RvbmUYBiABKAUSMgoHcmVzdWx0cxgHIAMoCzIhLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5DYWxsUmVzdWx0EhcKCmVycm9yX2NvZGUYCCABKAVIAIgBARIaCg1lcnJvcl9tZXNzYWdlGAkgASgJSAGIAQESLgoFZXJyb3IYCiABKAsyHy50b29scG9ydC5jb21tb24udjEuRXJyb3JEZXRhaWxCDQoLX2Vycm9yX2NvZGVCEAoOX2Vycm9yX21lc3NhZ2UiiwIKE0xpc3RBY3Rpdml0eVJlcXVlc3QSFAoHdG9vbF9pZBgBIAEoCUgAiAEBEhMKBmtleV9pZBgCIAEoCUgBiAEBEhMKBnN0YXR1cxgDIAEoCUgCiAEBEikKBXNpbmNlGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIpCgV1bnRpbBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoFbGltaXQYBiABKAVIA4gBARITCgZjdXJzb3IYByABKAlIBIgBAUIKCghfdG9vbF9pZEIJCgdfa2V5X2lkQgkKB19zdGF0dXNCCAoGX2xpbWl0QgkKB19jdXJzb3IidwoUTGlzdEFjdGl2aXR5UmVzcG9uc2USNQoHZW50cmllcxgBIAMoCzIkLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5BY3Rpdml0eUVudHJ5EhgKC25leHRfY3Vyc29yGAIgASgJSACIAQFCDgoMX25leHRfY3Vyc29yIuoCCg1BY3Rpdml0eUVudHJ5EgoKAmlkGAEgASgJEiYKAmF0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgphY2NvdW50X2lkGAMgASgJEhMKBmtleV9pZBgEIAEoCUgAiAEBEg8KB3Rvb2xfaWQYBSABKAkSEQoJdG9vbF9uYW1lGAYgASgJEhIKCnNlcnZpY2VfaWQYByABKAkSFAoMc2VydmljZV9uYW1lGAggASgJEg4KBnN0YXR1cxgJIAEoCRITCgZyZWFzb24YCiABKAlIAYgBARIYCgtlcnJvcl9jbGFzcxgLIAEoCUgCiAEBEhQKB21lc3NhZ2UYDCABKAlIA4gBARITCgtkdXJhdGlvbl9tcxgNIAEoBRISCgpjb3N0X2NlbnRzGA4gASgDQgkKB19rZXlfaWRCCQoHX3JlYXNvbkIOCgxfZXJyb3JfY2xhc3NCCgoIX21lc3NhZ2UiQgoUQ291bnRSZWZ1c2Fsc1JlcXVlc3QSDgoGa2V5X2lkGAEgASgJEhEKBGRheXMYAiABKAVIAIgBAUIHCgVfZGF5cyJeChVDb3VudFJlZnVzYWxzUmVzcG9uc2USDwoHcmVmdXNlZBgBIAEoAxI0CgdyZWFzb25zGAIgAygLMiMudG9vbHBvcnQuZXhlY3V0aW9uLnYxLlJlZnVzYWxDb3VudCItCgxSZWZ1c2FsQ291bnQSDgoGcmVhc29uGAEgASgJEg0KBWNhbGxzGAIgASgDKpYBCgtCYXRjaFN0YXR1cxIcChhCQVRDSF9TVEFUVVNfVU5TUEVDSUZJRUQQABIYChRCQVRDSF9TVEFUVVNfV09SS0lORxABEhoKFkJBVENIX1NUQVRVU19DT01QTEVURUQQAhIaChZCQVRDSF9TVEFUVVNfQ0FOQ0VMTEVEEAMSFwoTQkFUQ0hfU1RBVFVTX0ZBSUxFRBAEMsUGChBFeGVjdXRpb25TZXJ2aWNlElsKCENhbGxUb29sEiYudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkNhbGxUb29sUmVxdWVzdBonLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5DYWxsVG9vbFJlc3BvbnNlEl4KCUNhbGxCYXRjaBInLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5DYWxsQmF0Y2hSZXF1ZXN0GigudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkNhbGxCYXRjaFJlc3BvbnNlEnkKEkdldEV4ZWN1dGlvblJlc3VsdBIwLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5HZXRFeGVjdXRpb25SZXN1bHRSZXF1ZXN0GjEudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkdldEV4ZWN1dGlvblJlc3VsdFJlc3BvbnNlEmEKClN0YXJ0QmF0Y2gSKC50b29scG9ydC5leGVjdXRpb24udjEuU3RhcnRCYXRjaFJlcXVlc3QaKS50b29scG9ydC5leGVjdXRpb24udjEuU3RhcnRCYXRjaFJlc3BvbnNlElsKCEdldEJhdGNoEiYudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkdldEJhdGNoUmVxdWVzdBonLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5HZXRCYXRjaFJlc3BvbnNlEmQKC0NhbmNlbEJhdGNoEikudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkNhbmNlbEJhdGNoUmVxdWVzdBoqLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5DYW5jZWxCYXRjaFJlc3BvbnNlEmcKDExpc3RBY3Rpdml0eRIqLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5MaXN0QWN0aXZpdHlSZXF1ZXN0GisudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkxpc3RBY3Rpdml0eVJlc3BvbnNlEmoKDUNvdW50UmVmdXNhbHMSKy50b29scG9ydC5leGVjdXRpb24udjEuQ291bnRSZWZ1c2Fsc1JlcXVlc3QaLC50b29scG9ydC5leGVjdXRpb24udjEuQ291bnRSZWZ1c2Fsc1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_toolport_common_v1_errors, file_toolport_execution_v1_execution_results]);
 
 /**
  * Request of CallTool. The gateway moves parameters given at the body's root into tool_input.
@@ -443,6 +443,268 @@ export const BatchRecordSchema: GenMessage<BatchRecord> = /*@__PURE__*/
   messageDesc(file_toolport_execution_v1_execution_service, 13);
 
 /**
+ * Request of ListActivity. Every filter is optional and they combine.
+ *
+ * @generated from message toolport.execution.v1.ListActivityRequest
+ */
+export type ListActivityRequest = Message<"toolport.execution.v1.ListActivityRequest"> & {
+  /**
+   * Only calls of this tool (id).
+   *
+   * @generated from field: optional string tool_id = 1;
+   */
+  toolId?: string | undefined;
+
+  /**
+   * Only calls made with this API key (id).
+   *
+   * @generated from field: optional string key_id = 2;
+   */
+  keyId?: string | undefined;
+
+  /**
+   * Only calls with this outcome: `success`, `error` or `refused`.
+   *
+   * @generated from field: optional string status = 3;
+   */
+  status?: string | undefined;
+
+  /**
+   * Only calls at or after this instant.
+   *
+   * @generated from field: google.protobuf.Timestamp since = 4;
+   */
+  since?: Timestamp | undefined;
+
+  /**
+   * Only calls before this instant.
+   *
+   * @generated from field: google.protobuf.Timestamp until = 5;
+   */
+  until?: Timestamp | undefined;
+
+  /**
+   * Page size: default 50, clamped 1..200.
+   *
+   * @generated from field: optional int32 limit = 6;
+   */
+  limit?: number | undefined;
+
+  /**
+   * The previous page's next_cursor.
+   *
+   * @generated from field: optional string cursor = 7;
+   */
+  cursor?: string | undefined;
+};
+
+/**
+ * Describes the message toolport.execution.v1.ListActivityRequest.
+ * Use `create(ListActivityRequestSchema)` to create a new message.
+ */
+export const ListActivityRequestSchema: GenMessage<ListActivityRequest> = /*@__PURE__*/
+  messageDesc(file_toolport_execution_v1_execution_service, 14);
+
+/**
+ * Response of ListActivity.
+ *
+ * @generated from message toolport.execution.v1.ListActivityResponse
+ */
+export type ListActivityResponse = Message<"toolport.execution.v1.ListActivityResponse"> & {
+  /**
+   * @generated from field: repeated toolport.execution.v1.ActivityEntry entries = 1;
+   */
+  entries: ActivityEntry[];
+
+  /**
+   * Absent on the last page.
+   *
+   * @generated from field: optional string next_cursor = 2;
+   */
+  nextCursor?: string | undefined;
+};
+
+/**
+ * Describes the message toolport.execution.v1.ListActivityResponse.
+ * Use `create(ListActivityResponseSchema)` to create a new message.
+ */
+export const ListActivityResponseSchema: GenMessage<ListActivityResponse> = /*@__PURE__*/
+  messageDesc(file_toolport_execution_v1_execution_service, 15);
+
+/**
+ * One call in the log.
+ *
+ * @generated from message toolport.execution.v1.ActivityEntry
+ */
+export type ActivityEntry = Message<"toolport.execution.v1.ActivityEntry"> & {
+  /**
+   * The execution id (for a refused call, the id of its refusal record, which opens no result).
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp at = 2;
+   */
+  at?: Timestamp | undefined;
+
+  /**
+   * @generated from field: string account_id = 3;
+   */
+  accountId: string;
+
+  /**
+   * @generated from field: optional string key_id = 4;
+   */
+  keyId?: string | undefined;
+
+  /**
+   * @generated from field: string tool_id = 5;
+   */
+  toolId: string;
+
+  /**
+   * @generated from field: string tool_name = 6;
+   */
+  toolName: string;
+
+  /**
+   * @generated from field: string service_id = 7;
+   */
+  serviceId: string;
+
+  /**
+   * @generated from field: string service_name = 8;
+   */
+  serviceName: string;
+
+  /**
+   * `success`, `error` or `refused`.
+   *
+   * @generated from field: string status = 9;
+   */
+  status: string;
+
+  /**
+   * Refused: the reason code (tool_not_permitted, confirmation_required, rate_limited, usage_limit_reached,
+   * insufficient_balance, spend_limit_exceeded); error: the error type (e.g. http_500, timeout).
+   *
+   * @generated from field: optional string reason = 10;
+   */
+  reason?: string | undefined;
+
+  /**
+   * Error class of a failed execution: auth, caller, upstream or platform.
+   *
+   * @generated from field: optional string error_class = 11;
+   */
+  errorClass?: string | undefined;
+
+  /**
+   * The refusal's or failure's message (redacted like any error).
+   *
+   * @generated from field: optional string message = 12;
+   */
+  message?: string | undefined;
+
+  /**
+   * @generated from field: int32 duration_ms = 13;
+   */
+  durationMs: number;
+
+  /**
+   * What the call cost, in cents.
+   *
+   * @generated from field: int64 cost_cents = 14;
+   */
+  costCents: bigint;
+};
+
+/**
+ * Describes the message toolport.execution.v1.ActivityEntry.
+ * Use `create(ActivityEntrySchema)` to create a new message.
+ */
+export const ActivityEntrySchema: GenMessage<ActivityEntry> = /*@__PURE__*/
+  messageDesc(file_toolport_execution_v1_execution_service, 16);
+
+/**
+ * Request of CountRefusals.
+ *
+ * @generated from message toolport.execution.v1.CountRefusalsRequest
+ */
+export type CountRefusalsRequest = Message<"toolport.execution.v1.CountRefusalsRequest"> & {
+  /**
+   * @generated from field: string key_id = 1;
+   */
+  keyId: string;
+
+  /**
+   * Default 30, clamped 1..90 (as the key usage window).
+   *
+   * @generated from field: optional int32 days = 2;
+   */
+  days?: number | undefined;
+};
+
+/**
+ * Describes the message toolport.execution.v1.CountRefusalsRequest.
+ * Use `create(CountRefusalsRequestSchema)` to create a new message.
+ */
+export const CountRefusalsRequestSchema: GenMessage<CountRefusalsRequest> = /*@__PURE__*/
+  messageDesc(file_toolport_execution_v1_execution_service, 17);
+
+/**
+ * Response of CountRefusals.
+ *
+ * @generated from message toolport.execution.v1.CountRefusalsResponse
+ */
+export type CountRefusalsResponse = Message<"toolport.execution.v1.CountRefusalsResponse"> & {
+  /**
+   * @generated from field: int64 refused = 1;
+   */
+  refused: bigint;
+
+  /**
+   * Most frequent first.
+   *
+   * @generated from field: repeated toolport.execution.v1.RefusalCount reasons = 2;
+   */
+  reasons: RefusalCount[];
+};
+
+/**
+ * Describes the message toolport.execution.v1.CountRefusalsResponse.
+ * Use `create(CountRefusalsResponseSchema)` to create a new message.
+ */
+export const CountRefusalsResponseSchema: GenMessage<CountRefusalsResponse> = /*@__PURE__*/
+  messageDesc(file_toolport_execution_v1_execution_service, 18);
+
+/**
+ * Refused calls of one reason.
+ *
+ * @generated from message toolport.execution.v1.RefusalCount
+ */
+export type RefusalCount = Message<"toolport.execution.v1.RefusalCount"> & {
+  /**
+   * @generated from field: string reason = 1;
+   */
+  reason: string;
+
+  /**
+   * @generated from field: int64 calls = 2;
+   */
+  calls: bigint;
+};
+
+/**
+ * Describes the message toolport.execution.v1.RefusalCount.
+ * Use `create(RefusalCountSchema)` to create a new message.
+ */
+export const RefusalCountSchema: GenMessage<RefusalCount> = /*@__PURE__*/
+  messageDesc(file_toolport_execution_v1_execution_service, 19);
+
+/**
  * Where an async batch is.
  *
  * @generated from enum toolport.execution.v1.BatchStatus
@@ -566,6 +828,30 @@ export const ExecutionService: GenService<{
     methodKind: "unary";
     input: typeof CancelBatchRequestSchema;
     output: typeof CancelBatchResponseSchema;
+  },
+  /**
+   * GET /activity: the call log, newest first, a page at a time. Who sees what is decided here from the
+   * principal: an API key sees its own calls; a JWT caller who is an owner or admin of the organization sees
+   * the organization's; any other JWT caller their own. INVALID_ARGUMENT invalid_cursor, invalid_status,
+   * invalid_time_range.
+   *
+   * @generated from rpc toolport.execution.v1.ExecutionService.ListActivity
+   */
+  listActivity: {
+    methodKind: "unary";
+    input: typeof ListActivityRequestSchema;
+    output: typeof ListActivityResponseSchema;
+  },
+  /**
+   * The refused calls of one key over a window, by reason (the key usage view). Only the calls the caller
+   * may see in ListActivity are counted.
+   *
+   * @generated from rpc toolport.execution.v1.ExecutionService.CountRefusals
+   */
+  countRefusals: {
+    methodKind: "unary";
+    input: typeof CountRefusalsRequestSchema;
+    output: typeof CountRefusalsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_toolport_execution_v1_execution_service, 0);
