@@ -119,7 +119,9 @@ export function encodeCursor(c: PageCursor): string {
 export function decodeCursor(raw: string): PageCursor {
   const [at, id, ...rest] = Buffer.from(raw, "base64url").toString("utf8").split("|");
   if (rest.length > 0 || !at || !id || !AT.test(at) || !UUID.test(id) || Number.isNaN(Date.parse(at))) {
-    throw invalidArgument("invalid_cursor", "cursor must be the next_cursor of a previous page", { details: { field: "cursor" } });
+    throw invalidArgument("invalid_cursor", "cursor must be the next_cursor of a previous page", {
+      details: { field: "cursor" },
+    });
   }
   return { at, id };
 }

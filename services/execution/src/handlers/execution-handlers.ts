@@ -9,8 +9,8 @@ import { fromJsonBytes, jsonBytes } from "@toolport/kit/json-bytes";
 import type { JsonObject } from "@toolport/kit/json-values";
 import { principalKey } from "@toolport/kit/rpc";
 import { ErrorDetailSchema } from "@toolport/proto/toolport/common/v1/errors_pb";
-import { CallResultSchema } from "@toolport/proto/toolport/execution/v1/execution_results_pb";
 import { OrgRole, type Principal } from "@toolport/proto/toolport/common/v1/principal_pb";
+import { CallResultSchema } from "@toolport/proto/toolport/execution/v1/execution_results_pb";
 import {
   ActivityEntrySchema,
   type BatchRecord,
