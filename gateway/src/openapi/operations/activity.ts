@@ -83,7 +83,10 @@ export const activityOps = {
         description: "Page size: default 50, clamped to 1..200.",
         schema: { type: "integer", default: 50, minimum: 1, maximum: 200 },
       },
-      cursor: { description: "The previous page's `next_cursor` (400 `invalid_cursor` for anything else).", schema: { type: "string" } },
+      cursor: {
+        description: "The previous page's `next_cursor` (400 `invalid_cursor` for anything else).",
+        schema: { type: "string" },
+      },
     },
     responses: {
       200: {
