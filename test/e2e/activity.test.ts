@@ -19,6 +19,16 @@ import {
   startExecStack,
 } from "./execution-support.js";
 
+/** A row of GET /v1/activity (the reply is checked against the described schema by the harness). */
+interface Row {
+  id: string;
+  at: string;
+  status: string;
+  reason: string | null;
+  tool: { id: string; name: string };
+  key: { id: string; name: string | null } | null;
+}
+
 let api: Upstream;
 let s: ExecStack;
 let db: Pool;
@@ -78,7 +88,7 @@ describe("GET /v1/activity", () => {
     const res = await activity({ token: owner.token });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     const calls = res.body.calls;
-    expect(calls.map((c: any) => [c.tool.name, c.status, c.reason])).toEqual([
+    expect(calls.map((c: Row) => [c.tool.name, c.status, c.reason])).toEqual([
       ["list_items", "success", null],
       ["echo_item", "refused", "confirmation_required"],
       ["read_file", "refused", "tool_not_permitted"],
@@ -131,7 +141,7 @@ describe("GET /v1/activity", () => {
     for (let page = 0; page < 5 && query; page++) {
       const res = await activity({ token: owner.token }, query);
       expect(res.status, JSON.stringify(res.body)).toBe(200);
-      seen.push(...res.body.calls.map((c: any) => c.id));
+      seen.push(...res.body.calls.map((c: Row) => c.id));
       expect(res.body.calls.length).toBe(page < 2 ? 2 : 1);
       const link = res.headers.get("link");
       if (res.body.next_cursor) {
@@ -143,7 +153,7 @@ describe("GET /v1/activity", () => {
         query = "";
       }
     }
-    const all = (await activity({ token: owner.token })).body.calls.map((c: any) => c.id);
+    const all = (await activity({ token: owner.token })).body.calls.map((c: Row) => c.id);
     expect(seen).toEqual(all);
   });
 
@@ -152,17 +162,17 @@ describe("GET /v1/activity", () => {
     const ids = async (query: string) => {
       const res = await activity({ token: owner.token }, query);
       expect(res.status, JSON.stringify(res.body)).toBe(200);
-      return res.body.calls.map((c: any) => c.id);
+      return res.body.calls.map((c: Row) => c.id);
     };
-    const pick = (f: (c: any) => boolean) => all.filter(f).map((c: any) => c.id);
+    const pick = (f: (c: Row) => boolean) => all.filter(f).map((c: Row) => c.id);
     expect(await ids(`?tool_id=${echo.tools.list_items}`)).toEqual(pick((c) => c.tool.name === "list_items"));
     expect(await ids(`?key_id=${narrow.id}`)).toEqual(pick((c) => c.key?.id === narrow.id));
     expect(await ids("?status=refused")).toEqual(pick((c) => c.status === "refused"));
     expect(await ids("?status=error")).toEqual(pick((c) => c.status === "error"));
     expect(await ids(`?key_id=${narrow.id}&status=success`)).toEqual([all[0].id]);
     const middle = encodeURIComponent(all[2].at);
-    expect(await ids(`?since=${middle}`)).toEqual(all.slice(0, 3).map((c: any) => c.id));
-    expect(await ids(`?until=${middle}`)).toEqual(all.slice(3).map((c: any) => c.id));
+    expect(await ids(`?since=${middle}`)).toEqual(all.slice(0, 3).map((c: Row) => c.id));
+    expect(await ids(`?until=${middle}`)).toEqual(all.slice(3).map((c: Row) => c.id));
   });
 
   it("refuses bad filters with 400 and the field", async () => {
@@ -178,13 +188,13 @@ describe("GET /v1/activity", () => {
   it("shows a key its own calls only, whatever the filter; another account sees none of them", async () => {
     const own = await activity({ key: narrow.key });
     expect(own.status).toBe(200);
-    expect(own.body.calls.map((c: any) => [c.tool.name, c.status])).toEqual([
+    expect(own.body.calls.map((c: Row) => [c.tool.name, c.status])).toEqual([
       ["list_items", "success"],
       ["read_file", "refused"],
     ]);
     expect((await activity({ key: narrow.key }, `?key_id=${full.id}`)).body.calls).toEqual([]);
     const fullOwn = await activity({ key: full.key });
-    expect(fullOwn.body.calls.every((c: any) => c.key?.id === full.id)).toBe(true);
+    expect(fullOwn.body.calls.every((c: Row) => c.key?.id === full.id)).toBe(true);
     expect(fullOwn.body.calls.length).toBe(3);
     const foreign = await activity({ key: stranger.key });
     expect(foreign.status).toBe(200);
@@ -236,14 +246,14 @@ describe("a page read at 300,000 calls", () => {
     // Through the API: the 5 real calls first, then the bulk rows in order, across pages.
     const first = await activity({ token: owner.token }, "?limit=200");
     expect(first.body.calls.length).toBe(200);
-    expect(first.body.calls.slice(0, 5).map((c: any) => c.id)).toEqual(
-      (await activity({ token: owner.token }, "?limit=5")).body.calls.map((c: any) => c.id),
+    expect(first.body.calls.slice(0, 5).map((c: Row) => c.id)).toEqual(
+      (await activity({ token: owner.token }, "?limit=5")).body.calls.map((c: Row) => c.id),
     );
     const second = await activity({ token: owner.token }, `?limit=200&cursor=${encodeURIComponent(first.body.next_cursor)}`);
     const bulk = [...first.body.calls.slice(5), ...second.body.calls];
     expect(bulk.length).toBe(395);
     for (let i = 1; i < bulk.length; i++) expect(Date.parse(bulk[i - 1].at) - Date.parse(bulk[i].at)).toBe(3000);
     const refusedBulk = await activity({ key: full.key }, "?status=refused&limit=3");
-    expect(refusedBulk.body.calls.map((c: any) => c.reason)).toEqual(["confirmation_required", "rate_limited", "rate_limited"]);
+    expect(refusedBulk.body.calls.map((c: Row) => c.reason)).toEqual(["confirmation_required", "rate_limited", "rate_limited"]);
   });
 });
