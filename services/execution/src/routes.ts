@@ -69,7 +69,9 @@ export function createDeps(ctx: ServiceContext<ExecutionConfig>): ExecutionDeps 
     timeoutMs: config.EXECUTION_UPSTREAM_TIMEOUT_MS,
     maxResponseBytes: config.EXECUTION_MAX_RESPONSE_BYTES,
   });
-  const store = new PgExecutionStore(pool, () => ctx.outbox.nudge(), ctx.relaxedPool(4));
+  // Commits that need not wait for the WAL flush: idempotency claims and refused calls' records.
+  const relaxed = ctx.relaxedPool(4);
+  const store = new PgExecutionStore(pool, () => ctx.outbox.nudge(), relaxed);
   const tools = new CachingCatalog(
     new GrpcCatalog(createServiceClient(CatalogService, config.CATALOG_URL)),
     { ttlMs: config.EXECUTION_TOOL_CACHE_MS, maxEntries: 10_000 },
@@ -80,7 +82,7 @@ export function createDeps(ctx: ServiceContext<ExecutionConfig>): ExecutionDeps 
     windowSeconds: 60,
     maxBlock: config.EXECUTION_ALLOWANCE_BLOCK,
   });
-  const activity = new PgActivityStore(pool);
+  const activity = new PgActivityStore(pool, relaxed);
   const executor = new Executor({
     catalog: tools,
     billing: new GrpcBilling(createServiceClient(BillingService, config.BILLING_URL)),
