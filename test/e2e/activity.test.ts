@@ -14,6 +14,7 @@ import {
   type ExecStack,
   echoApiDocument,
   expectError,
+  fund,
   publishOpenApi,
   registerAgent,
   startExecStack,
@@ -35,6 +36,7 @@ let db: Pool;
 let owner: { token: string; accountId: string };
 let full: { id: string; key: string };
 let narrow: { id: string; key: string };
+let publisher: { id: string; key: string };
 let stranger: AgentKey;
 let echo: { serviceId: string; tools: Record<string, string> };
 /** The five calls, oldest first. */
@@ -58,7 +60,7 @@ beforeAll(async () => {
   });
   expect(signup.status, JSON.stringify(signup.body)).toBe(200);
   owner = { token: signup.body.access_token, accountId: signup.body.account_id };
-  const publisher = await makeKey("publisher", null);
+  publisher = await makeKey("publisher", null);
   echo = await publishOpenApi(s, { id: owner.accountId, key: publisher.key }, echoApiDocument(), api.url);
   // Asks for consent before a call that writes (echo_item is a POST).
   full = await makeKey("full key", { require_confirmation: true });
@@ -212,6 +214,42 @@ describe("GET /v1/activity", () => {
   });
 });
 
+describe("refusals about money", () => {
+  it("lists insufficient_balance and spend_limit_exceeded with the key that was refused", async () => {
+    const priced = await s.call("PATCH", `/tools/${echo.tools.status}`, {
+      key: publisher.key,
+      body: { price_per_call_cents: 7 },
+    });
+    expect(priced.status, JSON.stringify(priced.body)).toBe(200);
+    const since = new Date().toISOString();
+    const broke = await s.call("POST", `/tools/call/${echo.tools.status}`, {
+      key: full.key,
+      body: { tool_input: { code: 200 } },
+    });
+    expectError(broke, 402, "insufficient_balance");
+    await fund(s, { id: owner.accountId, key: publisher.key }, 1000);
+    const capped = await makeKey("capped key", { max_cost_per_call_cents: 1 });
+    const over = await s.call("POST", `/tools/call/${echo.tools.status}`, {
+      key: capped.key,
+      body: { tool_input: { code: 200 } },
+    });
+    expectError(over, 403, "spend_limit_exceeded");
+    const paid = await s.call("POST", `/tools/call/${echo.tools.status}`, { key: full.key, body: { tool_input: { code: 200 } } });
+    expect(paid.body.success, JSON.stringify(paid.body)).toBe(true);
+
+    const res = await activity({ token: owner.token }, `?since=${encodeURIComponent(since)}`);
+    expect(res.body.calls.map((c: Row) => [c.key?.id, c.status, c.reason])).toEqual([
+      [full.id, "success", null],
+      [capped.id, "refused", "spend_limit_exceeded"],
+      [full.id, "refused", "insufficient_balance"],
+    ]);
+    expect(res.body.calls[0]).toMatchObject({ cost_cents: 7 });
+    expect(res.body.calls[1]).toMatchObject({ cost_cents: 0, execution_id: null });
+    const usage = await s.call("GET", `/api-keys/${capped.id}/usage`, { key: capped.key });
+    expect(usage.body).toMatchObject({ refused: 1, refused_reasons: [{ reason: "spend_limit_exceeded", calls: 1 }] });
+  });
+});
+
 describe("a page read at 300,000 calls", () => {
   it("stays an index range scan from the cursor in every scope, and pages correctly", async () => {
     const { rows } = await db.query<{ organization_id: string }>("SELECT organization_id FROM executions WHERE id = $1", [
@@ -243,17 +281,21 @@ describe("a page read at 300,000 calls", () => {
       expect(text, `${scope}: ${text}`).toMatch(/Index (Only )?Scan using executions_\w+_activity_idx/);
       expect(text, `${scope}: ${text}`).not.toMatch(/Sort/);
     }
-    // Through the API: the 5 real calls first, then the bulk rows in order, across pages.
+    // Through the API: the real calls first, then the bulk rows in order, across pages.
     const first = await activity({ token: owner.token }, "?limit=200");
     expect(first.body.calls.length).toBe(200);
-    expect(first.body.calls.slice(0, 5).map((c: Row) => c.id)).toEqual(
-      (await activity({ token: owner.token }, "?limit=5")).body.calls.map((c: Row) => c.id),
-    );
+    const real = first.body.calls.findIndex((c: Row) => c.tool.name.startsWith("bulk_"));
+    expect(real).toBe(made.length + 3);
     const second = await activity({ token: owner.token }, `?limit=200&cursor=${encodeURIComponent(first.body.next_cursor)}`);
-    const bulk = [...first.body.calls.slice(5), ...second.body.calls];
-    expect(bulk.length).toBe(395);
+    const bulk = [...first.body.calls.slice(real), ...second.body.calls];
+    expect(bulk.length).toBe(400 - real);
+    expect(bulk.every((c: Row) => c.tool.name.startsWith("bulk_"))).toBe(true);
     for (let i = 1; i < bulk.length; i++) expect(Date.parse(bulk[i - 1].at) - Date.parse(bulk[i].at)).toBe(3000);
     const refusedBulk = await activity({ key: full.key }, "?status=refused&limit=3");
-    expect(refusedBulk.body.calls.map((c: Row) => c.reason)).toEqual(["confirmation_required", "rate_limited", "rate_limited"]);
+    expect(refusedBulk.body.calls.map((c: Row) => c.reason)).toEqual([
+      "insufficient_balance",
+      "confirmation_required",
+      "rate_limited",
+    ]);
   });
 });
