@@ -28,6 +28,7 @@ interface Row {
   reason: string | null;
   tool: { id: string; name: string };
   key: { id: string; name: string | null } | null;
+  account_id: string;
 }
 
 let api: Upstream;
@@ -211,6 +212,60 @@ describe("GET /v1/activity", () => {
     expect(res.body.refused_reasons).toEqual([{ reason: "tool_not_permitted", calls: 1 }]);
     const fullUsage = await s.call("GET", `/api-keys/${full.id}/usage`, { key: full.key });
     expect(fullUsage.body.refused_reasons).toEqual([{ reason: "confirmation_required", calls: 1 }]);
+  });
+});
+
+describe("in a team", () => {
+  it("shows an owner every member's calls with the key's name, and a member only their own", async () => {
+    const org = await s.call("POST", "/organizations", { token: owner.token, body: { name: "Activity Team" } });
+    expect(org.status, JSON.stringify(org.body)).toBe(200);
+    const teamId = org.body.id as string;
+    const email = `member-${randomUUID().slice(0, 8)}@example.com`;
+    const signup = await s.call("POST", "/auth/signup", {
+      body: { email, password: "correct horse battery staple", name: "Member" },
+    });
+    const member = { token: signup.body.access_token as string, accountId: signup.body.account_id as string };
+    const added = await s.call("POST", `/organizations/${teamId}/members`, {
+      token: owner.token,
+      body: { email, role: "member" },
+    });
+    expect(added.status, JSON.stringify(added.body)).toBe(200);
+    const bound = async (token: string, name: string) => {
+      const res = await s.call("POST", "/api-keys", { token, body: { name, organization_id: teamId } });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return { id: res.body.id as string, key: res.body.key as string };
+    };
+    const ownerKey = await bound(owner.token, "team owner key");
+    const memberKey = await bound(member.token, "team member key");
+    const team = await publishOpenApi(s, { id: owner.accountId, key: ownerKey.key }, echoApiDocument(), api.url);
+    const run = async (key: string) => {
+      const res = await s.call("POST", `/tools/call/${team.tools.list_items}`, { key, body: { tool_input: { n: 1 } } });
+      expect(res.body.success, JSON.stringify(res.body)).toBe(true);
+      return res.body.execution_id as string;
+    };
+    const ownerCall = await run(ownerKey.key);
+    const memberCall = await run(memberKey.key);
+    const headers = { "svc-org-id": teamId };
+
+    const ownerView = await s.call("GET", "/activity", { token: owner.token, headers });
+    expect(ownerView.status, JSON.stringify(ownerView.body)).toBe(200);
+    expect(ownerView.body.calls.map((c: Row) => [c.id, c.account_id, c.key?.name])).toEqual([
+      [memberCall, member.accountId, "team member key"],
+      [ownerCall, owner.accountId, "team owner key"],
+    ]);
+    // The member's result is the member's to open, not the owner's.
+    expect(ownerView.body.calls[0].result_url).toBeNull();
+    expect(ownerView.body.calls[1].result_url).toBe(`/v1/tools/executions/${ownerCall}/result`);
+
+    const memberView = await s.call("GET", "/activity", { token: member.token, headers });
+    expect(memberView.body.calls.map((c: Row) => [c.id, c.key?.name])).toEqual([[memberCall, "team member key"]]);
+    expect(memberView.body.calls[0].result_url).toBe(`/v1/tools/executions/${memberCall}/result`);
+    const asked = await s.call("GET", `/activity?key_id=${ownerKey.id}`, { token: member.token, headers });
+    expect(asked.body.calls).toEqual([]);
+    // Outside the team (the owner's personal organization), none of the team's calls.
+    const personal = (await activity({ token: owner.token })).body.calls.map((c: Row) => c.id);
+    expect(personal).not.toContain(ownerCall);
+    expect(personal).not.toContain(memberCall);
   });
 });
 

@@ -39,7 +39,7 @@ export function activityRoutes(api: DescribedRouter, deps: AppDeps): void {
       limit: intQuery(query.limit, "limit"),
       cursor: queryString(ctx, "cursor"),
     });
-    const names = await keyNames(page.entries);
+    const names = await keyNames(page.entries, ctx.state.principal?.organizationId);
     const reader = ctx.state.principal?.accountId;
     if (page.nextCursor) {
       const next = new URLSearchParams();
@@ -56,10 +56,13 @@ export function activityRoutes(api: DescribedRouter, deps: AppDeps): void {
     };
   });
 
-  /** Names of the page's keys, from the keys the caller may list (revoked ones included). */
-  async function keyNames(entries: ActivityEntry[]): Promise<Map<string, string>> {
+  /**
+   * Names of the page's keys, from the organization's keys as the caller may list them (revoked ones
+   * included): an owner or admin lists every member's, anyone else their own.
+   */
+  async function keyNames(entries: ActivityEntry[], organizationId: string | undefined): Promise<Map<string, string>> {
     if (!entries.some((e) => e.keyId)) return new Map();
-    const { keys } = await identity.listApiKeys({ includeRevoked: true });
+    const { keys } = await identity.listApiKeys({ organizationId: organizationId || undefined, includeRevoked: true });
     return new Map(keys.map((k) => [k.id, k.name]));
   }
 }
