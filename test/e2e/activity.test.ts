@@ -305,6 +305,28 @@ describe("refusals about money", () => {
   });
 });
 
+describe("batches", () => {
+  it("lists a batch element's refusal beside the elements that ran", async () => {
+    const batchKey = await makeKey("batch key", { allowed_tools: [echo.tools.list_items] });
+    const res = await s.call("POST", "/tools/call/batch", {
+      key: batchKey.key,
+      body: {
+        calls: [
+          { tool_id: echo.tools.list_items, tool_input: { n: 1 } },
+          { tool_id: echo.tools.read_file, tool_input: { file_path: "b" } },
+        ],
+      },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.results.map((r: { success: boolean }) => r.success)).toEqual([true, false]);
+    const listed = await activity({ key: batchKey.key });
+    expect(listed.body.calls.map((c: Row) => [c.tool.name, c.status, c.reason]).sort()).toEqual([
+      ["list_items", "success", null],
+      ["read_file", "refused", "tool_not_permitted"],
+    ]);
+  });
+});
+
 describe("a page read at 300,000 calls", () => {
   it("stays an index range scan from the cursor in every scope, and pages correctly", async () => {
     const { rows } = await db.query<{ organization_id: string }>("SELECT organization_id FROM executions WHERE id = $1", [
@@ -340,7 +362,8 @@ describe("a page read at 300,000 calls", () => {
     const first = await activity({ token: owner.token }, "?limit=200");
     expect(first.body.calls.length).toBe(200);
     const real = first.body.calls.findIndex((c: Row) => c.tool.name.startsWith("bulk_"));
-    expect(real).toBe(made.length + 3);
+    // The first calls, the money test's three and the batch's two.
+    expect(real).toBe(made.length + 5);
     const second = await activity({ token: owner.token }, `?limit=200&cursor=${encodeURIComponent(first.body.next_cursor)}`);
     const bulk = [...first.body.calls.slice(real), ...second.body.calls];
     expect(bulk.length).toBe(400 - real);
