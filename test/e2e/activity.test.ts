@@ -377,3 +377,17 @@ describe("a page read at 300,000 calls", () => {
     ]);
   });
 });
+
+describe("with the execution service down", () => {
+  it.runIf(process.env.TOOLPORT_STACK_LAYOUT === "per-role")(
+    "answers the log and the key usage with 503, not a 500",
+    async () => {
+      await s.stack.stop("execution");
+      const log = await activity({ token: owner.token });
+      expect(log.status, JSON.stringify(log.body)).toBe(503);
+      const usage = await s.call("GET", `/api-keys/${narrow.id}/usage`, { token: owner.token });
+      expectError(usage, 503, "usage_unavailable");
+      expect(usage.headers.get("retry-after")).toBe("1");
+    },
+  );
+});
