@@ -6,7 +6,7 @@
  * cards on a phone.
  */
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { Link, useSearch } from "wouter";
 import { type components, unwrap } from "../api";
 import { useSession } from "../session";
@@ -67,8 +67,12 @@ export default function Activity() {
     queryFn: () => unwrap(api.GET("/v1/activity", { params: { query } })),
   });
   const calls = page.data?.calls ?? [];
-  const tools = new Map(calls.map((c) => [c.tool.id, c.tool.name]));
-  if (toolId && !tools.has(toolId)) tools.set(toolId, toolId);
+  // The tool filter offers every tool seen on the pages read so far (the log names no other list).
+  const [tools, setTools] = useState<Map<string, string>>(() => new Map(toolId ? [[toolId, toolId]] : []));
+  useEffect(() => {
+    const fresh = (page.data?.calls ?? []).filter((c) => tools.get(c.tool.id) !== c.tool.name);
+    if (fresh.length > 0) setTools(new Map([...tools, ...fresh.map((c): [string, string] => [c.tool.id, c.tool.name])]));
+  }, [page.data, tools]);
   const filtered = Boolean(keyId || toolId || status || from || to);
 
   return (
