@@ -57,6 +57,7 @@ export default defineConfig({
             "test/e2e/execution-calls.test.ts",
             "test/e2e/execution-auth-cache.test.ts",
             "test/e2e/identity-keys.test.ts",
+            "test/e2e/activity.test.ts",
             "test/e2e/mcp-server.test.ts",
             "services/catalog/test/catalog-http.test.ts",
           ],

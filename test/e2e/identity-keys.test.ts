@@ -36,7 +36,8 @@ describe("API keys, organizations, usage and the client helper", () => {
   let nc: NatsConnection;
 
   beforeAll(async () => {
-    stack = await startStack(["identity", "catalog", "gateway"]);
+    // Execution too: a key's usage counts its refused calls, which the execution service records.
+    stack = await startStack(["identity", "catalog", "execution", "gateway"]);
     call = gatewayClient(stack.gatewayUrl);
     second = gatewayClient(`http://127.0.0.1:${await stack.startExtra("gateway")}`);
     owner = await signupHuman(call, "owner");
@@ -403,6 +404,8 @@ describe("API keys, organizations, usage and the client helper", () => {
         last_call_at: null,
         top_tools: [],
         daily: expect.any(Array),
+        refused: 0,
+        refused_reasons: [],
       });
       const days = async (q: string) =>
         (await call("GET", `/api-keys/${key.id}/usage?days=${q}`, { key: key.key })).body.window_days;

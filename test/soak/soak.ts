@@ -538,7 +538,8 @@ async function readSnapshot(w: World, db: Databases, record: LoadRecord, memory:
       execution,
       "SELECT id::text, settlement, cost_cents::text FROM executions WHERE settlement <> 'none'",
     ),
-    executionCount: Number((await execution.query("SELECT count(*) AS n FROM executions")).rows[0].n),
+    // Refused calls are rows too (the call log's), never published as execution events.
+    executionCount: Number((await execution.query("SELECT count(*) AS n FROM executions WHERE status <> 'refused'")).rows[0].n),
     pricedSeen: record.pricedSeen,
     executionEvents: await events(execution, "toolport.execution.%"),
     workflowEvents: await events(content, "toolport.workflow.%"),

@@ -124,6 +124,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The call log
+         * @description Tool calls newest first, a page at a time: who called what, when, its status, duration and cost, and a link to the stored result. Refused calls (key permission, consent required, rate or free-tier limit, insufficient balance, spend cap) are listed with status `refused` and their reason. What a caller sees: with an API key, that key's own calls; signed in as an owner or admin of the organization (`svc-org-id`), the organization's calls; signed in otherwise, the caller's own calls in the organization. Filters combine. 400 `invalid_cursor`, `invalid_status`, `invalid_time_range`, `invalid_request` (a bad timestamp or limit).
+         */
+        get: operations["listActivity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools": {
         parameters: {
             query?: never;
@@ -3045,6 +3065,13 @@ export interface components {
                 calls: number;
                 successes: number;
             }[];
+            /** @description Calls made with this key over the window that were refused before running (not in `calls`): key permission, consent required, rate or free-tier limit, insufficient balance, spend cap. Beyond the spec's fields. */
+            refused: number;
+            /** @description The refused calls by reason code, most first (GET /v1/activity?status=refused lists them). */
+            refused_reasons: {
+                reason: string;
+                calls: number;
+            }[];
             /** @description One entry per UTC date the window touches (window_days + 1: the first and the last are partial), oldest first, days without calls included; the days' calls add up to `calls`. Beyond the spec's fields, for charts. */
             daily: {
                 /** Format: date */
@@ -3115,6 +3142,57 @@ export interface components {
             org: components["schemas"]["OrganizationContext"] | null;
             /** @description Human-readable commit text with the equivalent add-server command. */
             instructions: string;
+        };
+        /** @description One call in the log: a tool call that ran (`success`, `error`) or was refused before running (`refused`, with its reason code). */
+        ActivityCall: {
+            /** @description The execution's id; for a refused call, its refusal record's id (opens no result). */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the call was made.
+             */
+            at: string;
+            /** @enum {string} */
+            status: "success" | "error" | "refused";
+            /** @description `refused`: the reason code (`tool_not_permitted`, `confirmation_required`, `rate_limited`, `usage_limit_reached`, `insufficient_balance`, `spend_limit_exceeded`); `error`: the error type (e.g. `http_500`, `timeout`); null on success. */
+            reason: string | null;
+            /**
+             * @description Who a failed execution's error belongs to; null otherwise.
+             * @enum {string|null}
+             */
+            error_class: "auth" | "caller" | "upstream" | "platform" | null;
+            /** @description The refusal's or the failure's message (secrets masked); null on success. */
+            message: string | null;
+            /** @description The account that made the call. */
+            account_id: string;
+            /** @description The API key used; null for a signed-in (JWT) call. */
+            key: {
+                id: string;
+                /** @description Null when the reader may not list that key. */
+                name: string | null;
+            } | null;
+            tool: {
+                id: string;
+                name: string;
+            };
+            service: {
+                id: string;
+                name: string;
+            };
+            /** @description How long the call ran (0 for a refused call). */
+            duration_ms: number;
+            /** @description What the call cost, in cents (USD). */
+            cost_cents: number;
+            /** @description The handle of the stored result (GET /v1/tools/executions/{execution_id}/result); null when refused. */
+            execution_id: string | null;
+            /** @description Where the reader opens the stored result: set for calls that ran and that the reader made (a result is readable by its caller only); null otherwise. */
+            result_url: string | null;
+        };
+        /** @description A page of the call log, newest first. */
+        ActivityPage: {
+            calls: components["schemas"]["ActivityCall"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
         };
         /** @description The caller's USDC wallet: the ledger balance, the part held for calls in flight, and what a new call can spend. */
         Wallet: {
@@ -4323,6 +4401,110 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["ExecutionResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["Timeout"];
+        };
+    };
+    listActivity: {
+        parameters: {
+            query?: {
+                /** @description Only calls of this tool (its id). */
+                tool_id?: string;
+                /** @description Only calls made with this API key (its id). */
+                key_id?: string;
+                /** @description Only calls with this outcome. */
+                status?: "success" | "error" | "refused";
+                /** @description Only calls at or after this instant (ISO 8601). */
+                since?: string;
+                /** @description Only calls before this instant (ISO 8601). */
+                until?: string;
+                /** @description Page size: default 50, clamped to 1..200. */
+                limit?: number;
+                /** @description The previous page's `next_cursor` (400 `invalid_cursor` for anything else). */
+                cursor?: string;
+            };
+            header?: {
+                /** @description The organization to act in (the caller must belong to it); default: the caller's own. */
+                "svc-org-id"?: components["parameters"]["OrgId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    /** @description The next page, as `<url>; rel="next"` (RFC 8288), same filters and limit; absent on the last page. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "calls": [
+                     *         {
+                     *           "id": "5d0c6a1e-2b3f-4c5d-8e9f-0a1b2c3d4e5f",
+                     *           "at": "2026-03-01T12:00:00.000Z",
+                     *           "status": "refused",
+                     *           "reason": "tool_not_permitted",
+                     *           "error_class": null,
+                     *           "message": "this API key is not permitted to call get_pet",
+                     *           "account_id": "acct_1",
+                     *           "key": {
+                     *             "id": "key_1",
+                     *             "name": "ci agent"
+                     *           },
+                     *           "tool": {
+                     *             "id": "7f0c2f44-3b7e-4c52-9b1e-0c6a3c1d2e10",
+                     *             "name": "get_pet"
+                     *           },
+                     *           "service": {
+                     *             "id": "0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b",
+                     *             "name": "Petstore"
+                     *           },
+                     *           "duration_ms": 0,
+                     *           "cost_cents": 0,
+                     *           "execution_id": null,
+                     *           "result_url": null
+                     *         },
+                     *         {
+                     *           "id": "9a8b7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d",
+                     *           "at": "2026-03-01T11:59:58.000Z",
+                     *           "status": "success",
+                     *           "reason": null,
+                     *           "error_class": null,
+                     *           "message": null,
+                     *           "account_id": "acct_1",
+                     *           "key": {
+                     *             "id": "key_1",
+                     *             "name": "ci agent"
+                     *           },
+                     *           "tool": {
+                     *             "id": "7f0c2f44-3b7e-4c52-9b1e-0c6a3c1d2e10",
+                     *             "name": "get_pet"
+                     *           },
+                     *           "service": {
+                     *             "id": "0b8d3a52-5c1e-4d7f-8a0b-2c3d4e5f6a7b",
+                     *             "name": "Petstore"
+                     *           },
+                     *           "duration_ms": 184,
+                     *           "cost_cents": 1,
+                     *           "execution_id": "9a8b7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d",
+                     *           "result_url": "/v1/tools/executions/9a8b7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d/result"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ActivityPage"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -8110,6 +8292,17 @@ export interface operations {
                      *           "calls": 4,
                      *           "successes": 4,
                      *           "p50_seconds": 0.84
+                     *         }
+                     *       ],
+                     *       "refused": 3,
+                     *       "refused_reasons": [
+                     *         {
+                     *           "reason": "tool_not_permitted",
+                     *           "calls": 2
+                     *         },
+                     *         {
+                     *           "reason": "rate_limited",
+                     *           "calls": 1
                      *         }
                      *       ]
                      *     }

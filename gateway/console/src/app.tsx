@@ -19,6 +19,7 @@ const ToolPage = lazy(() => import("./screens/tool"));
 const Connect = lazy(() => import("./screens/connect"));
 const Keys = lazy(() => import("./screens/keys"));
 const KeyUsage = lazy(() => import("./screens/key-usage"));
+const Activity = lazy(() => import("./screens/activity"));
 const Wallet = lazy(() => import("./screens/wallet"));
 const Webhooks = lazy(() => import("./screens/webhooks"));
 const WebhookPage = lazy(() => import("./screens/webhook"));
@@ -42,6 +43,7 @@ interface NavItem {
 const NAV: NavItem[] = [
   { href: "/catalog", label: "Catalog" },
   { href: "/keys", label: "API keys" },
+  { href: "/activity", label: "Activity" },
   { href: "/wallet", label: "Wallet" },
   { href: "/webhooks", label: "Webhooks" },
   { href: "/skills", label: "Skills" },
@@ -180,6 +182,7 @@ function Routes() {
       <Route path="/services/:serviceId/connect">{(p) => <Connect serviceId={p.serviceId} />}</Route>
       <Route path="/keys" component={Keys} />
       <Route path="/keys/:keyId">{(p) => <KeyUsage keyId={p.keyId} />}</Route>
+      <Route path="/activity" component={Activity} />
       <Route path="/wallet" component={Wallet} />
       <Route path="/webhooks" component={Webhooks} />
       <Route path="/webhooks/:webhookId">{(p) => <WebhookPage webhookId={p.webhookId} />}</Route>

@@ -2,6 +2,7 @@
  * The named schemas of the description (`#/components/schemas/<Name>`): the spec's shapes (schemas.ts)
  * and each area's own (operations/<area>.ts). Operations refer to them with `ref(name)`.
  */
+import { activitySchemas } from "./operations/activity.js";
 import { billingSchemas } from "./operations/billing.js";
 import { catalogSchemas } from "./operations/catalog.js";
 import { contentSchemas } from "./operations/content.js";
@@ -57,6 +58,7 @@ export const componentSchemas: Record<string, Schema> = {
   ...oauthServerSchemas,
   ...executionSchemas,
   ...identitySchemas,
+  ...activitySchemas,
   ...billingSchemas,
   ...contentSchemas,
   ...workflowsSchemas,

@@ -5,6 +5,7 @@
  */
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { AppDeps } from "../app.js";
+import { HttpError } from "../http/errors.js";
 import { objectBody, queryString } from "../http/input.js";
 import { auth } from "../middleware/auth.js";
 import { clientIp, rateLimit } from "../middleware/rate-limit.js";
@@ -188,9 +189,31 @@ export function identityRoutes(api: DescribedRouter, deps: AppDeps): void {
   });
 
   api.get("/api-keys/:key_id/usage", ops.keyUsage, either, async (ctx) => {
-    const res = await identity.getApiKeyUsage({ keyId: ctx.params.key_id ?? "", days: intQuery(ctx.query.days, "days") });
+    const days = intQuery(ctx.query.days, "days");
+    const res = await identity.getApiKeyUsage({ keyId: ctx.params.key_id ?? "", days });
     if (!res.usage) throw badField("key_id", "no usage returned");
-    ctx.body = usageJson(res.usage);
+    // Refused calls never ran, so identity's counts (fed by execution events) hold none of them: the
+    // execution service, which records them, counts them over the same window (issue 33).
+    const refusals = await deps.clients.execution
+      .countRefusals({ keyId: res.usage.key?.id ?? ctx.params.key_id ?? "", days })
+      .catch((err: unknown) => {
+        // Without them the usage is not whole: the spec's 503, as when identity cannot compute it.
+        throw Object.assign(
+          new HttpError(
+            503,
+            "usage_unavailable",
+            "key usage is temporarily unavailable; retry shortly",
+            {},
+            { "Retry-After": "1" },
+          ),
+          { cause: err },
+        );
+      });
+    ctx.body = {
+      ...usageJson(res.usage),
+      refused: Number(refusals.refused),
+      refused_reasons: refusals.reasons.map((r) => ({ reason: r.reason, calls: Number(r.calls) })),
+    };
   });
 
   // ---- client helper (spec item 35) ----

@@ -5,6 +5,7 @@
  */
 import type { AppDeps } from "../app.js";
 import type { DescribedRouter } from "../openapi/describe.js";
+import { activityRoutes } from "./activity.js";
 import { billingRoutes } from "./billing.js";
 import { catalogRoutes } from "./catalog.js";
 import { contentRoutes } from "./content.js";
@@ -18,6 +19,7 @@ import { workflowRoutes } from "./workflows.js";
 
 export function apiRoutes(api: DescribedRouter, deps: AppDeps): void {
   executionRoutes(api, deps);
+  activityRoutes(api, deps);
   catalogRoutes(api, deps);
   directoryRoutes(api, deps);
   oauthRoutes(api, deps);

@@ -24,6 +24,7 @@ import { ConsentTokens } from "./domain/consent.js";
 import { Continuations, continuationKey } from "./domain/continuation.js";
 import { Executor } from "./domain/executor.js";
 import { createExecutionHandlers } from "./handlers/execution-handlers.js";
+import { PgActivityStore } from "./store/activity-store.js";
 import { PgBatchStore } from "./store/batches-store.js";
 import { PgExecutionStore } from "./store/executions-store.js";
 
@@ -34,6 +35,8 @@ export interface ExecutionDeps {
   /** Resolved tools, kept briefly; live once the tool change follower runs (main.ts). */
   tools: CachingCatalog;
   store: PgExecutionStore;
+  /** The call log: refused calls recorded, pages read (issue 33). */
+  activity: PgActivityStore;
   /** Async batches (StartBatch): recorded, run in the background, taken over after a restart. */
   batches: BatchRunner;
   batchStore: PgBatchStore;
@@ -66,7 +69,9 @@ export function createDeps(ctx: ServiceContext<ExecutionConfig>): ExecutionDeps 
     timeoutMs: config.EXECUTION_UPSTREAM_TIMEOUT_MS,
     maxResponseBytes: config.EXECUTION_MAX_RESPONSE_BYTES,
   });
-  const store = new PgExecutionStore(pool, () => ctx.outbox.nudge(), ctx.relaxedPool(4));
+  // Commits that need not wait for the WAL flush: idempotency claims and refused calls' records.
+  const relaxed = ctx.relaxedPool(4);
+  const store = new PgExecutionStore(pool, () => ctx.outbox.nudge(), relaxed);
   const tools = new CachingCatalog(
     new GrpcCatalog(createServiceClient(CatalogService, config.CATALOG_URL)),
     { ttlMs: config.EXECUTION_TOOL_CACHE_MS, maxEntries: 10_000 },
@@ -77,6 +82,7 @@ export function createDeps(ctx: ServiceContext<ExecutionConfig>): ExecutionDeps 
     windowSeconds: 60,
     maxBlock: config.EXECUTION_ALLOWANCE_BLOCK,
   });
+  const activity = new PgActivityStore(pool, relaxed);
   const executor = new Executor({
     catalog: tools,
     billing: new GrpcBilling(createServiceClient(BillingService, config.BILLING_URL)),
@@ -93,6 +99,7 @@ export function createDeps(ctx: ServiceContext<ExecutionConfig>): ExecutionDeps 
       oauthRefreshBeforeSeconds: config.EXECUTION_OAUTH_REFRESH_BEFORE_SECONDS,
     },
     log,
+    activity,
   });
   const batchStore = new PgBatchStore(pool);
   const batches = new BatchRunner({
@@ -107,6 +114,7 @@ export function createDeps(ctx: ServiceContext<ExecutionConfig>): ExecutionDeps 
     allowance,
     tools,
     store,
+    activity,
     batches,
     batchStore,
     runner,

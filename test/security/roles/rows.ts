@@ -18,6 +18,7 @@ import type { Fresh, FreshIds, Org, Person, RoleName } from "./org.js";
 import { smallDocument, workflowBody } from "./org.js";
 import {
   accepted,
+  activityLog,
   baseline,
   call,
   connectOwn,
@@ -102,6 +103,7 @@ export const rows: Record<string, RoleRow> = {
     variants: single("the org's tool", call("single"), { body: (_ids, c) => ({ tool_input: { file_path: c.tag } }) }),
   },
   "GET /v1/tools/executions/{execution_id}/result": { variants: single("its own result", own()) },
+  "GET /v1/activity": { params: {}, variants: single("the call log", activityLog) },
   // An async batch is seen only by the key that sent it, in the organization it ran in (its personal one).
   "GET /v1/tools/call/batch/{batch_id}": { variants: single("its own batch", own(), { forms: ["personal key"] }) },
   "POST /v1/tools/call/batch/{batch_id}/cancel": {

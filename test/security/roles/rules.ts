@@ -167,6 +167,24 @@ export const own =
   () =>
     accepted("the person's own", status);
 
+/**
+ * The call log (GET /v1/activity): every credential reads, but only an owner or admin acting in the
+ * organization sees other people's calls; anyone else's page holds the calls of one account at most
+ * (theirs), and a key's page those of one key at most (its own).
+ */
+export const activityLog: Rule = (a) =>
+  accepted("the calls the credential may see", "2xx", {
+    check: (res) => {
+      const calls = (res.body as { calls?: Array<{ account_id: string; key: { id: string } | null }> })?.calls;
+      if (!Array.isArray(calls)) return ["no calls array"];
+      if (a.kind === "org" && MANAGERS.has(a.role)) return [];
+      const accounts = new Set(calls.map((c) => c.account_id));
+      return accounts.size > 1
+        ? [`a ${a.kind === "org" ? a.role : "person in its personal organization"} sees ${accounts.size} accounts' calls`]
+        : [];
+    },
+  });
+
 /** Not about the organization at all: the same answer as the person's own JWT gets. */
 export const baseline: Rule = () => ({
   status: "2xx",

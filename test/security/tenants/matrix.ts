@@ -55,6 +55,7 @@ export const matrix: Record<string, Row> = {
   // Execution
   "POST /v1/tools/call/batch": { body: (t) => ({ calls: [{ tool_id: t.tool, tool_input: { n: 1 } }] }) },
   "GET /v1/tools/call/batch/{batch_id}": { params: { batch_id: "batch" } },
+  "GET /v1/activity": { query: { tool_id: "tool", key_id: "key" } },
   "POST /v1/tools/call/batch/{batch_id}/cancel": { params: { batch_id: "batch" } },
   "POST /v1/tools/call/{tool_id}": {
     params: { tool_id: "tool" },

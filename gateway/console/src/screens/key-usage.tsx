@@ -36,7 +36,14 @@ export default function KeyUsage({ keyId }: { keyId: string }) {
   const data = usage.data;
 
   return (
-    <Page title={data ? `Usage of ${data.key.name}` : "Key usage"} actions={<Link href="/keys">All keys</Link>}>
+    <Page
+      title={data ? `Usage of ${data.key.name}` : "Key usage"}
+      actions={
+        <>
+          <Link href={`/activity?key_id=${encodeURIComponent(keyId)}`}>This key's calls</Link> <Link href="/keys">All keys</Link>
+        </>
+      }
+    >
       <div className="usage-controls">
         <Field label="Window">
           {(props) => (
@@ -114,6 +121,10 @@ function UsageView({ usage }: { usage: Usage }) {
             <dd data-testid="usage-calls">{usage.calls.toLocaleString("en-US")}</dd>
           </div>
           <div>
+            <dt>Refused</dt>
+            <dd data-testid="usage-refused">{usage.refused.toLocaleString("en-US")}</dd>
+          </div>
+          <div>
             <dt>Success rate</dt>
             <dd data-testid="usage-success-rate">{percent(usage.success_rate)}</dd>
           </div>
@@ -130,9 +141,18 @@ function UsageView({ usage }: { usage: Usage }) {
             <dd>{cents(usage.spent_cents)}</dd>
           </div>
         </dl>
-        <p className="muted">
-          First call <When at={usage.first_call_at} />, last call <When at={usage.last_call_at} />.
+        <p className="muted" data-testid="usage-first-last">
+          {usage.first_call_at ? (
+            <>
+              First call <When at={usage.first_call_at} />, last call <When at={usage.last_call_at} />.
+            </>
+          ) : usage.refused > 0 ? (
+            "No call has run in this window: every call made with this key was refused (reasons below)."
+          ) : (
+            "No call made with this key in this window yet."
+          )}
         </p>
+        <Refusals usage={usage} />
       </section>
       <section aria-labelledby="usage-daily">
         <h2 id="usage-daily">Per day</h2>
@@ -144,6 +164,25 @@ function UsageView({ usage }: { usage: Usage }) {
         <TopTools usage={usage} />
       </section>
     </>
+  );
+}
+
+/** Refused calls did not run, so they are not in the calls above: how many, and why. */
+function Refusals({ usage }: { usage: Usage }) {
+  if (usage.refused === 0) return null;
+  return (
+    <div data-testid="usage-refusals">
+      <p>
+        {plural(usage.refused, "call was", "calls were")} refused before running:{" "}
+        {usage.refused_reasons.map((r, i) => (
+          <span key={r.reason}>
+            {i > 0 ? ", " : ""}
+            <code>{r.reason}</code> ({r.calls.toLocaleString("en-US")})
+          </span>
+        ))}
+        . <Link href={`/activity?key_id=${encodeURIComponent(usage.key.id)}&status=refused`}>See them in Activity</Link>.
+      </p>
+    </div>
   );
 }
 
@@ -162,6 +201,17 @@ function DailyCharts({ daily, windowDays }: { daily: DailyUsage[]; windowDays: n
     (low, d) => (low === null || d.successes / d.calls < low.successes / low.calls ? d : low),
     null,
   );
+  if (total === 0) {
+    return (
+      <div className="empty-state" data-testid="usage-empty">
+        <p>No calls in the last {plural(windowDays, "day", "days")}, so there is nothing to chart yet.</p>
+        <p>
+          Make a first call with this key: give it to an agent, or open the <Link href="/catalog">catalog</Link>, pick a tool and
+          run it. Calls made with the key show here and in <Link href="/activity">Activity</Link>.
+        </p>
+      </div>
+    );
+  }
   return (
     <div className="chart-grid">
       <ColumnChart

@@ -38,6 +38,8 @@ export function ColumnChart({
 }) {
   const captionId = useId();
   const top = max ?? Math.max(0, ...bars.map((b) => b.value ?? 0));
+  // Nothing to draw: no scale either (a "100%" over an empty plot reads as a value).
+  const empty = bars.every((b) => b.value === null || b.value === 0);
   const width = Math.max(bars.length, 1) * 10;
   const first = bars[0];
   const last = bars[bars.length - 1];
@@ -48,7 +50,7 @@ export function ColumnChart({
       </figcaption>
       <div className="chart-plot">
         <span className="chart-max muted" aria-hidden="true">
-          {maxText ?? bars.find((b) => b.value === top)?.text ?? ""}
+          {empty ? "no data" : (maxText ?? bars.find((b) => b.value === top)?.text ?? "")}
         </span>
         <svg
           role="img"

@@ -198,6 +198,18 @@ export const identitySchemas: Record<string, Schema> = {
         description: "The most called tools, most calls first.",
         items: closed({ tool_id: string, tool_name: string, service_name: string, calls: integer, successes: integer }),
       },
+      refused: {
+        ...integer,
+        minimum: 0,
+        description:
+          "Calls made with this key over the window that were refused before running (not in `calls`): key permission, " +
+          "consent required, rate or free-tier limit, insufficient balance, spend cap. Beyond the spec's fields.",
+      },
+      refused_reasons: {
+        type: "array",
+        description: "The refused calls by reason code, most first (GET /v1/activity?status=refused lists them).",
+        items: closed({ reason: string, calls: integer }),
+      },
       daily: {
         type: "array",
         maxItems: 91,
@@ -781,6 +793,11 @@ export const identityOps = {
             { date: "2025-10-12", calls: 9, successes: 9, p50_seconds: 0.77 },
             { date: "2025-10-13", calls: 11, successes: 10, p50_seconds: 0.86 },
             { date: "2025-10-14", calls: 4, successes: 4, p50_seconds: 0.84 },
+          ],
+          refused: 3,
+          refused_reasons: [
+            { reason: "tool_not_permitted", calls: 2 },
+            { reason: "rate_limited", calls: 1 },
           ],
         },
       },

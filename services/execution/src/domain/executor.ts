@@ -22,6 +22,7 @@ import type { Step } from "@toolport/kit/json-path";
 import { canonicalJson, type Json, type JsonObject } from "@toolport/kit/json-values";
 import type { Logger } from "@toolport/kit/logger";
 import { clampResponseChars } from "@toolport/kit/response-limits";
+import { type ActivityStore, RECORDED_REFUSALS } from "./activity.js";
 import type { AllowanceLeases } from "./allowance.js";
 import { capResponse, DEFAULT_STORE_MAX_CHARS, type ResponseMeta, storageForm } from "./cap.js";
 import { type ConsentProblem, type ConsentTokens, consentProblemMessage, needsConsent } from "./consent.js";
@@ -106,6 +107,8 @@ export interface ExecutorDeps {
   continuations: Continuations;
   limits: ExecutorLimits;
   log: Logger;
+  /** Where refused calls are recorded for the call log (absent: not recorded). */
+  activity?: Pick<ActivityStore, "recordRefusal">;
 }
 
 /** Free-tier accounts count calls of free, credential-free tools against their monthly allowance. */
@@ -123,7 +126,11 @@ export class Executor {
     const tool = await catalog.resolveTool(req.toolId, caller);
     // A deactivated tool is refused like an unknown one (the catalog still describes it to its publisher).
     if (!tool?.active) throw notFound("tool_not_found", `tool ${req.toolId} not found`, { details: { tool_id: req.toolId } });
-    checkPermission(tool, caller);
+    try {
+      checkPermission(tool, caller);
+    } catch (err) {
+      throw await this.refused(tool, caller, err);
+    }
     const steps = parseFields(req.fields);
     if (req.parametersAtRoot) checkRootParameters(tool, req.input);
     validator.check(`${tool.id}:${tool.revision}`, tool.inputSchema, req.input);
@@ -157,9 +164,39 @@ export class Executor {
       }
     } catch (err) {
       if (idem) await store.releaseIdempotency(idem.accountId, idem.key, executionId).catch(() => {});
-      throw err;
+      throw await this.refused(tool, caller, err);
     }
     return this.execute(executionId, tool, caller, req, steps, maxChars, held, idem, resumption);
+  }
+
+  /**
+   * Records a refusal the call log shows (RECORDED_REFUSALS) and gives the error back to be thrown. The
+   * record is awaited, so it is durable before the caller hears the refusal, but it never changes the
+   * answer: a failed insert is logged and the caller still gets the refusal.
+   */
+  private async refused(tool: ToolForCall, caller: Caller, err: unknown): Promise<unknown> {
+    const domain = asDomainError(err);
+    const activity = this.deps.activity;
+    if (!activity || !domain || !RECORDED_REFUSALS.has(domain.reason)) return err;
+    try {
+      await activity.recordRefusal({
+        id: randomUUID(),
+        at: new Date(),
+        accountId: caller.accountId,
+        organizationId: caller.organizationId,
+        keyId: caller.keyId,
+        toolId: tool.id,
+        toolName: tool.name,
+        serviceId: tool.serviceId,
+        serviceName: tool.serviceName,
+        serviceType: tool.serviceType,
+        reason: domain.reason,
+        message: domain.message,
+      });
+    } catch (recordErr) {
+      this.deps.log.warn({ err: recordErr, tool_id: tool.id, reason: domain.reason }, "recording a refused call failed");
+    }
+    return err;
   }
 
   /**

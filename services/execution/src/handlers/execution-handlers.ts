@@ -1,7 +1,7 @@
 /** ExecutionService handlers: thin, proto in -> Executor / stored results -> proto out. */
 
 import { create, fromBinary } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { currentRequestId } from "@toolport/kit/context";
 import { invalidArgument, notFound, unauthenticated } from "@toolport/kit/errors";
@@ -9,8 +9,10 @@ import { fromJsonBytes, jsonBytes } from "@toolport/kit/json-bytes";
 import type { JsonObject } from "@toolport/kit/json-values";
 import { principalKey } from "@toolport/kit/rpc";
 import { ErrorDetailSchema } from "@toolport/proto/toolport/common/v1/errors_pb";
+import { OrgRole, type Principal } from "@toolport/proto/toolport/common/v1/principal_pb";
 import { CallResultSchema } from "@toolport/proto/toolport/execution/v1/execution_results_pb";
 import {
+  ActivityEntrySchema,
   type BatchRecord,
   BatchRecordSchema,
   BatchStatus,
@@ -18,10 +20,21 @@ import {
 } from "@toolport/proto/toolport/execution/v1/execution_service_pb";
 import type { BatchRunner } from "../batches/batch-runner.js";
 import { cancelledElement } from "../batches/batch-runner.js";
+import {
+  type ActivityEntry,
+  activityLimit,
+  activityScope,
+  activityStatus,
+  checkTimeRange,
+  decodeCursor,
+  encodeCursor,
+  usageWindowStart,
+} from "../domain/activity.js";
 import { type InputResponses, parseInputResponses } from "../domain/continuation.js";
 import type { CallRequest, Executor } from "../domain/executor.js";
 import { permits } from "../domain/executor.js";
 import { readStoredResult } from "../domain/results.js";
+import type { PgActivityStore } from "../store/activity-store.js";
 import type { BatchRow, BatchState, PgBatchStore } from "../store/batches-store.js";
 import { isUuid, type PgExecutionStore } from "../store/executions-store.js";
 import { callerFromPrincipal, outcomeToProto, resultViewToProto } from "./convert.js";
@@ -31,6 +44,7 @@ export const MAX_BATCH = 10;
 export interface HandlerDeps {
   executor: Executor;
   store: PgExecutionStore;
+  activity: PgActivityStore;
   batches: BatchRunner;
   batchStore: PgBatchStore;
 }
@@ -135,6 +149,36 @@ function inputResponses(bytes: Uint8Array, field: string): InputResponses | unde
   return parsed;
 }
 
+/** Who is reading the log (domain/activity.ts decides what they see). */
+function activityReader(p: Principal | undefined) {
+  if (!p?.accountId) throw unauthenticated("unauthenticated", "an API key or a sign-in is required");
+  return activityScope({
+    accountId: p.accountId,
+    organizationId: p.organizationId || p.personalOrganizationId,
+    keyId: p.keyId,
+    managesOrganization: p.orgRole === OrgRole.OWNER || p.orgRole === OrgRole.ADMIN,
+  });
+}
+
+function activityEntryToProto(e: ActivityEntry) {
+  return create(ActivityEntrySchema, {
+    id: e.id,
+    at: timestampFromDate(e.at),
+    accountId: e.accountId,
+    keyId: e.keyId,
+    toolId: e.toolId,
+    toolName: e.toolName,
+    serviceId: e.serviceId,
+    serviceName: e.serviceName,
+    status: e.status,
+    reason: e.reason,
+    errorClass: e.errorClass,
+    message: e.message,
+    durationMs: e.durationMs,
+    costCents: e.costCents,
+  });
+}
+
 export function createExecutionHandlers(deps: HandlerDeps): ServiceImpl<typeof ExecutionService> {
   /** The caller's own batch: another caller's (account, organization and key), or an unknown id, is NOT_FOUND. */
   const ownBatch = async (batchId: string, principal: Parameters<typeof callerFromPrincipal>[0]): Promise<BatchRow> => {
@@ -180,6 +224,29 @@ export function createExecutionHandlers(deps: HandlerDeps): ServiceImpl<typeof E
         throw notFound("execution_not_found", "no execution with this id", { details: { execution_id: req.executionId } });
       }
       return { result: resultViewToProto(readStoredResult(stored, req.path, req.maxChars)) };
+    },
+
+    async listActivity(req, context) {
+      const scope = activityReader(context.values.get(principalKey));
+      const since = req.since ? timestampDate(req.since) : undefined;
+      const until = req.until ? timestampDate(req.until) : undefined;
+      checkTimeRange(since, until);
+      const page = await deps.activity.list(scope, {
+        toolId: req.toolId?.trim() || undefined,
+        keyId: req.keyId?.trim() || undefined,
+        status: activityStatus(req.status?.trim()),
+        since,
+        until,
+        limit: activityLimit(req.limit),
+        after: req.cursor ? decodeCursor(req.cursor) : undefined,
+      });
+      return { entries: page.entries.map(activityEntryToProto), nextCursor: page.next ? encodeCursor(page.next) : undefined };
+    },
+
+    async countRefusals(req, context) {
+      const scope = activityReader(context.values.get(principalKey));
+      const reasons = await deps.activity.countRefusals(scope, req.keyId.trim(), usageWindowStart(req.days));
+      return { refused: reasons.reduce((n, r) => n + r.calls, 0n), reasons };
     },
 
     async startBatch(req, context) {

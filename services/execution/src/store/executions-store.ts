@@ -282,7 +282,7 @@ export class PgExecutionStore implements ExecutionStore {
     }>(
       `SELECT id, account_id, tool_id, service_id, service_type, status, error, error_class, result_json, stored_meta, redaction,
               passthrough_reason, cost_cents, executed_at
-         FROM executions WHERE id = $1`,
+         FROM executions WHERE id = $1 AND status <> 'refused'`,
       [executionId],
     );
     const row = res.rows[0];

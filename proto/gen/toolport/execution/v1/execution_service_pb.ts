@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file toolport/execution/v1/execution_service.proto.
  */
 export const file_toolport_execution_v1_execution_service: GenFile = /*@__PURE__*/
-  fileDesc("Ci10b29scG9ydC9leGVjdXRpb24vdjEvZXhlY3V0aW9uX3NlcnZpY2UucHJvdG8SFXRvb2xwb3J0LmV4ZWN1dGlvbi52MSKvAgoPQ2FsbFRvb2xSZXF1ZXN0Eg8KB3Rvb2xfaWQYASABKAkSFwoPdG9vbF9pbnB1dF9qc29uGAcgASgMEg4KBmZpZWxkcxgDIAMoCRIfChJtYXhfcmVzcG9uc2VfY2hhcnMYBCABKAVIAIgBARIaCg1jb25maXJtX3Rva2VuGAUgASgJSAGIAQESHAoPaWRlbXBvdGVuY3lfa2V5GAYgASgJSAKIAQESHAoUaW5wdXRfcmVzcG9uc2VzX2pzb24YCCABKAwSGgoScGFyYW1ldGVyc19hdF9yb290GAkgASgIQhUKE19tYXhfcmVzcG9uc2VfY2hhcnNCEAoOX2NvbmZpcm1fdG9rZW5CEgoQX2lkZW1wb3RlbmN5X2tleUoECAIQA1IKdG9vbF9pbnB1dCJFChBDYWxsVG9vbFJlc3BvbnNlEjEKBnJlc3VsdBgBIAEoCzIhLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5DYWxsUmVzdWx0IkMKEENhbGxCYXRjaFJlcXVlc3QSLwoFY2FsbHMYASADKAsyIC50b29scG9ydC5leGVjdXRpb24udjEuQmF0Y2hDYWxsIo0CCglCYXRjaENhbGwSDwoHdG9vbF9pZBgBIAEoCRIXCg90b29sX2lucHV0X2pzb24YByABKAwSDgoGZmllbGRzGAMgAygJEh8KEm1heF9yZXNwb25zZV9jaGFycxgEIAEoBUgAiAEBEhoKDWNvbmZpcm1fdG9rZW4YBSABKAlIAYgBARIcCg9pZGVtcG90ZW5jeV9rZXkYBiABKAlIAogBARIcChRpbnB1dF9yZXNwb25zZXNfanNvbhgIIAEoDEIVChNfbWF4X3Jlc3BvbnNlX2NoYXJzQhAKDl9jb25maXJtX3Rva2VuQhIKEF9pZGVtcG90ZW5jeV9rZXlKBAgCEANSCnRvb2xfaW5wdXQiRwoRQ2FsbEJhdGNoUmVzcG9uc2USMgoHcmVzdWx0cxgBIAMoCzIhLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5DYWxsUmVzdWx0InMKGUdldEV4ZWN1dGlvblJlc3VsdFJlcXVlc3QSFAoMZXhlY3V0aW9uX2lkGAEgASgJEhEKBHBhdGgYAiABKAlIAIgBARIWCgltYXhfY2hhcnMYAyABKAVIAYgBAUIHCgVfcGF0aEIMCgpfbWF4X2NoYXJzIlQKGkdldEV4ZWN1dGlvblJlc3VsdFJlc3BvbnNlEjYKBnJlc3VsdBgBIAEoCzImLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5FeGVjdXRpb25SZXN1bHQiRAoRU3RhcnRCYXRjaFJlcXVlc3QSLwoFY2FsbHMYASADKAsyIC50b29scG9ydC5leGVjdXRpb24udjEuQmF0Y2hDYWxsIkcKElN0YXJ0QmF0Y2hSZXNwb25zZRIxCgViYXRjaBgBIAEoCzIiLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5CYXRjaFJlY29yZCIjCg9HZXRCYXRjaFJlcXVlc3QSEAoIYmF0Y2hfaWQYASABKAkiRQoQR2V0QmF0Y2hSZXNwb25zZRIxCgViYXRjaBgBIAEoCzIiLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5CYXRjaFJlY29yZCImChJDYW5jZWxCYXRjaFJlcXVlc3QSEAoIYmF0Y2hfaWQYASABKAkiSAoTQ2FuY2VsQmF0Y2hSZXNwb25zZRIxCgViYXRjaBgBIAEoCzIiLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5CYXRjaFJlY29yZCKXAwoLQmF0Y2hSZWNvcmQSEAoIYmF0Y2hfaWQYASABKAkSMgoGc3RhdHVzGAIgASgOMiIudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkJhdGNoU3RhdHVzEi4KCmNyZWF0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtjYWxsc190b3RhbBgFIAEoBRISCgpjYWxsc19kb25lGAYgASgFEjIKB3Jlc3VsdHMYByADKAsyIS50b29scG9ydC5leGVjdXRpb24udjEuQ2FsbFJlc3VsdBIXCgplcnJvcl9jb2RlGAggASgFSACIAQESGgoNZXJyb3JfbWVzc2FnZRgJIAEoCUgBiAEBEi4KBWVycm9yGAogASgLMh8udG9vbHBvcnQuY29tbW9uLnYxLkVycm9yRGV0YWlsQg0KC19lcnJvcl9jb2RlQhAKDl9lcnJvcl9tZXNzYWdlKpYBCgtCYXRjaFN0YXR1cxIcChhCQVRDSF9TVEFUVVNfVU5TUEVDSUZJRUQQABIYChRCQVRDSF9TVEFUVVNfV09SS0lORxABEhoKFkJBVENIX1NUQVRVU19DT01QTEVURUQQAhIaChZCQVRDSF9TVEFUVVNfQ0FOQ0VMTEVEEAMSFwoTQkFUQ0hfU1RBVFVTX0ZBSUxFRBAEMvAEChBFeGVjdXRpb25TZXJ2aWNlElsKCENhbGxUb29sEiYudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkNhbGxUb29sUmVxdWVzdBonLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5DYWxsVG9vbFJlc3BvbnNlEl4KCUNhbGxCYXRjaBInLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5DYWxsQmF0Y2hSZXF1ZXN0GigudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkNhbGxCYXRjaFJlc3BvbnNlEnkKEkdldEV4ZWN1dGlvblJlc3VsdBIwLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5HZXRFeGVjdXRpb25SZXN1bHRSZXF1ZXN0GjEudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkdldEV4ZWN1dGlvblJlc3VsdFJlc3BvbnNlEmEKClN0YXJ0QmF0Y2gSKC50b29scG9ydC5leGVjdXRpb24udjEuU3RhcnRCYXRjaFJlcXVlc3QaKS50b29scG9ydC5leGVjdXRpb24udjEuU3RhcnRCYXRjaFJlc3BvbnNlElsKCEdldEJhdGNoEiYudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkdldEJhdGNoUmVxdWVzdBonLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5HZXRCYXRjaFJlc3BvbnNlEmQKC0NhbmNlbEJhdGNoEikudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkNhbmNlbEJhdGNoUmVxdWVzdBoqLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5DYW5jZWxCYXRjaFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_toolport_common_v1_errors, file_toolport_execution_v1_execution_results]);
+  fileDesc("Ci10b29scG9ydC9leGVjdXRpb24vdjEvZXhlY3V0aW9uX3NlcnZpY2UucHJvdG8SFXRvb2xwb3J0LmV4ZWN1dGlvbi52MSKvAgoPQ2FsbFRvb2xSZXF1ZXN0Eg8KB3Rvb2xfaWQYASABKAkSFwoPdG9vbF9pbnB1dF9qc29uGAcgASgMEg4KBmZpZWxkcxgDIAMoCRIfChJtYXhfcmVzcG9uc2VfY2hhcnMYBCABKAVIAIgBARIaCg1jb25maXJtX3Rva2VuGAUgASgJSAGIAQESHAoPaWRlbXBvdGVuY3lfa2V5GAYgASgJSAKIAQESHAoUaW5wdXRfcmVzcG9uc2VzX2pzb24YCCABKAwSGgoScGFyYW1ldGVyc19hdF9yb290GAkgASgIQhUKE19tYXhfcmVzcG9uc2VfY2hhcnNCEAoOX2NvbmZpcm1fdG9rZW5CEgoQX2lkZW1wb3RlbmN5X2tleUoECAIQA1IKdG9vbF9pbnB1dCJFChBDYWxsVG9vbFJlc3BvbnNlEjEKBnJlc3VsdBgBIAEoCzIhLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5DYWxsUmVzdWx0IkMKEENhbGxCYXRjaFJlcXVlc3QSLwoFY2FsbHMYASADKAsyIC50b29scG9ydC5leGVjdXRpb24udjEuQmF0Y2hDYWxsIo0CCglCYXRjaENhbGwSDwoHdG9vbF9pZBgBIAEoCRIXCg90b29sX2lucHV0X2pzb24YByABKAwSDgoGZmllbGRzGAMgAygJEh8KEm1heF9yZXNwb25zZV9jaGFycxgEIAEoBUgAiAEBEhoKDWNvbmZpcm1fdG9rZW4YBSABKAlIAYgBARIcCg9pZGVtcG90ZW5jeV9rZXkYBiABKAlIAogBARIcChRpbnB1dF9yZXNwb25zZXNfanNvbhgIIAEoDEIVChNfbWF4X3Jlc3BvbnNlX2NoYXJzQhAKDl9jb25maXJtX3Rva2VuQhIKEF9pZGVtcG90ZW5jeV9rZXlKBAgCEANSCnRvb2xfaW5wdXQiRwoRQ2FsbEJhdGNoUmVzcG9uc2USMgoHcmVzdWx0cxgBIAMoCzIhLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5DYWxsUmVzdWx0InMKGUdldEV4ZWN1dGlvblJlc3VsdFJlcXVlc3QSFAoMZXhlY3V0aW9uX2lkGAEgASgJEhEKBHBhdGgYAiABKAlIAIgBARIWCgltYXhfY2hhcnMYAyABKAVIAYgBAUIHCgVfcGF0aEIMCgpfbWF4X2NoYXJzIlQKGkdldEV4ZWN1dGlvblJlc3VsdFJlc3BvbnNlEjYKBnJlc3VsdBgBIAEoCzImLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5FeGVjdXRpb25SZXN1bHQiRAoRU3RhcnRCYXRjaFJlcXVlc3QSLwoFY2FsbHMYASADKAsyIC50b29scG9ydC5leGVjdXRpb24udjEuQmF0Y2hDYWxsIkcKElN0YXJ0QmF0Y2hSZXNwb25zZRIxCgViYXRjaBgBIAEoCzIiLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5CYXRjaFJlY29yZCIjCg9HZXRCYXRjaFJlcXVlc3QSEAoIYmF0Y2hfaWQYASABKAkiRQoQR2V0QmF0Y2hSZXNwb25zZRIxCgViYXRjaBgBIAEoCzIiLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5CYXRjaFJlY29yZCImChJDYW5jZWxCYXRjaFJlcXVlc3QSEAoIYmF0Y2hfaWQYASABKAkiSAoTQ2FuY2VsQmF0Y2hSZXNwb25zZRIxCgViYXRjaBgBIAEoCzIiLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5CYXRjaFJlY29yZCKXAwoLQmF0Y2hSZWNvcmQSEAoIYmF0Y2hfaWQYASABKAkSMgoGc3RhdHVzGAIgASgOMiIudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkJhdGNoU3RhdHVzEi4KCmNyZWF0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtjYWxsc190b3RhbBgFIAEoBRISCgpjYWxsc19kb25lGAYgASgFEjIKB3Jlc3VsdHMYByADKAsyIS50b29scG9ydC5leGVjdXRpb24udjEuQ2FsbFJlc3VsdBIXCgplcnJvcl9jb2RlGAggASgFSACIAQESGgoNZXJyb3JfbWVzc2FnZRgJIAEoCUgBiAEBEi4KBWVycm9yGAogASgLMh8udG9vbHBvcnQuY29tbW9uLnYxLkVycm9yRGV0YWlsQg0KC19lcnJvcl9jb2RlQhAKDl9lcnJvcl9tZXNzYWdlIosCChNMaXN0QWN0aXZpdHlSZXF1ZXN0EhQKB3Rvb2xfaWQYASABKAlIAIgBARITCgZrZXlfaWQYAiABKAlIAYgBARITCgZzdGF0dXMYAyABKAlIAogBARIpCgVzaW5jZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKQoFdW50aWwYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKBWxpbWl0GAYgASgFSAOIAQESEwoGY3Vyc29yGAcgASgJSASIAQFCCgoIX3Rvb2xfaWRCCQoHX2tleV9pZEIJCgdfc3RhdHVzQggKBl9saW1pdEIJCgdfY3Vyc29yIncKFExpc3RBY3Rpdml0eVJlc3BvbnNlEjUKB2VudHJpZXMYASADKAsyJC50b29scG9ydC5leGVjdXRpb24udjEuQWN0aXZpdHlFbnRyeRIYCgtuZXh0X2N1cnNvchgCIAEoCUgAiAEBQg4KDF9uZXh0X2N1cnNvciLqAgoNQWN0aXZpdHlFbnRyeRIKCgJpZBgBIAEoCRImCgJhdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKYWNjb3VudF9pZBgDIAEoCRITCgZrZXlfaWQYBCABKAlIAIgBARIPCgd0b29sX2lkGAUgASgJEhEKCXRvb2xfbmFtZRgGIAEoCRISCgpzZXJ2aWNlX2lkGAcgASgJEhQKDHNlcnZpY2VfbmFtZRgIIAEoCRIOCgZzdGF0dXMYCSABKAkSEwoGcmVhc29uGAogASgJSAGIAQESGAoLZXJyb3JfY2xhc3MYCyABKAlIAogBARIUCgdtZXNzYWdlGAwgASgJSAOIAQESEwoLZHVyYXRpb25fbXMYDSABKAUSEgoKY29zdF9jZW50cxgOIAEoA0IJCgdfa2V5X2lkQgkKB19yZWFzb25CDgoMX2Vycm9yX2NsYXNzQgoKCF9tZXNzYWdlIkIKFENvdW50UmVmdXNhbHNSZXF1ZXN0Eg4KBmtleV9pZBgBIAEoCRIRCgRkYXlzGAIgASgFSACIAQFCBwoFX2RheXMiXgoVQ291bnRSZWZ1c2Fsc1Jlc3BvbnNlEg8KB3JlZnVzZWQYASABKAMSNAoHcmVhc29ucxgCIAMoCzIjLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5SZWZ1c2FsQ291bnQiLQoMUmVmdXNhbENvdW50Eg4KBnJlYXNvbhgBIAEoCRINCgVjYWxscxgCIAEoAyqWAQoLQmF0Y2hTdGF0dXMSHAoYQkFUQ0hfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGAoUQkFUQ0hfU1RBVFVTX1dPUktJTkcQARIaChZCQVRDSF9TVEFUVVNfQ09NUExFVEVEEAISGgoWQkFUQ0hfU1RBVFVTX0NBTkNFTExFRBADEhcKE0JBVENIX1NUQVRVU19GQUlMRUQQBDLFBgoQRXhlY3V0aW9uU2VydmljZRJbCghDYWxsVG9vbBImLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5DYWxsVG9vbFJlcXVlc3QaJy50b29scG9ydC5leGVjdXRpb24udjEuQ2FsbFRvb2xSZXNwb25zZRJeCglDYWxsQmF0Y2gSJy50b29scG9ydC5leGVjdXRpb24udjEuQ2FsbEJhdGNoUmVxdWVzdBooLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5DYWxsQmF0Y2hSZXNwb25zZRJ5ChJHZXRFeGVjdXRpb25SZXN1bHQSMC50b29scG9ydC5leGVjdXRpb24udjEuR2V0RXhlY3V0aW9uUmVzdWx0UmVxdWVzdBoxLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5HZXRFeGVjdXRpb25SZXN1bHRSZXNwb25zZRJhCgpTdGFydEJhdGNoEigudG9vbHBvcnQuZXhlY3V0aW9uLnYxLlN0YXJ0QmF0Y2hSZXF1ZXN0GikudG9vbHBvcnQuZXhlY3V0aW9uLnYxLlN0YXJ0QmF0Y2hSZXNwb25zZRJbCghHZXRCYXRjaBImLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5HZXRCYXRjaFJlcXVlc3QaJy50b29scG9ydC5leGVjdXRpb24udjEuR2V0QmF0Y2hSZXNwb25zZRJkCgtDYW5jZWxCYXRjaBIpLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5DYW5jZWxCYXRjaFJlcXVlc3QaKi50b29scG9ydC5leGVjdXRpb24udjEuQ2FuY2VsQmF0Y2hSZXNwb25zZRJnCgxMaXN0QWN0aXZpdHkSKi50b29scG9ydC5leGVjdXRpb24udjEuTGlzdEFjdGl2aXR5UmVxdWVzdBorLnRvb2xwb3J0LmV4ZWN1dGlvbi52MS5MaXN0QWN0aXZpdHlSZXNwb25zZRJqCg1Db3VudFJlZnVzYWxzEisudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkNvdW50UmVmdXNhbHNSZXF1ZXN0GiwudG9vbHBvcnQuZXhlY3V0aW9uLnYxLkNvdW50UmVmdXNhbHNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_toolport_common_v1_errors, file_toolport_execution_v1_execution_results]);
 
 /**
  * Request of CallTool. The gateway moves parameters given at the body's root into tool_input.
@@ -452,6 +452,268 @@ export const BatchRecordSchema: GenMessage<BatchRecord> = /*@__PURE__*/
   messageDesc(file_toolport_execution_v1_execution_service, 13);
 
 /**
+ * Request of ListActivity. Every filter is optional and they combine.
+ *
+ * @generated from message toolport.execution.v1.ListActivityRequest
+ */
+export type ListActivityRequest = Message<"toolport.execution.v1.ListActivityRequest"> & {
+  /**
+   * Only calls of this tool (id).
+   *
+   * @generated from field: optional string tool_id = 1;
+   */
+  toolId?: string | undefined;
+
+  /**
+   * Only calls made with this API key (id).
+   *
+   * @generated from field: optional string key_id = 2;
+   */
+  keyId?: string | undefined;
+
+  /**
+   * Only calls with this outcome: `success`, `error` or `refused`.
+   *
+   * @generated from field: optional string status = 3;
+   */
+  status?: string | undefined;
+
+  /**
+   * Only calls at or after this instant.
+   *
+   * @generated from field: google.protobuf.Timestamp since = 4;
+   */
+  since?: Timestamp | undefined;
+
+  /**
+   * Only calls before this instant.
+   *
+   * @generated from field: google.protobuf.Timestamp until = 5;
+   */
+  until?: Timestamp | undefined;
+
+  /**
+   * Page size: default 50, clamped 1..200.
+   *
+   * @generated from field: optional int32 limit = 6;
+   */
+  limit?: number | undefined;
+
+  /**
+   * The previous page's next_cursor.
+   *
+   * @generated from field: optional string cursor = 7;
+   */
+  cursor?: string | undefined;
+};
+
+/**
+ * Describes the message toolport.execution.v1.ListActivityRequest.
+ * Use `create(ListActivityRequestSchema)` to create a new message.
+ */
+export const ListActivityRequestSchema: GenMessage<ListActivityRequest> = /*@__PURE__*/
+  messageDesc(file_toolport_execution_v1_execution_service, 14);
+
+/**
+ * Response of ListActivity.
+ *
+ * @generated from message toolport.execution.v1.ListActivityResponse
+ */
+export type ListActivityResponse = Message<"toolport.execution.v1.ListActivityResponse"> & {
+  /**
+   * @generated from field: repeated toolport.execution.v1.ActivityEntry entries = 1;
+   */
+  entries: ActivityEntry[];
+
+  /**
+   * Absent on the last page.
+   *
+   * @generated from field: optional string next_cursor = 2;
+   */
+  nextCursor?: string | undefined;
+};
+
+/**
+ * Describes the message toolport.execution.v1.ListActivityResponse.
+ * Use `create(ListActivityResponseSchema)` to create a new message.
+ */
+export const ListActivityResponseSchema: GenMessage<ListActivityResponse> = /*@__PURE__*/
+  messageDesc(file_toolport_execution_v1_execution_service, 15);
+
+/**
+ * One call in the log.
+ *
+ * @generated from message toolport.execution.v1.ActivityEntry
+ */
+export type ActivityEntry = Message<"toolport.execution.v1.ActivityEntry"> & {
+  /**
+   * The execution id (for a refused call, the id of its refusal record, which opens no result).
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp at = 2;
+   */
+  at?: Timestamp | undefined;
+
+  /**
+   * @generated from field: string account_id = 3;
+   */
+  accountId: string;
+
+  /**
+   * @generated from field: optional string key_id = 4;
+   */
+  keyId?: string | undefined;
+
+  /**
+   * @generated from field: string tool_id = 5;
+   */
+  toolId: string;
+
+  /**
+   * @generated from field: string tool_name = 6;
+   */
+  toolName: string;
+
+  /**
+   * @generated from field: string service_id = 7;
+   */
+  serviceId: string;
+
+  /**
+   * @generated from field: string service_name = 8;
+   */
+  serviceName: string;
+
+  /**
+   * `success`, `error` or `refused`.
+   *
+   * @generated from field: string status = 9;
+   */
+  status: string;
+
+  /**
+   * Refused: the reason code (tool_not_permitted, confirmation_required, rate_limited, usage_limit_reached,
+   * insufficient_balance, spend_limit_exceeded); error: the error type (e.g. http_500, timeout).
+   *
+   * @generated from field: optional string reason = 10;
+   */
+  reason?: string | undefined;
+
+  /**
+   * Error class of a failed execution: auth, caller, upstream or platform.
+   *
+   * @generated from field: optional string error_class = 11;
+   */
+  errorClass?: string | undefined;
+
+  /**
+   * The refusal's or failure's message (redacted like any error).
+   *
+   * @generated from field: optional string message = 12;
+   */
+  message?: string | undefined;
+
+  /**
+   * @generated from field: int32 duration_ms = 13;
+   */
+  durationMs: number;
+
+  /**
+   * What the call cost, in cents.
+   *
+   * @generated from field: int64 cost_cents = 14;
+   */
+  costCents: bigint;
+};
+
+/**
+ * Describes the message toolport.execution.v1.ActivityEntry.
+ * Use `create(ActivityEntrySchema)` to create a new message.
+ */
+export const ActivityEntrySchema: GenMessage<ActivityEntry> = /*@__PURE__*/
+  messageDesc(file_toolport_execution_v1_execution_service, 16);
+
+/**
+ * Request of CountRefusals.
+ *
+ * @generated from message toolport.execution.v1.CountRefusalsRequest
+ */
+export type CountRefusalsRequest = Message<"toolport.execution.v1.CountRefusalsRequest"> & {
+  /**
+   * @generated from field: string key_id = 1;
+   */
+  keyId: string;
+
+  /**
+   * Default 30, clamped 1..90 (as the key usage window).
+   *
+   * @generated from field: optional int32 days = 2;
+   */
+  days?: number | undefined;
+};
+
+/**
+ * Describes the message toolport.execution.v1.CountRefusalsRequest.
+ * Use `create(CountRefusalsRequestSchema)` to create a new message.
+ */
+export const CountRefusalsRequestSchema: GenMessage<CountRefusalsRequest> = /*@__PURE__*/
+  messageDesc(file_toolport_execution_v1_execution_service, 17);
+
+/**
+ * Response of CountRefusals.
+ *
+ * @generated from message toolport.execution.v1.CountRefusalsResponse
+ */
+export type CountRefusalsResponse = Message<"toolport.execution.v1.CountRefusalsResponse"> & {
+  /**
+   * @generated from field: int64 refused = 1;
+   */
+  refused: bigint;
+
+  /**
+   * Most frequent first.
+   *
+   * @generated from field: repeated toolport.execution.v1.RefusalCount reasons = 2;
+   */
+  reasons: RefusalCount[];
+};
+
+/**
+ * Describes the message toolport.execution.v1.CountRefusalsResponse.
+ * Use `create(CountRefusalsResponseSchema)` to create a new message.
+ */
+export const CountRefusalsResponseSchema: GenMessage<CountRefusalsResponse> = /*@__PURE__*/
+  messageDesc(file_toolport_execution_v1_execution_service, 18);
+
+/**
+ * Refused calls of one reason.
+ *
+ * @generated from message toolport.execution.v1.RefusalCount
+ */
+export type RefusalCount = Message<"toolport.execution.v1.RefusalCount"> & {
+  /**
+   * @generated from field: string reason = 1;
+   */
+  reason: string;
+
+  /**
+   * @generated from field: int64 calls = 2;
+   */
+  calls: bigint;
+};
+
+/**
+ * Describes the message toolport.execution.v1.RefusalCount.
+ * Use `create(RefusalCountSchema)` to create a new message.
+ */
+export const RefusalCountSchema: GenMessage<RefusalCount> = /*@__PURE__*/
+  messageDesc(file_toolport_execution_v1_execution_service, 19);
+
+/**
  * Where an async batch is.
  *
  * @generated from enum toolport.execution.v1.BatchStatus
@@ -575,6 +837,30 @@ export const ExecutionService: GenService<{
     methodKind: "unary";
     input: typeof CancelBatchRequestSchema;
     output: typeof CancelBatchResponseSchema;
+  },
+  /**
+   * GET /activity: the call log, newest first, a page at a time. Who sees what is decided here from the
+   * principal: an API key sees its own calls; a JWT caller who is an owner or admin of the organization sees
+   * the organization's; any other JWT caller their own. INVALID_ARGUMENT invalid_cursor, invalid_status,
+   * invalid_time_range.
+   *
+   * @generated from rpc toolport.execution.v1.ExecutionService.ListActivity
+   */
+  listActivity: {
+    methodKind: "unary";
+    input: typeof ListActivityRequestSchema;
+    output: typeof ListActivityResponseSchema;
+  },
+  /**
+   * The refused calls of one key over a window, by reason (the key usage view). Only the calls the caller
+   * may see in ListActivity are counted.
+   *
+   * @generated from rpc toolport.execution.v1.ExecutionService.CountRefusals
+   */
+  countRefusals: {
+    methodKind: "unary";
+    input: typeof CountRefusalsRequestSchema;
+    output: typeof CountRefusalsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_toolport_execution_v1_execution_service, 0);

@@ -1,0 +1,89 @@
+/**
+ * GET /v1/activity: the call log (issue 33), served by the execution service's ListActivity, which decides
+ * whose calls the caller sees. The gateway names the keys on the page (identity's key list as the caller
+ * sees it: a key it may not list stays unnamed) and links each call it may open to its stored result.
+ * Body `{calls, next_cursor}` and the `Link: <...>; rel="next"` header of the other list routes.
+ */
+import type { JsonObject } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { isoTime } from "@toolport/kit/proto-json";
+import type { ActivityEntry } from "@toolport/proto/toolport/execution/v1/execution_service_pb";
+import type { AppDeps } from "../app.js";
+import { badField, intQuery, queryString } from "../http/input.js";
+import { auth } from "../middleware/auth.js";
+import type { DescribedRouter } from "../openapi/describe.js";
+import { activityOps as ops } from "../openapi/operations/activity.js";
+
+type Query = Record<string, string | string[] | undefined>;
+
+function timeQuery(query: Query, field: string) {
+  const raw = queryString({ query }, field);
+  if (raw === undefined) return undefined;
+  const date = new Date(raw);
+  if (Number.isNaN(date.getTime())) throw badField(field, "must be an ISO 8601 timestamp");
+  return timestampFromDate(date);
+}
+
+export function activityRoutes(api: DescribedRouter, deps: AppDeps): void {
+  const { execution, identity } = deps.clients;
+  const publicUrl = deps.config.PUBLIC_URL.replace(/\/$/, "");
+
+  api.get("/activity", ops.listActivity, auth(identity, "api_key_or_jwt"), async (ctx) => {
+    const query = ctx.query as Query;
+    const page = await execution.listActivity({
+      toolId: queryString(ctx, "tool_id"),
+      keyId: queryString(ctx, "key_id"),
+      status: queryString(ctx, "status"),
+      since: timeQuery(query, "since"),
+      until: timeQuery(query, "until"),
+      limit: intQuery(query.limit, "limit"),
+      cursor: queryString(ctx, "cursor"),
+    });
+    const names = await keyNames(page.entries, ctx.state.principal?.organizationId);
+    const reader = ctx.state.principal?.accountId;
+    if (page.nextCursor) {
+      const next = new URLSearchParams();
+      for (const [name, value] of Object.entries(query)) {
+        if (name === "cursor" || value === undefined) continue;
+        for (const v of Array.isArray(value) ? value : [value]) next.append(name, v);
+      }
+      next.set("cursor", page.nextCursor);
+      ctx.set("Link", `<${publicUrl}${ctx.path}?${next.toString()}>; rel="next"`);
+    }
+    ctx.body = {
+      calls: page.entries.map((e) => callJson(e, names, reader)),
+      next_cursor: page.nextCursor ?? null,
+    };
+  });
+
+  /**
+   * Names of the page's keys, from the organization's keys as the caller may list them (revoked ones
+   * included): an owner or admin lists every member's, anyone else their own.
+   */
+  async function keyNames(entries: ActivityEntry[], organizationId: string | undefined): Promise<Map<string, string>> {
+    if (!entries.some((e) => e.keyId)) return new Map();
+    const { keys } = await identity.listApiKeys({ organizationId: organizationId || undefined, includeRevoked: true });
+    return new Map(keys.map((k) => [k.id, k.name]));
+  }
+}
+
+function callJson(e: ActivityEntry, names: Map<string, string>, reader: string | undefined): JsonObject {
+  const ran = e.status !== "refused";
+  return {
+    id: e.id,
+    at: isoTime(e.at),
+    status: e.status,
+    reason: e.reason ?? null,
+    error_class: e.errorClass ?? null,
+    message: e.message ?? null,
+    account_id: e.accountId,
+    key: e.keyId ? { id: e.keyId, name: names.get(e.keyId) ?? null } : null,
+    tool: { id: e.toolId, name: e.toolName },
+    service: { id: e.serviceId, name: e.serviceName },
+    duration_ms: e.durationMs,
+    cost_cents: Number(e.costCents),
+    execution_id: ran ? e.id : null,
+    // A stored result is readable by the account that made the call only (GetExecutionResult).
+    result_url: ran && e.accountId === reader ? `/v1/tools/executions/${e.id}/result` : null,
+  };
+}
