@@ -17,6 +17,7 @@ import { CrawlQueue } from "./crawl-queue.js";
 import { siteHandlers } from "./handlers/sites.js";
 import { skillHandlers } from "./handlers/skills.js";
 import { toolLookupFailed, workflowHandlers } from "./handlers/workflows.js";
+import { ExtractPool } from "./sites/extract-pool.js";
 import { SiteStore } from "./store/sites.js";
 import { SkillStore } from "./store/skills.js";
 import { WorkflowStore } from "./store/workflows.js";
@@ -56,6 +57,11 @@ export function createDeps(ctx: ServiceContext<ContentConfig>): ContentDeps {
       maxBytes: config.CONTENT_CRAWL_MAX_BYTES,
       pageTimeoutMs: config.CONTENT_CRAWL_PAGE_TIMEOUT_MS,
     },
+    extractor: new ExtractPool({
+      threads: config.CONTENT_EXTRACT_THREADS,
+      queue: config.CONTENT_EXTRACT_QUEUE,
+      heapMb: config.CONTENT_EXTRACT_HEAP_MB,
+    }),
     catalogServices: async (domain) => (await catalog.findServicesOnDomain({ domain })).services,
   });
   const workflows = new WorkflowStore(pool, ctx.relaxedPool(4));
