@@ -9,8 +9,8 @@ import type { Logger } from "@toolport/kit/logger";
 import type { Outbound } from "@toolport/kit/outbound";
 import type { Pool } from "@toolport/kit/pg";
 import { Wakeup } from "@toolport/kit/wakeup";
-import type { ExtractPool } from "./sites/extract-pool.js";
 import { CrawlError, type CrawlLimits, crawlSite } from "./sites/crawl.js";
+import type { ExtractPool } from "./sites/extract-pool.js";
 import type { ClaimedJob, SiteStore } from "./store/sites.js";
 
 export interface CrawlQueueOptions {

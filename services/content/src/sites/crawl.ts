@@ -321,10 +321,16 @@ class SiteCrawl {
       }
       return { ok: false, reason: "error", detail: `HTTP ${res.status}`, code: "unreachable" };
     } catch (err) {
-      if (err instanceof ExtractBusy) return { ok: false, reason: "error", detail: `not read: ${err.message}`, code: "unreachable" };
+      if (err instanceof ExtractBusy)
+        return { ok: false, reason: "error", detail: `not read: ${err.message}`, code: "unreachable" };
       // The extraction thread ran out of its heap on this page (extract-pool.ts): the page alone is lost.
       if ((err as { code?: unknown })?.code === "ERR_WORKER_OUT_OF_MEMORY") {
-        return { ok: false, reason: "error", detail: "reading this page needs more memory than one page may use", code: "too_large" };
+        return {
+          ok: false,
+          reason: "error",
+          detail: "reading this page needs more memory than one page may use",
+          code: "too_large",
+        };
       }
       if (!(err instanceof FetchFailure)) throw err;
       return { ok: false, ...failureOutcome(err), detail: err.message };

@@ -70,7 +70,9 @@ export class ExtractPool {
     if (pool === null) return extractPage(body, url, charset);
     if (pool === undefined || this.pending >= this.options.threads + this.options.queue) {
       throw new ExtractBusy(
-        this.closed ? "the content service is shutting down" : `${this.pending} pages are being read or waiting, the most at once`,
+        this.closed
+          ? "the content service is shutting down"
+          : `${this.pending} pages are being read or waiting, the most at once`,
       );
     }
     this.pending++;
