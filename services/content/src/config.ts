@@ -77,6 +77,13 @@ export const contentEnv = {
     .max(86_400_000)
     .default(3_600_000)
     .describe("how often finished workflow runs older than the retention are deleted"),
+  CONTENT_WORKFLOW_PRUNE_BATCH: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100_000)
+    .default(500)
+    .describe("finished workflow runs (with their steps) deleted per statement by the retention job"),
   CONTENT_WORKFLOW_LEASE_MS: z.coerce
     .number()
     .int()

@@ -21,6 +21,7 @@ import { ExtractPool } from "./sites/extract-pool.js";
 import { SiteStore } from "./store/sites.js";
 import { SkillStore } from "./store/skills.js";
 import { WorkflowStore } from "./store/workflows.js";
+import { WorkflowPruner } from "./workflows/pruner.js";
 import { WorkflowRunner } from "./workflows/runner.js";
 
 export interface ContentDeps {
@@ -32,6 +33,7 @@ export interface ContentDeps {
   catalog: ReturnType<typeof createServiceClient<typeof CatalogService>>;
   workflows: WorkflowStore;
   runner: WorkflowRunner;
+  pruner: WorkflowPruner;
   validator: InputValidator;
   syncWaitMs: number;
 }
@@ -87,6 +89,13 @@ export function createDeps(ctx: ServiceContext<ContentConfig>): ContentDeps {
     catalog,
     workflows,
     runner,
+    pruner: new WorkflowPruner({
+      pool,
+      log,
+      retentionDays: config.CONTENT_WORKFLOW_RETENTION_DAYS,
+      intervalMs: config.CONTENT_WORKFLOW_PRUNE_INTERVAL_MS,
+      batchSize: config.CONTENT_WORKFLOW_PRUNE_BATCH,
+    }),
     validator: new InputValidator(log),
     syncWaitMs: config.CONTENT_WORKFLOW_SYNC_WAIT_MS,
   };
