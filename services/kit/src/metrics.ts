@@ -6,6 +6,7 @@
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import v8 from "node:v8";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
 export const metrics = new Registry();
@@ -131,3 +132,23 @@ export async function serveMetrics(port: number, host = "0.0.0.0"): Promise<{ po
       }),
   };
 }
+
+/** The V8 heap in use now (the process's main thread), read at each scrape. */
+export const heapUsedBytes = new Gauge({
+  name: "toolport_heap_used_bytes",
+  help: "V8 heap in use by the process's main thread",
+  registers: [metrics],
+  collect() {
+    this.set(v8.getHeapStatistics().used_heap_size);
+  },
+});
+
+/** The V8 heap's limit (--max-old-space-size and the young generation: what the heap may reach). */
+export const heapLimitBytes = new Gauge({
+  name: "toolport_heap_limit_bytes",
+  help: "V8 heap limit of the process's main thread; the process dies out of memory near it",
+  registers: [metrics],
+  collect() {
+    this.set(v8.getHeapStatistics().heap_size_limit);
+  },
+});

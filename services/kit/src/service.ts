@@ -10,6 +10,7 @@ import { z } from "zod";
 import { loadConfig, logLevel, port, url } from "./config.js";
 import { connectNats, ensureStream, NATS_NAMESPACE_PATTERN, OutboxRelay, setNatsNamespace } from "./events.js";
 import { DATABASE_CHECK, NATS_CHECK, READINESS, ServingStatus } from "./health.js";
+import { watchHeap } from "./heap-watch.js";
 import { onShutdown } from "./lifecycle.js";
 import { createLogger, type Logger } from "./logger.js";
 import { createPool, ensureDatabase, kitMigrationsDir, migrate, type Pool, serviceDatabaseUrl } from "./pg.js";
@@ -220,7 +221,11 @@ export async function startService<S extends z.ZodRawShape>(
 /** main.ts of a service: start, and stop cleanly on SIGTERM. */
 export async function runService<S extends z.ZodRawShape>(def: ServiceDefinition<S>): Promise<void> {
   const running = await startService(def);
-  onShutdown(running.log, () => running.stop());
+  const stopHeapWatch = watchHeap(running.log);
+  onShutdown(running.log, () => {
+    stopHeapWatch();
+    return running.stop();
+  });
 }
 
 /**
