@@ -9,6 +9,7 @@
  * watch (@toolport/kit/heap-watch) warns before it.
  */
 import { spawn } from "node:child_process";
+import os from "node:os";
 import { heapLimitGiven, heapLimitMb, memoryBudget } from "@toolport/kit/memory";
 
 /** Set in the child: its heap was sized (the value says by what), so it does not re-execute again. */
@@ -41,7 +42,8 @@ export async function sizeHeapThenRun(run: () => Promise<unknown>): Promise<void
     if (signal) {
       for (const s of FORWARDED) process.removeAllListeners(s);
       process.kill(process.pid, signal);
-      return;
+      // As a container's PID 1 a signal without a handler does nothing: exit as a shell reports it.
+      process.exit(128 + (os.constants.signals[signal] ?? 0));
     }
     process.exit(code ?? 1);
   });
