@@ -38,7 +38,10 @@ export function healthRoutes(api: DescribedRouter, config: GatewayConfig): void 
       Promise.all(checks.map(async ({ name, client }) => [name, await ask(client, "")] as const)),
       Promise.all(checks.map(({ client }) => ask(client, NATS_CHECK))),
     ]);
-    const natsAnswers = natsSeen.filter((s) => s !== "unreachable");
+    // A service that serves but did not answer its NATS check in time is waiting on NATS: not connected.
+    const natsAnswers = natsSeen
+      .map((seen, i) => (seen === "unreachable" && results[i]?.[1] === "serving" ? "not_serving" : seen))
+      .filter((s) => s !== "unreachable");
     const nats = natsAnswers.length === 0 ? "unknown" : natsAnswers.every((s) => s === "serving") ? "connected" : "disconnected";
     const services = Object.fromEntries(results);
     const roles: Record<string, { status: string; runs: string; pid?: number }> = {
