@@ -1,6 +1,6 @@
 /**
  * The gateway's Koa application. Middleware reads top-down in the order a request meets it:
- * `GET /livez` and `GET /readyz` (the probes: the process serves; it is not draining), request id and access log, the request's trace
+ * `GET /livez` (the process serves, nothing else checked), request id and access log, the request's trace
  * span, metrics (and `GET /metrics`), error shaping, unmatched routes, NUL in the URL, the API reference
  * (`GET /docs`), the console (`GET /console/...`) and `GET /llms.txt`, JSON body, then the /v1 routes.
  */
