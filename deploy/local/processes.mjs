@@ -183,6 +183,11 @@ export function waitForExit(child, timeoutMs = Number.POSITIVE_INFINITY) {
 
 const hasExited = (child) => child.exitCode !== null || child.signalCode !== null || !child.pid;
 
+/** SIGKILL whatever is left in a child's process group (it leads one: spawned detached). */
+export function killGroup(child) {
+  signalGroup(child, "SIGKILL");
+}
+
 /** Send a signal to the child's process group (it leads one: spawned detached). */
 function signalGroup(child, signal) {
   try {

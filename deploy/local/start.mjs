@@ -10,6 +10,7 @@ import { build, elapsed, ensurePnpm, installPackages, repoRoot, step } from "./b
 import {
   ensureBinaries,
   isPortFree,
+  killGroup,
   sleep,
   spawnLabelled,
   startNats,
@@ -230,6 +231,22 @@ function launchPlan(config) {
   return [{ name: HOST.name, args: [path.join(HOST.dir, "dist/main.js"), "--roles=all"] }];
 }
 
+// A process that dies is started again after a pause that doubles with each crash in a row (1 s, 2 s,
+// 4 s, ... at most 30 s); one that ran STABLE_MS or more before it died starts a new row. After
+// MAX_FAST_CRASHES in a row the launcher gives up and stops everything: a process that cannot stay up a
+// minute has a cause a restart does not fix. Postgres and NATS keep running meanwhile.
+const STABLE_MS = 60_000;
+const MAX_FAST_CRASHES = 5;
+const backoffMs = (crashesInARow) => Math.min(30_000, 1_000 * 2 ** (crashesInARow - 1));
+
+/** How a process ended, in words: its exit code, or the signal that killed it (and what that usually means). */
+function howItEnded(code, signal) {
+  if (signal === "SIGKILL") return "killed by SIGKILL (out of memory in the kernel's eyes, or someone killed it)";
+  if (signal) return `killed by ${signal}`;
+  if (code === 134) return "exit code 134 (aborted: a V8 out-of-memory crash ends this way)";
+  return `exit code ${code}`;
+}
+
 function startProcesses(config, env) {
   const plan = launchPlan(config);
   step(
@@ -240,21 +257,51 @@ function startProcesses(config, env) {
   const labelWidth = Math.max(...plan.map((p) => p.name.length));
   for (const p of plan) {
     const logFile = logFileOf(config, p.name);
-    const child = spawnLabelled(p.name, process.execPath, p.args, {
-      cwd: repoRoot,
-      env: p.port ? { ...env, PORT: p.port } : env,
-      logFile,
-      labelWidth,
-    });
-    running.children.push({ name: p.name, child });
-    // "close" comes after the output pipes drain, so the log tail below is complete.
-    child.on("close", async (code, signal) => {
-      if (stopping) return;
-      await sleep(100); // let the log file stream flush
-      console.error(`\n${p.name} exited unexpectedly (${signal ?? `exit code ${code}`}); last lines of ${logFile}:`);
-      console.error(lastRunLines(logFile).replace(/^/gm, "    "));
-      shutdown(1);
-    });
+    const entry = { name: p.name, child: undefined, crashes: 0, restarts: 0 };
+    running.children.push(entry);
+    const launch = () => {
+      const startedAt = Date.now();
+      const child = spawnLabelled(p.name, process.execPath, p.args, {
+        cwd: repoRoot,
+        env: p.port ? { ...env, PORT: p.port } : env,
+        logFile,
+        labelWidth,
+      });
+      entry.child = child;
+      // Whatever it left in its process group (the child it re-executed as, services/host heap-limit.ts)
+      // goes with it: that holds the ports the restart needs, and the output pipes "close" waits for.
+      child.on("exit", () => {
+        if (!stopping) killGroup(child);
+      });
+      // "close" comes after the output pipes drain, so the log tail below is complete.
+      child.on("close", async (code, signal) => {
+        if (stopping) return;
+        await sleep(100); // let the log file stream flush
+        if (stopping) return;
+        entry.crashes = Date.now() - startedAt >= STABLE_MS ? 1 : entry.crashes + 1;
+        console.error(`\n${p.name} exited unexpectedly: ${howItEnded(code, signal)}; last lines of ${logFile}:`);
+        console.error(lastRunLines(logFile).replace(/^/gm, "    "));
+        if (entry.crashes >= MAX_FAST_CRASHES) {
+          console.error(
+            `\n${p.name} crashed ${entry.crashes} times in a row, each within ${STABLE_MS / 1000}s of starting: giving up. ` +
+              `Its log is ${logFile}; fix the cause above and run npm start again.`,
+          );
+          shutdown(1);
+          return;
+        }
+        const wait = backoffMs(entry.crashes);
+        console.error(
+          `restarting ${p.name} in ${wait / 1000}s (restart ${entry.restarts + 1}; crash ${entry.crashes} of ${MAX_FAST_CRASHES} in a row ` +
+            `before giving up); Postgres and NATS keep running`,
+        );
+        await sleep(wait);
+        if (stopping) return;
+        entry.restarts++;
+        launch();
+        console.log(`restarted ${p.name}: pid ${entry.child.pid}`);
+      });
+    };
+    launch();
   }
 }
 

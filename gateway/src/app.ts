@@ -14,7 +14,7 @@ import { consoleDistDir, consoleMiddleware } from "./middleware/console.js";
 import { docsMiddleware, llmsMiddleware, rootMiddleware } from "./middleware/docs.js";
 import { errorMiddleware } from "./middleware/errors.js";
 import { jsonBytesMiddleware } from "./middleware/json-bytes.js";
-import { livenessMiddleware } from "./middleware/livez.js";
+import { livenessMiddleware, type Readiness } from "./middleware/livez.js";
 import { metricsMiddleware } from "./middleware/metrics.js";
 import { unmatchedRoutes } from "./middleware/not-found.js";
 import { requestIdMiddleware } from "./middleware/request-id.js";
@@ -30,13 +30,15 @@ export interface AppDeps {
   config: GatewayConfig;
   clients: ServiceClients;
   log: Logger;
+  /** Set once the gateway drains: `GET /readyz` answers 503 from then on. */
+  readiness?: Readiness;
 }
 
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: deps.config.TRUST_PROXY });
   app.silent = true; // errors are logged by errorMiddleware, once, with the request id
   app.use(jsonBytesMiddleware());
-  app.use(livenessMiddleware());
+  app.use(livenessMiddleware(deps.readiness));
   app.use(requestIdMiddleware(deps.log));
   app.use(tracingMiddleware());
   app.use(metricsMiddleware());

@@ -16,11 +16,21 @@ export const gatewayRole: Role = {
   async start(env) {
     const config = loadGatewayConfig(env);
     const log = createLogger("gateway", config.LOG_LEVEL);
-    const app = createApp({ config, clients: createServiceClients(config), log });
+    const readiness = { draining: false };
+    const app = createApp({ config, clients: createServiceClients(config), log, readiness });
     const server = await startHttpServer(app.callback(), config.PORT, config.HOST);
     answerClientErrors(server);
     const port = (server.address() as AddressInfo).port;
     log.info({ port, url: `${config.PUBLIC_URL}/v1` }, "gateway listening");
-    return { name: "gateway", kind: "edge", port, log, stop: () => server.drain(config.SHUTDOWN_GRACE_MS) };
+    return {
+      name: "gateway",
+      kind: "edge",
+      port,
+      log,
+      stop: () => {
+        readiness.draining = true;
+        return server.drain(config.SHUTDOWN_GRACE_MS);
+      },
+    };
   },
 };

@@ -526,13 +526,20 @@ describe("the Kubernetes manifests (deploy/k8s), rendered with kubectl kustomize
           }
           if (probePort(probe, main) !== f.port) problems.push(`${at}: ${kind} is not on port ${f.port}`);
           if (f.kind === "service" && !probe.grpc) problems.push(`${at}: ${kind} is not a grpc probe`);
+          // Readiness looks at the database (and NATS for a consumer); liveness stays cheap (the process).
+          const wanted = kind === "readinessProbe" ? "toolport.readiness" : undefined;
+          if (f.kind === "service" && probe.grpc && probe.grpc.service !== wanted) {
+            problems.push(`${at}: ${kind} checks "${probe.grpc.service ?? ""}", not "${wanted ?? ""}"`);
+          }
         }
         if (role === "gateway") {
           // /v1/health is 503 while any service is down: as a probe it would take every gateway out of its
-          // Service (and restarting it would not help). /livez checks only the process.
-          for (const kind of ["readinessProbe", "livenessProbe", "startupProbe"] as const) {
+          // Service (and restarting it would not help). /livez checks only the process; /readyz also that
+          // it is not draining.
+          for (const kind of ["livenessProbe", "startupProbe"] as const) {
             if (main[kind]?.httpGet?.path !== "/livez") problems.push(`${at}: ${kind} is not GET /livez`);
           }
+          if (main.readinessProbe?.httpGet?.path !== "/readyz") problems.push(`${at}: readinessProbe is not GET /readyz`);
         }
         if (role === "mcp-server" && main.readinessProbe?.httpGet?.path !== "/mcp/health") {
           problems.push(`${at}: readiness is not GET /mcp/health`);

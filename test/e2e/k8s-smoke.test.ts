@@ -304,7 +304,8 @@ describe("the dev overlay's Deployments, run locally from the rendered manifests
     }
     // What they check: the services over gRPC health, the edge over HTTP.
     expect(podOf("catalog").container.readinessProbe?.grpc?.port).toBe(50051);
-    expect(podOf("gateway").container.readinessProbe?.httpGet?.path).toBe("/livez");
+    expect(podOf("catalog").container.readinessProbe?.grpc?.service).toBe("toolport.readiness");
+    expect(podOf("gateway").container.readinessProbe?.httpGet?.path).toBe("/readyz");
     expect(podOf("mcp-server").container.readinessProbe?.httpGet?.path).toBe("/mcp/health");
   });
 

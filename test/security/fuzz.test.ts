@@ -17,10 +17,11 @@
  *   fuzz waits until the hashes hold still; a change seen on a refused request is then confirmed by
  *   sending the same request again once the state holds still, and only a change the replay repeats is
  *   a finding (the others are counted as background changes and printed).
- * Generation is seeded (FUZZ_SEED, printed), so a failure reproduces. A table of requests per operation
- * is printed at the end.
+ * Generation is seeded: each run draws a new seed (so runs explore new requests) and prints it first and
+ * last, and in a failure's message; `FUZZ_SEED=<seed>` replays that run's generated requests (the real
+ * objects' ids are new each run). A table of requests per operation is printed at the end.
  */
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomBytes, randomInt, randomUUID } from "node:crypto";
 import http from "node:http";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -34,7 +35,18 @@ import { arbitraryFor, resolveRef, type SchemaContext, withRealExampleIds } from
 import { hostileBodies, hostileParam, mutatedBody, type RawBody } from "./fuzz/hostile.js";
 import { changedTables, type Fingerprint, type StateProbe, stateProbe } from "./fuzz/state.js";
 
-const SEED = Number(process.env.FUZZ_SEED ?? 18_0001);
+/** FUZZ_SEED when given (a replay), else a new one each run; operation i uses SEED + i. */
+const SEED = fuzzSeed(process.env.FUZZ_SEED);
+process.stdout.write(`fuzz seed ${SEED} (FUZZ_SEED=${SEED} repeats this run)\n`);
+
+function fuzzSeed(given: string | undefined): number {
+  if (given === undefined || given === "") return randomInt(1, 2 ** 31 - 1_000);
+  const seed = Number(given);
+  if (!Number.isSafeInteger(seed) || seed < 0 || seed > 2 ** 31 - 1_000) {
+    throw new Error(`FUZZ_SEED must be a whole number from 0 to ${2 ** 31 - 1_000} (a seed a run printed); got "${given}"`);
+  }
+  return seed;
+}
 /** Generated requests per operation (besides one per invalid credential kind). */
 const GENERATED = 26;
 
@@ -467,7 +479,7 @@ describe("fuzzing every /v1 operation from the description", () => {
     });
     console.log(
       [
-        `fuzz seed ${SEED} (FUZZ_SEED to repeat), ${operations.length} operations`,
+        `fuzz seed ${SEED} (FUZZ_SEED=${SEED} to repeat), ${operations.length} operations`,
         `${"operation".padEnd(70)} reqs  2xx  4xx by status`,
         ...rows,
         `total: ${sent} requests, ${findings.length} findings, ${seconds.toFixed(1)} s`,
@@ -478,7 +490,10 @@ describe("fuzzing every /v1 operation from the description", () => {
     );
     for (const f of findings) console.log(`FINDING ${f.operation}: ${f.problem}\n  request: ${f.request}`);
     expect(operations.length).toBeGreaterThan(80);
-    expect(findings.map((f) => `${f.operation}: ${f.problem.split("\n")[0]}`)).toEqual([]);
+    expect(
+      findings.map((f) => `${f.operation}: ${f.problem.split("\n")[0]}`),
+      `fuzz seed ${SEED}: FUZZ_SEED=${SEED} replays it`,
+    ).toEqual([]);
   }, 900_000);
 });
 

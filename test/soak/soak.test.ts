@@ -2,7 +2,8 @@
  * The short soak under faults in `npm test` (soak.ts runs it; run.ts is the 30-minute version): three
  * minutes of mixed load while every service process and the gateway are killed (SIGKILL) and restarted
  * once each, and NATS and Postgres are stopped and restarted once each, in a random order about every
- * 18 s. Then every reply must have been clean and each of the six checks must pass. Memory: 20 s warm-up
+ * 18 s, site crawls among the load (so the content kill lands on crawls too). Then every reply must have
+ * been clean and each of the seven checks must pass. Memory: 20 s warm-up
  * per process instance, 50% margin (the instances live a minute or two here; run.ts is strict).
  * A second test feeds each check a doctored copy of the run's own snapshot and expects it to fail.
  */
@@ -14,6 +15,7 @@ import {
   checkLedger,
   checkMemory,
   checkPricedCalls,
+  checkSites,
   formatReport,
   runSoak,
   type Snapshot,
@@ -42,7 +44,7 @@ describe("the soak under faults (3 minutes)", () => {
       ["billing", "catalog", "content", "execution", "gateway", "identity", "nats", "postgres", "webhooks"].sort(),
     );
     expect(report.load.unclean).toEqual([]);
-    for (const kind of ["call", "batch", "priced", "webhook_call", "workflow"]) {
+    for (const kind of ["call", "batch", "priced", "webhook_call", "workflow", "crawl"]) {
       const ok = [...report.load.outcomes].filter(([label]) => label.startsWith(`${kind}\t2`)).length;
       expect(ok, `${kind}: no 2xx at all`).toBeGreaterThan(0);
     }
@@ -77,6 +79,10 @@ describe("the soak under faults (3 minutes)", () => {
     const pending = copy();
     pending.deliveries.push({ id: "bogus", status: "pending", in_flight: false });
     expect(checkDeliveries(pending).problems.length).toBeGreaterThan(0);
+
+    const unfinished = copy();
+    unfinished.sites.push({ id: "bogus", status: "crawling", error: null });
+    expect(checkSites(unfinished).problems.length).toBeGreaterThan(0);
 
     const stuck = copy();
     stuck.holds.push({ execution_id: "bogus", status: "held", expired: true });

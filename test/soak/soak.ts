@@ -6,7 +6,8 @@
  * API (free and priced tools, batches, a two-step workflow) and an HTTPS receiver for webhooks.
  *
  * While a moderate mixed load runs (single calls, batches, priced calls from several funded agents,
- * calls of a human whose webhook listens to call events, workflow runs), a fault is injected on a
+ * calls of a human whose webhook listens to call events, workflow runs, site crawls of a small site served
+ * here, which the content role reads on its extraction threads), a fault is injected on a
  * schedule: a service process (or the gateway) killed and restarted, NATS stopped and restarted once,
  * Postgres stopped and restarted once (same port, same data folder). Each fault is printed with how
  * long the stack took to answer GET /v1/health with 200 again. Requests that fail meanwhile are
@@ -28,6 +29,8 @@
  *   4. webhooks: every delivery ended (succeeded or failed; none pending or in flight), every succeeded
  *      one was received;
  *   5. holds: none still open after its TTL;
+ *   5b. site crawls: every site record submitted ended live (a crawl the content process was killed in
+ *      the middle of is claimed again once its lease runs out), none pending, crawling or failed;
  *   6. memory: each process instance's resident memory (VmRSS from /proc, sampled) flat after warm-up:
  *      the median of the last quarter of its samples after warm-up is at most (1 + margin) times the
  *      highest sample of the first half after warm-up. Instances with too few samples after warm-up are
@@ -35,6 +38,8 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { createPool, type Pool } from "@toolport/kit/pg";
@@ -138,12 +143,42 @@ interface World {
   payers: Array<{ agent: AgentKey; tool: string; failing: string }>;
   /** A human whose webhook listens to its call events, and the tool it calls with its key. */
   human: { key: string; tool: string };
+  /** A small HTML site the load has crawled (content's site records). */
+  site: { url: string; close(): Promise<void> };
+}
+
+/** Three pages of HTML and a robots.txt on 127.0.0.1: what a crawl of the load reads. */
+async function startSite(): Promise<{ port: number; url: string; close(): Promise<void> }> {
+  const pages: Record<string, string> = {
+    "/": '<!doctype html><title>Soak site</title><main><h1>Soak site</h1><a href="/about">About</a> <a href="/contact">Contact</a></main>',
+    "/about": "<!doctype html><title>About</title><main><h1>About us</h1><p>We soak.</p></main>",
+    "/contact": '<!doctype html><title>Contact</title><main><a href="mailto:soak@example.com">Write</a></main>',
+  };
+  const server = http.createServer((req, res) => {
+    const path = new URL(req.url ?? "/", "http://x").pathname;
+    if (path === "/robots.txt") return void res.writeHead(200, { "content-type": "text/plain" }).end("User-agent: *\nAllow: /\n");
+    const page = pages[path];
+    if (page === undefined) return void res.writeHead(404, { "content-type": "text/plain" }).end("not found");
+    res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(page);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    port,
+    url: `http://127.0.0.1:${port}/`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }
 
 async function startWorld(infra: Infra): Promise<World> {
   const ca = await testCertificates();
   const receiver = await startHttpsReceiver();
   const echo = await startEchoApi();
+  const site = await startSite();
   const s = await startExecStack(
     [`127.0.0.1:${echo.port}`],
     {
@@ -155,6 +190,10 @@ async function startWorld(infra: Infra): Promise<World> {
       EXECUTION_SETTLEMENT_SWEEP_MS: "1000",
       // The soak's agents make tens of thousands of calls: the free tier's monthly cap is not under test.
       FREE_TIER_CALLS_PER_MONTH: "10000000",
+      CONTENT_OUTBOUND_ALLOW: `127.0.0.1:${site.port}`,
+      CONTENT_CRAWL_POLL_MS: "500",
+      // A crawl the content process was killed in is claimed again this soon after.
+      CONTENT_CRAWL_LEASE_MS: "3000",
     },
     [...serviceNames, "gateway"],
     { layout: "per-role", infra: { pgUrl: infra.pgUrl, natsUrl: infra.natsUrl } },
@@ -205,14 +244,15 @@ async function startWorld(infra: Infra): Promise<World> {
     workflowId: workflow.body.id,
     payers,
     human: { key: key.body.key, tool: humanTool },
+    site,
   };
 }
 
 // ---------------------------------------------------------------------------------------------------------
 // Load
 
-export type LoadKind = "call" | "batch" | "priced" | "webhook_call" | "workflow";
-const LOAD_KINDS: LoadKind[] = ["call", "batch", "priced", "webhook_call", "workflow"];
+export type LoadKind = "call" | "batch" | "priced" | "webhook_call" | "workflow" | "crawl";
+const LOAD_KINDS: LoadKind[] = ["call", "batch", "priced", "webhook_call", "workflow", "crawl"];
 
 /** What the clients saw: outcome counts per kind, and the priced calls that returned 2xx. */
 export interface LoadRecord {
@@ -290,6 +330,9 @@ async function oneRequest(w: World, kind: LoadKind, record: LoadRecord): Promise
     case "workflow":
       [route, key, body] = [`/workflows/${w.workflowId}/run`, w.agent.key, { inputs: { n: 2 } }];
       break;
+    case "crawl":
+      [route, key, body] = ["/agent-sites", w.agent.key, { url: w.site.url, visibility: "private" }];
+      break;
   }
   const reply = await send(url, "POST", route, key, body);
   if ("failure" in reply) {
@@ -304,7 +347,7 @@ async function oneRequest(w: World, kind: LoadKind, record: LoadRecord): Promise
       record.unclean.push(`${kind}: ${(err as Error).message.slice(0, 300)}`);
     }
     if (kind === "priced") record.pricedSeen.push({ executionId: reply.body.execution_id, success: reply.body.success === true });
-    if (kind === "workflow") return `${status} ${reply.body.status}`;
+    if (kind === "workflow" || kind === "crawl") return `${status} ${reply.body.status}`;
     if (kind === "batch") {
       const ok = (reply.body.results as Array<{ success: boolean }>).filter((r) => r.success).length;
       return `${status} ${ok}/3 succeeded`;
@@ -488,6 +531,7 @@ export interface Snapshot {
   deadLetters: number;
   deliveries: Array<{ id: string; status: string; in_flight: boolean }>;
   received: string[];
+  sites: Array<{ id: string; status: string; error: string | null }>;
   memory: MemorySeries[];
 }
 
@@ -550,6 +594,7 @@ async function readSnapshot(w: World, db: Databases, record: LoadRecord, memory:
       "SELECT id::text, status, locked_until IS NOT NULL AND locked_until > now() AS in_flight FROM deliveries",
     ),
     received: w.receiver.requests.map((r) => String(r.headers["x-svc-delivery"])),
+    sites: await rows(content, "SELECT id::text, status, error FROM sites"),
     memory,
   };
 }
@@ -724,6 +769,20 @@ export function checkHolds(s: Snapshot): CheckResult {
   };
 }
 
+export function checkSites(s: Snapshot): CheckResult {
+  const tally: Record<string, number> = {};
+  for (const site of s.sites) tally[site.status] = (tally[site.status] ?? 0) + 1;
+  return {
+    name: "5b. every site crawl ended live",
+    figures: { sites: s.sites.length, ...tally },
+    problems: first(
+      s.sites
+        .filter((site) => site.status !== "live")
+        .map((site) => `site ${site.id} ${site.status}${site.error ? `: ${site.error}` : ""}`),
+    ),
+  };
+}
+
 export function checkMemory(s: Snapshot, rule: { warmupMs: number; margin: number; minSamples: number }): CheckResult {
   const problems: string[] = [];
   const judged = new Set<string>();
@@ -764,7 +823,15 @@ export function checkMemory(s: Snapshot, rule: { warmupMs: number; margin: numbe
 }
 
 export function runChecks(s: Snapshot, memoryRule: Parameters<typeof checkMemory>[1]): CheckResult[] {
-  return [checkLedger(s), checkPricedCalls(s), checkEvents(s), checkDeliveries(s), checkHolds(s), checkMemory(s, memoryRule)];
+  return [
+    checkLedger(s),
+    checkPricedCalls(s),
+    checkEvents(s),
+    checkDeliveries(s),
+    checkHolds(s),
+    checkSites(s),
+    checkMemory(s, memoryRule),
+  ];
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -785,6 +852,9 @@ async function settledYet(db: Databases, w: World): Promise<string | null> {
   }
   if ((await one(billing, "SELECT count(*) AS n FROM holds WHERE status = 'held'")) > 0) return "holds open";
   if ((await one(webhooks, "SELECT count(*) AS n FROM deliveries WHERE status = 'pending'")) > 0) return "deliveries pending";
+  if ((await one(db.pools.content, "SELECT count(*) AS n FROM sites WHERE status IN ('pending', 'crawling')")) > 0) {
+    return "site crawls under way";
+  }
   const snapshot = await readSnapshot(w, db, { outcomes: new Map(), pricedSeen: [], unclean: [] }, []);
   if (checkEvents(snapshot).problems.length > 0) return "consumers not caught up";
   return null;
@@ -863,6 +933,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     await world?.s.stop();
     await world?.echo.close();
     await world?.receiver.close();
+    await world?.site.close();
     await infra.stop();
   }
 }

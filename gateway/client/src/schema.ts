@@ -13,7 +13,7 @@ export interface paths {
         };
         /**
          * Health of every service
-         * @description Checks each service's gRPC health now. 200 when all serve; 503 naming each one that does not (with `Retry-After: 1`). For people and alerts: Kubernetes probes `GET /livez`, which checks only the gateway.
+         * @description Checks each service's gRPC health, and NATS as the services see it, now. 200 when all serve and NATS is reached; 503 naming each one that does not, and `nats` when a service cannot reach it (with `Retry-After: 1`). For people and alerts: Kubernetes probes `GET /livez` (liveness) and `GET /readyz` (readiness), which check only the gateway.
          */
         get: operations["getHealth"];
         put?: never;
@@ -3840,6 +3840,7 @@ export interface operations {
                      *         "content": "serving",
                      *         "webhooks": "serving"
                      *       },
+                     *       "nats": "connected",
                      *       "roles": {
                      *         "gateway": {
                      *           "status": "serving",
@@ -3880,6 +3881,11 @@ export interface operations {
                         services: {
                             [key: string]: "serving" | "not_serving" | "unreachable";
                         };
+                        /**
+                         * @description NATS as the services see it (each asked to reach it now): `connected`, `disconnected` (one could not; 503), or `unknown` (no service answered).
+                         * @enum {string}
+                         */
+                        nats: "connected" | "disconnected" | "unknown";
                         /** @description The gateway and each role it depends on: its status and where it runs (`in_process`, or its address). */
                         roles: {
                             [key: string]: {
@@ -3909,6 +3915,11 @@ export interface operations {
                         services: {
                             [key: string]: "serving" | "not_serving" | "unreachable";
                         };
+                        /**
+                         * @description NATS as the services see it (each asked to reach it now): `connected`, `disconnected` (one could not; 503), or `unknown` (no service answered).
+                         * @enum {string}
+                         */
+                        nats: "connected" | "disconnected" | "unknown";
                         /** @description The gateway and each role it depends on: its status and where it runs (`in_process`, or its address). */
                         roles: {
                             [key: string]: {

@@ -19,6 +19,8 @@ export const catalogRole = serviceRole(() => ({
   defaultPort: 50051,
   env: catalogEnv,
   migrationsDir: fileURLToPath(new URL("../migrations", import.meta.url)),
+  // It runs a durable consumer: its readiness needs NATS too.
+  consumesEvents: true,
   services: [CatalogService],
   routes,
   async background(ctx) {

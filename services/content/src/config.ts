@@ -42,6 +42,48 @@ export const contentEnv = {
     .max(60_000)
     .default(1000)
     .describe("how often queued crawls are looked for when nothing wakes the crawler"),
+  CONTENT_EXTRACT_THREADS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(16)
+    .default(1)
+    .describe("worker threads reading crawled pages' HTML off the event loop at once; 0 reads on the event loop"),
+  CONTENT_EXTRACT_QUEUE: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(1000)
+    .default(16)
+    .describe("crawled pages that may wait for an extraction thread; a page beyond that is skipped, not read"),
+  CONTENT_EXTRACT_HEAP_MB: z.coerce
+    .number()
+    .int()
+    .min(32)
+    .max(8192)
+    .default(512)
+    .describe("heap limit of each extraction thread, in MiB; a page needing more is skipped alone"),
+  CONTENT_WORKFLOW_RETENTION_DAYS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(36_500)
+    .default(30)
+    .describe("days a finished workflow run and its steps are kept after it ended; 0 keeps them forever"),
+  CONTENT_WORKFLOW_PRUNE_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .max(86_400_000)
+    .default(3_600_000)
+    .describe("how often finished workflow runs older than the retention are deleted"),
+  CONTENT_WORKFLOW_PRUNE_BATCH: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100_000)
+    .default(500)
+    .describe("finished workflow runs (with their steps) deleted per statement by the retention job"),
   CONTENT_WORKFLOW_LEASE_MS: z.coerce
     .number()
     .int()

@@ -10,6 +10,7 @@ import type { Outbound } from "@toolport/kit/outbound";
 import type { Pool } from "@toolport/kit/pg";
 import { Wakeup } from "@toolport/kit/wakeup";
 import { CrawlError, type CrawlLimits, crawlSite } from "./sites/crawl.js";
+import type { ExtractPool } from "./sites/extract-pool.js";
 import type { ClaimedJob, SiteStore } from "./store/sites.js";
 
 export interface CrawlQueueOptions {
@@ -21,6 +22,8 @@ export interface CrawlQueueOptions {
   leaseMs: number;
   pollMs: number;
   limits?: Partial<CrawlLimits>;
+  /** Reads pages off the event loop (sites/extract-pool.ts). */
+  extractor: ExtractPool;
   /** Catalog services on a registrable domain (discovered_tools). */
   catalogServices(domain: string): Promise<{ id: string; name: string }[]>;
 }
@@ -45,6 +48,7 @@ export class CrawlQueue {
     await this.wakeup.stop();
     for (const controller of this.running.values()) controller.abort();
     await Promise.allSettled([...this.done]);
+    await this.o.extractor.close();
   }
 
   wake(): void {
@@ -94,6 +98,7 @@ export class CrawlQueue {
         outbound: this.o.outbound,
         limits: this.o.limits,
         signal: controller.signal,
+        extract: (body, url, charset, signal) => this.o.extractor.extract(body, url, charset, signal),
         catalogServices: (domain) =>
           this.o.catalogServices(domain).catch((err) => {
             log.warn({ err: (err as Error).message }, "catalog services on the domain could not be listed");

@@ -21,9 +21,11 @@ export const contentRole = serviceRole((): ServiceDefinition<typeof contentEnv> 
       const d = deps!;
       await d.crawls.start();
       await d.runner.start();
+      d.pruner.start();
       return [
         {
           async stop() {
+            await d.pruner.stop();
             await d.runner.stop();
             await d.crawls.stop();
             await d.outbound.close();

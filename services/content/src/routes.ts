@@ -17,9 +17,11 @@ import { CrawlQueue } from "./crawl-queue.js";
 import { siteHandlers } from "./handlers/sites.js";
 import { skillHandlers } from "./handlers/skills.js";
 import { toolLookupFailed, workflowHandlers } from "./handlers/workflows.js";
+import { ExtractPool } from "./sites/extract-pool.js";
 import { SiteStore } from "./store/sites.js";
 import { SkillStore } from "./store/skills.js";
 import { WorkflowStore } from "./store/workflows.js";
+import { WorkflowPruner } from "./workflows/pruner.js";
 import { WorkflowRunner } from "./workflows/runner.js";
 
 export interface ContentDeps {
@@ -31,6 +33,7 @@ export interface ContentDeps {
   catalog: ReturnType<typeof createServiceClient<typeof CatalogService>>;
   workflows: WorkflowStore;
   runner: WorkflowRunner;
+  pruner: WorkflowPruner;
   validator: InputValidator;
   syncWaitMs: number;
 }
@@ -56,6 +59,11 @@ export function createDeps(ctx: ServiceContext<ContentConfig>): ContentDeps {
       maxBytes: config.CONTENT_CRAWL_MAX_BYTES,
       pageTimeoutMs: config.CONTENT_CRAWL_PAGE_TIMEOUT_MS,
     },
+    extractor: new ExtractPool({
+      threads: config.CONTENT_EXTRACT_THREADS,
+      queue: config.CONTENT_EXTRACT_QUEUE,
+      heapMb: config.CONTENT_EXTRACT_HEAP_MB,
+    }),
     catalogServices: async (domain) => (await catalog.findServicesOnDomain({ domain })).services,
   });
   const workflows = new WorkflowStore(pool, ctx.relaxedPool(4));
@@ -81,6 +89,13 @@ export function createDeps(ctx: ServiceContext<ContentConfig>): ContentDeps {
     catalog,
     workflows,
     runner,
+    pruner: new WorkflowPruner({
+      pool,
+      log,
+      retentionDays: config.CONTENT_WORKFLOW_RETENTION_DAYS,
+      intervalMs: config.CONTENT_WORKFLOW_PRUNE_INTERVAL_MS,
+      batchSize: config.CONTENT_WORKFLOW_PRUNE_BATCH,
+    }),
     validator: new InputValidator(log),
     syncWaitMs: config.CONTENT_WORKFLOW_SYNC_WAIT_MS,
   };

@@ -18,6 +18,8 @@ export const identityRole = serviceRole((): ServiceDefinition<typeof identityEnv
     defaultPort: 50054,
     env: identityEnv,
     migrationsDir: fileURLToPath(new URL("../migrations", import.meta.url)),
+    // It runs a durable consumer: its readiness needs NATS too.
+    consumesEvents: true,
     services: [IdentityService],
     routes(router, ctx) {
       deps = createDeps(ctx);

@@ -6,10 +6,31 @@
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import v8 from "node:v8";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
 export const metrics = new Registry();
 collectDefaultMetrics({ register: metrics });
+
+/** The V8 heap in use now (the process's main thread), read at each scrape. */
+export const heapUsedBytes = new Gauge({
+  name: "toolport_heap_used_bytes",
+  help: "V8 heap in use by the process's main thread",
+  registers: [metrics],
+  collect() {
+    this.set(v8.getHeapStatistics().used_heap_size);
+  },
+});
+
+/** The V8 heap's limit (--max-old-space-size and the young generation: what the heap may reach). */
+export const heapLimitBytes = new Gauge({
+  name: "toolport_heap_limit_bytes",
+  help: "V8 heap limit of the process's main thread; the process dies out of memory near it",
+  registers: [metrics],
+  collect() {
+    this.set(v8.getHeapStatistics().heap_size_limit);
+  },
+});
 
 const latencyBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 

@@ -8,6 +8,8 @@
  * gives each role its own variable (CATALOG_PORT, ..., GATEWAY_PORT, MCP_PORT) with the role's usual
  * default, since one `PORT` cannot serve them all.
  */
+import v8 from "node:v8";
+import { watchHeap } from "./heap-watch.js";
 import { onShutdown } from "./lifecycle.js";
 import { createLogger, type Logger } from "./logger.js";
 import { serveMetrics } from "./metrics.js";
@@ -116,7 +118,14 @@ export async function runRoles(roles: Role[], env: NodeJS.ProcessEnv = process.e
   const metricsServer = metricsPort === undefined ? undefined : await serveMetrics(metricsPort, env.HOST || "0.0.0.0");
   if (metricsServer) log.info({ port: metricsServer.port }, "metrics served at /metrics");
   if (tracing) log.info({ endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT }, "traces exported over OTLP");
+  const heap = v8.getHeapStatistics();
+  log.info(
+    { heap_limit_mb: Math.round(heap.heap_size_limit / (1024 * 1024)), sized_by: env.TOOLPORT_HEAP_SIZED_BY || "node" },
+    "heap limit",
+  );
+  const stopHeapWatch = watchHeap(log);
   onShutdown(log, async () => {
+    stopHeapWatch();
     await stopRoles(running);
     await metricsServer?.close();
     await stopTracing();

@@ -9,7 +9,8 @@ import type { NatsConnection } from "nats";
 import { z } from "zod";
 import { loadConfig, logLevel, port, url } from "./config.js";
 import { connectNats, ensureStream, NATS_NAMESPACE_PATTERN, OutboxRelay, setNatsNamespace } from "./events.js";
-import { ServingStatus } from "./health.js";
+import { DATABASE_CHECK, NATS_CHECK, READINESS, ServingStatus } from "./health.js";
+import { watchHeap } from "./heap-watch.js";
 import { onShutdown } from "./lifecycle.js";
 import { createLogger, type Logger } from "./logger.js";
 import { createPool, ensureDatabase, kitMigrationsDir, migrate, type Pool, serviceDatabaseUrl } from "./pg.js";
@@ -135,6 +136,11 @@ export interface ServiceDefinition<S extends z.ZodRawShape> {
   /** The gRPC services this process serves (for health entries). */
   services: DescService[];
   routes: (router: ConnectRouter, ctx: ServiceContext<z.infer<z.ZodObject<S>> & BaseConfig>) => void;
+  /**
+   * Whether the role consumes events (a durable consumer): then its readiness needs NATS too. A role
+   * that only publishes keeps serving while NATS is away (its outbox holds the events).
+   */
+  consumesEvents?: boolean;
   /** Consumers, timers: started after the server listens, stopped before the pool closes. */
   background?: (ctx: ServiceContext<z.infer<z.ZodObject<S>> & BaseConfig>) => Promise<BackgroundWork[]>;
 }
@@ -249,6 +255,15 @@ export async function startService<S extends z.ZodRawShape>(
     serviceNames: def.services.map((s) => s.typeName),
   });
   const work = (await def.background?.(ctx)) ?? [];
+  const databaseUp = async () => (await pool.query("SELECT 1")).rowCount === 1;
+  // A PING answered by the server: a connection that is reconnecting (or closed) fails it.
+  const natsUp = async () => !nc.isClosed() && (await nc.flush().then(() => true));
+  server.health.addCheck(DATABASE_CHECK, databaseUp);
+  server.health.addCheck(NATS_CHECK, natsUp);
+  server.health.addCheck(READINESS, async () => {
+    const [db, nats] = await Promise.all([databaseUp(), def.consumesEvents ? natsUp() : true]);
+    return db && nats;
+  });
   server.health.setAll(ServingStatus.SERVING);
   log.info({ port: server.port }, `${def.name} service listening`);
 
@@ -270,7 +285,11 @@ export async function startService<S extends z.ZodRawShape>(
 /** main.ts of a service: start, and stop cleanly on SIGTERM. */
 export async function runService<S extends z.ZodRawShape>(def: ServiceDefinition<S>): Promise<void> {
   const running = await startService(def);
-  onShutdown(running.log, () => running.stop());
+  const stopHeapWatch = watchHeap(running.log);
+  onShutdown(running.log, () => {
+    stopHeapWatch();
+    return running.stop();
+  });
 }
 
 /**

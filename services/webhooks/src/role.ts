@@ -16,6 +16,8 @@ export const webhooksRole = serviceRole((): ServiceDefinition<typeof webhooksEnv
     defaultPort: 50056,
     env: webhooksEnv,
     migrationsDir: fileURLToPath(new URL("../migrations", import.meta.url)),
+    // It runs a durable consumer: its readiness needs NATS too.
+    consumesEvents: true,
     services: [WebhooksService],
     routes(router, ctx) {
       deps = createDeps(ctx);

@@ -8,6 +8,11 @@ const services: Schema = {
   description: "Each service behind the gateway and its status.",
   additionalProperties: serviceStatus,
 };
+const nats: Schema = {
+  ...oneOf("connected", "disconnected", "unknown"),
+  description:
+    "NATS as the services see it (each asked to reach it now): `connected`, `disconnected` (one could not; 503), or `unknown` (no service answered).",
+};
 const roles: Schema = {
   type: "object",
   description: "The gateway and each role it depends on: its status and where it runs (`in_process`, or its address).",
@@ -22,13 +27,14 @@ export const systemOps = {
     operationId: "getHealth",
     summary: "Health of every service",
     description:
-      "Checks each service's gRPC health now. 200 when all serve; 503 naming each one that does not (with " +
-      "`Retry-After: 1`). For people and alerts: Kubernetes probes `GET /livez`, which checks only the gateway.",
+      "Checks each service's gRPC health, and NATS as the services see it, now. 200 when all serve and NATS is reached; 503 naming " +
+      "each one that does not, and `nats` when a service cannot reach it (with `Retry-After: 1`). For people and alerts: " +
+      "Kubernetes probes `GET /livez` (liveness) and `GET /readyz` (readiness), which check only the gateway.",
     tags: ["System"],
     responses: {
       200: {
         description: "Every service serves.",
-        schema: closed({ status: { const: "ok" }, services, roles }),
+        schema: closed({ status: { const: "ok" }, services, nats, roles }),
         example: {
           status: "ok",
           services: {
@@ -39,6 +45,7 @@ export const systemOps = {
             content: "serving",
             webhooks: "serving",
           },
+          nats: "connected",
           roles: {
             gateway: { status: "serving", runs: "in_process", pid: 4242 },
             catalog: { status: "serving", runs: "toolport-catalog:50051" },
@@ -56,6 +63,7 @@ export const systemOps = {
         schema: closed({
           status: { const: "unavailable" },
           services,
+          nats,
           roles,
           detail: string,
           error: closed({

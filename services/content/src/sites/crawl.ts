@@ -36,6 +36,7 @@ import {
   probeOpenApi,
 } from "./discover.js";
 import { extractPage, type PageFacts } from "./extract.js";
+import { ExtractBusy } from "./extract-pool.js";
 import { FetchFailure, SiteFetcher } from "./fetch.js";
 import { type JsonLdNode, stringsOf, typesOf } from "./jsonld.js";
 import { ROBOTS_AGENT, RobotsTxt } from "./robots.js";
@@ -71,6 +72,11 @@ export interface CrawlDeps {
   catalogServices?: (domain: string) => Promise<{ id: string; name: string }[]>;
   /** Cancels the whole crawl: crawlSite rejects with the signal's reason. */
   signal?: AbortSignal;
+  /**
+   * Reads a page's HTML (the content role passes its worker pool's, sites/extract-pool.ts, so a large page
+   * is parsed off the event loop); absent, extract.ts reads it here. ExtractBusy from it skips the page.
+   */
+  extract?: (body: Buffer, url: URL, charset: string | undefined, signal?: AbortSignal) => Promise<PageFacts>;
 }
 
 export interface SiteComponents {
@@ -300,16 +306,32 @@ class SiteCrawl {
     }
   }
 
+  private extract(body: Buffer, url: URL, charset: string | undefined): Promise<PageFacts> {
+    const read = this.deps.extract;
+    return read ? read(body, url, charset, this.deps.signal) : Promise.resolve(extractPage(body, url, charset));
+  }
+
   /** GETs one page; never rejects but for a cancelled crawl. */
   private async readPage(url: URL): Promise<PageResult> {
     try {
       const res = await this.fetcher.get(url, { accept: PAGE_ACCEPT, want: (status, type) => isSuccess(status) && isHtml(type) });
-      if (res.read) return { ok: true, url: res.url, facts: extractPage(res.body, res.url, res.charset) };
+      if (res.read) return { ok: true, url: res.url, facts: await this.extract(res.body, res.url, res.charset) };
       if (isSuccess(res.status)) {
         return { ok: false, reason: "not_html", detail: `Content-Type ${res.mediaType || "missing"}`, code: "not_html" };
       }
       return { ok: false, reason: "error", detail: `HTTP ${res.status}`, code: "unreachable" };
     } catch (err) {
+      if (err instanceof ExtractBusy)
+        return { ok: false, reason: "error", detail: `not read: ${err.message}`, code: "unreachable" };
+      // The extraction thread ran out of its heap on this page (extract-pool.ts): the page alone is lost.
+      if ((err as { code?: unknown })?.code === "ERR_WORKER_OUT_OF_MEMORY") {
+        return {
+          ok: false,
+          reason: "error",
+          detail: "reading this page needs more memory than one page may use",
+          code: "too_large",
+        };
+      }
       if (!(err instanceof FetchFailure)) throw err;
       return { ok: false, ...failureOutcome(err), detail: err.message };
     }
