@@ -142,6 +142,7 @@ function roleFacts(): Map<string, RoleFacts> {
 /** Paths served inside the cluster only: probes and metrics never go through the Ingress. */
 const INTERNAL_PATHS: Record<string, string> = {
   "/livez": "the gateway's liveness probe",
+  "/readyz": "the gateway's readiness probe",
   "/metrics": "Prometheus scrapes the pods (on METRICS_PORT; the gateway also serves it on its own port)",
   "/mcp/health": "the MCP server's probe (under /mcp, so routed too, and harmless)",
 };
