@@ -366,9 +366,13 @@ export async function previewService(
   const caller = requireCaller(callerOrNull);
   assertMayManageCatalog(caller, "publish services");
   if (!input.source) {
-    throw invalidArgument("missing_source", "give the tools' source: api (an OpenAPI document) or mcp_server (an MCP server URL)", {
-      details: { field: "source" },
-    });
+    throw invalidArgument(
+      "missing_source",
+      "give the tools' source: api (an OpenAPI document) or mcp_server (an MCP server URL)",
+      {
+        details: { field: "source" },
+      },
+    );
   }
   assertCanPublishInto(input.organizationId || caller.organizationId, caller);
   const source = await readSource(deps, input.source, signal, false);

@@ -374,7 +374,7 @@ describe("invalid documents are refused naming where they are wrong", () => {
   });
 });
 
-describe("a document without paths (issue 33: swagger-parser's \"[object Object] is not a valid Openapi API definition\")", () => {
+describe('a document without paths (issue 33: swagger-parser\'s "[object Object] is not a valid Openapi API definition")', () => {
   const info = { title: "No paths", version: "1" };
 
   it("an OpenAPI 3.0 document without `paths` is refused naming #/paths, in words", async () => {
