@@ -112,6 +112,7 @@ function SkillCard({ skill, submissions }: { skill: SkillSummary; submissions: S
         ) : null}
         <ConfirmAction
           label="Delete"
+          danger
           question={`Delete ${skill.name} for good?`}
           confirmLabel="Delete for good"
           busy={remove.isPending}

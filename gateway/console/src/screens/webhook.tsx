@@ -151,7 +151,7 @@ function Actions({ hook }: { hook: Webhook }) {
     <section aria-labelledby="webhook-actions">
       <h2 id="webhook-actions">Actions</h2>
       <div className="row">
-        <button type="button" disabled={toggle.isPending} onClick={() => toggle.mutate()}>
+        <button type="button" className="button-secondary" disabled={toggle.isPending} onClick={() => toggle.mutate()}>
           {hook.is_active ? "Pause" : "Resume"}
         </button>
         <button
@@ -173,6 +173,7 @@ function Actions({ hook }: { hook: Webhook }) {
           label="Delete"
           question="Delete this webhook and its delivery history for good?"
           confirmLabel="Delete for good"
+          danger
           busy={remove.isPending}
           onConfirm={() => remove.mutate()}
         />
