@@ -99,6 +99,7 @@ describe("the console's webhooks, skills, review queue and workflows", () => {
 
     // A refusal from the API is shown beside the form.
     const url = `${receiver.url}/console-hook`;
+    await page.getByRole("button", { name: "New webhook" }).first().click();
     await page.getByLabel("Endpoint URL").fill("https://10.1.2.3/hook");
     await page.getByRole("checkbox", { name: /tool\.execution\.completed/ }).check();
     await page.getByRole("button", { name: "Create webhook" }).click();

@@ -5,7 +5,7 @@
  * defect and where it is. Then the name and visibility, and "Publish" (`POST /v1/services`), which opens
  * the new service's page.
  */
-import { useMutation } from "@tanstack/react-query";
+import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { FileCode, Link as LinkIcon, Server, Upload } from "lucide-react";
 import { type ChangeEvent, type FormEvent, useState } from "react";
 import { Link, useLocation } from "wouter";
@@ -29,6 +29,7 @@ function locationOf(error: unknown): string | null {
 
 export default function Publish() {
   const { api } = useSession();
+  const queryClient = useQueryClient();
   const [, navigate] = useLocation();
   const [kind, setKind] = useState<SourceKind>("document");
   const [text, setText] = useState("");
@@ -52,6 +53,7 @@ export default function Publish() {
     mutationFn: () =>
       unwrap(api.POST("/v1/services", { body: { ...source(), visibility, ...(name.trim() ? { name: name.trim() } : {}) } })),
     onSuccess: (published) => {
+      void queryClient.invalidateQueries({ queryKey: ["services"] });
       if (published.service) navigate(`/services/${published.service.id}?published=1`);
     },
   });
