@@ -390,7 +390,10 @@ describe("publishing from the console", () => {
     expect(published.status, JSON.stringify(published.body)).toBe(201);
     expect(published.body.tools).toHaveLength(2);
     // A broken document previews as it publishes: a 400 naming where.
-    const broken = await call("POST", "/services/preview", { key, body: { api: { document_text: "openapi: 3.0.3\ninfo: {}\n" } } });
+    const broken = await call("POST", "/services/preview", {
+      key,
+      body: { api: { document_text: "openapi: 3.0.3\ninfo: {}\n" } },
+    });
     expect(broken.status).toBe(400);
     expect(broken.body.error).toMatchObject({ code: "invalid_openapi_document", details: { location: "#/paths" } });
   });
