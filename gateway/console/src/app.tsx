@@ -242,7 +242,7 @@ function OrgSwitcher() {
   const { signedIn } = useSessionState();
   if (!signedIn) return null;
   const { organizations, orgId, setOrgId, organization } = signedIn;
-  // The role is said below the picker, not in it: a long name and its role did not fit the sidebar.
+  // The role is said below the picker, with the whole name: a long name and its role did not fit the sidebar.
   return (
     <div className="org-switcher">
       <label htmlFor="organization">Organization</label>
@@ -260,8 +260,16 @@ function OrgSwitcher() {
           </option>
         ))}
       </select>
+      {/* The whole name, which a narrow picker may cut short, and the person's role there. */}
       <span id="organization-role" className="org-role muted">
-        {organization ? `Your role: ${organization.role}` : ""}
+        {organization ? (
+          <>
+            <strong className="org-name">
+              {organization.is_personal ? `${organization.name} (personal)` : organization.name}
+            </strong>
+            , as {organization.role}
+          </>
+        ) : null}
       </span>
     </div>
   );
