@@ -171,6 +171,8 @@ describe("the console's webhooks, skills, review queue and workflows", () => {
     const person = newPerson("skills");
     await signUp(c.page, s, person, "/skills");
     const page = c.page;
+    // The form is in a drawer: the list comes first.
+    await page.getByRole("button", { name: "New skill" }).first().click();
     const skillMd = page.getByLabel("SKILL.md", { exact: true });
     const name = page.getByLabel("Name", { exact: true });
 
@@ -204,6 +206,7 @@ describe("the console's webhooks, skills, review queue and workflows", () => {
     ]);
 
     // The screen with a skill and the frontmatter check at work on a new draft.
+    await page.getByRole("button", { name: "New skill" }).click();
     await skillMd.fill("---\nname: Charts\ndescription: Draw charts from a CSV file.\n---\n# Charts\n");
     await page.getByText("Frontmatter looks right").waitFor();
     await page.locator("#skill-name-check").getByText("must be lowercase letters").waitFor();
