@@ -261,6 +261,10 @@ describe("publishing from the console", () => {
         row: getComputedStyle(row).display,
         cell: getComputedStyle(cell).display,
         label: getComputedStyle(cell, "::before").content,
+        labelPosition: getComputedStyle(cell, "::before").position,
+        cellLeft: cell.getBoundingClientRect().left,
+        cellWidth: cell.getBoundingClientRect().width,
+        contentLeft: cell.querySelector("a").getBoundingClientRect().left,
         labels: [...row.querySelectorAll("td")].map((td) => td.dataset.label),
         headHeight: head.getBoundingClientRect().height,
         rowWidth: row.getBoundingClientRect().width,
@@ -271,6 +275,10 @@ describe("publishing from the console", () => {
       row: string;
       cell: string;
       label: string;
+      labelPosition: string;
+      cellLeft: number;
+      cellWidth: number;
+      contentLeft: number;
       labels: string[];
       headHeight: number;
       rowWidth: number;
@@ -278,7 +286,10 @@ describe("publishing from the console", () => {
       overflow: boolean;
     };
     expect(layout.row).toBe("block");
-    expect(layout.cell).toBe("grid");
+    expect(layout.cell).toBe("block");
+    expect(layout.labelPosition).toBe("absolute");
+    // The cell's content starts right of its label, not squeezed under it.
+    expect(layout.contentLeft).toBeGreaterThan(layout.cellLeft + layout.cellWidth * 0.3);
     expect(layout.label).toBe('"Tool"');
     expect(layout.labels).toEqual(["Tool", "Operation", "Readiness", "Status"]);
     expect(layout.headHeight).toBeLessThanOrEqual(1);
