@@ -13,6 +13,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type McpUpstream, startMcpUpstream } from "../../services/execution/test/upstreams.js";
 import { type Call, gatewayClient } from "../harness/http.js";
 import {
   type ConsoleStack,
@@ -119,15 +120,14 @@ const ARCHIVE_OPERATION = `  /notes/{note_id}/archive:
 let s: ConsoleStack;
 let browser: Browser;
 let upstream: Upstream;
+let mcp: McpUpstream;
 let call: Call;
 
 beforeAll(async () => {
-  upstream = await startNotesApi();
+  [upstream, mcp] = await Promise.all([startNotesApi(), startMcpUpstream()]);
+  const allow = `127.0.0.1:${upstream.port},127.0.0.1:${mcp.port}`;
   [s, browser] = await Promise.all([
-    startConsoleStack({
-      EXECUTION_OUTBOUND_ALLOW: `127.0.0.1:${upstream.port}`,
-      CATALOG_OUTBOUND_ALLOW: `127.0.0.1:${upstream.port}`,
-    }),
+    startConsoleStack({ EXECUTION_OUTBOUND_ALLOW: allow, CATALOG_OUTBOUND_ALLOW: allow }),
     launchBrowser(),
   ]);
   call = gatewayClient(s.stack.gatewayUrl);
@@ -137,6 +137,7 @@ afterAll(async () => {
   await browser?.close();
   await s?.stop();
   await upstream?.close();
+  await mcp?.close();
 });
 
 /** The services the person's organization has, through the API. */
@@ -295,6 +296,32 @@ describe("publishing from the console", () => {
     expect(layout.headHeight).toBeLessThanOrEqual(1);
     expect(layout.rowWidth).toBeGreaterThan(layout.pageWidth * 0.8);
     expect(layout.overflow).toBe(false);
+    expectClean(c);
+    await c.close();
+  });
+
+  it("previews and publishes an MCP server from its URL, its tools/list becoming the tools", async () => {
+    const c = await openConsole(browser, s);
+    const { page } = c;
+    await signUp(page, s, newPerson("mcp"), "/services/new");
+    await page.getByRole("radio", { name: /An MCP server/ }).check();
+    await page.getByLabel("MCP server URL").fill(mcp.url);
+    await page.getByRole("button", { name: "Preview the tools" }).click();
+    const preview = page.getByRole("region", { name: "Tools to be created" });
+    await preview.waitFor();
+    const search = preview.getByRole("row").filter({ hasText: "search_docs" });
+    expect(await search.textContent()).toContain("MCP tool");
+    expect(await search.textContent()).toContain("query, limit");
+    const previewed = await preview.getByRole("row").count();
+    expect(previewed).toBeGreaterThan(2);
+    expect(await servicesOf(page)).toEqual([]);
+    await page.getByRole("button", { name: "Publish", exact: true }).click();
+    await page.getByRole("heading", { level: 1, name: "test-upstream" }).waitFor();
+    const tools = page.getByRole("region", { name: "Tools of this service" });
+    await tools.getByRole("link", { name: "search_docs" }).waitFor();
+    expect(await tools.getByRole("row").count()).toBe(previewed);
+    const [published] = await servicesOf(page);
+    expect(published).toMatchObject({ name: "test-upstream", visibility: "private" });
     expectClean(c);
     await c.close();
   });
