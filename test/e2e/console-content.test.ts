@@ -154,6 +154,17 @@ describe("the console's webhooks, skills, review queue and workflows", () => {
     await attempts.getByRole("cell", { name: "2 · 1" }).waitFor();
     const again = (await receiver.waitFor(2)).filter((r) => r.path === "/console-hook");
     expect(again.map((r) => r.headers["x-svc-delivery"])).toEqual([deliveryId, deliveryId]);
+
+    // Rotate: the new secret in a dialog that stays until dismissed, not the first one.
+    await page.getByRole("button", { name: "Rotate the secret" }).click();
+    await page.getByRole("button", { name: "Rotate", exact: true }).click();
+    const rotated = page.getByRole("dialog", { name: "Your webhook's new signing secret" });
+    const newSecret = (await rotated.getByTestId("shown-once").textContent())!.trim();
+    expect(newSecret).toMatch(/^whsec_/);
+    expect(newSecret).not.toBe(secret);
+    await rotated.getByRole("button", { name: "Done, I have copied it" }).click();
+    await rotated.waitFor({ state: "detached" });
+    expect(await page.content()).not.toContain(newSecret);
     expect(c.errors).toEqual([]);
     expect(c.offsite).toEqual([]);
     await c.close();

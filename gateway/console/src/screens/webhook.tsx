@@ -9,7 +9,8 @@ import { Link, useLocation } from "wouter";
 import { type components, unwrap } from "../api";
 import { useSession } from "../session";
 import { ConfirmAction } from "../ui/content-confirm";
-import { Badge, ErrorNote, Field, Loading, Note, Page, ShownOnce, TableWrap, When } from "../ui/index";
+import { SecretDialog } from "../ui/dialog";
+import { Badge, ErrorNote, Field, Loading, Note, Page, TableWrap, When } from "../ui/index";
 
 type Schemas = components["schemas"];
 type Webhook = Schemas["Webhook"];
@@ -182,12 +183,16 @@ function Actions({ hook }: { hook: Webhook }) {
       {done ? <Note kind="success">{done}</Note> : null}
       <ErrorNote error={failure} />
       {rotate.data ? (
-        <>
-          <ShownOnce label="New signing secret" value={rotate.data.secret} />
+        <SecretDialog
+          title="Your webhook's new signing secret"
+          label="New signing secret"
+          value={rotate.data.secret}
+          onClose={() => rotate.reset()}
+        >
           <p className="muted">
             Deliveries carry a signature by each secret until <When at={rotate.data.previous_secret_expires_at} />.
           </p>
-        </>
+        </SecretDialog>
       ) : null}
     </section>
   );
