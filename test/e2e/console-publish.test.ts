@@ -58,11 +58,14 @@ async function startNotesApi(): Promise<Upstream> {
   return { url, port, seen, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
+/** The document served by URL: its calls need an API key (header X-Notes-Key). */
 function notesDocument(title: string, upstream: string) {
   return {
     openapi: "3.0.3",
     info: { title, version: "1.0.0" },
     servers: [{ url: upstream }],
+    components: { securitySchemes: { notes_key: { type: "apiKey", in: "header", name: "X-Notes-Key" } } },
+    security: [{ notes_key: [] }],
     paths: {
       "/notes": { get: { operationId: "list_notes", summary: "List the notes", responses: { "200": { description: "ok" } } } },
     },
@@ -242,10 +245,18 @@ describe("publishing from the console", () => {
     await page.getByRole("region", { name: "Tools to be created" }).waitFor();
     expect(await page.getByTestId("preview-count").textContent()).toBe("1 tool");
     expect(await page.locator(".preview-warnings").count()).toBe(0);
+    await page.getByText("Calls need a credential (notes_key)").waitFor();
     await page.getByRole("radio", { name: /^Public/ }).check();
     await page.getByRole("button", { name: "Publish", exact: true }).click();
     await page.getByRole("heading", { level: 1, name: "Harbor Notes" }).waitFor();
+    // Its tool waits for a credential: readiness says so, and the connect button leads to the connect page.
+    await expect
+      .poll(() => page.getByTestId("service-readiness").textContent())
+      .toBe("0 of 1 active tool ready for you; 1 waits for a credential.");
     const [published] = await servicesOf(page);
+    expect(await page.getByRole("link", { name: "Connect", exact: true }).getAttribute("href")).toBe(
+      `/console/services/${published!.id}/connect`,
+    );
     expect(published).toMatchObject({ name: "Harbor Notes", visibility: "public" });
     expect((await call("GET", `/services/public/${published!.id}`)).status).toBe(200);
 

@@ -143,7 +143,7 @@ function ServiceDetails({ detail }: { detail: Detail }) {
         {tools.data ? (
           <p data-testid="service-readiness">
             {ready} of {active.length} active tool{active.length === 1 ? "" : "s"} ready for you
-            {waiting > 0 ? `; ${waiting} wait for a credential` : ""}.
+            {waiting > 0 ? `; ${waiting} ${waiting === 1 ? "waits" : "wait"} for a credential` : ""}.
           </p>
         ) : null}
         {waiting > 0 ? (
