@@ -173,6 +173,11 @@ describe("the console's webhooks, skills, review queue and workflows", () => {
     await onPhone(person, `/webhooks/${webhookId}`, "webhook", async (p) => {
       const delivery = p.locator("tr[data-delivery]").filter({ hasText: "succeeded" });
       await delivery.waitFor();
+      // A card per delivery, each cell labelled from its column's header (the screen gives no labels).
+      const displayOf = (row: unknown) =>
+        (globalThis as unknown as { getComputedStyle(e: unknown): { display: string } }).getComputedStyle(row).display;
+      expect(await delivery.evaluate(displayOf)).toBe("block");
+      expect(await delivery.locator("td").first().getAttribute("data-label")).toBe("Event");
       await delivery.scrollIntoViewIfNeeded();
     });
   }, 240_000);

@@ -204,16 +204,22 @@ export function TableWrap({ label, children }: { label: string; children: ReactN
           let column = 0;
           for (const cell of row.children) {
             const span = (cell as HTMLTableCellElement).colSpan || 1;
-            if (!cell.hasAttribute("data-label")) cell.setAttribute("data-label", span > 1 ? "" : (heads[column] ?? ""));
+            // A label this effect set (not the screen's) follows its header, whose text may change.
+            if (!cell.hasAttribute("data-label") || cell.hasAttribute("data-label-auto")) {
+              const label = span > 1 ? "" : (heads[column] ?? "");
+              if (cell.getAttribute("data-label") !== label) cell.setAttribute("data-label", label);
+              cell.setAttribute("data-label-auto", "");
+            }
             column += span;
           }
         }
       }
     };
     labelCells();
-    // Rows come and go (pages, filters); setting an attribute is not a change this observer sees.
+    // Rows come and go (pages, filters), headers change their text; setting an attribute is not a change
+    // this observer sees.
     const observer = new MutationObserver(labelCells);
-    observer.observe(wrap, { childList: true, subtree: true });
+    observer.observe(wrap, { childList: true, subtree: true, characterData: true });
     return () => observer.disconnect();
   }, []);
   return (
