@@ -5437,7 +5437,7 @@ export interface operations {
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
-            /** @description The body is not JSON (`unsupported_media_type`): send `Content-Type: application/json`. */
+            /** @description The body is not JSON (`unsupported_media_type`): send `Content-Type: application/json`. A YAML body (`application/yaml`, `text/yaml`) is refused with a message saying to send the document, JSON or YAML, as text in `api.document_text`. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5703,7 +5703,7 @@ export interface operations {
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
-            /** @description The body is not JSON (`unsupported_media_type`): send `Content-Type: application/json`. */
+            /** @description The body is not JSON (`unsupported_media_type`): send `Content-Type: application/json`. A YAML body (`application/yaml`, `text/yaml`) is refused with a message saying to send the document, JSON or YAML, as text in `api.document_text`. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6180,7 +6180,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
-            /** @description The body is not JSON (`unsupported_media_type`): send `Content-Type: application/json`. */
+            /** @description The body is not JSON (`unsupported_media_type`): send `Content-Type: application/json`. A YAML body (`application/yaml`, `text/yaml`) is refused with a message saying to send the document, JSON or YAML, as text in `api.document_text`. */
             415: {
                 headers: {
                     [name: string]: unknown;

@@ -47,6 +47,12 @@ const serviceId = { service_id: { description: "The service's id, or its slug.",
 
 const err = (description: string): ResponseDoc => ({ description, schema: ref("Error") });
 const unsupportedMediaType = err("The body is not JSON (`unsupported_media_type`): send `Content-Type: application/json`.");
+/** The publishing routes' 415: a YAML document is the usual first guess. */
+const documentNotJson = err(
+  "The body is not JSON (`unsupported_media_type`): send `Content-Type: application/json`. A YAML body " +
+    "(`application/yaml`, `text/yaml`) is refused with a message saying to send the document, JSON or YAML, as text " +
+    "in `api.document_text`.",
+);
 const slugTaken = (of: string) => err(`The slug is already used by another ${of} (\`slug_taken\`).`);
 /** The auth middleware's lookup of `svc-org-id` (identity): a route without path parameters gets no 404 otherwise. */
 const orgNotFound = err("The `svc-org-id` organization does not exist or the caller is not a member (`organization_not_found`).");
@@ -786,7 +792,7 @@ export const catalogOps = {
       },
       404: orgNotFound,
       409: slugTaken("service"),
-      415: unsupportedMediaType,
+      415: documentNotJson,
     },
   },
   previewService: {
@@ -828,7 +834,7 @@ export const catalogOps = {
         },
       },
       404: orgNotFound,
-      415: unsupportedMediaType,
+      415: documentNotJson,
     },
   },
   listServices: {
@@ -910,7 +916,7 @@ export const catalogOps = {
         schema: ref("ReimportedService"),
         example: { service: exampleService, tools: [exampleTool], deactivated_tool_ids: [], warnings: [] },
       },
-      415: unsupportedMediaType,
+      415: documentNotJson,
     },
   },
   deleteService: {
