@@ -99,6 +99,7 @@ describe("the console's webhooks, skills, review queue and workflows", () => {
 
     // A refusal from the API is shown beside the form.
     const url = `${receiver.url}/console-hook`;
+    await page.getByRole("button", { name: "New webhook" }).first().click();
     await page.getByLabel("Endpoint URL").fill("https://10.1.2.3/hook");
     await page.getByRole("checkbox", { name: /tool\.execution\.completed/ }).check();
     await page.getByRole("button", { name: "Create webhook" }).click();
@@ -153,6 +154,17 @@ describe("the console's webhooks, skills, review queue and workflows", () => {
     await attempts.getByRole("cell", { name: "2 · 1" }).waitFor();
     const again = (await receiver.waitFor(2)).filter((r) => r.path === "/console-hook");
     expect(again.map((r) => r.headers["x-svc-delivery"])).toEqual([deliveryId, deliveryId]);
+
+    // Rotate: the new secret in a dialog that stays until dismissed, not the first one.
+    await page.getByRole("button", { name: "Rotate the secret" }).click();
+    await page.getByRole("button", { name: "Rotate", exact: true }).click();
+    const rotated = page.getByRole("dialog", { name: "Your webhook's new signing secret" });
+    const newSecret = (await rotated.getByTestId("shown-once").textContent())!.trim();
+    expect(newSecret).toMatch(/^whsec_/);
+    expect(newSecret).not.toBe(secret);
+    await rotated.getByRole("button", { name: "Done, I have copied it" }).click();
+    await rotated.waitFor({ state: "detached" });
+    expect(await page.content()).not.toContain(newSecret);
     expect(c.errors).toEqual([]);
     expect(c.offsite).toEqual([]);
     await c.close();
@@ -161,6 +173,11 @@ describe("the console's webhooks, skills, review queue and workflows", () => {
     await onPhone(person, `/webhooks/${webhookId}`, "webhook", async (p) => {
       const delivery = p.locator("tr[data-delivery]").filter({ hasText: "succeeded" });
       await delivery.waitFor();
+      // A card per delivery, each cell labelled from its column's header (the screen gives no labels).
+      const displayOf = (row: unknown) =>
+        (globalThis as unknown as { getComputedStyle(e: unknown): { display: string } }).getComputedStyle(row).display;
+      expect(await delivery.evaluate(displayOf)).toBe("block");
+      expect(await delivery.locator("td").first().getAttribute("data-label")).toBe("Event");
       await delivery.scrollIntoViewIfNeeded();
     });
   }, 240_000);
@@ -170,6 +187,8 @@ describe("the console's webhooks, skills, review queue and workflows", () => {
     const person = newPerson("skills");
     await signUp(c.page, s, person, "/skills");
     const page = c.page;
+    // The form is in a drawer: the list comes first.
+    await page.getByRole("button", { name: "New skill" }).first().click();
     const skillMd = page.getByLabel("SKILL.md", { exact: true });
     const name = page.getByLabel("Name", { exact: true });
 
@@ -203,6 +222,7 @@ describe("the console's webhooks, skills, review queue and workflows", () => {
     ]);
 
     // The screen with a skill and the frontmatter check at work on a new draft.
+    await page.getByRole("button", { name: "New skill" }).click();
     await skillMd.fill("---\nname: Charts\ndescription: Draw charts from a CSV file.\n---\n# Charts\n");
     await page.getByText("Frontmatter looks right").waitFor();
     await page.locator("#skill-name-check").getByText("must be lowercase letters").waitFor();

@@ -70,7 +70,9 @@ describe("the console's keys, wallet and assistant screens", () => {
     await signUp(page, s, newPerson("keys"), "/keys");
     const me = await sessionOf(page);
 
-    // The form: agent, purpose, one builtin tool picked from the catalog, a daily cap in dollars.
+    // The form (in a drawer: the list comes first): agent, purpose, one builtin tool picked from the
+    // catalog, a daily cap in dollars.
+    await page.getByRole("button", { name: "New key" }).first().click();
     await page.getByLabel("Name", { exact: true }).fill("slug bot");
     await page.getByLabel("Agent name").fill("Slugger");
     await page.getByLabel("Agent type").selectOption("coding_agent");

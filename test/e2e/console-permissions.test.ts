@@ -111,6 +111,7 @@ describe("the console's allow-lists and console keys", () => {
     const c = await openConsole(browser, s);
     const { page } = c;
     await signUp(page, s, newPerson("lists"), "/keys");
+    await page.getByRole("button", { name: "New key" }).first().click();
     const me = await sessionOf(page);
     const slugify = tools["text-slugify"]!;
     const wordCount = tools["text-word-count"]!;
@@ -121,7 +122,14 @@ describe("the console's allow-lists and console keys", () => {
     expect(data.id).not.toBe(text.id);
 
     const box = page.getByTestId("callable");
+    // The create form is in a drawer: opened before picking, closed when a key is made.
+    const openForm = async () => {
+      if (!(await page.getByLabel("Search the catalog").isVisible())) {
+        await page.getByRole("button", { name: "New key" }).first().click();
+      }
+    };
     const pickService = async (query: string, service: { name: string }) => {
+      await openForm();
       await page.getByLabel("Search the catalog").fill(query);
       await page.getByLabel("Search the catalog").press("Enter");
       await page
@@ -131,6 +139,7 @@ describe("the console's allow-lists and console keys", () => {
       await page.getByRole("button", { name: `Remove service ${service.name}` }).waitFor();
     };
     const pickTool = async (query: string, tool: { name: string }) => {
+      await openForm();
       await page.getByLabel("Search the catalog").fill(query);
       await page.getByLabel("Search the catalog").press("Enter");
       await page.getByRole("button", { name: `Allow tool ${tool.name}`, exact: true }).click();
@@ -144,6 +153,8 @@ describe("the console's allow-lists and console keys", () => {
       await card.waitFor();
       const key = (await page.getByTestId("shown-once").textContent())!.trim();
       const summary = (await card.locator(".key-permissions dd").textContent())!;
+      // The key is shown in a dialog, dismissed before going on.
+      await page.getByRole("button", { name: "Done, I have copied it" }).click();
       return { key, summary };
     };
 

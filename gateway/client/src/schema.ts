@@ -343,6 +343,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/services/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview a publish: the tools a source would create
+         * @description Reads `api` or `mcp_server` as `POST /services` would (same body, same checks, same 400s naming the document's defect and where it is) and answers what it would create, storing nothing. Other fields of the body are ignored. An MCP server that answers 401 is not probed for OAuth here (that registers a client); the answer says so in `warnings`.
+         */
+        post: operations["previewService"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/services": {
         parameters: {
             query?: never;
@@ -2466,6 +2486,33 @@ export interface components {
             publishing: components["schemas"]["ServicePublishing"];
             /** @description Tools (the spec's full shape). */
             tools: components["schemas"]["Tool"][];
+            warnings: string[];
+        };
+        /** @description What publishing the source would create, read and checked exactly as `POST /services` reads it, with nothing stored: the service's name and kind, the tools with their inputs, and the import's warnings. */
+        PublishPreview: {
+            /** @description The name the service would get (the document's `info.title`, the server's name). */
+            name: string;
+            /** @enum {string} */
+            service_type: "api" | "mcp_server";
+            description: string;
+            version: string;
+            /** @description The upstream base URL the document names (`api`); null otherwise. */
+            base_url: string | null;
+            /** @description Names of the security schemes calls will need a credential for. */
+            security_schemes: string[];
+            tools: {
+                name: string;
+                description: string;
+                /** @description The HTTP method (`api`); empty for an MCP server's tool. */
+                method: string;
+                /** @description The request path (`api`); empty for an MCP server's tool. */
+                path: string;
+                /** @description The names of the tool's inputs. */
+                parameters: string[];
+                deprecated: boolean;
+                /** @description It writes, sends, spends or deletes (consent applies). */
+                side_effecting: boolean;
+            }[];
             warnings: string[];
         };
         /** @description The service after a re-import: the tools of the source now (new and updated ones), the ids of the tools the source no longer has (set `inactive`, not deleted), and the import's warnings. */
@@ -5511,6 +5558,118 @@ export interface operations {
             504: components["responses"]["Timeout"];
         };
     };
+    previewService: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The organization to act in (the caller must belong to it); default: the caller's own. */
+                "svc-org-id"?: components["parameters"]["OrgId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "api": {
+                 *         "document_url": "https://petstore.example/openapi.json"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    api?: components["schemas"]["OpenApiSource"];
+                    mcp_server?: components["schemas"]["McpServerSource"];
+                    /** @description Default: the document's or server's title. */
+                    name?: string;
+                    /** @description Lower-case words and hyphens; default: from the name. */
+                    slug?: string;
+                    summary?: string;
+                    description?: string;
+                    category?: string;
+                    /** @description A logo URL. */
+                    logo?: string;
+                    /** @description Replaces the given keys of the contact (name, url = website, email). */
+                    contact?: {
+                        name?: string;
+                        url?: string;
+                        email?: string;
+                    };
+                    documentation_url?: string;
+                    version?: string;
+                    /**
+                     * @description Default private (the organization's members only).
+                     * @enum {string}
+                     */
+                    visibility?: "public" | "private" | "internal" | "local_only";
+                    /** @description Publish into this organization (default: the caller's). */
+                    organization_id?: string;
+                    /** @description The price of every imported tool (default 0, free). */
+                    default_price_per_call_cents?: number;
+                } | unknown | unknown;
+            };
+        };
+        responses: {
+            /** @description What the publish would create. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "name": "Petstore",
+                     *       "service_type": "api",
+                     *       "description": "",
+                     *       "version": "1.0.0",
+                     *       "base_url": "https://petstore.example/v2",
+                     *       "security_schemes": [],
+                     *       "tools": [
+                     *         {
+                     *           "name": "List pets",
+                     *           "description": "Every pet.",
+                     *           "method": "GET",
+                     *           "path": "/pets",
+                     *           "parameters": [
+                     *             "limit"
+                     *           ],
+                     *           "deprecated": false,
+                     *           "side_effecting": false
+                     *         }
+                     *       ],
+                     *       "warnings": []
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PublishPreview"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The `svc-org-id` organization does not exist or the caller is not a member (`organization_not_found`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description The body is not JSON (`unsupported_media_type`): send `Content-Type: application/json`. A YAML body (`application/yaml`, `text/yaml`) is refused with a message saying to send the document, JSON or YAML, as text in `api.document_text`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["Timeout"];
+        };
+    };
     listServices: {
         parameters: {
             query?: {
@@ -5763,7 +5922,7 @@ export interface operations {
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
-            /** @description The body is not JSON (`unsupported_media_type`): send `Content-Type: application/json`. */
+            /** @description The body is not JSON (`unsupported_media_type`): send `Content-Type: application/json`. A YAML body (`application/yaml`, `text/yaml`) is refused with a message saying to send the document, JSON or YAML, as text in `api.document_text`. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6240,7 +6399,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
-            /** @description The body is not JSON (`unsupported_media_type`): send `Content-Type: application/json`. */
+            /** @description The body is not JSON (`unsupported_media_type`): send `Content-Type: application/json`. A YAML body (`application/yaml`, `text/yaml`) is refused with a message saying to send the document, JSON or YAML, as text in `api.document_text`. */
             415: {
                 headers: {
                     [name: string]: unknown;

@@ -7,15 +7,34 @@
  * navigation: the person came to answer one question. Signing in there keeps the address, and so the
  * request being answered.
  */
+import {
+  Activity as ActivityIcon,
+  Boxes,
+  ClipboardCheck,
+  KeyRound,
+  Library,
+  LogOut,
+  type LucideIcon,
+  Menu,
+  Plug,
+  Search,
+  Sparkles,
+  Wallet as WalletIcon,
+  Webhook,
+  Workflow,
+} from "lucide-react";
 import { lazy, type ReactNode, Suspense, useEffect, useRef, useState } from "react";
 import { Link, Redirect, Route, Router, Switch, useLocation } from "wouter";
 import { SignIn } from "./screens/sign-in";
 import { useSessionState } from "./session";
 import { ErrorBoundary } from "./ui/error-boundary";
-import { Loading } from "./ui/index";
+import { Loading, Logo } from "./ui/index";
 
 const Catalog = lazy(() => import("./screens/catalog"));
 const ToolPage = lazy(() => import("./screens/tool"));
+const Services = lazy(() => import("./screens/services"));
+const Publish = lazy(() => import("./screens/publish"));
+const ServicePage = lazy(() => import("./screens/service"));
 const Connect = lazy(() => import("./screens/connect"));
 const Keys = lazy(() => import("./screens/keys"));
 const KeyUsage = lazy(() => import("./screens/key-usage"));
@@ -37,20 +56,22 @@ const CONSENT_PATH = "/oauth/authorize";
 interface NavItem {
   href: string;
   label: string;
+  icon: LucideIcon;
   adminOnly?: boolean;
 }
 
 const NAV: NavItem[] = [
-  { href: "/catalog", label: "Catalog" },
-  { href: "/keys", label: "API keys" },
-  { href: "/activity", label: "Activity" },
-  { href: "/wallet", label: "Wallet" },
-  { href: "/webhooks", label: "Webhooks" },
-  { href: "/skills", label: "Skills" },
-  { href: "/review", label: "Review queue", adminOnly: true },
-  { href: "/directory", label: "API directory", adminOnly: true },
-  { href: "/workflows", label: "Workflows" },
-  { href: "/mcp", label: "Connect an assistant" },
+  { href: "/catalog", label: "Catalog", icon: Search },
+  { href: "/services", label: "My services", icon: Boxes },
+  { href: "/keys", label: "API keys", icon: KeyRound },
+  { href: "/activity", label: "Activity", icon: ActivityIcon },
+  { href: "/wallet", label: "Wallet", icon: WalletIcon },
+  { href: "/webhooks", label: "Webhooks", icon: Webhook },
+  { href: "/skills", label: "Skills", icon: Sparkles },
+  { href: "/review", label: "Review queue", icon: ClipboardCheck, adminOnly: true },
+  { href: "/directory", label: "API directory", icon: Library, adminOnly: true },
+  { href: "/workflows", label: "Workflows", icon: Workflow },
+  { href: "/mcp", label: "Connect an assistant", icon: Plug },
 ];
 
 export function App() {
@@ -76,7 +97,10 @@ function ConsentFrame() {
   return (
     <div className="consent-frame">
       <header className="consent-head">
-        <span className="brand">Toolport</span>
+        <span className="brand">
+          <Logo size={24} />
+          Toolport
+        </span>
         <div className="account">
           <span data-testid="signed-in-as">
             Signed in as <strong>{signedIn?.account?.email ?? "…"}</strong>
@@ -132,20 +156,23 @@ function Frame() {
       </a>
       <header className="topbar">
         <Link href="/catalog" className="brand">
+          <Logo size={26} />
           Toolport
         </Link>
         <button
           type="button"
-          className="menu-button"
+          className="menu-button button-secondary"
           aria-expanded={menuOpen}
           aria-controls="navigation"
           onClick={() => setMenuOpen((open) => !open)}
         >
+          <Menu className="icon" size={18} aria-hidden="true" />
           Menu
         </button>
       </header>
       <nav id="navigation" className={menuOpen ? "sidebar open" : "sidebar"} aria-label="Console">
         <Link href="/catalog" className="brand sidebar-brand">
+          <Logo />
           Toolport <span className="muted">console</span>
         </Link>
         <OrgSwitcher />
@@ -153,6 +180,7 @@ function Frame() {
           {NAV.filter((item) => !item.adminOnly || isAdmin).map((item) => (
             <li key={item.href}>
               <Link href={item.href} aria-current={location.startsWith(item.href) ? "page" : undefined}>
+                <item.icon className="icon" size={18} aria-hidden="true" />
                 {item.label}
               </Link>
             </li>
@@ -179,6 +207,9 @@ function Routes() {
       </Route>
       <Route path="/catalog" component={Catalog} />
       <Route path="/tools/:toolId">{(p) => <ToolPage toolId={p.toolId} />}</Route>
+      <Route path="/services" component={Services} />
+      <Route path="/services/new" component={Publish} />
+      <Route path="/services/:serviceId">{(p) => <ServicePage serviceId={p.serviceId} />}</Route>
       <Route path="/services/:serviceId/connect">{(p) => <Connect serviceId={p.serviceId} />}</Route>
       <Route path="/keys" component={Keys} />
       <Route path="/keys/:keyId">{(p) => <KeyUsage keyId={p.keyId} />}</Route>
@@ -214,18 +245,36 @@ function NotFound(): ReactNode {
 function OrgSwitcher() {
   const { signedIn } = useSessionState();
   if (!signedIn) return null;
-  const { organizations, orgId, setOrgId } = signedIn;
+  const { organizations, orgId, setOrgId, organization } = signedIn;
+  // The role is said below the picker, with the whole name: a long name and its role did not fit the sidebar.
   return (
     <div className="org-switcher">
       <label htmlFor="organization">Organization</label>
-      <select id="organization" value={orgId} onChange={(e) => setOrgId(e.target.value)}>
+      <select
+        id="organization"
+        value={orgId}
+        title={organization?.name}
+        aria-describedby="organization-role"
+        onChange={(e) => setOrgId(e.target.value)}
+      >
         {organizations.length === 0 ? <option value={orgId}>Personal</option> : null}
         {organizations.map((o) => (
           <option key={o.id} value={o.id}>
-            {o.is_personal ? `${o.name} (personal)` : o.name} · {o.role}
+            {o.is_personal ? `${o.name} (personal)` : o.name}
           </option>
         ))}
       </select>
+      {/* The whole name, which a narrow picker may cut short, and the person's role there. */}
+      <span id="organization-role" className="org-role muted">
+        {organization ? (
+          <>
+            <strong className="org-name">
+              {organization.is_personal ? `${organization.name} (personal)` : organization.name}
+            </strong>
+            , as {organization.role}
+          </>
+        ) : null}
+      </span>
     </div>
   );
 }
@@ -236,8 +285,10 @@ function Account() {
   if (!signedIn) return null;
   return (
     <div className="account">
-      <span className="muted" title={signedIn.account?.email}>
-        {signedIn.account?.name ?? "…"}
+      <span className="account-name">
+        <strong>{signedIn.account?.name ?? "…"}</strong>
+        <br />
+        <span className="muted">{signedIn.account?.email}</span>
       </span>
       <button
         type="button"
@@ -248,6 +299,7 @@ function Account() {
           await signedIn.signOut();
         }}
       >
+        <LogOut className="icon" size={16} aria-hidden="true" />
         Sign out
       </button>
     </div>

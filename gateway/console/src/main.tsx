@@ -4,6 +4,7 @@ import { createRoot } from "react-dom/client";
 import { ApiError } from "./api";
 import { App } from "./app";
 import { SessionProvider } from "./session";
+import "@fontsource-variable/inter/index.css";
 import "./styles.css";
 
 const queryClient = new QueryClient({

@@ -9,7 +9,10 @@
  *   levels); the limit keeps hostile bodies from costing stack in every walker after this one.
  * - U+0000: refused in any string or key (400 `invalid_character` with its JSON pointer): Postgres text
  *   cannot hold it, so it could not be stored, and no caller needs to send it.
- * Malformed JSON is a 400 and a body that is not JSON a 415. The parsed body is `ctx.request.body`.
+ * Malformed JSON is a 400 and a body that is not JSON a 415. A YAML body sent to a publishing route (the
+ * first guess of someone holding an OpenAPI document in YAML) is a 415 that says how to send it: the
+ * document goes inside the JSON body, beside the service's other fields (visibility, name, organization),
+ * which a bare document has no place for. The parsed body is `ctx.request.body`.
  */
 import { findJsonViolation } from "@toolport/kit/json-guard";
 import type { Middleware } from "koa";
@@ -41,7 +44,13 @@ export interface BodyLimits {
  * Routes that may carry a whole API description, or a skill bundle (whose own limit, 1 MiB of content,
  * content checks and answers with 413 skill_too_large: its JSON is larger than the content).
  */
-const PUBLISH_ROUTE = /^\/v1\/(services(\/[^/]+\/reimport)?|skills|skill-submissions)\/?$/;
+const PUBLISH_ROUTE = /^\/v1\/(services(\/preview|\/[^/]+\/reimport)?|skills|skill-submissions)\/?$/;
+
+/** The routes that take an OpenAPI document. */
+const DOCUMENT_ROUTE = /^\/v1\/services(\/preview|\/[^/]+\/reimport)?\/?$/;
+const YAML_TYPES = new Set(["application/yaml", "text/yaml", "application/x-yaml", "text/x-yaml"]);
+const YAML_REFUSAL =
+  'an OpenAPI document (JSON or YAML) goes inside a JSON body: send Content-Type: application/json with {"api": {"document_text": "<the document as text>"}} (or {"api": {"document_url": "https://..."}}), plus the service\'s fields such as "visibility"';
 
 export function jsonBody(limits: BodyLimits): Middleware {
   return async (ctx, next) => {
@@ -66,6 +75,9 @@ export function jsonBody(limits: BodyLimits): Middleware {
     }
     const type = ctx.request.type;
     if (type && type !== "application/json" && !type.endsWith("+json")) {
+      if (YAML_TYPES.has(type) && ctx.method === "POST" && DOCUMENT_ROUTE.test(ctx.path)) {
+        throw new HttpError(415, "unsupported_media_type", YAML_REFUSAL);
+      }
       throw new HttpError(415, "unsupported_media_type", "request body must be JSON (Content-Type: application/json)");
     }
     let body: unknown;

@@ -246,6 +246,15 @@ function mcpServerSource(mcp: Record<string, unknown>): MessageInitShape<typeof 
   };
 }
 
+/** The tools' source of a publish or its preview: `api` when given, else `mcp_server` (a URL or an object). */
+function publishSource(body: Record<string, unknown>): MessageInitShape<typeof CreateServiceRequestSchema>["source"] {
+  const mcp = body.mcp_server;
+  if (body.api !== undefined && body.api !== null) return { case: "api", value: openApiSource(body.api) };
+  if (typeof mcp === "string") return { case: "mcpServer", value: { url: mcp } };
+  if (mcp && typeof mcp === "object") return { case: "mcpServer", value: mcpServerSource(mcp as Record<string, unknown>) };
+  return undefined;
+}
+
 // ---- routes -----------------------------------------------------------------------------------
 
 export function catalogRoutes(api: DescribedRouter, deps: AppDeps): void {
@@ -340,14 +349,34 @@ export function catalogRoutes(api: DescribedRouter, deps: AppDeps): void {
   });
 
   // Publishing (DESIGN.md "Publishing").
+  api.post("/services/preview", ops.previewService, publisher, async (ctx) => {
+    const body = objectBody(ctx);
+    const res = await catalog.previewService(
+      { source: publishSource(body), organizationId: str(body, "organization_id") },
+      publishing,
+    );
+    ctx.body = {
+      name: res.name,
+      service_type: res.serviceType,
+      description: res.description,
+      version: res.version,
+      base_url: res.baseUrl ?? null,
+      security_schemes: res.securitySchemes,
+      tools: res.tools.map((t) => ({
+        name: t.name,
+        description: t.description,
+        method: t.method,
+        path: t.path,
+        parameters: t.parameters,
+        deprecated: t.deprecated,
+        side_effecting: t.sideEffecting,
+      })),
+      warnings: res.warnings,
+    } satisfies JsonObject;
+  });
   api.post("/services", ops.createService, publisher, async (ctx) => {
     const body = objectBody(ctx);
-    const mcp = body.mcp_server;
-    let source: MessageInitShape<typeof CreateServiceRequestSchema>["source"];
-    if (body.api !== undefined && body.api !== null) source = { case: "api", value: openApiSource(body.api) };
-    else if (typeof mcp === "string") source = { case: "mcpServer", value: { url: mcp } };
-    else if (mcp && typeof mcp === "object")
-      source = { case: "mcpServer", value: mcpServerSource(mcp as Record<string, unknown>) };
+    const source = publishSource(body);
     const res = await catalog.createService(
       {
         source,

@@ -30,6 +30,7 @@ import {
   membersIn,
   othersKeyIn,
   own,
+  previewPublish,
   publish,
   type Rule,
   read,
@@ -150,6 +151,9 @@ export const rows: Record<string, RoleRow> = {
   // Catalog: management.
   "POST /v1/services": {
     variants: single("publish into the org", publish, { body: (_ids, c) => smallDocument(c.tag, c.upstream) }),
+  },
+  "POST /v1/services/preview": {
+    variants: single("preview a publish into the org", previewPublish, { body: (_ids, c) => smallDocument(c.tag, c.upstream) }),
   },
   "PATCH /v1/tools/{tool_id}": {
     variants: single("a tool of the org's", manage(), {

@@ -318,6 +318,12 @@ export const publish: Rule = (a) => {
   return MANAGERS.has(a.role) ? accepted(`a ${a.role} publishes`, [201]) : refused(403, `a ${a.role} does not publish`);
 };
 
+/** A publish's preview: whoever may publish may preview (200, nothing stored); the others are refused as a publish is. */
+export const previewPublish: Rule = (a) => {
+  if (a.kind === "personal") return accepted("previews a publish into the personal organization", [200]);
+  return MANAGERS.has(a.role) ? accepted(`a ${a.role} previews a publish`, [200]) : refused(403, `a ${a.role} does not publish`);
+};
+
 /** Whether a status is one of the expected. */
 export function statusMatches(expected: Expect["status"], status: number): boolean {
   return expected === "2xx" ? status >= 200 && status < 300 : expected.includes(status);

@@ -79,6 +79,7 @@ export const matrix: Record<string, Row> = {
   },
   "DELETE /v1/tools/{tool_id}": { params: { tool_id: "tool" }, slugs: { tool_id: "toolSlug" } },
   "POST /v1/services": { body: (_t, ctx) => smallDocument(ctx) },
+  "POST /v1/services/preview": { body: (_t, ctx) => smallDocument(ctx) },
   "GET /v1/services": { query: { organization_id: "organization" } },
   "GET /v1/services/{service_id}": { params: { service_id: "service" }, slugs: { service_id: "serviceSlug" } },
   "PATCH /v1/services/{service_id}": {

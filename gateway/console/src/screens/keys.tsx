@@ -10,11 +10,13 @@
  */
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import type { paths } from "@toolport/client";
-import { type FormEvent, useState } from "react";
+import { KeyRound, Plus } from "lucide-react";
+import { type FormEvent, useCallback, useState } from "react";
 import { Link } from "wouter";
 import { type components, consoleKeyId, unwrap } from "../api";
 import { useSession } from "../session";
-import { Badge, ErrorNote, Field, Loading, Note, Page, ShownOnce, When } from "../ui/index";
+import { Drawer, SecretDialog } from "../ui/dialog";
+import { Badge, EmptyState, ErrorNote, Field, Loading, Note, Page, When } from "../ui/index";
 import { KeyActions } from "../ui/key-actions";
 import { AGENT_TYPES, type AgentType, agentTypeLabel } from "../ui/keys-agent";
 import { clientHost, OAuthGrants } from "../ui/keys-grants";
@@ -38,6 +40,8 @@ export default function Keys() {
   const { api, orgId, session } = useSession();
   const [showRevoked, setShowRevoked] = useState(false);
   const [created, setCreated] = useState<CreatedKey | null>(null);
+  const [creating, setCreating] = useState(false);
+  const closeCreate = useCallback(() => setCreating(false), []);
   const keys = useQuery({
     queryKey: ["api-keys", orgId, showRevoked],
     placeholderData: keepPreviousData,
@@ -69,24 +73,38 @@ export default function Keys() {
     />
   );
 
+  const newKey = (
+    <button type="button" onClick={() => setCreating(true)}>
+      <Plus className="icon" size={16} aria-hidden="true" />
+      New key
+    </button>
+  );
   return (
-    <Page title="API keys">
+    <Page title="API keys" actions={newKey}>
       <p className="muted">
         Agents call tools with a key sent as the <code>svc-api-key</code> header. Each key runs in this organization, limited to
         what its permissions allow.
       </p>
-      <section aria-labelledby="create-key">
-        <h2 id="create-key">Create a key</h2>
-        <CreateKeyForm onCreated={setCreated} />
-        {created ? (
-          <div className="created-key">
-            <ShownOnce label={`The key "${created.name}"`} value={created.key} />
-            <p className="muted">
-              Send it as <code>svc-api-key</code>. <Link href={`/keys/${created.id}`}>See its usage</Link>.
-            </p>
-          </div>
-        ) : null}
-      </section>
+      <Drawer title="Create a key" titleId="create-key" open={creating} onClose={closeCreate}>
+        <CreateKeyForm
+          onCreated={(key) => {
+            setCreating(false);
+            setCreated(key);
+          }}
+        />
+      </Drawer>
+      {created ? (
+        <SecretDialog
+          title="Your new API key"
+          label={`The key "${created.name}"`}
+          value={created.key}
+          onClose={() => setCreated(null)}
+        >
+          <p className="muted">
+            Send it as <code>svc-api-key</code>. <Link href={`/keys/${created.id}`}>See its usage</Link>.
+          </p>
+        </SecretDialog>
+      ) : null}
       <section aria-labelledby="key-list">
         <div className="section-head">
           <h2 id="key-list">Keys</h2>
@@ -97,7 +115,11 @@ export default function Keys() {
         </div>
         {keys.isPending ? <Loading what="Loading the keys" /> : null}
         <ErrorNote error={keys.error} />
-        {keys.data && all.length === 0 ? <p className="muted">No keys in this organization yet.</p> : null}
+        {keys.data && all.length === 0 ? (
+          <EmptyState icon={KeyRound} title="No keys in this organization yet." action={newKey}>
+            Create a key for each agent or assistant, limited to the tools it needs.
+          </EmptyState>
+        ) : null}
         {keys.data && all.length > 0 && agents.length === 0 ? (
           <p className="muted">No keys for agents in this organization yet.</p>
         ) : null}

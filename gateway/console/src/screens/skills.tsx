@@ -6,13 +6,15 @@
  * release or deletable; and the person's submissions with their review status and notes.
  */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { type FormEvent, useDeferredValue, useMemo, useRef, useState } from "react";
+import { Plus, Sparkles } from "lucide-react";
+import { type FormEvent, useCallback, useDeferredValue, useMemo, useRef, useState } from "react";
 import { parseDocument } from "yaml";
 import { type components, unwrap } from "../api";
 import { useSession } from "../session";
 import { ConfirmAction } from "../ui/content-confirm";
 import { SubmissionState } from "../ui/content-submission";
-import { Badge, ErrorNote, Field, Loading, Note, Page, When } from "../ui/index";
+import { Drawer } from "../ui/dialog";
+import { Badge, EmptyState, ErrorNote, Field, Loading, Note, Page, When } from "../ui/index";
 
 type Schemas = components["schemas"];
 // The list answers every summary field but `compatibility` (always null there).
@@ -27,20 +29,44 @@ export default function Skills() {
     queryFn: () => unwrap(api.GET("/v1/skill-submissions/my")),
   });
 
+  const [creating, setCreating] = useState(false);
+  const closeCreate = useCallback(() => setCreating(false), []);
+  const [created, setCreated] = useState<string | null>(null);
+  const newSkill = (
+    <button type="button" onClick={() => setCreating(true)}>
+      <Plus className="icon" size={16} aria-hidden="true" />
+      New skill
+    </button>
+  );
+
   return (
-    <Page title="Skills">
+    <Page title="Skills" actions={newSkill}>
       <p className="muted">
         A skill is a SKILL.md (instructions with a YAML frontmatter) that coding assistants load. Yours are private; submit one
         for public release and a Toolport administrator reviews it.
       </p>
-      <NewSkill />
+      <Drawer title="Create a skill" titleId="new-skill" open={creating} onClose={closeCreate}>
+        <NewSkill
+          onCreated={(name) => {
+            setCreating(false);
+            setCreated(name);
+          }}
+        />
+      </Drawer>
+      {created ? (
+        <Note kind="success">
+          Created <strong>{created}</strong> (private). Submit it for public release from the list below.
+        </Note>
+      ) : null}
       <h2>Your skills</h2>
       {skills.isPending ? (
         <Loading what="Loading skills" />
       ) : skills.error ? (
         <ErrorNote error={skills.error} />
       ) : skills.data.length === 0 ? (
-        <p className="muted">No skills yet.</p>
+        <EmptyState icon={Sparkles} title="No skills yet." action={newSkill}>
+          Create one from a SKILL.md: instructions your coding assistants load when a task needs them.
+        </EmptyState>
       ) : (
         <ul className="cards">
           {skills.data.map((s) => (
@@ -112,6 +138,7 @@ function SkillCard({ skill, submissions }: { skill: SkillSummary; submissions: S
         ) : null}
         <ConfirmAction
           label="Delete"
+          danger
           question={`Delete ${skill.name} for good?`}
           confirmLabel="Delete for good"
           busy={remove.isPending}
@@ -126,7 +153,7 @@ function SkillCard({ skill, submissions }: { skill: SkillSummary; submissions: S
 
 const MAX_FILE_BYTES = 1024 * 1024;
 
-function NewSkill() {
+function NewSkill({ onCreated }: { onCreated: (name: string) => void }) {
   const { api } = useSession();
   const queryClient = useQueryClient();
   const [text, setText] = useState("");
@@ -134,7 +161,6 @@ function NewSkill() {
   const [nameEdited, setNameEdited] = useState(false);
   const [fileProblem, setFileProblem] = useState<string | null>(null);
   const [tried, setTried] = useState(false);
-  const [created, setCreated] = useState<string | null>(null);
   const mdRef = useRef<HTMLTextAreaElement>(null);
   const nameRef = useRef<HTMLInputElement>(null);
 
@@ -148,9 +174,8 @@ function NewSkill() {
 
   const create = useMutation({
     mutationFn: () => unwrap(api.POST("/v1/skills", { body: { name, skill_md_content: text } })),
-    onMutate: () => setCreated(null),
     onSuccess: (skill) => {
-      setCreated(skill.name);
+      onCreated(skill.name);
       setText("");
       setNameText("");
       setNameEdited(false);
@@ -188,7 +213,6 @@ function NewSkill() {
 
   return (
     <section aria-labelledby="new-skill">
-      <h2 id="new-skill">Create a skill</h2>
       <form onSubmit={submit} className="content-form" noValidate>
         <Field label="SKILL.md file" hint="A .md file from your disk fills the text below; you can edit it there.">
           {(p) => (
@@ -269,11 +293,6 @@ function NewSkill() {
         ) : null}
         <ErrorNote error={create.error} />
       </form>
-      {created ? (
-        <Note kind="success">
-          Created <strong>{created}</strong> (private). Submit it for public release from the list below.
-        </Note>
-      ) : null}
     </section>
   );
 }

@@ -9,7 +9,8 @@ import { Link, useLocation } from "wouter";
 import { type components, unwrap } from "../api";
 import { useSession } from "../session";
 import { ConfirmAction } from "../ui/content-confirm";
-import { Badge, ErrorNote, Field, Loading, Note, Page, ShownOnce, TableWrap, When } from "../ui/index";
+import { SecretDialog } from "../ui/dialog";
+import { Badge, ErrorNote, Field, Loading, Note, Page, TableWrap, When } from "../ui/index";
 
 type Schemas = components["schemas"];
 type Webhook = Schemas["Webhook"];
@@ -151,7 +152,7 @@ function Actions({ hook }: { hook: Webhook }) {
     <section aria-labelledby="webhook-actions">
       <h2 id="webhook-actions">Actions</h2>
       <div className="row">
-        <button type="button" disabled={toggle.isPending} onClick={() => toggle.mutate()}>
+        <button type="button" className="button-secondary" disabled={toggle.isPending} onClick={() => toggle.mutate()}>
           {hook.is_active ? "Pause" : "Resume"}
         </button>
         <button
@@ -173,6 +174,7 @@ function Actions({ hook }: { hook: Webhook }) {
           label="Delete"
           question="Delete this webhook and its delivery history for good?"
           confirmLabel="Delete for good"
+          danger
           busy={remove.isPending}
           onConfirm={() => remove.mutate()}
         />
@@ -181,12 +183,16 @@ function Actions({ hook }: { hook: Webhook }) {
       {done ? <Note kind="success">{done}</Note> : null}
       <ErrorNote error={failure} />
       {rotate.data ? (
-        <>
-          <ShownOnce label="New signing secret" value={rotate.data.secret} />
+        <SecretDialog
+          title="Your webhook's new signing secret"
+          label="New signing secret"
+          value={rotate.data.secret}
+          onClose={() => rotate.reset()}
+        >
           <p className="muted">
             Deliveries carry a signature by each secret until <When at={rotate.data.previous_secret_expires_at} />.
           </p>
-        </>
+        </SecretDialog>
       ) : null}
     </section>
   );

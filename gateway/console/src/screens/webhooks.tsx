@@ -4,14 +4,18 @@
  * shows its delivery history.
  */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { type FormEvent, useState } from "react";
+import type { paths } from "@toolport/client";
+import { Plus, Webhook as WebhookIcon } from "lucide-react";
+import { type FormEvent, useCallback, useState } from "react";
 import { Link } from "wouter";
 import { type components, unwrap } from "../api";
 import { useSession } from "../session";
-import { Badge, ErrorNote, Field, Loading, Page, ShownOnce, TableWrap, When } from "../ui/index";
+import { Drawer, SecretDialog } from "../ui/dialog";
+import { Badge, EmptyState, ErrorNote, Field, Loading, Page, TableWrap, When } from "../ui/index";
 
 type Schemas = components["schemas"];
 type EventName = Schemas["Webhook"]["events"][number];
+type CreatedWebhook = paths["/v1/webhooks"]["post"]["responses"][200]["content"]["application/json"];
 
 /** The events a webhook may ask for (the description's enum), with what each means. */
 const EVENTS: { name: EventName; means: string }[] = [
@@ -25,21 +29,52 @@ const EVENTS: { name: EventName; means: string }[] = [
 export default function Webhooks() {
   const { api } = useSession();
   const hooks = useQuery({ queryKey: ["webhooks"], queryFn: () => unwrap(api.GET("/v1/webhooks")) });
+  const [creating, setCreating] = useState(false);
+  const closeCreate = useCallback(() => setCreating(false), []);
+  const [created, setCreated] = useState<CreatedWebhook | null>(null);
+  const newWebhook = (
+    <button type="button" onClick={() => setCreating(true)}>
+      <Plus className="icon" size={16} aria-hidden="true" />
+      New webhook
+    </button>
+  );
 
   return (
-    <Page title="Webhooks">
+    <Page title="Webhooks" actions={newWebhook}>
       <p className="muted">
         Toolport POSTs each event you choose to your HTTPS endpoint, signed with the webhook's secret (header{" "}
         <code>X-Svc-Signature</code>), and retries a failed delivery twice.
       </p>
-      <NewWebhook />
+      <Drawer title="New webhook" titleId="new-webhook" open={creating} onClose={closeCreate}>
+        <NewWebhook
+          onCreated={(hook) => {
+            setCreating(false);
+            setCreated(hook);
+          }}
+        />
+      </Drawer>
+      {created ? (
+        <SecretDialog
+          title="Your webhook's signing secret"
+          label="Signing secret"
+          value={created.secret}
+          onClose={() => setCreated(null)}
+        >
+          <p>
+            Webhook for <code>{created.url}</code> created. <Link href={`/webhooks/${created.id}`}>Open its page</Link> to send a
+            test event and follow its deliveries.
+          </p>
+        </SecretDialog>
+      ) : null}
       <h2>Your webhooks</h2>
       {hooks.isPending ? (
         <Loading what="Loading webhooks" />
       ) : hooks.error ? (
         <ErrorNote error={hooks.error} />
       ) : hooks.data.length === 0 ? (
-        <p className="muted">No webhooks yet.</p>
+        <EmptyState icon={WebhookIcon} title="No webhooks yet." action={newWebhook}>
+          Register an HTTPS endpoint to hear about tool calls, workflow runs and spending as they happen.
+        </EmptyState>
       ) : (
         <TableWrap label="Your webhooks">
           <table>
@@ -83,7 +118,7 @@ export default function Webhooks() {
   );
 }
 
-function NewWebhook() {
+function NewWebhook({ onCreated }: { onCreated: (hook: CreatedWebhook) => void }) {
   const { api } = useSession();
   const queryClient = useQueryClient();
   const [url, setUrl] = useState("");
@@ -98,7 +133,8 @@ function NewWebhook() {
           body: { url: url.trim(), events, ...(description.trim() ? { description: description.trim() } : {}) },
         }),
       ),
-    onSuccess: () => {
+    onSuccess: (hook) => {
+      onCreated(hook);
       setUrl("");
       setEvents([]);
       setDescription("");
@@ -120,62 +156,50 @@ function NewWebhook() {
     setEvents((current) => (on ? [...current, name] : current.filter((x) => x !== name)));
 
   return (
-    <section aria-labelledby="new-webhook">
-      <h2 id="new-webhook">New webhook</h2>
-      <form onSubmit={submit} className="content-form">
-        <Field label="Endpoint URL" hint="HTTPS on a public address, e.g. https://example.com/hooks/toolport.">
-          {(p) => (
+    <form onSubmit={submit} className="content-form" aria-labelledby="new-webhook">
+      <Field label="Endpoint URL" hint="HTTPS on a public address, e.g. https://example.com/hooks/toolport.">
+        {(p) => (
+          <input
+            {...p}
+            type="url"
+            required
+            maxLength={2048}
+            placeholder="https://"
+            value={url}
+            onChange={(e) => setUrl(e.target.value)}
+          />
+        )}
+      </Field>
+      <fieldset aria-describedby={noEvents ? "webhook-events-problem" : undefined}>
+        <legend>Events</legend>
+        {EVENTS.map((ev) => (
+          <label key={ev.name} className="checkbox">
             <input
-              {...p}
-              type="url"
-              required
-              maxLength={2048}
-              placeholder="https://"
-              value={url}
-              onChange={(e) => setUrl(e.target.value)}
+              type="checkbox"
+              checked={events.includes(ev.name)}
+              onChange={(e) => {
+                toggle(ev.name, e.target.checked);
+                if (e.target.checked) setNoEvents(false);
+              }}
             />
-          )}
-        </Field>
-        <fieldset aria-describedby={noEvents ? "webhook-events-problem" : undefined}>
-          <legend>Events</legend>
-          {EVENTS.map((ev) => (
-            <label key={ev.name} className="checkbox">
-              <input
-                type="checkbox"
-                checked={events.includes(ev.name)}
-                onChange={(e) => {
-                  toggle(ev.name, e.target.checked);
-                  if (e.target.checked) setNoEvents(false);
-                }}
-              />
-              <span>
-                <code>{ev.name}</code> <span className="muted">{ev.means}</span>
-              </span>
-            </label>
-          ))}
-          {noEvents ? (
-            <p id="webhook-events-problem" className="content-problem">
-              Choose at least one event.
-            </p>
-          ) : null}
-        </fieldset>
-        <Field label="Description (optional)">
-          {(p) => <input {...p} maxLength={500} value={description} onChange={(e) => setDescription(e.target.value)} />}
-        </Field>
-        <button type="submit" disabled={create.isPending}>
-          {create.isPending ? "Creating…" : "Create webhook"}
-        </button>
-        <ErrorNote error={create.error} />
-      </form>
-      {create.data ? (
-        <div>
-          <ShownOnce label="Signing secret" value={create.data.secret} />
-          <p>
-            Webhook for <code>{create.data.url}</code> created. <Link href={`/webhooks/${create.data.id}`}>Open its page</Link> to
-            send a test event and follow its deliveries.
+            <span>
+              <code>{ev.name}</code> <span className="muted">{ev.means}</span>
+            </span>
+          </label>
+        ))}
+        {noEvents ? (
+          <p id="webhook-events-problem" className="content-problem">
+            Choose at least one event.
           </p>
-        </div>
-      ) : null}
-    </section>
+        ) : null}
+      </fieldset>
+      <Field label="Description (optional)">
+        {(p) => <input {...p} maxLength={500} value={description} onChange={(e) => setDescription(e.target.value)} />}
+      </Field>
+      <button type="submit" disabled={create.isPending}>
+        {create.isPending ? "Creating…" : "Create webhook"}
+      </button>
+      <ErrorNote error={create.error} />
+    </form>
   );
 }

@@ -395,6 +395,7 @@ function Editor({ saved }: { saved: Workflow | null }) {
           {saved ? (
             <ConfirmAction
               label="Delete workflow"
+              danger
               question={`Delete ${saved.name} and its run history for good?`}
               confirmLabel="Delete for good"
               busy={remove.isPending}

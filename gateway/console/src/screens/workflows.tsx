@@ -3,10 +3,11 @@
  * is edited, run and its runs are listed; and the way to a new one.
  */
 import { useQuery } from "@tanstack/react-query";
+import { Plus, Workflow } from "lucide-react";
 import { Link } from "wouter";
 import { unwrap } from "../api";
 import { useSession } from "../session";
-import { Badge, ErrorNote, Loading, Page, TableWrap, When } from "../ui/index";
+import { Badge, EmptyState, ErrorNote, Loading, Page, TableWrap, When } from "../ui/index";
 
 export default function Workflows() {
   const { api } = useSession();
@@ -20,6 +21,7 @@ export default function Workflows() {
       title="Workflows"
       actions={
         <Link href="/workflows/new" className="button">
+          <Plus className="icon" size={16} aria-hidden="true" />
           New workflow
         </Link>
       }
@@ -33,9 +35,17 @@ export default function Workflows() {
       ) : list.error ? (
         <ErrorNote error={list.error} />
       ) : list.data.length === 0 ? (
-        <p className="muted">
-          No workflows yet. <Link href="/workflows/new">Create one</Link>.
-        </p>
+        <EmptyState
+          icon={Workflow}
+          title="No workflows yet."
+          action={
+            <Link href="/workflows/new" className="button button-secondary">
+              Create one
+            </Link>
+          }
+        >
+          Chain tools into one call: each step can use the run's inputs and an earlier step's result.
+        </EmptyState>
       ) : (
         <TableWrap label="Your workflows">
           <table>

@@ -13,9 +13,12 @@ export function ConfirmAction({
   question,
   confirmLabel,
   busy = false,
+  danger = false,
   onConfirm,
 }: {
   label: string;
+  /** The action destroys something (delete): its button is red from the start. */
+  danger?: boolean;
   question: ReactNode;
   confirmLabel: string;
   busy?: boolean;
@@ -28,7 +31,7 @@ export function ConfirmAction({
   }, [asking]);
   if (!asking) {
     return (
-      <button type="button" className="button-secondary" onClick={() => setAsking(true)}>
+      <button type="button" className={danger ? "button-danger" : "button-secondary"} onClick={() => setAsking(true)}>
         {label}
       </button>
     );

@@ -2,8 +2,42 @@
  * The console's small shared pieces: page frame, fields, error and status notes, copy button, badges,
  * and a tidy date. Screens compose these; styles are in styles.css.
  */
-import { type ReactNode, useId, useState } from "react";
+import type { LucideIcon } from "lucide-react";
+import { type ReactNode, useId, useLayoutEffect, useRef, useState } from "react";
 import { ApiError } from "../api";
+
+/** Toolport's mark: a port (the T of a tool's socket) on the primary colour. */
+export function Logo({ size = 28 }: { size?: number }) {
+  return (
+    <svg className="logo-mark" width={size} height={size} viewBox="0 0 32 32" aria-hidden="true" focusable="false">
+      <rect width="32" height="32" rx="8" fill="#4338ca" />
+      <path d="M9 10.5h14M16 10.5v9" stroke="#fff" strokeWidth="3.2" strokeLinecap="round" />
+      <circle cx="16" cy="24" r="2.6" fill="#c7d2fe" />
+    </svg>
+  );
+}
+
+/** An empty list: what is missing and the first thing to do (`action`, usually the button that creates one). */
+export function EmptyState({
+  icon: Icon,
+  title,
+  children,
+  action,
+}: {
+  icon: LucideIcon;
+  title: string;
+  children?: ReactNode;
+  action?: ReactNode;
+}) {
+  return (
+    <div className="empty">
+      <Icon className="icon empty-icon" size={28} aria-hidden="true" />
+      <p className="empty-title">{title}</p>
+      {children ? <p className="muted">{children}</p> : null}
+      {action}
+    </div>
+  );
+}
 
 export function Page({ title, actions, children }: { title: string; actions?: ReactNode; children: ReactNode }) {
   return (
@@ -153,13 +187,44 @@ export function When({ at }: { at: string | null | undefined }) {
 }
 
 /**
- * A table that may scroll sideways on a narrow screen: a named region that takes the keyboard focus, so
- * the columns past the edge can be reached with the arrow keys (axe: scrollable-region-focusable).
+ * A table: on a laptop one that may scroll sideways, a named region that takes the keyboard focus, so
+ * the columns past the edge can be reached with the arrow keys (axe: scrollable-region-focusable); on a
+ * phone each row is a card (styles.css), each cell named by its `data-label`. A cell a screen gave no
+ * `data-label` gets its column's header text here, so every table of the console reads as cards.
  */
 export function TableWrap({ label, children }: { label: string; children: ReactNode }) {
+  const ref = useRef<HTMLElement>(null);
+  useLayoutEffect(() => {
+    const wrap = ref.current;
+    if (!wrap) return;
+    const labelCells = () => {
+      for (const table of wrap.querySelectorAll(":scope > table")) {
+        const heads = [...table.querySelectorAll(":scope > thead > tr > th")].map((th) => th.textContent?.trim() ?? "");
+        for (const row of table.querySelectorAll(":scope > tbody > tr")) {
+          let column = 0;
+          for (const cell of row.children) {
+            const span = (cell as HTMLTableCellElement).colSpan || 1;
+            // A label this effect set (not the screen's) follows its header, whose text may change.
+            if (!cell.hasAttribute("data-label") || cell.hasAttribute("data-label-auto")) {
+              const label = span > 1 ? "" : (heads[column] ?? "");
+              if (cell.getAttribute("data-label") !== label) cell.setAttribute("data-label", label);
+              cell.setAttribute("data-label-auto", "");
+            }
+            column += span;
+          }
+        }
+      }
+    };
+    labelCells();
+    // Rows come and go (pages, filters), headers change their text; setting an attribute is not a change
+    // this observer sees.
+    const observer = new MutationObserver(labelCells);
+    observer.observe(wrap, { childList: true, subtree: true, characterData: true });
+    return () => observer.disconnect();
+  }, []);
   return (
     // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard to scroll it
-    <section className="table-wrap" aria-label={label} tabIndex={0}>
+    <section ref={ref} className="table-wrap" aria-label={label} tabIndex={0}>
       {children}
     </section>
   );

@@ -31,7 +31,7 @@ export function KeyActions({ keyId, label, expired, confirming, setConfirming, r
           </button>
         </>
       ) : (
-        <button type="button" className="button-secondary" onClick={() => setConfirming(true)}>
+        <button type="button" className="button-danger" onClick={() => setConfirming(true)}>
           Revoke<span className="visually-hidden"> {label}</span>
         </button>
       )}

@@ -47,6 +47,12 @@ const serviceId = { service_id: { description: "The service's id, or its slug.",
 
 const err = (description: string): ResponseDoc => ({ description, schema: ref("Error") });
 const unsupportedMediaType = err("The body is not JSON (`unsupported_media_type`): send `Content-Type: application/json`.");
+/** The publishing routes' 415: a YAML document is the usual first guess. */
+const documentNotJson = err(
+  "The body is not JSON (`unsupported_media_type`): send `Content-Type: application/json`. A YAML body " +
+    "(`application/yaml`, `text/yaml`) is refused with a message saying to send the document, JSON or YAML, as text " +
+    "in `api.document_text`.",
+);
 const slugTaken = (of: string) => err(`The slug is already used by another ${of} (\`slug_taken\`).`);
 /** The auth middleware's lookup of `svc-org-id` (identity): a route without path parameters gets no 404 otherwise. */
 const orgNotFound = err("The `svc-org-id` organization does not exist or the caller is not a member (`organization_not_found`).");
@@ -400,6 +406,31 @@ const catalogResponseSchemas: Record<string, Schema> = {
       service: ref("Service"),
       publishing: ref("ServicePublishing"),
       tools: tools,
+      warnings: stringArray,
+    }),
+  },
+  PublishPreview: {
+    description:
+      "What publishing the source would create, read and checked exactly as `POST /services` reads it, with nothing " +
+      "stored: the service's name and kind, the tools with their inputs, and the import's warnings.",
+    ...closed({
+      name: { ...string, description: "The name the service would get (the document's `info.title`, the server's name)." },
+      service_type: oneOf("api", "mcp_server"),
+      description: string,
+      version: string,
+      base_url: { ...stringOrNull, description: "The upstream base URL the document names (`api`); null otherwise." },
+      security_schemes: { ...stringArray, description: "Names of the security schemes calls will need a credential for." },
+      tools: arrayOf(
+        closed({
+          name: string,
+          description: string,
+          method: { ...string, description: "The HTTP method (`api`); empty for an MCP server's tool." },
+          path: { ...string, description: "The request path (`api`); empty for an MCP server's tool." },
+          parameters: { ...stringArray, description: "The names of the tool's inputs." },
+          deprecated: boolean,
+          side_effecting: { ...boolean, description: "It writes, sends, spends or deletes (consent applies)." },
+        }),
+      ),
       warnings: stringArray,
     }),
   },
@@ -764,7 +795,49 @@ export const catalogOps = {
       },
       404: orgNotFound,
       409: slugTaken("service"),
-      415: unsupportedMediaType,
+      415: documentNotJson,
+    },
+  },
+  previewService: {
+    operationId: "previewService",
+    summary: "Preview a publish: the tools a source would create",
+    description:
+      "Reads `api` or `mcp_server` as `POST /services` would (same body, same checks, same 400s naming the document's " +
+      "defect and where it is) and answers what it would create, storing nothing. Other fields of the body are " +
+      "ignored. An MCP server that answers 401 is not probed for OAuth here (that registers a client); the answer " +
+      "says so in `warnings`.",
+    tags: ["Services"],
+    body: {
+      schema: createServiceBody,
+      example: { api: { document_url: "https://petstore.example/openapi.json" } },
+    },
+    responses: {
+      200: {
+        description: "What the publish would create.",
+        schema: ref("PublishPreview"),
+        example: {
+          name: "Petstore",
+          service_type: "api",
+          description: "",
+          version: "1.0.0",
+          base_url: "https://petstore.example/v2",
+          security_schemes: [],
+          tools: [
+            {
+              name: "List pets",
+              description: "Every pet.",
+              method: "GET",
+              path: "/pets",
+              parameters: ["limit"],
+              deprecated: false,
+              side_effecting: false,
+            },
+          ],
+          warnings: [],
+        },
+      },
+      404: orgNotFound,
+      415: documentNotJson,
     },
   },
   listServices: {
@@ -846,7 +919,7 @@ export const catalogOps = {
         schema: ref("ReimportedService"),
         example: { service: exampleService, tools: [exampleTool], deactivated_tool_ids: [], warnings: [] },
       },
-      415: unsupportedMediaType,
+      415: documentNotJson,
     },
   },
   deleteService: {

@@ -230,7 +230,13 @@ async function importHeaders(
  * jsonb cannot hold NUL, and a fetched document is not the caller's to correct (an inline one with NUL
  * is refused by the gateway already).
  */
-async function readSource(deps: CatalogDeps, source: SourceInput, signal?: AbortSignal): Promise<ImportedSource> {
+async function readSource(
+  deps: CatalogDeps,
+  source: SourceInput,
+  signal?: AbortSignal,
+  /** Off for a preview: discovering an OAuth-protected server registers a client there. */
+  discoverOAuth = true,
+): Promise<ImportedSource> {
   if (source.kind === "mcp_server") {
     // OAuth is never declared: it is what publishing found behind the server's 401 (kept on re-import).
     const declared = source.securityScheme;
@@ -243,6 +249,7 @@ async function readSource(deps: CatalogDeps, source: SourceInput, signal?: Abort
       // Issue 32: a server that answers 401 to a publish without a credential may be OAuth-protected.
       if (!(err instanceof DomainError) || err.reason !== "mcp_server_unauthorized" || source.credential) throw err;
       if (scheme) throw err;
+      if (!discoverOAuth) return protectedMcpPreview(source.url);
       const found = await discoverMcpAuthorization(deps, source.url);
       if (!found) throw err;
       return protectedMcpSource(source.url, found);
@@ -310,6 +317,74 @@ function protectedMcpSource(url: string, found: DiscoveredMcpAuthorization): Imp
       `the MCP server is protected by OAuth (authorization server ${a.issuer}); ${registered}. Its tools are listed once you connect your account on the service's connect page and re-import it (POST /v1/services/{id}/reimport)`,
     ],
     mcpOAuth: found,
+  };
+}
+
+/** What a preview says of a server that answered 401: publishing it looks for its OAuth authorization server. */
+function protectedMcpPreview(url: string): ImportedSource {
+  return {
+    serviceType: "mcp_server",
+    title: new URL(url).host,
+    summary: "",
+    description: "",
+    version: "",
+    contact: { name: "", url: "", email: "" },
+    documentationUrl: "",
+    logo: "",
+    baseUrl: null,
+    mcpServerUrl: url,
+    documentUrl: null,
+    securitySchemes: [],
+    tools: [],
+    warnings: [
+      "the MCP server answered 401 (it needs a credential): publishing it looks for its OAuth authorization server, and its tools are listed once you connect your account and re-import; or give mcp_server.security_scheme and mcp_server.credential to list them now",
+    ],
+  };
+}
+
+export interface PublishPreview {
+  name: string;
+  serviceType: "api" | "mcp_server";
+  description: string;
+  version: string;
+  baseUrl: string | null;
+  securitySchemes: string[];
+  tools: (ToolDraft & { deprecated?: boolean })[];
+  warnings: string[];
+}
+
+/**
+ * What createService would make of a source, read the same way and refused for the same defects, with
+ * nothing stored, no event and no OAuth registration: the console shows it before the publisher commits.
+ */
+export async function previewService(
+  deps: CatalogDeps,
+  input: { source?: SourceInput; organizationId?: string },
+  callerOrNull: Caller | null,
+  signal?: AbortSignal,
+): Promise<PublishPreview> {
+  const caller = requireCaller(callerOrNull);
+  assertMayManageCatalog(caller, "publish services");
+  if (!input.source) {
+    throw invalidArgument(
+      "missing_source",
+      "give the tools' source: api (an OpenAPI document) or mcp_server (an MCP server URL)",
+      {
+        details: { field: "source" },
+      },
+    );
+  }
+  assertCanPublishInto(input.organizationId || caller.organizationId, caller);
+  const source = await readSource(deps, input.source, signal, false);
+  return {
+    name: source.title || "Untitled service",
+    serviceType: source.serviceType,
+    description: source.description,
+    version: source.version,
+    baseUrl: source.baseUrl,
+    securitySchemes: source.securitySchemes.map((s) => s.name),
+    tools: source.tools,
+    warnings: source.warnings,
   };
 }
 

@@ -12,7 +12,11 @@ import type {
 } from "@toolport/proto/toolport/catalog/v1/catalog_publishing_pb";
 import type { Contact as ContactMsg } from "@toolport/proto/toolport/catalog/v1/catalog_resources_pb";
 import { ParameterLocation, Readiness } from "@toolport/proto/toolport/catalog/v1/catalog_resources_pb";
-import { type CatalogService, ReindexSearchResponseSchema } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
+import {
+  type CatalogService,
+  type CreateServiceRequest,
+  ReindexSearchResponseSchema,
+} from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
 import { deleteServiceCredential, listServiceCredentials, putServiceCredential } from "../app/credentials.js";
 import type { CatalogDeps } from "../app/deps.js";
 import {
@@ -22,6 +26,7 @@ import {
   listManagedServices,
   listManagedServiceTools,
   managedService,
+  previewService,
   readableService,
   reimportService,
   requireCaller,
@@ -37,6 +42,7 @@ import { credentialSummaryToProto, publishingToProto, serviceToProto, toolToProt
 type Impl = Pick<
   ServiceImpl<typeof CatalogService>,
   | "createService"
+  | "previewService"
   | "listServices"
   | "getService"
   | "listServiceTools"
@@ -104,24 +110,53 @@ export function materialFromProto(m: CredentialMaterialMsg | undefined): Credent
   }
 }
 
+function sourceFromProto(source: CreateServiceRequest["source"]) {
+  return source.case === "api"
+    ? ({ kind: "api", ...apiSource(source.value) } as const)
+    : source.case === "mcpServer"
+      ? ({
+          kind: "mcp_server",
+          url: source.value.url,
+          securityScheme: schemeFromProto(source.value.securityScheme),
+          credential: materialFromProto(source.value.credential),
+        } as const)
+      : undefined;
+}
+
 export function createPublishingHandlers(deps: CatalogDeps): Impl {
   const views = (pairs: Parameters<typeof viewTools>[1], context: Parameters<typeof callerOf>[0]) =>
     viewTools({ db: deps.pool, publicUrl: deps.publicUrl }, pairs, callerOf(context));
 
   return {
+    async previewService(req, context) {
+      const preview = await previewService(
+        deps,
+        { source: sourceFromProto(req.source), organizationId: req.organizationId },
+        callerOf(context),
+        context.signal,
+      );
+      return {
+        name: preview.name,
+        serviceType: preview.serviceType,
+        description: preview.description,
+        version: preview.version,
+        baseUrl: preview.baseUrl ?? undefined,
+        securitySchemes: preview.securitySchemes,
+        tools: preview.tools.map((t) => ({
+          name: t.name,
+          description: t.description,
+          method: t.method,
+          path: t.path,
+          parameters: Object.keys(t.parameters),
+          deprecated: t.deprecated ?? false,
+          sideEffecting: t.sideEffecting,
+        })),
+        warnings: preview.warnings,
+      };
+    },
     async createService(req, context) {
       const caller = callerOf(context);
-      const source =
-        req.source.case === "api"
-          ? ({ kind: "api", ...apiSource(req.source.value) } as const)
-          : req.source.case === "mcpServer"
-            ? ({
-                kind: "mcp_server",
-                url: req.source.value.url,
-                securityScheme: schemeFromProto(req.source.value.securityScheme),
-                credential: materialFromProto(req.source.value.credential),
-              } as const)
-            : undefined;
+      const source = sourceFromProto(req.source);
       const result = await createService(
         deps,
         {

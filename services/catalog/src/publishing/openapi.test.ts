@@ -373,3 +373,24 @@ describe("invalid documents are refused naming where they are wrong", () => {
     expect((await refusal(JSON.stringify({ info: {} }))).details.location).toBe("#/openapi");
   });
 });
+
+describe('a document without paths (issue 33: swagger-parser\'s "[object Object] is not a valid Openapi API definition")', () => {
+  const info = { title: "No paths", version: "1" };
+
+  it("an OpenAPI 3.0 document without `paths` is refused naming #/paths, in words", async () => {
+    const e = await refusal("openapi: 3.0.3\ninfo:\n  title: No paths\n  version: '1'\n");
+    expect(e.message).not.toContain("[object Object]");
+    expect(e.message).toBe("invalid OpenAPI document at #/paths: an OpenAPI 3.0 document needs a `paths` object");
+    expect(e.details.location).toBe("#/paths");
+  });
+
+  it("an OpenAPI 3.1 document with none of paths, webhooks or components is refused; with components only it imports no tools", async () => {
+    const e = await refusal(JSON.stringify({ openapi: "3.1.0", info }));
+    expect(e.message).not.toContain("[object Object]");
+    expect(e.message).toContain("needs at least one of `paths`, `webhooks` or `components`");
+    expect(e.details.location).toBe("#/");
+    const api = await load(JSON.stringify({ openapi: "3.1.0", info, components: { schemas: { A: { type: "string" } } } }));
+    expect(api.tools).toEqual([]);
+    expect(api.warnings).toContain("the document has no operations under `paths`; no tools were imported");
+  });
+});

@@ -145,12 +145,24 @@ export async function validateDocument(raw: unknown): Promise<ValidatedDocument>
     throw invalidDocument("field `openapi` must be a 3.0.x or 3.1.x version string", "#/openapi");
   }
   if (!converted) refuseExternalRefs(api);
+  // swagger-parser refuses these with "[object Object] is not a valid Openapi API definition" (it names
+  // the file it was given, and it was given an object): name what is missing instead.
+  const is30 = api.openapi.startsWith("3.0");
+  if (is30 && api.paths === undefined) {
+    throw invalidDocument("an OpenAPI 3.0 document needs a `paths` object", "#/paths");
+  }
+  if (!is30 && api.paths === undefined && api.webhooks === undefined && api.components === undefined) {
+    throw invalidDocument("an OpenAPI 3.1 document needs at least one of `paths`, `webhooks` or `components`", "#/");
+  }
   checkOperations(api);
   // Locations then point into the converted document, which the publisher never saw: say so.
   const note = converted ? " (in the OpenAPI 3.0 document converted from Swagger 2.0)" : "";
   const ignored: IgnoredField[] = [];
   for (let round = 1; ; round++) {
     const copy = validationCopy(api, note);
+    // A 3.1 document of components alone is valid (3.1 requires one of the three), which swagger-parser
+    // does not know: it validates with empty paths.
+    if (copy.paths === undefined && copy.webhooks === undefined) copy.paths = {};
     try {
       // swagger-parser resolves every $ref (a missing target is refused here); the schema check is
       // ours, compiled once (openapi-schema.ts). Its spec step checks nothing for OpenAPI 3.
