@@ -300,17 +300,7 @@ function protectedMcpSource(url: string, found: DiscoveredMcpAuthorization): Imp
     ? `Toolport registered as an OAuth client at ${a.issuer} (${found.registration.kind === "cimd" ? "client metadata document" : "dynamic client registration"})`
     : `${found.registrationProblem ?? "Toolport could not register at the authorization server"}: register a client at ${a.issuer} with the redirect URI of GET /v1/services/{id}/oauth-client and give it with PUT /v1/services/{id}/oauth-client`;
   return {
-    serviceType: "mcp_server",
-    title: new URL(url).host,
-    summary: "",
-    description: "",
-    version: "",
-    contact: { name: "", url: "", email: "" },
-    documentationUrl: "",
-    logo: "",
-    baseUrl: null,
-    mcpServerUrl: url,
-    documentUrl: null,
+    ...mcpSourceOf(url),
     securitySchemes: [mcpOAuthScheme(MCP_SCHEME_NAME, found)],
     tools: [],
     warnings: [
@@ -320,10 +310,10 @@ function protectedMcpSource(url: string, found: DiscoveredMcpAuthorization): Imp
   };
 }
 
-/** What a preview says of a server that answered 401: publishing it looks for its OAuth authorization server. */
-function protectedMcpPreview(url: string): ImportedSource {
+/** The fields of an MCP server's source that its address alone gives (its tools and schemes come later). */
+function mcpSourceOf(url: string) {
   return {
-    serviceType: "mcp_server",
+    serviceType: "mcp_server" as const,
     title: new URL(url).host,
     summary: "",
     description: "",
@@ -334,6 +324,13 @@ function protectedMcpPreview(url: string): ImportedSource {
     baseUrl: null,
     mcpServerUrl: url,
     documentUrl: null,
+  };
+}
+
+/** What a preview says of a server that answered 401: publishing it looks for its OAuth authorization server. */
+function protectedMcpPreview(url: string): ImportedSource {
+  return {
+    ...mcpSourceOf(url),
     securitySchemes: [],
     tools: [],
     warnings: [
