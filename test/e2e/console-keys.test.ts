@@ -214,7 +214,10 @@ describe("the console's keys, wallet and assistant screens", () => {
     await page.reload();
     await page.getByText("12.34 USDC").first().waitFor();
     expect(await page.getByTestId("wallet-balance").textContent()).toBe("12.34 USDC");
-    const entry = page.getByRole("table", { name: "The latest 20 ledger entries, newest first" }).getByRole("row").nth(1);
+    const ledger = page.getByRole("table", { name: "The latest 20 ledger entries, newest first" });
+    // The ledger is its own read: the balance can show before its rows do.
+    await ledger.getByRole("cell", { name: "Card payment" }).first().waitFor();
+    const entry = ledger.getByRole("row").nth(1);
     const cells = await entry.getByRole("cell").allTextContents();
     expect(cells.slice(1, 4)).toEqual(["Card payment", "+12.34", "12.34"]);
     await page.getByRole("button", { name: "Show the deposit address" }).click();
