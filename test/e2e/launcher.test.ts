@@ -86,11 +86,12 @@ describe("local launcher", () => {
       expect(output).toContain(path.join(dataDir, "logs"));
 
       if (crash) {
-        // The heap limit set from the 1024 MiB given: 768 MiB of old space, plus V8's young generation.
+        // The heap limit set from the 1024 MiB given: 768 MiB of old space, plus V8's young generation (about
+        // 100 MiB on Node 20, 190 MiB on Node 24), below the memory given (unset, V8 takes several GiB here).
         const scrape = await (await fetch(`http://127.0.0.1:${env.GATEWAY_PORT}/metrics`)).text();
         const limit = Number(/^toolport_heap_limit_bytes (\d+)/m.exec(scrape)?.[1]);
         expect(limit / 2 ** 20).toBeGreaterThanOrEqual(768);
-        expect(limit / 2 ** 20).toBeLessThan(900);
+        expect(limit / 2 ** 20).toBeLessThan(1024);
         expect(scrape).toMatch(/^toolport_heap_used_bytes \d+/m);
 
         // Kill the Toolport process (the last pid; Postgres and NATS come first), that process alone: what
