@@ -6,6 +6,7 @@ import {
   checkTimeRange,
   decodeCursor,
   encodeCursor,
+  LimitRefusals,
   RECORDED_REFUSALS,
   usageWindowStart,
 } from "./activity.js";
@@ -71,5 +72,26 @@ describe("the page's cursor and filters", () => {
       "usage_limit_reached",
     ]);
     expect(RECORDED_REFUSALS.has("tool_not_found")).toBe(false);
+  });
+});
+
+describe("which refusals are recorded", () => {
+  it("records a limit's refusal once a minute per caller and reason, every other refusal each time", () => {
+    const refusals = new LimitRefusals();
+    const t = 1_000_000;
+    expect(refusals.shouldRecord("rate_limited", "key-a", t)).toBe(true);
+    expect(refusals.shouldRecord("rate_limited", "key-a", t + 59_999)).toBe(false);
+    expect(refusals.shouldRecord("rate_limited", "key-b", t + 1)).toBe(true);
+    expect(refusals.shouldRecord("usage_limit_reached", "key-a", t + 2)).toBe(true);
+    expect(refusals.shouldRecord("rate_limited", "key-a", t + 60_000)).toBe(true);
+    for (let i = 0; i < 3; i++) expect(refusals.shouldRecord("tool_not_permitted", "key-a", t)).toBe(true);
+  });
+
+  it("forgets callers older than a minute once it remembers many, and still records their next refusal", () => {
+    const refusals = new LimitRefusals();
+    for (let i = 0; i <= 10_000; i++) refusals.shouldRecord("rate_limited", `key-${i}`, 0);
+    expect(refusals.shouldRecord("rate_limited", "key-new", 60_000)).toBe(true);
+    expect(refusals.shouldRecord("rate_limited", "key-0", 60_000)).toBe(true);
+    expect(refusals.shouldRecord("rate_limited", "key-0", 60_001)).toBe(false);
   });
 });

@@ -19,6 +19,35 @@ export const RECORDED_REFUSALS = new Set([
   "spend_limit_exceeded",
 ]);
 
+/**
+ * Refusals by a limit: a caller past it may keep sending, thousands a second, and the limit exists to
+ * refuse those cheaply; so they are recorded once per caller (key, else account) and reason per minute,
+ * not each time (LimitRefusals). The log shows that and when the limit was hit; the others are recorded
+ * every time.
+ */
+export const LIMIT_REFUSALS = new Set(["rate_limited", "usage_limit_reached"]);
+const LIMIT_RECORD_EVERY_MS = 60_000;
+/** Past this many remembered callers, the ones older than a minute are forgotten. */
+const LIMIT_MEMORY = 10_000;
+
+/** Which limit refusals to record (see LIMIT_REFUSALS), remembered per process. */
+export class LimitRefusals {
+  private readonly recorded = new Map<string, number>();
+
+  /** Whether this refusal is recorded: any refusal but a limit's, or a limit's first in a minute for its caller. */
+  shouldRecord(reason: string, caller: string, now = Date.now()): boolean {
+    if (!LIMIT_REFUSALS.has(reason)) return true;
+    const key = `${reason}\0${caller}`;
+    const last = this.recorded.get(key);
+    if (last !== undefined && now - last < LIMIT_RECORD_EVERY_MS) return false;
+    this.recorded.set(key, now);
+    if (this.recorded.size > LIMIT_MEMORY) {
+      for (const [k, at] of this.recorded) if (now - at >= LIMIT_RECORD_EVERY_MS) this.recorded.delete(k);
+    }
+    return true;
+  }
+}
+
 export const ACTIVITY_STATUSES = ["success", "error", "refused"] as const;
 export type ActivityStatus = (typeof ACTIVITY_STATUSES)[number];
 

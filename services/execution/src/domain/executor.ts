@@ -22,7 +22,7 @@ import type { Step } from "@toolport/kit/json-path";
 import { canonicalJson, type Json, type JsonObject } from "@toolport/kit/json-values";
 import type { Logger } from "@toolport/kit/logger";
 import { clampResponseChars } from "@toolport/kit/response-limits";
-import { type ActivityStore, RECORDED_REFUSALS } from "./activity.js";
+import { type ActivityStore, LimitRefusals, RECORDED_REFUSALS } from "./activity.js";
 import type { AllowanceLeases } from "./allowance.js";
 import { capResponse, DEFAULT_STORE_MAX_CHARS, type ResponseMeta, storageForm } from "./cap.js";
 import { type ConsentProblem, type ConsentTokens, consentProblemMessage, needsConsent } from "./consent.js";
@@ -117,6 +117,9 @@ function countsFreeTier(tool: ToolForCall, caller: Caller): boolean {
 }
 
 export class Executor {
+  /** Limit refusals are recorded once a minute per caller (activity.ts LIMIT_REFUSALS). */
+  private readonly limitRefusals = new LimitRefusals();
+
   constructor(private readonly deps: ExecutorDeps) {}
 
   /** A single call: refusals throw. */
@@ -178,6 +181,7 @@ export class Executor {
     const domain = asDomainError(err);
     const activity = this.deps.activity;
     if (!activity || !domain || !RECORDED_REFUSALS.has(domain.reason)) return err;
+    if (!this.limitRefusals.shouldRecord(domain.reason, caller.keyId ?? caller.accountId)) return err;
     try {
       await activity.recordRefusal({
         id: randomUUID(),
