@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type ConsoleStack,
   checkScreen,
+  consoleApi,
   expectClean,
   LAPTOP,
   launchBrowser,
@@ -19,6 +20,7 @@ import {
   sessionOf,
   signUp,
   startConsoleStack,
+  untilIndexed,
 } from "./console-support.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON answers, read field by field and checked with expect
@@ -28,29 +30,11 @@ describe("the console's activity log", () => {
   let s: ConsoleStack;
   let browser: Browser;
 
-  const api = async (path: string, init: { token?: string; key?: string; method?: string; body?: unknown } = {}) => {
-    const res = await fetch(`${s.stack.gatewayUrl}/v1${path}`, {
-      method: init.method ?? "GET",
-      headers: {
-        ...(init.token ? { authorization: `Bearer ${init.token}` } : {}),
-        ...(init.key ? { "svc-api-key": init.key } : {}),
-        ...(init.body !== undefined ? { "content-type": "application/json" } : {}),
-      },
-      ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
-    });
-    return { status: res.status, body: (await res.json()) as Json };
-  };
+  const api = consoleApi(() => s);
 
   beforeAll(async () => {
     [s, browser] = await Promise.all([startConsoleStack(), launchBrowser()]);
-    const indexed = async () => {
-      const found = await api("/tools/public/search?query=word count");
-      return Array.isArray(found.body) && found.body.some((t) => t.slug === "text-word-count");
-    };
-    for (const end = Date.now() + 30_000; !(await indexed()); ) {
-      if (Date.now() > end) throw new Error("word count never appeared in the public search");
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    await untilIndexed(s, "word count", "text-word-count");
   });
   afterAll(async () => {
     await browser?.close();

@@ -13,6 +13,7 @@ import {
   type ConsolePage,
   type ConsoleStack,
   checkScreen,
+  consoleApi,
   expectClean,
   LAPTOP,
   launchBrowser,
@@ -24,6 +25,7 @@ import {
   sessionOf,
   signUp,
   startConsoleStack,
+  untilIndexed,
 } from "./console-support.js";
 import { fund } from "./execution-support.js";
 
@@ -34,30 +36,11 @@ describe("the console's keys, wallet and assistant screens", () => {
   let s: ConsoleStack;
   let browser: Browser;
 
-  const api = async (path: string, init: { token?: string; key?: string; method?: string; body?: unknown } = {}) => {
-    const res = await fetch(`${s.stack.gatewayUrl}/v1${path}`, {
-      method: init.method ?? "GET",
-      headers: {
-        ...(init.token ? { authorization: `Bearer ${init.token}` } : {}),
-        ...(init.key ? { "svc-api-key": init.key } : {}),
-        ...(init.body !== undefined ? { "content-type": "application/json" } : {}),
-      },
-      ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
-    });
-    return { status: res.status, body: (await res.json()) as Json };
-  };
+  const api = consoleApi(() => s);
 
   beforeAll(async () => {
     [s, browser] = await Promise.all([startConsoleStack(), launchBrowser()]);
-    // The builtin demo tools are searchable once the catalog has indexed them.
-    const indexed = async () => {
-      const found = await api("/tools/public/search?query=slugify");
-      return Array.isArray(found.body) && found.body.some((t) => t.slug === "text-slugify");
-    };
-    for (const end = Date.now() + 30_000; !(await indexed()); ) {
-      if (Date.now() > end) throw new Error("slugify never appeared in the public search");
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    await untilIndexed(s, "slugify", "text-slugify");
   });
   afterAll(async () => {
     await browser?.close();

@@ -215,3 +215,37 @@ export function expectClean(c: ConsolePage): void {
   expect(c.errors).toEqual([]);
   expect(c.offsite).toEqual([]);
 }
+
+/** A JSON answer of the gateway, read field by field by the tests. */
+// biome-ignore lint/suspicious/noExplicitAny: JSON answers, read field by field and checked with expect
+export type ApiAnswer = { status: number; body: any };
+
+/** A `/v1` call as a test makes it beside the browser: a person's token or a key, an optional JSON body. */
+export function consoleApi(s: () => ConsoleStack) {
+  return async (
+    path: string,
+    init: { token?: string; key?: string; method?: string; body?: unknown } = {},
+  ): Promise<ApiAnswer> => {
+    const res = await fetch(`${s().stack.gatewayUrl}/v1${path}`, {
+      method: init.method ?? "GET",
+      headers: {
+        ...(init.token ? { authorization: `Bearer ${init.token}` } : {}),
+        ...(init.key ? { "svc-api-key": init.key } : {}),
+        ...(init.body !== undefined ? { "content-type": "application/json" } : {}),
+      },
+      ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+    });
+    return { status: res.status, body: await res.json() };
+  };
+}
+
+/** Waits (at most 30 s) until the public search for `query` finds the builtin tool `slug`: the catalog indexed it. */
+export async function untilIndexed(s: ConsoleStack, query: string, slug: string): Promise<void> {
+  const api = consoleApi(() => s);
+  for (const end = Date.now() + 30_000; ; ) {
+    const found = await api(`/tools/public/search?query=${encodeURIComponent(query)}`);
+    if (Array.isArray(found.body) && found.body.some((t: { slug?: string }) => t.slug === slug)) return;
+    if (Date.now() > end) throw new Error(`${slug} never appeared in the public search for "${query}"`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
