@@ -39,6 +39,8 @@ const CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities";
 /** `_meta` keys the lane takes: the envelope and the trace context the tools forward. */
 const MODERN_META = new Set([PROTOCOL_VERSION_KEY, CLIENT_INFO_KEY, CLIENT_CAPABILITIES_KEY, "traceparent", "tracestate"]);
 const LEGACY_META = new Set(["traceparent", "tracestate"]);
+/** The params a plain tools/call carries. */
+const CALL_PARAMS = new Set(["name", "arguments", "_meta"]);
 /** Capabilities that let a handler ask the client something (consent, an upstream's question, a task). */
 const ASKING_CAPABILITIES = new Set(["elicitation", "extensions", "tasks", "sampling"]);
 
@@ -91,7 +93,7 @@ export class DirectCalls {
     if (!isJsonContentType(header(headers, "content-type") ?? null) || !acceptsBoth(header(headers, "accept"))) return undefined;
     if (headers["mcp-session-id"] !== undefined) return undefined;
     const params = body.params;
-    if (!isPlainObject(params) || !onlyKeys(params, new Set(["name", "arguments", "_meta"]))) return undefined;
+    if (!isPlainObject(params) || !onlyKeys(params, CALL_PARAMS)) return undefined;
     const name = params.name;
     const tool = typeof name === "string" ? this.tools.get(name) : undefined;
     if (!tool || typeof name !== "string") return undefined;

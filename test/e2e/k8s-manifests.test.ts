@@ -748,6 +748,8 @@ describe("the Kubernetes manifests (deploy/k8s), rendered with kubectl kustomize
       expect(problems).toEqual([]);
     });
 
+    // Not for the base: it states no max_connections (an overlay says which Postgres it runs against). The
+    // test "counts connections as the code opens them" shows the base's default pools would exceed 100.
     it.skipIf(isBase)(
       "fits its worst case of Postgres connections (HPA maxima with surge x pool sizes) in the max_connections it states",
       () => {
