@@ -58,8 +58,12 @@ export async function ensureDatabase(databaseUrl: string, log?: Logger): Promise
         await client.query(`CREATE DATABASE ${quoteIdent(name)}`);
         log?.info({ database: name }, "created database");
       } catch (err) {
-        // Another replica created it between our check and our CREATE: that is fine.
-        if ((err as { code?: string }).code !== "42P04") throw err;
+        // Another replica created it between our check and our CREATE: that is fine. Postgres says so
+        // with 42P04 (duplicate_database) when that CREATE had committed, and with 23505 (a unique
+        // violation on pg_database's name index) when both ran at once (found by two replicas starting
+        // together, test/soak/replicas.test.ts).
+        const code = (err as { code?: string }).code;
+        if (code !== "42P04" && code !== "23505") throw err;
       }
     }
   } finally {
