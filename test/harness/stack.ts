@@ -18,6 +18,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { inject } from "vitest";
 import { freePort } from "../../deploy/local/infra.mjs";
+import { type Balancer, startBalancer } from "./balancer.js";
 
 export const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -34,6 +35,11 @@ export interface StackOptions {
    * stops and restarts them; the stack's databases are still created on that server, one per service.
    */
   infra?: { pgUrl: string; natsUrl: string };
+  /**
+   * Processes per role in the per-role layout (default 1). With more, each role's port is a TCP balancer
+   * (balancer.ts, standing for a Kubernetes Service) in front of that many processes on ports of their own.
+   */
+  replicas?: number;
 }
 
 /** The layout a stack gets when its test does not ask for one. */
@@ -68,20 +74,28 @@ const entry: Record<ProcessName, string> = {
 
 export interface Stack {
   layout: Layout;
+  /** Processes per role (per-role layout; 1 in one process). */
+  replicas: number;
   ports: Record<ProcessName, number>;
   env: Record<string, string>;
   gatewayUrl: string;
   mcpUrl: string;
   logDir: string;
-  start(name: ProcessName): Promise<void>;
+  /** Starts a role's process (with replicas: that replica, or every one when none is named). */
+  start(name: ProcessName, replica?: number): Promise<void>;
   /**
    * Starts one more instance of a process beside the stack's own (e.g. a second gateway behind the
    * same services, as behind a balancer), on a new free port; returns that port. stopAll stops it.
    */
   startExtra(name: ProcessName): Promise<number>;
-  /** Stops one role's process (per-role layout only: in one process, roles stop together). */
-  stop(name: ProcessName, signal?: NodeJS.Signals): Promise<number | null>;
+  /**
+   * Stops one role's process (per-role layout only: in one process, roles stop together); with replicas,
+   * the one named, or every one.
+   */
+  stop(name: ProcessName, signal?: NodeJS.Signals, replica?: number): Promise<number | null>;
   stopAll(): Promise<void>;
+  /** Connections each replica of a role was handed by its balancer (replicas only; [] otherwise). */
+  connections(name: ProcessName): number[];
   /** What the role logged (in one process: that process's lines of this role). */
   log(name: ProcessName): Promise<string>;
 }
@@ -100,7 +114,7 @@ export async function startStack(
     try {
       return await (layout === "one-process" && names.length > 1
         ? startOneProcess(names, extraEnv, options.infra)
-        : startStackOnce(names, extraEnv, options.infra));
+        : startStackOnce(names, extraEnv, options.infra, options.replicas ?? 1));
     } catch (err) {
       if (attempt >= 3 || !String((err as Error).message).includes("EADDRINUSE")) throw err;
     }
@@ -222,6 +236,7 @@ async function startOneProcess(
   const extras: ChildProcess[] = [];
   const stack: Stack = {
     layout: "one-process",
+    replicas: 1,
     ...prepared,
     async start(name) {
       throw new Error(`stack.start("${name}"): roles start together in the one-process layout; ask for { layout: "per-role" }`);
@@ -233,6 +248,7 @@ async function startOneProcess(
     async stopAll() {
       await Promise.all([...extras.splice(0), ...(host ? [host] : [])].map((c) => stopChild(c)));
     },
+    connections: () => [],
     async log(name) {
       const all = await readFile(path.join(logDir, "toolport.log"), "utf8").catch(() => "");
       const mine = `"service":"${name}"`;
@@ -262,47 +278,87 @@ async function startOneProcess(
   return stack;
 }
 
-/** Each named role in a process of its own. */
+/** Each named role in a process of its own (or `replicas` processes behind a balancer). */
 async function startStackOnce(
   names: ProcessName[],
   extraEnv: Record<string, string>,
-  infra?: StackOptions["infra"],
+  infra: StackOptions["infra"],
+  replicas: number,
 ): Promise<Stack> {
   const prepared = await prepare(extraEnv, infra);
   const { ports, env, logDir } = prepared;
-  const children = new Map<ProcessName, ChildProcess>();
+  /** Keyed by `name` (one replica) or `name#i`. */
+  const children = new Map<string, ChildProcess>();
   const extras: ChildProcess[] = [];
+  const balancers: Balancer[] = [];
+  const replicaPorts = new Map<ProcessName, number[]>();
+  const indexes = (replica?: number) => (replica === undefined ? [...Array(replicas).keys()] : [replica]);
+  const keyOf = (name: ProcessName, i: number) => (replicas === 1 ? name : `${name}#${i}`);
+  const portOf = (name: ProcessName, i: number) => (replicas === 1 ? ports[name] : (replicaPorts.get(name)?.[i] as number));
 
   const stack: Stack = {
     layout: "per-role",
+    replicas,
     ...prepared,
-    async start(name) {
-      await spawnLogged(
-        entry[name],
-        [],
-        { ...env, PORT: String(ports[name]) },
-        logDir,
-        name,
-        (c) => children.set(name, c),
-        LISTENING,
-        ports[name],
+    async start(name, replica) {
+      await Promise.all(
+        indexes(replica).map((i) =>
+          spawnLogged(
+            entry[name],
+            [],
+            { ...env, PORT: String(portOf(name, i)) },
+            logDir,
+            replicas === 1 ? name : `${name}-${i}`,
+            (c) => children.set(keyOf(name, i), c),
+            LISTENING,
+            portOf(name, i),
+          ),
+        ),
       );
     },
     startExtra: (name) => startExtra(name, env, logDir, extras),
-    async stop(name, signal = "SIGTERM") {
-      const child = children.get(name);
-      if (!child || child.exitCode !== null) return child?.exitCode ?? null;
-      const code = await stopChild(child, signal);
-      children.delete(name);
-      return code;
+    async stop(name, signal = "SIGTERM", replica) {
+      const codes = await Promise.all(
+        indexes(replica).map(async (i) => {
+          const child = children.get(keyOf(name, i));
+          if (!child || child.exitCode !== null) return child?.exitCode ?? null;
+          const code = await stopChild(child, signal);
+          children.delete(keyOf(name, i));
+          return code;
+        }),
+      );
+      return codes[0] ?? null;
     },
     async stopAll() {
-      await Promise.all([...[...children.keys()].map((n) => stack.stop(n)), ...extras.splice(0).map((c) => stopChild(c))]);
+      await Promise.all([...children.values(), ...extras.splice(0)].map((c) => stopChild(c)));
+      children.clear();
+      await Promise.all(balancers.splice(0).map((b) => b.close()));
     },
-    log: (name) => readFile(path.join(logDir, `${name}.log`), "utf8").catch(() => ""),
+    connections: (name) => {
+      const own = replicaPorts.get(name);
+      const balancer = balancers.find((b) => b.port === ports[name]);
+      return own && balancer ? own.map((p) => balancer.connections.get(p) ?? 0) : [];
+    },
+    log: async (name) =>
+      (
+        await Promise.all(
+          indexes().map((i) =>
+            readFile(path.join(logDir, `${replicas === 1 ? name : `${name}-${i}`}.log`), "utf8").catch(() => ""),
+          ),
+        )
+      ).join("\n"),
   };
   try {
+    if (replicas > 1) {
+      for (const name of names) {
+        const own: number[] = [];
+        for (let i = 0; i < replicas; i++) own.push(await freePort());
+        replicaPorts.set(name, own);
+        balancers.push(await startBalancer(ports[name], own));
+      }
+    }
     // Services first (they create their databases), then the processes that call them.
+    // Replicas start together, as a Deployment's pods do (migrations take an advisory lock).
     await Promise.all(names.filter((n) => (serviceNames as readonly string[]).includes(n)).map((n) => stack.start(n)));
     for (const n of names.filter((n) => !(serviceNames as readonly string[]).includes(n))) await stack.start(n);
   } catch (err) {
