@@ -36,6 +36,7 @@
  *      highest sample of the first half after warm-up. Instances with too few samples after warm-up are
  *      listed, not judged; every role must have at least one judged instance.
  */
+import { createHash, randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import http from "node:http";
@@ -48,6 +49,8 @@ import { startEchoApi, type Upstream } from "../../services/execution/test/upstr
 import { signupHuman } from "../../services/identity/test/http.js";
 import {
   type AgentKey,
+  connectCredential,
+  createKey,
   type ExecStack,
   echoApiDocument,
   fund,
@@ -66,8 +69,10 @@ export interface SoakOptions {
    * "each-once": every process, NATS and Postgres once each, in a random order, evenly over the run
    * (the short version). "every-minute": a random process every `faultEveryMs`, NATS at about a third
    * of the run and Postgres at about two thirds, each instead of that tick's process (the long one).
+   * "replicas": one replica of every role killed in turn (a random one of the two), then started again,
+   * round after round for as long as the run lasts, evenly spaced; NATS and Postgres stay up.
    */
-  faultPlan: "each-once" | "every-minute";
+  faultPlan: "each-once" | "every-minute" | "replicas";
   faultEveryMs: number;
   /** How long NATS and Postgres stay down. */
   infraDownMs: number;
@@ -75,14 +80,24 @@ export interface SoakOptions {
   /** Load loops running at once, and the pause each takes between requests. */
   workers: number;
   pauseMs: number;
+  /** Processes per role (per-role layout; 1 unless given). */
+  replicas?: number;
   log: (line: string) => void;
 }
 
-const PROCESSES: ProcessName[] = [...serviceNames, "gateway"];
+const PROCESSES: ProcessName[] = [...serviceNames, "gateway", "mcp-server"];
 const CLIENT_TIMEOUT_MS = 30_000;
 /** Holds live this long (BILLING_HOLD_TTL_SECONDS): far longer than any fault keeps billing away. */
 const HOLD_TTL_SECONDS = 40;
 const PRICE_CENTS = 1;
+/**
+ * The limits under test (identity's TOOL_CALLS_PER_MINUTE per key, FREE_TIER_CALLS_PER_MONTH per account):
+ * low enough that the limit loop's two callers reach them, while every other caller of the load stays
+ * under them (its calls go to tools that need a credential, outside the free tier, spread over keys).
+ */
+export const RATE_LIMIT_PER_MINUTE = 120;
+export const FREE_TIER_CALLS = 150;
+const ECHO_SCHEME = { scheme: { type: "apiKey", in: "header", name: "X-Api-Key" } };
 
 // ---------------------------------------------------------------------------------------------------------
 // Infrastructure of the soak's own
@@ -135,16 +150,45 @@ interface World {
   s: ExecStack;
   echo: Upstream;
   receiver: Receiver;
-  /** Free calls, batches and workflow runs. */
+  /** Serves the OAuth client's metadata document (HTTPS, as identity requires). */
+  documents: Receiver;
+  /** Single calls and batches: one agent, its calls spread over three keys (the rate limit is per key). */
   agent: AgentKey;
-  freeTools: Record<string, string>;
+  agentKeys: string[];
+  tools: Record<string, string>;
+  /** An agent that only runs the workflow, so its executions are exactly the workflow's steps. */
+  flow: AgentKey;
   workflowId: string;
+  /** An agent that only makes calls with an Idempotency-Key, retried after a fault with the same key. */
+  idem: { agent: AgentKey; tool: string };
   /** Agents paying for their own priced tools: one that answers, one whose upstream fails (its hold is released). */
   payers: Array<{ agent: AgentKey; tool: string; failing: string }>;
-  /** A human whose webhook listens to its call events, and the tool it calls with its key. */
-  human: { key: string; tool: string };
+  /** A human whose webhook listens to its call events, the tool it calls with its key and, over MCP, by OAuth. */
+  human: { accountId: string; key: string; token: string; tool: string };
+  /** The limit loop's callers: an agent with one key past the rate limit, one account past the free tier. */
+  limits: { rate: { agent: AgentKey; tool: string }; free: { agent: AgentKey; keys: string[]; tool: string } };
+  oauth: OAuthClient;
   /** A small HTML site the load has crawled (content's site records). */
   site: { url: string; close(): Promise<void> };
+}
+
+/** An MCP client's OAuth grants (two chains of tokens, each refreshed with rotation) as the load keeps them. */
+interface OAuthClient {
+  clientId: string;
+  redirectUri: string;
+  chains: OAuthChain[];
+}
+
+interface OAuthChain {
+  access: string;
+  refresh: string;
+  /** The last refresh went unanswered (or failed with a fault): it may have rotated the tokens all the same. */
+  uncertain: boolean;
+  /**
+   * The refresh under way: a client refreshes one chain at a time (two refreshes with one refresh token
+   * are a reuse, which revokes the grant by design).
+   */
+  refreshing?: Promise<void>;
 }
 
 /** Three pages of HTML and a robots.txt on 127.0.0.1: what a crawl of the load reads. */
@@ -174,9 +218,17 @@ async function startSite(): Promise<{ port: number; url: string; close(): Promis
   };
 }
 
-async function startWorld(infra: Infra): Promise<World> {
+/** Publishes the echo API for `owner` behind an API key it connects: calls of it are outside the free tier. */
+async function publishSecured(s: ExecStack, owner: AgentKey, echo: Upstream): Promise<Record<string, string>> {
+  const { serviceId, tools } = await publishOpenApi(s, owner, echoApiDocument(ECHO_SCHEME), echo.url);
+  await connectCredential(s, owner, serviceId, { api_key: `soak-${randomBytes(4).toString("hex")}` });
+  return tools;
+}
+
+async function startWorld(infra: Infra, replicas: number): Promise<World> {
   const ca = await testCertificates();
   const receiver = await startHttpsReceiver();
+  const documents = await startHttpsReceiver();
   const echo = await startEchoApi();
   const site = await startSite();
   const s = await startExecStack(
@@ -184,33 +236,43 @@ async function startWorld(infra: Infra): Promise<World> {
     {
       NODE_EXTRA_CA_CERTS: ca.caFile,
       WEBHOOKS_OUTBOUND_ALLOW: `127.0.0.1:${receiver.port}`,
+      IDENTITY_OUTBOUND_ALLOW: `127.0.0.1:${documents.port}`,
       WEBHOOKS_POLL_MS: "500",
       BILLING_HOLD_TTL_SECONDS: String(HOLD_TTL_SECONDS),
       BILLING_HOLD_SWEEP_INTERVAL_MS: "1000",
       EXECUTION_SETTLEMENT_SWEEP_MS: "1000",
-      // The soak's agents make tens of thousands of calls: the free tier's monthly cap is not under test.
-      FREE_TIER_CALLS_PER_MONTH: "10000000",
+      TOOL_CALLS_PER_MINUTE: String(RATE_LIMIT_PER_MINUTE),
+      // The world registers nine agents and a person.
+      REGISTRATIONS_PER_MINUTE: "100",
+      FREE_TIER_CALLS_PER_MONTH: String(FREE_TIER_CALLS),
       CONTENT_OUTBOUND_ALLOW: `127.0.0.1:${site.port}`,
       CONTENT_CRAWL_POLL_MS: "500",
       // A crawl the content process was killed in is claimed again this soon after.
       CONTENT_CRAWL_LEASE_MS: "3000",
     },
-    [...serviceNames, "gateway"],
-    { layout: "per-role", infra: { pgUrl: infra.pgUrl, natsUrl: infra.natsUrl } },
+    PROCESSES,
+    { layout: "per-role", infra: { pgUrl: infra.pgUrl, natsUrl: infra.natsUrl }, replicas },
   );
   const agent = await registerAgent(s, "soak-agent");
-  const freeTools = (await publishOpenApi(s, agent, echoApiDocument(), echo.url)).tools;
+  const agentKeys = [agent.key, await createKey(s, agent, null), await createKey(s, agent, null)];
+  const tools = await publishSecured(s, agent, echo);
+
+  const flow = await registerAgent(s, "soak-flow");
+  const flowTools = await publishSecured(s, flow, echo);
   const workflow = await s.call("POST", "/workflows", {
-    key: agent.key,
+    key: flow.key,
     body: {
       name: "Soak digest",
       steps: [
-        { tool_id: freeTools.list_items, input_mapping: { n: "{{inputs.n}}" } },
-        { tool_id: freeTools.echo_item, input_mapping: { item_id: "{{steps.1.result.next_cursor}}", title: "soak" } },
+        { tool_id: flowTools.list_items, input_mapping: { n: "{{inputs.n}}" } },
+        { tool_id: flowTools.echo_item, input_mapping: { item_id: "{{steps.1.result.next_cursor}}", title: "soak" } },
       ],
     },
   });
   if (workflow.status !== 200) throw new Error(`creating the workflow: ${workflow.status} ${JSON.stringify(workflow.body)}`);
+
+  const idemAgent = await registerAgent(s, "soak-idempotent");
+  const idemTool = (await publishSecured(s, idemAgent, echo)).echo_item as string;
 
   const payers: World["payers"] = [];
   for (let i = 0; i < 3; i++) {
@@ -227,44 +289,161 @@ async function startWorld(infra: Infra): Promise<World> {
   const person = await signupHuman(s.call, "soak-hooks");
   const key = await s.call("POST", "/api-keys", { token: person.token, body: { name: "soak calls" } });
   if (key.status !== 200) throw new Error(`creating the human's key: ${key.status} ${JSON.stringify(key.body)}`);
-  const humanTool = (await publishOpenApi(s, { id: person.accountId, key: key.body.key }, echoApiDocument(), echo.url)).tools
-    .list_items as string;
+  const humanTool = (await publishSecured(s, { id: person.accountId, key: key.body.key }, echo)).list_items as string;
   const hook = await s.call("POST", "/webhooks", {
     token: person.token,
     body: { url: `${receiver.url}/soak`, events: ["tool.execution.completed", "tool.execution.failed"] },
   });
   if (hook.status !== 200) throw new Error(`registering the webhook: ${hook.status} ${JSON.stringify(hook.body)}`);
 
-  return {
+  const rateAgent = await registerAgent(s, "soak-rate");
+  const rateTool = (await publishSecured(s, rateAgent, echo)).list_items as string;
+  const freeAgent = await registerAgent(s, "soak-free");
+  const freeKeys = [freeAgent.key, await createKey(s, freeAgent, null), await createKey(s, freeAgent, null)];
+  const freeTool = (await publishOpenApi(s, freeAgent, echoApiDocument(), echo.url)).tools.list_items as string;
+
+  const clientId = `${documents.url}/client.json`;
+  const redirectUri = "http://127.0.0.1:9/callback";
+  documents.respond(() => ({
+    status: 200,
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      client_id: clientId,
+      client_name: "Soak Assistant",
+      redirect_uris: [redirectUri],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+    }),
+  }));
+  const w: World = {
     s,
     echo,
     receiver,
+    documents,
     agent,
-    freeTools,
+    agentKeys,
+    tools,
+    flow,
     workflowId: workflow.body.id,
+    idem: { agent: idemAgent, tool: idemTool },
     payers,
-    human: { key: key.body.key, tool: humanTool },
+    human: { accountId: person.accountId, key: key.body.key, token: person.token, tool: humanTool },
+    limits: { rate: { agent: rateAgent, tool: rateTool }, free: { agent: freeAgent, keys: freeKeys, tool: freeTool } },
+    oauth: { clientId, redirectUri, chains: [] },
     site,
   };
+  for (let i = 0; i < 2; i++) w.oauth.chains.push(await authorize(w));
+  return w;
+}
+
+/** The person grants the MCP client access (as the console's consent page does): a new chain of tokens. */
+async function authorize(w: World): Promise<OAuthChain> {
+  const { gatewayUrl, mcpUrl } = w.s.stack;
+  const verifier = randomBytes(32).toString("base64url");
+  const url = new URL(`${gatewayUrl}/oauth/authorize`);
+  for (const [k, v] of Object.entries({
+    response_type: "code",
+    client_id: w.oauth.clientId,
+    redirect_uri: w.oauth.redirectUri,
+    code_challenge: createHash("sha256").update(verifier).digest("base64url"),
+    code_challenge_method: "S256",
+    resource: mcpUrl,
+    scope: "mcp",
+  }))
+    url.searchParams.set(k, v);
+  const consent = await fetch(url, { redirect: "manual", signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS) });
+  const requestId = new URL(consent.headers.get("location") ?? "http://x/").searchParams.get("request");
+  if (consent.status !== 302 || !requestId) throw new Error(`authorize: ${consent.status} ${await consent.text()}`);
+  const decided = await w.s.call("POST", `/oauth/authorizations/${requestId}`, { token: w.human.token, body: { allow: true } });
+  if (decided.status !== 200) throw new Error(`consent: ${decided.status} ${JSON.stringify(decided.body)}`);
+  const code = new URL(decided.body.redirect_to).searchParams.get("code") as string;
+  const tokens = await tokenRequest(gatewayUrl, {
+    grant_type: "authorization_code",
+    code,
+    code_verifier: verifier,
+    client_id: w.oauth.clientId,
+    redirect_uri: w.oauth.redirectUri,
+    resource: mcpUrl,
+  });
+  if (!("status" in tokens) || tokens.status !== 200) throw new Error(`token: ${JSON.stringify(tokens)}`);
+  return { access: tokens.body.access_token, refresh: tokens.body.refresh_token, uncertain: false };
+}
+
+async function tokenRequest(
+  gatewayUrl: string,
+  fields: Record<string, string>,
+  // biome-ignore lint/suspicious/noExplicitAny: the load reads arbitrary JSON replies
+): Promise<{ status: number; body: any } | { failure: string }> {
+  try {
+    const res = await fetch(`${gatewayUrl}/oauth/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams(fields),
+      signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS),
+    });
+    const text = await res.text();
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch {}
+    return { status: res.status, body };
+  } catch (err) {
+    return { failure: failureOf(err) };
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------------
 // Load
 
-export type LoadKind = "call" | "batch" | "priced" | "webhook_call" | "workflow" | "crawl";
-const LOAD_KINDS: LoadKind[] = ["call", "batch", "priced", "webhook_call", "workflow", "crawl"];
+export type LoadKind =
+  | "call"
+  | "batch"
+  | "priced"
+  | "webhook_call"
+  | "workflow"
+  | "crawl"
+  | "idempotent"
+  | "mcp"
+  | "refresh"
+  | "rate_limit"
+  | "free_tier";
+export const LOAD_KINDS: LoadKind[] = [
+  "call",
+  "batch",
+  "priced",
+  "webhook_call",
+  "workflow",
+  "crawl",
+  "idempotent",
+  "mcp",
+  "refresh",
+];
 
 /** What the clients saw: outcome counts per kind, and the priced calls that returned 2xx. */
 export interface LoadRecord {
   outcomes: Map<string, number>;
   /** Execution ids of priced calls answered 2xx, and whether the call succeeded. */
   pricedSeen: Array<{ executionId: string; success: boolean }>;
+  /** Each execution id an Idempotency-Key was answered with (first answer and replays alike). */
+  idempotentSeen: Array<{ key: string; executionId: string }>;
   /** Replies that were not clean: a hang past the client timeout, a non-2xx without the error shape, a 2xx of the wrong shape. */
   unclean: string[];
 }
 
+/** Every kind the load sends: the workers' round and the limit loop's two. */
+export const ALL_KINDS: LoadKind[] = [...LOAD_KINDS, "rate_limit", "free_tier"];
+
+export const emptyRecord = (): LoadRecord => ({ outcomes: new Map(), pricedSeen: [], idempotentSeen: [], unclean: [] });
+
 /** Statuses a request may fail with while a process, NATS or Postgres is down. */
 const FAULT_STATUSES = new Set([502, 503, 504]);
+
+function failureOf(err: unknown): string {
+  const e = err as Error & { cause?: { code?: string } };
+  if (e.name === "TimeoutError") return "timeout";
+  return e.cause?.code === "ECONNREFUSED" ? "refused" : `connection ${e.cause?.code ?? e.message}`;
+}
 
 async function send(
   gatewayUrl: string,
@@ -272,12 +451,13 @@ async function send(
   route: string,
   key: string,
   body: unknown,
+  headers: Record<string, string> = {},
   // biome-ignore lint/suspicious/noExplicitAny: the load reads arbitrary JSON replies
 ): Promise<{ status: number; body: any } | { failure: string }> {
   try {
     const res = await fetch(`${gatewayUrl}/v1${route}`, {
       method,
-      headers: { "svc-api-key": key, "content-type": "application/json" },
+      headers: { "svc-api-key": key, "content-type": "application/json", ...headers },
       body: JSON.stringify(body),
       signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS),
     });
@@ -288,32 +468,35 @@ async function send(
     } catch {}
     return { status: res.status, body: parsed };
   } catch (err) {
-    const e = err as Error & { cause?: { code?: string } };
-    if (e.name === "TimeoutError") return { failure: "timeout" };
-    return { failure: e.cause?.code === "ECONNREFUSED" ? "refused" : `connection ${e.cause?.code ?? e.message}` };
+    return { failure: failureOf(err) };
   }
 }
 
+const pick = <T>(list: T[]) => list[Math.floor(Math.random() * list.length)] as T;
+let idempotencyCounter = 0;
+
 /** One request of a kind; returns its outcome label and adds what must be remembered to `record`. */
 async function oneRequest(w: World, kind: LoadKind, record: LoadRecord): Promise<string> {
+  if (kind === "idempotent") return idempotentCall(w, record);
+  if (kind === "mcp") return mcpCall(w, record);
+  if (kind === "refresh") return refresh(w, record);
   const url = w.s.stack.gatewayUrl;
-  const pick = <T>(list: T[]) => list[Math.floor(Math.random() * list.length)] as T;
   let route: string;
   let key: string;
   let body: unknown;
   const payer = pick(w.payers);
   switch (kind) {
     case "call":
-      [route, key, body] = [`/tools/call/${w.freeTools.list_items}`, w.agent.key, { n: 3 }];
+      [route, key, body] = [`/tools/call/${w.tools.list_items}`, pick(w.agentKeys), { n: 3 }];
       break;
     case "batch":
       route = "/tools/call/batch";
-      key = w.agent.key;
+      key = pick(w.agentKeys);
       body = {
         calls: [
-          { tool_id: w.freeTools.list_items, tool_input: { n: 2 } },
-          { tool_id: w.freeTools.echo_item, tool_input: { item_id: "b", title: "soak" } },
-          { tool_id: w.freeTools.status, tool_input: { code: 502 } },
+          { tool_id: w.tools.list_items, tool_input: { n: 2 } },
+          { tool_id: w.tools.echo_item, tool_input: { item_id: "b", title: "soak" } },
+          { tool_id: w.tools.status, tool_input: { code: 502 } },
         ],
       };
       break;
@@ -328,10 +511,16 @@ async function oneRequest(w: World, kind: LoadKind, record: LoadRecord): Promise
       [route, key, body] = [`/tools/call/${w.human.tool}`, w.human.key, { n: 1 }];
       break;
     case "workflow":
-      [route, key, body] = [`/workflows/${w.workflowId}/run`, w.agent.key, { inputs: { n: 2 } }];
+      [route, key, body] = [`/workflows/${w.workflowId}/run`, w.flow.key, { inputs: { n: 2 } }];
       break;
     case "crawl":
       [route, key, body] = ["/agent-sites", w.agent.key, { url: w.site.url, visibility: "private" }];
+      break;
+    case "rate_limit":
+      [route, key, body] = [`/tools/call/${w.limits.rate.tool}`, w.limits.rate.agent.key, { n: 1 }];
+      break;
+    case "free_tier":
+      [route, key, body] = [`/tools/call/${w.limits.free.tool}`, pick(w.limits.free.keys), { n: 1 }];
       break;
   }
   const reply = await send(url, "POST", route, key, body);
@@ -355,25 +544,175 @@ async function oneRequest(w: World, kind: LoadKind, record: LoadRecord): Promise
     return `${status} ${reply.body.success ? "success" : "failed"}`;
   }
   const code = reply.body?.error?.code;
+  const limitRefusal =
+    status === 429 &&
+    ((kind === "rate_limit" && code === "rate_limited") ||
+      (kind === "free_tier" && (code === "usage_limit_reached" || code === "rate_limited")));
   if (typeof code !== "string" || typeof reply.body?.error?.message !== "string" || reply.body?.detail === undefined) {
     record.unclean.push(`${kind}: ${status} not in the error shape: ${JSON.stringify(reply.body).slice(0, 200)}`);
-  } else if (!FAULT_STATUSES.has(status)) {
+  } else if (!FAULT_STATUSES.has(status) && !limitRefusal) {
     record.unclean.push(`${kind}: ${status} ${code}: ${JSON.stringify(reply.body).slice(0, 300)}`);
   }
   return `${status} ${code ?? "?"}`;
 }
 
+/**
+ * A call with an Idempotency-Key, sent again with the same key after a fault (no answer, 502-504, or 412
+ * while the first is still running) up to five times: however often it is sent, it runs at most once.
+ */
+async function idempotentCall(w: World, record: LoadRecord): Promise<string> {
+  const key = `soak-${process.pid}-${++idempotencyCounter}`;
+  const route = `/tools/call/${w.idem.tool}`;
+  const body = { item_id: key, title: "once" };
+  let last = "";
+  for (let attempt = 1; attempt <= 5; attempt++) {
+    const reply = await send(w.s.stack.gatewayUrl, "POST", route, w.idem.agent.key, body, { "idempotency-key": key });
+    if ("failure" in reply) {
+      if (reply.failure === "timeout") record.unclean.push(`idempotent: no answer within ${CLIENT_TIMEOUT_MS} ms`);
+      last = reply.failure;
+    } else if (reply.status === 200) {
+      record.idempotentSeen.push({ key, executionId: reply.body.execution_id });
+      return `200 ${attempt === 1 ? "first answer" : "after a retry"}${reply.body.replayed ? " (replayed)" : ""}`;
+    } else {
+      const code = reply.body?.error?.code;
+      last = `${reply.status} ${code ?? "?"}`;
+      if (!FAULT_STATUSES.has(reply.status) && !(reply.status === 412 && code === "idempotency_key_in_flight")) {
+        record.unclean.push(`idempotent: ${last}: ${JSON.stringify(reply.body).slice(0, 300)}`);
+        return last;
+      }
+    }
+    await sleep(1_000 * attempt);
+  }
+  return `gave up after 5 (${last})`;
+}
+
+/** A JSON-RPC message from a Streamable HTTP answer: the body, or the first `data:` of an event stream. */
+function jsonRpcOf(contentType: string, text: string): { result?: { isError?: boolean }; error?: { code: number } } | null {
+  try {
+    if (!contentType.includes("text/event-stream")) return JSON.parse(text);
+    const data = text.split("\n").find((line) => line.startsWith("data:"));
+    return data ? JSON.parse(data.slice(5)) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A tool call over MCP (2025-11-25, stateless) with a chain's OAuth access token, as a connector makes it. */
+async function mcpCall(w: World, record: LoadRecord): Promise<string> {
+  const chain = pick(w.oauth.chains);
+  let res: Response;
+  let text: string;
+  try {
+    res = await fetch(w.s.stack.mcpUrl, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2025-11-25",
+        authorization: `Bearer ${chain.access}`,
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "batch_execute_tools", arguments: { calls: [{ tool_id: w.human.tool, tool_input: { n: 1 } }] } },
+      }),
+      signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS),
+    });
+    text = await res.text();
+  } catch (err) {
+    const failure = failureOf(err);
+    if (failure === "timeout") record.unclean.push(`mcp: no answer within ${CLIENT_TIMEOUT_MS} ms`);
+    return failure;
+  }
+  if (res.status === 200) {
+    const message = jsonRpcOf(res.headers.get("content-type") ?? "", text);
+    if (message?.result) return `200 ${message.result.isError ? "tool error" : "result"}`;
+    if (message?.error) return `200 JSON-RPC error ${message.error.code}`;
+    record.unclean.push(`mcp: 200 without a JSON-RPC answer: ${text.slice(0, 200)}`);
+    return "200 ?";
+  }
+  // A token whose grant went with a refresh answer lost in a fault (a reused refresh token revokes the
+  // grant): the client authorizes again, as an assistant asks its person to.
+  if (res.status === 401 && chain.uncertain) return "401 (grant lost with an unanswered refresh)";
+  if (!FAULT_STATUSES.has(res.status)) record.unclean.push(`mcp: ${res.status}: ${text.slice(0, 300)}`);
+  return String(res.status);
+}
+
+/**
+ * A refresh of one chain's tokens (rotation: the old refresh token stops working). An answer lost in a
+ * fault leaves the client with a refresh token that may already be spent; presenting it again is then
+ * refused with invalid_grant and revokes the grant (reuse detection), and the client authorizes again.
+ * Any other refusal is unclean.
+ */
+async function refresh(w: World, record: LoadRecord): Promise<string> {
+  const chain = pick(w.oauth.chains);
+  while (chain.refreshing) await chain.refreshing;
+  let done = () => {};
+  chain.refreshing = new Promise<void>((resolve) => {
+    done = resolve;
+  });
+  try {
+    return await refreshChain(w, chain, record);
+  } finally {
+    chain.refreshing = undefined;
+    done();
+  }
+}
+
+async function refreshChain(w: World, chain: OAuthChain, record: LoadRecord): Promise<string> {
+  const reply = await tokenRequest(w.s.stack.gatewayUrl, {
+    grant_type: "refresh_token",
+    refresh_token: chain.refresh,
+    client_id: w.oauth.clientId,
+  });
+  if ("failure" in reply) {
+    if (reply.failure === "timeout") record.unclean.push(`refresh: no answer within ${CLIENT_TIMEOUT_MS} ms`);
+    chain.uncertain = true;
+    return reply.failure;
+  }
+  if (reply.status === 200 && typeof reply.body?.access_token === "string" && typeof reply.body?.refresh_token === "string") {
+    Object.assign(chain, { access: reply.body.access_token, refresh: reply.body.refresh_token, uncertain: false });
+    return "200 rotated";
+  }
+  if (FAULT_STATUSES.has(reply.status)) {
+    chain.uncertain = true;
+    return String(reply.status);
+  }
+  if (reply.status === 400 && reply.body?.error === "invalid_grant" && chain.uncertain) {
+    try {
+      Object.assign(chain, await authorize(w));
+      return "400 invalid_grant after a lost answer, authorized again";
+    } catch (err) {
+      return `400 invalid_grant after a lost answer, authorizing again failed: ${(err as Error).message.slice(0, 80)}`;
+    }
+  }
+  record.unclean.push(`refresh: ${reply.status}: ${JSON.stringify(reply.body).slice(0, 300)}`);
+  return `${reply.status} ${reply.body?.error ?? "?"}`;
+}
+
 async function runLoad(w: World, options: SoakOptions, until: number, record: LoadRecord): Promise<void> {
+  const count = (kind: LoadKind, outcome: string) => {
+    const label = `${kind}\t${outcome}`;
+    record.outcomes.set(label, (record.outcomes.get(label) ?? 0) + 1);
+  };
   const loop = async (worker: number) => {
     for (let i = worker; Date.now() < until; i++) {
       const kind = LOAD_KINDS[i % LOAD_KINDS.length] as LoadKind;
-      const outcome = await oneRequest(w, kind, record);
-      const label = `${kind}\t${outcome}`;
-      record.outcomes.set(label, (record.outcomes.get(label) ?? 0) + 1);
+      count(kind, await oneRequest(w, kind, record));
       await sleep(options.pauseMs * (0.5 + Math.random()));
     }
   };
-  await Promise.all(Array.from({ length: options.workers }, (_, i) => loop(i)));
+  // The limit loops: one key calling four or more times a second (twice its rate limit at least), one
+  // account past its free tier within the first minute.
+  const limit = async (kind: LoadKind, pauseMs: number) => {
+    while (Date.now() < until) {
+      count(kind, await oneRequest(w, kind, record));
+      await sleep(pauseMs);
+    }
+  };
+  const limits = () => Promise.all([limit("rate_limit", 100), limit("free_tier", 250)]);
+  await Promise.all([...Array.from({ length: options.workers }, (_, i) => loop(i)), limits()]);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -384,6 +723,8 @@ export type FaultKind = ProcessName | "nats" | "postgres";
 export interface FaultRecord {
   atS: number;
   what: FaultKind;
+  /** The replica killed (with replicas). */
+  replica?: number;
   /** From the kill (or stop) until GET /v1/health answered 200 again. */
   recoveryMs: number;
 }
@@ -407,20 +748,25 @@ async function untilHealthy(gatewayUrl: string, timeoutMs = 120_000): Promise<vo
   }
 }
 
-async function injectFault(w: World, infra: Infra, what: FaultKind, downMs: number): Promise<void> {
+async function injectFault(w: World, infra: Infra, what: FaultKind, downMs: number, replica?: number): Promise<void> {
   if (what === "nats") return infra.restartNats(downMs);
   if (what === "postgres") return infra.restartPostgres(downMs);
-  await w.s.stack.stop(what, "SIGKILL");
-  await w.s.stack.start(what);
+  await w.s.stack.stop(what, "SIGKILL", replica);
+  await w.s.stack.start(what, replica);
 }
 
+const shuffled = <T>(list: T[]) =>
+  list
+    .map((x) => [Math.random(), x] as const)
+    .sort((a, b) => a[0] - b[0])
+    .map(([, x]) => x);
+
 function faultSchedule(options: SoakOptions): FaultKind[] {
-  const shuffled = <T>(list: T[]) =>
-    list
-      .map((x) => [Math.random(), x] as const)
-      .sort((a, b) => a[0] - b[0])
-      .map(([, x]) => x);
   if (options.faultPlan === "each-once") return shuffled<FaultKind>([...PROCESSES, "nats", "postgres"]);
+  if (options.faultPlan === "replicas") {
+    const rounds = Math.max(1, Math.floor(options.durationMs / (options.faultEveryMs * PROCESSES.length)));
+    return Array.from({ length: rounds }, () => shuffled<FaultKind>(PROCESSES)).flat();
+  }
   const ticks = Math.max(2, Math.floor(options.durationMs / options.faultEveryMs) - 1);
   const plan: FaultKind[] = Array.from(
     { length: ticks },
@@ -433,21 +779,24 @@ function faultSchedule(options: SoakOptions): FaultKind[] {
 
 async function runFaults(w: World, infra: Infra, options: SoakOptions, started: number, until: number): Promise<FaultRecord[]> {
   const plan = faultSchedule(options);
-  const every = options.faultPlan === "each-once" ? options.durationMs / (plan.length + 1) : options.faultEveryMs;
+  const every = options.faultPlan === "every-minute" ? options.faultEveryMs : options.durationMs / (plan.length + 1);
+  const replicas = w.s.stack.replicas;
   const done: FaultRecord[] = [];
   for (const [i, what] of plan.entries()) {
     const due = started + (i + 1) * every;
     if (due > until) break;
     await sleep(Math.max(0, due - Date.now()));
     const at = Date.now();
+    const replica = replicas > 1 ? Math.floor(Math.random() * replicas) : undefined;
+    const named = replica === undefined ? what : `${what} replica ${replica}`;
     options.log(
-      `t+${Math.round((at - started) / 1000)} s fault: ${what === "nats" || what === "postgres" ? `stopping ${what} for ${options.infraDownMs / 1000} s` : `kill -9 ${what}, then start it`}`,
+      `t+${Math.round((at - started) / 1000)} s fault: ${what === "nats" || what === "postgres" ? `stopping ${what} for ${options.infraDownMs / 1000} s` : `kill -9 ${named}, then start it`}`,
     );
-    await injectFault(w, infra, what, options.infraDownMs);
+    await injectFault(w, infra, what, options.infraDownMs, replica);
     await untilHealthy(w.s.stack.gatewayUrl);
-    const fault = { atS: Math.round((at - started) / 1000), what, recoveryMs: Date.now() - at };
+    const fault = { atS: Math.round((at - started) / 1000), what, replica, recoveryMs: Date.now() - at };
     done.push(fault);
-    options.log(`  ${what} healthy again after ${(fault.recoveryMs / 1000).toFixed(1)} s`);
+    options.log(`  ${named} healthy again after ${(fault.recoveryMs / 1000).toFixed(1)} s`);
   }
   return done;
 }
@@ -463,11 +812,11 @@ export interface MemorySeries {
 }
 
 const entryFile = (name: ProcessName) =>
-  path.join(repoRoot, name === "gateway" ? "gateway/dist/main.js" : `services/${name}/dist/main.js`);
+  path.join(repoRoot, name === "gateway" || name === "mcp-server" ? `${name}/dist/main.js` : `services/${name}/dist/main.js`);
 
-/** The pid of each of this process's children running a role's entry file (from /proc). */
-function rolePids(): Map<ProcessName, number> {
-  const found = new Map<ProcessName, number>();
+/** Each of this process's children running a role's entry file, with its pid (from /proc). */
+function rolePids(): Array<[ProcessName, number]> {
+  const found: Array<[ProcessName, number]> = [];
   for (const dir of readdirSync("/proc")) {
     if (!/^\d+$/.test(dir)) continue;
     try {
@@ -476,7 +825,7 @@ function rolePids(): Map<ProcessName, number> {
       if (ppid !== process.pid) continue;
       const cmdline = readFileSync(`/proc/${dir}/cmdline`, "utf8").split("\0");
       const name = PROCESSES.find((p) => cmdline.includes(entryFile(p)));
-      if (name) found.set(name, Number(dir));
+      if (name) found.push([name, Number(dir)]);
     } catch {}
   }
   return found;
@@ -532,6 +881,29 @@ export interface Snapshot {
   deliveries: Array<{ id: string; status: string; in_flight: boolean }>;
   received: string[];
   sites: Array<{ id: string; status: string; error: string | null }>;
+  /** Executions (not refused) of the human's account: each is one event its webhook gets a delivery of. */
+  humanExecutions: number;
+  /** The idempotent caller's keys as execution stored them, its executions, and what its client was answered. */
+  idempotency: {
+    keys: Array<{ key: string; execution_id: string; state: string }>;
+    executions: string[];
+    seen: LoadRecord["idempotentSeen"];
+  };
+  /** The workflow agent's runs, their steps, and its executions (nothing else of it runs). */
+  workflows: {
+    runs: Array<{ id: string; status: string; steps: number }>;
+    steps: Array<{ run_id: string; step_number: number; status: string; execution_id: string | null }>;
+    executions: string[];
+  };
+  /** Calls that ran, per minute window, of the rate-limited key; credential-free calls that ran of the free-tier account. */
+  limits: {
+    ratePerWindow: Array<{ window: string; n: number }>;
+    freeCalls: number;
+    rateLimit: number;
+    freeLimit: number;
+    /** 429s the limit loop's clients were answered. */
+    refused: { rate: number; free: number };
+  };
   memory: MemorySeries[];
 }
 
@@ -595,9 +967,64 @@ async function readSnapshot(w: World, db: Databases, record: LoadRecord, memory:
     ),
     received: w.receiver.requests.map((r) => String(r.headers["x-svc-delivery"])),
     sites: await rows(content, "SELECT id::text, status, error FROM sites"),
+    humanExecutions: await countOf(
+      execution,
+      "SELECT count(*) AS n FROM executions WHERE account_id = $1 AND status <> 'refused'",
+      [w.human.accountId],
+    ),
+    idempotency: {
+      keys: await rowsOf(
+        execution,
+        "SELECT idempotency_key AS key, execution_id::text, state FROM idempotency_keys WHERE account_id = $1",
+        [w.idem.agent.id],
+      ),
+      executions: await idsOf(execution, w.idem.agent.id),
+      seen: record.idempotentSeen,
+    },
+    workflows: {
+      runs: await rowsOf(
+        content,
+        "SELECT id::text, status, jsonb_array_length(steps) AS steps FROM workflow_runs WHERE runner_id = $1",
+        [w.flow.id],
+      ),
+      steps: await rowsOf(
+        content,
+        `SELECT s.run_id::text, s.step_number, s.status, s.execution_id::text
+           FROM workflow_run_steps s JOIN workflow_runs r ON r.id = s.run_id WHERE r.runner_id = $1`,
+        [w.flow.id],
+      ),
+      executions: await idsOf(execution, w.flow.id),
+    },
+    limits: {
+      ratePerWindow: await rowsOf(
+        execution,
+        `SELECT to_char(date_trunc('minute', executed_at), 'HH24:MI') AS window, count(*)::int AS n
+           FROM executions WHERE account_id = $1 AND status <> 'refused' GROUP BY 1 ORDER BY 1`,
+        [w.limits.rate.agent.id],
+      ),
+      freeCalls: await countOf(execution, "SELECT count(*) AS n FROM executions WHERE account_id = $1 AND status <> 'refused'", [
+        w.limits.free.agent.id,
+      ]),
+      rateLimit: RATE_LIMIT_PER_MINUTE,
+      freeLimit: FREE_TIER_CALLS,
+      refused: {
+        rate: countOutcomes(record, "rate_limit\t429"),
+        free: countOutcomes(record, "free_tier\t429"),
+      },
+    },
     memory,
   };
 }
+
+const countOutcomes = (record: LoadRecord, prefix: string) =>
+  [...record.outcomes].filter(([label]) => label.startsWith(prefix)).reduce((sum, [, n]) => sum + n, 0);
+const rowsOf = async <T>(pool: Pool, sql: string, values: unknown[]): Promise<T[]> => (await pool.query(sql, values)).rows as T[];
+const countOf = async (pool: Pool, sql: string, values: unknown[]) => Number((await pool.query(sql, values)).rows[0].n);
+/** Ids of an account's executions that ran (refused ones are rows of the call log too). */
+const idsOf = async (pool: Pool, accountId: string) =>
+  (
+    await pool.query<{ id: string }>("SELECT id::text FROM executions WHERE account_id = $1 AND status <> 'refused'", [accountId])
+  ).rows.map((r) => r.id);
 
 // ---------------------------------------------------------------------------------------------------------
 // Checks
@@ -752,9 +1179,18 @@ export function checkDeliveries(s: Snapshot): CheckResult {
     if (d.in_flight) problems.push(`delivery ${d.id} still in flight`);
     if (d.status === "succeeded" && !received.has(d.id)) problems.push(`delivery ${d.id} succeeded but never arrived`);
   }
+  // The webhook listens to every call of the human's account: one delivery per execution, none missing.
+  if (s.deliveries.length !== s.humanExecutions) {
+    problems.push(`${s.humanExecutions} executions of the webhook's account, ${s.deliveries.length} deliveries`);
+  }
   return {
-    name: "4. every webhook delivery ended",
-    figures: { deliveries: s.deliveries.length, ...tally, requests_received: s.received.length },
+    name: "4. every webhook delivery ended, none missing",
+    figures: {
+      deliveries: s.deliveries.length,
+      executions_listened_to: s.humanExecutions,
+      ...tally,
+      requests_received: s.received.length,
+    },
     problems: first(problems),
   };
 }
@@ -822,6 +1258,95 @@ export function checkMemory(s: Snapshot, rule: { warmupMs: number; margin: numbe
   };
 }
 
+/** 7. However often a call was sent with one Idempotency-Key, it ran once and every answer named that run. */
+export function checkStoredOnce(s: Snapshot): CheckResult {
+  const problems: string[] = [];
+  const byKey = new Map(s.idempotency.keys.map((k) => [k.key, k]));
+  const referenced = new Map<string, number>();
+  for (const k of s.idempotency.keys) referenced.set(k.execution_id, (referenced.get(k.execution_id) ?? 0) + 1);
+  for (const id of s.idempotency.executions) {
+    const n = referenced.get(id) ?? 0;
+    if (n !== 1) problems.push(`execution ${id} of the idempotent caller is named by ${n} idempotency keys`);
+  }
+  const stored = new Set(s.idempotency.executions);
+  let answers = 0;
+  for (const seen of s.idempotency.seen) {
+    answers++;
+    const k = byKey.get(seen.key);
+    if (!k) problems.push(`key ${seen.key} was answered ${seen.executionId} but is not stored`);
+    else if (k.execution_id !== seen.executionId)
+      problems.push(`key ${seen.key} was answered ${seen.executionId}, stored ${k.execution_id}`);
+    else if (!stored.has(seen.executionId)) problems.push(`key ${seen.key}: execution ${seen.executionId} not stored`);
+  }
+  if (s.idempotency.executions.length > s.idempotency.keys.length) {
+    problems.push(`${s.idempotency.executions.length} executions for ${s.idempotency.keys.length} idempotency keys`);
+  }
+  return {
+    name: "7. every call with an Idempotency-Key ran once",
+    figures: {
+      keys: s.idempotency.keys.length,
+      executions: s.idempotency.executions.length,
+      answers_2xx: answers,
+      distinct_answered: new Set(s.idempotency.seen.map((x) => x.key)).size,
+    },
+    problems: first(problems),
+  };
+}
+
+/** 8. Every workflow run ended, each of its steps ran exactly once, and nothing else of the runner ran. */
+export function checkWorkflowSteps(s: Snapshot): CheckResult {
+  const problems: string[] = [];
+  const { runs, steps, executions } = s.workflows;
+  const stored = new Set(executions);
+  const stepsOf = new Map<string, number>();
+  const byExecution = new Map<string, number>();
+  for (const step of steps) {
+    stepsOf.set(step.run_id, (stepsOf.get(step.run_id) ?? 0) + 1);
+    if (step.execution_id === null) continue;
+    byExecution.set(step.execution_id, (byExecution.get(step.execution_id) ?? 0) + 1);
+    if (!stored.has(step.execution_id))
+      problems.push(`run ${step.run_id} step ${step.step_number}: execution ${step.execution_id} not stored`);
+  }
+  for (const [id, n] of byExecution) if (n > 1) problems.push(`execution ${id} recorded by ${n} steps`);
+  for (const id of executions)
+    if (!byExecution.has(id)) problems.push(`execution ${id} of the runner belongs to no step: a step ran twice`);
+  const tally: Record<string, number> = {};
+  for (const run of runs) {
+    tally[run.status] = (tally[run.status] ?? 0) + 1;
+    if (run.status !== "completed" && run.status !== "failed") problems.push(`run ${run.id} still ${run.status}`);
+    if (run.status === "completed" && stepsOf.get(run.id) !== run.steps)
+      problems.push(`run ${run.id} completed with ${stepsOf.get(run.id) ?? 0} of ${run.steps} steps recorded`);
+  }
+  return {
+    name: "8. every workflow step ran exactly once",
+    figures: { runs: runs.length, ...tally, steps: steps.length, runner_executions: executions.length },
+    problems: first(problems),
+  };
+}
+
+/** 9. The rate limit (calls per key and minute) and the free tier (calls per account and month) never exceeded, and both were reached. */
+export function checkLimits(s: Snapshot): CheckResult {
+  const { ratePerWindow, freeCalls, rateLimit, freeLimit, refused } = s.limits;
+  const problems: string[] = [];
+  for (const w of ratePerWindow)
+    if (w.n > rateLimit) problems.push(`${w.n} calls ran in the minute from ${w.window}, limit ${rateLimit}`);
+  if (freeCalls > freeLimit) problems.push(`${freeCalls} free-tier calls ran, limit ${freeLimit}`);
+  if (refused.rate === 0) problems.push("the rate-limited key was never refused: the limit was not under test");
+  if (refused.free === 0) problems.push("the free-tier account was never refused: the limit was not under test");
+  return {
+    name: "9. rate and free-tier limits never exceeded",
+    figures: {
+      busiest_minute: Math.max(0, ...ratePerWindow.map((w) => w.n)),
+      rate_limit: rateLimit,
+      free_tier_calls: freeCalls,
+      free_tier_limit: freeLimit,
+      refused_429_rate: refused.rate,
+      refused_429_free: refused.free,
+    },
+    problems: first(problems),
+  };
+}
+
 export function runChecks(s: Snapshot, memoryRule: Parameters<typeof checkMemory>[1]): CheckResult[] {
   return [
     checkLedger(s),
@@ -830,6 +1355,9 @@ export function runChecks(s: Snapshot, memoryRule: Parameters<typeof checkMemory
     checkDeliveries(s),
     checkHolds(s),
     checkSites(s),
+    checkStoredOnce(s),
+    checkWorkflowSteps(s),
+    checkLimits(s),
     checkMemory(s, memoryRule),
   ];
 }
@@ -855,7 +1383,10 @@ async function settledYet(db: Databases, w: World): Promise<string | null> {
   if ((await one(db.pools.content, "SELECT count(*) AS n FROM sites WHERE status IN ('pending', 'crawling')")) > 0) {
     return "site crawls under way";
   }
-  const snapshot = await readSnapshot(w, db, { outcomes: new Map(), pricedSeen: [], unclean: [] }, []);
+  if ((await one(db.pools.content, "SELECT count(*) AS n FROM workflow_runs WHERE status = 'running'")) > 0) {
+    return "workflow runs under way";
+  }
+  const snapshot = await readSnapshot(w, db, emptyRecord(), []);
   if (checkEvents(snapshot).problems.length > 0) return "consumers not caught up";
   return null;
 }
@@ -884,6 +1415,8 @@ export interface SoakReport {
   checks: CheckResult[];
   snapshot: Snapshot;
   memoryRule: Parameters<typeof checkMemory>[1];
+  /** Connections each replica of a role was handed (with replicas). */
+  connections: Record<string, number[]>;
 }
 
 export async function runSoak(options: SoakOptions): Promise<SoakReport> {
@@ -892,13 +1425,13 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   let sampler: ReturnType<typeof startSampler> | undefined;
   try {
     options.log(`infra: ${infra.pgUrl}, ${infra.natsUrl} (in ${infra.root})`);
-    world = await startWorld(infra);
+    world = await startWorld(infra, options.replicas ?? 1);
     const w = world;
     options.log(
-      `stack up (per-role, gateway ${w.s.stack.gatewayUrl}, logs in ${w.s.stack.logDir}); load for ${options.durationMs / 1000} s`,
+      `stack up (per-role, ${w.s.stack.replicas} process(es) per role, gateway ${w.s.stack.gatewayUrl}, logs in ${w.s.stack.logDir}); load for ${options.durationMs / 1000} s`,
     );
     sampler = startSampler(options.memory.sampleEveryMs);
-    const record: LoadRecord = { outcomes: new Map(), pricedSeen: [], unclean: [] };
+    const record = emptyRecord();
     const started = Date.now();
     const until = started + options.durationMs;
     const progress = setInterval(() => {
@@ -924,6 +1457,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         checks: runChecks(snapshot, memoryRule),
         snapshot,
         memoryRule,
+        connections: Object.fromEntries(PROCESSES.map((p) => [p, w.s.stack.connections(p)])),
       };
     } finally {
       await db.end();
@@ -933,6 +1467,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     await world?.s.stop();
     await world?.echo.close();
     await world?.receiver.close();
+    await world?.documents.close();
     await world?.site.close();
     await infra.stop();
   }
@@ -948,7 +1483,13 @@ export function formatReport(r: SoakReport): string {
   for (const u of r.load.unclean.slice(0, 10)) lines.push(`    ${u}`);
   lines.push("", "faults (t = seconds into the load; recovery = until GET /v1/health answers 200):");
   for (const f of r.faults)
-    lines.push(`  t+${String(f.atS).padStart(4)} s  ${f.what.padEnd(10)} recovered in ${(f.recoveryMs / 1000).toFixed(1)} s`);
+    lines.push(
+      `  t+${String(f.atS).padStart(4)} s  ${`${f.what}${f.replica === undefined ? "" : ` #${f.replica}`}`.padEnd(14)} recovered in ${(f.recoveryMs / 1000).toFixed(1)} s`,
+    );
+  if (Object.values(r.connections).some((c) => c.length > 1)) {
+    lines.push("", "connections handed to each replica by its balancer:");
+    for (const [role, split] of Object.entries(r.connections)) lines.push(`  ${role.padEnd(10)} ${split.join(" / ")}`);
+  }
   lines.push("", "checks:");
   for (const c of r.checks) {
     const figures = Object.entries(c.figures)
