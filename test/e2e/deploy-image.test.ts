@@ -59,13 +59,15 @@ describe("the container image (deploy/Dockerfile), built and started without Doc
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it("is two stages on a pinned Node 20 tag, runs as a numeric non-root user, and enters the role runner", () => {
+  it("is two stages on one digest-pinned Node 24 image, runs as a numeric non-root user, and enters the role runner", () => {
     const from = steps.filter((s) => s.op === "FROM").map((s) => s.args.split(/\s+/)[0]!);
     expect(from).toHaveLength(2);
     for (const image of from) {
-      expect(image).toMatch(/^node:20\.\d+\.\d+-[a-z-]+$/);
+      // Node 24 LTS (Node 20 ended on 2026-04-30), the digest deciding which bytes.
+      expect(image).toMatch(/^node:24(\.\d+\.\d+)?-[a-z-]+@sha256:[0-9a-f]{64}$/);
       expect(image).not.toMatch(/latest/);
     }
+    expect(new Set(from).size, "build and runtime on the same base").toBe(1);
     const user = steps.filter((s) => s.op === "USER").at(-1)?.args;
     expect(user).toMatch(/^\d+:\d+$/);
     expect(Number(user!.split(":")[0])).toBeGreaterThan(0);
