@@ -5,16 +5,14 @@
  * for a browser, the API root for a program), the API reference (`GET /docs`), the console (`GET /console/...`) and `GET /llms.txt`, JSON body, then the /v1 routes.
  */
 import Router from "@koa/router";
-import type { Logger } from "@toolport/kit/logger";
 import Koa from "koa";
-import type { ServiceClients } from "./clients.js";
-import type { GatewayConfig } from "./config.js";
+import type { AppDeps } from "./deps.js";
 import { jsonBody } from "./middleware/body.js";
 import { consoleDistDir, consoleMiddleware } from "./middleware/console.js";
 import { docsMiddleware, llmsMiddleware, rootMiddleware } from "./middleware/docs.js";
 import { errorMiddleware } from "./middleware/errors.js";
 import { jsonBytesMiddleware } from "./middleware/json-bytes.js";
-import { livenessMiddleware, type Readiness } from "./middleware/livez.js";
+import { livenessMiddleware } from "./middleware/livez.js";
 import { metricsMiddleware } from "./middleware/metrics.js";
 import { unmatchedRoutes } from "./middleware/not-found.js";
 import { requestIdMiddleware } from "./middleware/request-id.js";
@@ -25,14 +23,6 @@ import { healthRoutes } from "./routes/health.js";
 import { apiRoutes } from "./routes/index.js";
 import { oauthServerRouter } from "./routes/oauth-server.js";
 import { openApiRoutes } from "./routes/openapi.js";
-
-export interface AppDeps {
-  config: GatewayConfig;
-  clients: ServiceClients;
-  log: Logger;
-  /** Set once the gateway drains: `GET /readyz` answers 503 from then on. */
-  readiness?: Readiness;
-}
 
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: deps.config.TRUST_PROXY });

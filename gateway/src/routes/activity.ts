@@ -8,7 +8,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { isoTime } from "@toolport/kit/proto-json";
 import type { ActivityEntry } from "@toolport/proto/toolport/execution/v1/execution_service_pb";
-import type { AppDeps } from "../app.js";
+import type { AppDeps } from "../deps.js";
 import { badField, intQuery, queryString } from "../http/input.js";
 import { auth } from "../middleware/auth.js";
 import type { DescribedRouter } from "../openapi/describe.js";

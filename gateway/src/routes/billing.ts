@@ -15,7 +15,7 @@ import {
   type LedgerEntry,
   LedgerEntryKindSchema,
 } from "@toolport/proto/toolport/billing/v1/billing_resources_pb";
-import type { AppDeps } from "../app.js";
+import type { AppDeps } from "../deps.js";
 import { HttpError } from "../http/errors.js";
 import { objectBody } from "../http/input.js";
 import { auth } from "../middleware/auth.js";

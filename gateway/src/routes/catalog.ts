@@ -16,7 +16,7 @@ import type {
 } from "@toolport/proto/toolport/catalog/v1/catalog_publishing_pb";
 import { ParameterLocation } from "@toolport/proto/toolport/catalog/v1/catalog_resources_pb";
 import type { CreateServiceRequestSchema } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
-import type { AppDeps } from "../app.js";
+import type { AppDeps } from "../deps.js";
 import { HttpError } from "../http/errors.js";
 import { objectBody } from "../http/input.js";
 import { auth } from "../middleware/auth.js";

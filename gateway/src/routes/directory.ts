@@ -8,7 +8,7 @@ import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type { Code } from "@connectrpc/connect";
 import type { RouterContext } from "@koa/router";
 import { objectFromJsonBytes } from "@toolport/kit/json-bytes";
-import type { AppDeps } from "../app.js";
+import type { AppDeps } from "../deps.js";
 import { HttpError, httpStatusFor } from "../http/errors.js";
 import { objectBody } from "../http/input.js";
 import { auth } from "../middleware/auth.js";

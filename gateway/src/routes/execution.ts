@@ -41,7 +41,7 @@ import type {
 } from "@toolport/proto/toolport/execution/v1/execution_results_pb";
 import { StoredKind } from "@toolport/proto/toolport/execution/v1/execution_results_pb";
 import { type BatchRecord, BatchStatus } from "@toolport/proto/toolport/execution/v1/execution_service_pb";
-import type { AppDeps } from "../app.js";
+import type { AppDeps } from "../deps.js";
 import { errorBody, HttpError, httpStatusFor } from "../http/errors.js";
 import { objectBody } from "../http/input.js";
 import { auth } from "../middleware/auth.js";

@@ -4,7 +4,7 @@
  * itself (identity-json.ts) rather than the proto's, so names and nulls are exactly the spec's.
  */
 import type { JsonObject } from "@bufbuild/protobuf";
-import type { AppDeps } from "../app.js";
+import type { AppDeps } from "../deps.js";
 import { HttpError } from "../http/errors.js";
 import { objectBody, queryString } from "../http/input.js";
 import { auth } from "../middleware/auth.js";

@@ -21,7 +21,7 @@ import type {
   WorkflowSummary,
 } from "@toolport/proto/toolport/content/v1/workflows_pb";
 import type { Context } from "koa";
-import type { AppDeps } from "../app.js";
+import type { AppDeps } from "../deps.js";
 import { badField, intQuery, objectBody, objectField, queryString, stringField, stringList } from "../http/input.js";
 import { auth } from "../middleware/auth.js";
 import type { DescribedRouter } from "../openapi/describe.js";
