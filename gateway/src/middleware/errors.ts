@@ -7,7 +7,7 @@ import { ConnectError } from "@connectrpc/connect";
 import { readError } from "@toolport/kit/errors";
 import type { Logger } from "@toolport/kit/logger";
 import type { Middleware } from "koa";
-import { errorBody, HttpError, httpStatusFor } from "../http/errors.js";
+import { ConsentRequired, errorBody, HttpError, httpStatusFor } from "../http/errors.js";
 
 export function errorMiddleware(log: Logger): Middleware {
   return async (ctx, next) => {
@@ -18,6 +18,16 @@ export function errorMiddleware(log: Logger): Middleware {
         ctx.status = err.status;
         ctx.set(err.headers);
         ctx.body = errorBody(err.code, err.message, err.details);
+        return;
+      }
+      if (err instanceof ConsentRequired) {
+        const { reason, message, details, detail } = err.received;
+        ctx.status = 409;
+        ctx.body = {
+          ...errorBody(reason, message, details, detail),
+          confirm_token: details.confirm_token ?? null,
+          consent: details.consent ?? null,
+        };
         return;
       }
       if (err instanceof ConnectError) {

@@ -26,8 +26,6 @@
  */
 
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
-import { ConnectError } from "@connectrpc/connect";
-import { readError } from "@toolport/kit/errors";
 import { fromJsonBytes, jsonBytes } from "@toolport/kit/json-bytes";
 import { isoTime } from "@toolport/kit/proto-json";
 import { ExecutionStatus } from "@toolport/proto/toolport/common/v1/types_pb";
@@ -42,7 +40,7 @@ import type {
 import { StoredKind } from "@toolport/proto/toolport/execution/v1/execution_results_pb";
 import { type BatchRecord, BatchStatus } from "@toolport/proto/toolport/execution/v1/execution_service_pb";
 import type { AppDeps } from "../deps.js";
-import { errorBody, httpStatusFor } from "../http/errors.js";
+import { ConsentRequired, errorBody, httpStatusFor } from "../http/errors.js";
 import { badParameter, maxResponseChars, objectBody, parameterError, stringField, toolInputField } from "../http/input.js";
 import { auth } from "../middleware/auth.js";
 import { PrincipalCache } from "../middleware/principal-cache.js";
@@ -99,34 +97,24 @@ export function executionRoutes(api: DescribedRouter, deps: AppDeps): void {
     if (!atRoot) toolInput = toolInputField(body.tool_input, "tool_input");
     else toolInput = Object.fromEntries(Object.entries(body).filter(([k]) => !CALL_OPTIONS.has(k)));
     const header = ctx.get("idempotency-key").trim();
-    try {
-      const res = await execution.callTool({
+    const res = await execution
+      .callTool({
         toolId: ctx.params.tool_id!,
         toolInputJson: jsonBytes(toolInput),
         // Execution refuses a root `input`/`params`/`arguments` the tool does not declare (misplaced_tool_input).
         parametersAtRoot: atRoot,
         ...callOptions(body, ""),
         idempotencyKey: header || stringField(body, "idempotency_key", "", badParameter),
-      });
-      const result = res.result!;
-      if (result.replayed) ctx.set("Idempotent-Replayed", "true");
-      ctx.body = {
-        ...elementJson(result, false),
-        truncated: result.truncated,
-        response_meta: responseMetaJson(result.responseMeta),
-      };
-    } catch (err) {
-      if (!(err instanceof ConnectError)) throw err;
-      const received = readError(err);
-      if (received.reason !== "confirmation_required") throw err;
-      // 409: the spec's error body, with the token where a client looks first.
-      ctx.status = 409;
-      ctx.body = {
-        ...errorBody(received.reason, received.message, received.details, received.detail),
-        confirm_token: received.details.confirm_token ?? null,
-        consent: received.details.consent ?? null,
-      };
-    }
+      })
+      // 409 with confirm_token and consent at the top level (middleware/errors.ts).
+      .catch(ConsentRequired.rethrow);
+    const result = res.result!;
+    if (result.replayed) ctx.set("Idempotent-Replayed", "true");
+    ctx.body = {
+      ...elementJson(result, false),
+      truncated: result.truncated,
+      response_meta: responseMetaJson(result.responseMeta),
+    };
   });
 
   api.get("/tools/executions/:execution_id/result", ops.getExecutionResult, auth(identity, "api_key_or_jwt"), async (ctx) => {
