@@ -119,6 +119,24 @@ export function toolInputField(value: JsonValue | undefined, field: string): Jso
   return value;
 }
 
+/**
+ * How many calls one batch holds at most: checked here for the sync and the async batch route, and
+ * described from here (`maxItems` of the batch body). The execution service refuses more on its own too,
+ * for its callers that are not the gateway (a workflow run).
+ */
+export const MAX_BATCH_CALLS = 10;
+
+/** A batch's `calls`: an array of 1 to MAX_BATCH_CALLS elements, refused as a whole otherwise. */
+export function batchCallList(body: JsonObject): JsonValue[] {
+  const calls = body.calls;
+  if (!Array.isArray(calls)) throw parameterError("calls", `calls must be an array of 1 to ${MAX_BATCH_CALLS} calls`);
+  if (calls.length < 1 || calls.length > MAX_BATCH_CALLS) {
+    const message = `calls must hold 1 to ${MAX_BATCH_CALLS} calls (got ${calls.length})`;
+    throw parameterError("calls", message, "invalid_batch");
+  }
+  return calls;
+}
+
 /** `max_response_chars` of a call or a workflow run: a positive integer (the service clamps it), or absent. */
 export function maxResponseChars(body: JsonObject, prefix = ""): number | undefined {
   const max = body.max_response_chars;

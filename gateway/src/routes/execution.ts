@@ -41,7 +41,15 @@ import { StoredKind } from "@toolport/proto/toolport/execution/v1/execution_resu
 import { type BatchRecord, BatchStatus } from "@toolport/proto/toolport/execution/v1/execution_service_pb";
 import type { AppDeps } from "../deps.js";
 import { ConsentRequired, errorBody, httpStatusFor } from "../http/errors.js";
-import { badParameter, maxResponseChars, objectBody, parameterError, stringField, toolInputField } from "../http/input.js";
+import {
+  badParameter,
+  batchCallList,
+  maxResponseChars,
+  objectBody,
+  parameterError,
+  stringField,
+  toolInputField,
+} from "../http/input.js";
 import { auth } from "../middleware/auth.js";
 import { PrincipalCache } from "../middleware/principal-cache.js";
 import type { DescribedRouter } from "../openapi/describe.js";
@@ -56,7 +64,6 @@ const CALL_OPTIONS = new Set([
   "idempotency_key",
   "input_responses",
 ]);
-const MAX_BATCH = 10;
 
 export function executionRoutes(api: DescribedRouter, deps: AppDeps): void {
   const execution = deps.clients.execution;
@@ -133,13 +140,9 @@ export function executionRoutes(api: DescribedRouter, deps: AppDeps): void {
   });
 }
 
-/** The calls of a batch body (the same for the sync and the async route): 1 to 10, each with a tool_id. */
+/** The calls of a batch body (the same for the sync and the async route), each with a tool_id. */
 function batchCalls(body: JsonObject) {
-  const calls = body.calls;
-  if (!Array.isArray(calls)) throw parameterError("calls", "calls must be an array of 1 to 10 calls");
-  if (calls.length < 1 || calls.length > MAX_BATCH) {
-    throw parameterError("calls", `calls must hold 1 to ${MAX_BATCH} calls (got ${calls.length})`, "invalid_batch");
-  }
+  const calls = batchCallList(body);
   return calls.map((call, i) => {
     if (typeof call !== "object" || call === null || Array.isArray(call))
       throw parameterError(`calls[${i}]`, `calls[${i}] must be an object`);
