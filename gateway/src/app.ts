@@ -1,20 +1,20 @@
 /**
- * The gateway's Koa application. Middleware reads top-down in the order a request meets it:
+ * The gateway's Koa application. Middleware reads top-down in the order a request meets it: error
+ * shaping (first, so nothing below it answers an error in another shape), JSON answers encoded once,
  * `GET /livez` (the process serves, nothing else checked), request id and access log, the request's trace
- * span, metrics (and `GET /metrics`), error shaping, unmatched routes, NUL in the URL, `GET /` (the console
- * for a browser, the API root for a program), the API reference (`GET /docs`), the console (`GET /console/...`) and `GET /llms.txt`, JSON body, then the /v1 routes.
+ * span, metrics (and `GET /metrics`), unmatched routes, NUL in the URL, `GET /` (the console for a
+ * browser, the API root for a program), the API reference (`GET /docs`), the console (`GET /console/...`)
+ * and `GET /llms.txt`, JSON body, then the /v1 routes.
  */
 import Router from "@koa/router";
-import type { Logger } from "@toolport/kit/logger";
 import Koa from "koa";
-import type { ServiceClients } from "./clients.js";
-import type { GatewayConfig } from "./config.js";
+import type { AppDeps } from "./deps.js";
 import { jsonBody } from "./middleware/body.js";
 import { consoleDistDir, consoleMiddleware } from "./middleware/console.js";
 import { docsMiddleware, llmsMiddleware, rootMiddleware } from "./middleware/docs.js";
 import { errorMiddleware } from "./middleware/errors.js";
 import { jsonBytesMiddleware } from "./middleware/json-bytes.js";
-import { livenessMiddleware, type Readiness } from "./middleware/livez.js";
+import { livenessMiddleware } from "./middleware/livez.js";
 import { metricsMiddleware } from "./middleware/metrics.js";
 import { unmatchedRoutes } from "./middleware/not-found.js";
 import { requestIdMiddleware } from "./middleware/request-id.js";
@@ -26,23 +26,15 @@ import { apiRoutes } from "./routes/index.js";
 import { oauthServerRouter } from "./routes/oauth-server.js";
 import { openApiRoutes } from "./routes/openapi.js";
 
-export interface AppDeps {
-  config: GatewayConfig;
-  clients: ServiceClients;
-  log: Logger;
-  /** Set once the gateway drains: `GET /readyz` answers 503 from then on. */
-  readiness?: Readiness;
-}
-
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: deps.config.TRUST_PROXY });
-  app.silent = true; // errors are logged by errorMiddleware, once, with the request id
+  app.silent = true; // errors are shaped and logged by errorMiddleware, once, with the request id
+  app.use(errorMiddleware(deps.log));
   app.use(jsonBytesMiddleware());
   app.use(livenessMiddleware(deps.readiness));
   app.use(requestIdMiddleware(deps.log));
   app.use(tracingMiddleware());
   app.use(metricsMiddleware());
-  app.use(errorMiddleware(deps.log));
   app.use(unmatchedRoutes());
   app.use(urlGuard());
   app.use(rootMiddleware(deps.config.PUBLIC_URL));

@@ -4,8 +4,8 @@ import { startHttpServer } from "@toolport/kit/http-server";
 import { createLogger } from "@toolport/kit/logger";
 import type { Role } from "@toolport/kit/roles";
 import { createApp } from "./app.js";
-import { createServiceClients } from "./clients.js";
 import { loadGatewayConfig } from "./config.js";
+import { createAppDeps } from "./deps.js";
 import { answerClientErrors } from "./http/client-error.js";
 
 export const gatewayRole: Role = {
@@ -17,7 +17,7 @@ export const gatewayRole: Role = {
     const config = loadGatewayConfig(env);
     const log = createLogger("gateway", config.LOG_LEVEL);
     const readiness = { draining: false };
-    const app = createApp({ config, clients: createServiceClients(config), log, readiness });
+    const app = createApp(createAppDeps(config, log, readiness));
     const server = await startHttpServer(app.callback(), config.PORT, config.HOST);
     answerClientErrors(server);
     const port = (server.address() as AddressInfo).port;

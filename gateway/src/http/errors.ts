@@ -4,7 +4,8 @@
  *   {"detail": <message or override>, "error": {"code": <snake_case>, "message": <message>, "details": {}}}
  */
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
-import { Code } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { type ReceivedError, readError } from "@toolport/kit/errors";
 
 /** gRPC code -> HTTP status, one row per code a service may return. */
 const statusByCode: Record<Code, number> = {
@@ -57,5 +58,26 @@ export class HttpError extends Error {
     readonly headers: Record<string, string> = {},
   ) {
     super(message);
+  }
+}
+
+/**
+ * A tool call that waits for a person's consent (execution's `confirmation_required`): nothing ran. The
+ * error middleware answers it 409 with the error body and, where a client looks first, `confirm_token`
+ * and `consent` at the top level.
+ */
+export class ConsentRequired extends Error {
+  override name = "ConsentRequired";
+  constructor(readonly received: ReceivedError) {
+    super(received.message);
+  }
+
+  /** For a call's `.catch`: execution's confirmation_required becomes a ConsentRequired; anything else goes on as it is. */
+  static rethrow(err: unknown): never {
+    if (err instanceof ConnectError) {
+      const received = readError(err);
+      if (received.reason === "confirmation_required") throw new ConsentRequired(received);
+    }
+    throw err;
   }
 }

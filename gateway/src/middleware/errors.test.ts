@@ -1,10 +1,11 @@
 import type { AddressInfo } from "node:net";
 import { Code, ConnectError } from "@connectrpc/connect";
 import Router from "@koa/router";
-import { invalidArgument, toConnectError } from "@toolport/kit/errors";
+import { DomainError, invalidArgument, toConnectError } from "@toolport/kit/errors";
 import { createLogger } from "@toolport/kit/logger";
 import Koa from "koa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ConsentRequired } from "../http/errors.js";
 import { errorMiddleware } from "./errors.js";
 
 describe("errorMiddleware", () => {
@@ -39,6 +40,17 @@ describe("errorMiddleware", () => {
       throw toConnectError(
         invalidArgument("insufficient_balance", "wallet balance too low", { details: { price_atomic: 10_000 } }),
       );
+    });
+    const consent = { tool_id: "t1", confirm_token: "ct_1", expires_at: "2026-12-01T00:00:00.000Z" };
+    router.get("/consent", async () => {
+      const asked = new DomainError(Code.Aborted, "confirmation_required", "repeat the call with confirm_token", {
+        details: { tool_id: "t1", consent, confirm_token: "ct_1" },
+      });
+      await Promise.reject(toConnectError(asked)).catch(ConsentRequired.rethrow);
+    });
+    router.get("/conflict", async () => {
+      const taken = new DomainError(Code.Aborted, "already_exists", "taken", { details: { confirm_token: "no" } });
+      await Promise.reject(toConnectError(taken)).catch(ConsentRequired.rethrow);
     });
     app.use(router.routes());
     const server = app.listen(0);
@@ -87,5 +99,32 @@ describe("errorMiddleware", () => {
   it("uses the reason's own status where it is more specific than the code's (402 insufficient_balance)", async () => {
     const res = await fetch(`${base}/balance`);
     expect(res.status).toBe(402);
+  });
+
+  it("answers a consent request 409 with the error body and confirm_token and consent at the top level", async () => {
+    const res = await fetch(`${base}/consent`);
+    expect(res.status).toBe(409);
+    expect(await res.json()).toEqual({
+      detail: "repeat the call with confirm_token",
+      error: {
+        code: "confirmation_required",
+        message: "repeat the call with confirm_token",
+        details: {
+          tool_id: "t1",
+          consent: { tool_id: "t1", confirm_token: "ct_1", expires_at: "2026-12-01T00:00:00.000Z" },
+          confirm_token: "ct_1",
+        },
+      },
+      confirm_token: "ct_1",
+      consent: { tool_id: "t1", confirm_token: "ct_1", expires_at: "2026-12-01T00:00:00.000Z" },
+    });
+  });
+
+  it("leaves any other service error as it is after the consent check", async () => {
+    const res = await fetch(`${base}/conflict`);
+    expect(res.status).toBe(409);
+    const body = (await res.json()) as Record<string, unknown>;
+    expect(body).not.toHaveProperty("confirm_token");
+    expect(body).toMatchObject({ error: { code: "already_exists" } });
   });
 });

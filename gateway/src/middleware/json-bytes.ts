@@ -3,8 +3,9 @@
  * the string's UTF-8 length for Content-Length, then encodes it again as it writes it: two passes over
  * a page of tools, which is a megabyte and more with real APIs' schemas (the gateway's CPU profile
  * under the catalog-scale benchmark showed the measuring and the writing as a third of its time).
- * Outermost, so every other middleware still sees the object. A RawJson in the body (a tool's schemas,
- * as the catalog sent them) is written as the bytes it arrived in, never decoded.
+ * Outermost but for errorMiddleware, so every other middleware still sees the object, and a failure to
+ * encode is still answered in the error shape (an error body is small: Koa encodes it). A RawJson in the
+ * body (a tool's schemas, as the catalog sent them) is written as the bytes it arrived in, never decoded.
  */
 import { Stream } from "node:stream";
 import { jsonWithRaw } from "@toolport/kit/json-bytes";

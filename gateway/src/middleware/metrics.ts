@@ -6,6 +6,7 @@
  */
 import { httpRequestSeconds, metrics } from "@toolport/kit/metrics";
 import type { Middleware } from "koa";
+import { settled } from "./errors.js";
 
 export function metricsMiddleware(): Middleware {
   return async (ctx, next) => {
@@ -15,19 +16,17 @@ export function metricsMiddleware(): Middleware {
       return;
     }
     const started = performance.now();
-    try {
-      await next();
-    } finally {
-      const route = (ctx as { _matchedRoute?: string })._matchedRoute;
-      httpRequestSeconds.observe(
-        {
-          role: "gateway",
-          method: ctx.method,
-          route: typeof route === "string" ? route : "unmatched",
-          status: String(ctx.status),
-        },
-        (performance.now() - started) / 1000,
-      );
-    }
+    const done = await settled(ctx, next);
+    const route = (ctx as { _matchedRoute?: string })._matchedRoute;
+    httpRequestSeconds.observe(
+      {
+        role: "gateway",
+        method: ctx.method,
+        route: typeof route === "string" ? route : "unmatched",
+        status: String(done.status),
+      },
+      (performance.now() - started) / 1000,
+    );
+    done.rethrow();
   };
 }

@@ -5,6 +5,7 @@
 import { acceptRequestId, REQUEST_ID_HEADER, runInScope } from "@toolport/kit/context";
 import type { Logger } from "@toolport/kit/logger";
 import type { Middleware } from "koa";
+import { settled } from "./errors.js";
 
 export function requestIdMiddleware(log: Logger): Middleware {
   return async (ctx, next) => {
@@ -13,14 +14,12 @@ export function requestIdMiddleware(log: Logger): Middleware {
     ctx.set("X-Request-Id", requestId);
     const started = performance.now();
     await runInScope({ requestId }, async () => {
-      try {
-        await next();
-      } finally {
-        log.info(
-          { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) },
-          "request",
-        );
-      }
+      const done = await settled(ctx, next);
+      log.info(
+        { method: ctx.method, path: ctx.path, status: done.status, ms: Math.round(performance.now() - started) },
+        "request",
+      );
+      done.rethrow();
     });
   };
 }

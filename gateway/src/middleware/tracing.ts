@@ -4,10 +4,12 @@
  */
 import { contextFromHeaders, inSpan, SpanKind } from "@toolport/kit/tracing";
 import type { Middleware } from "koa";
+import { settled } from "./errors.js";
 
 export function tracingMiddleware(): Middleware {
-  return (ctx, next) =>
-    inSpan(
+  return async (ctx, next) => {
+    // An error goes on to errorMiddleware after the span ends: a 4xx is no failure of the server.
+    const done = await inSpan(
       `${ctx.method} ${ctx.path}`,
       {
         kind: SpanKind.SERVER,
@@ -19,16 +21,16 @@ export function tracingMiddleware(): Middleware {
         },
       },
       async (span) => {
-        try {
-          await next();
-        } finally {
-          const route = (ctx as { _matchedRoute?: string })._matchedRoute;
-          if (typeof route === "string") {
-            span.updateName(`${ctx.method} ${route}`);
-            span.setAttribute("http.route", route);
-          }
-          span.setAttribute("http.response.status_code", ctx.status);
+        const done = await settled(ctx, next);
+        const route = (ctx as { _matchedRoute?: string })._matchedRoute;
+        if (typeof route === "string") {
+          span.updateName(`${ctx.method} ${route}`);
+          span.setAttribute("http.route", route);
         }
+        span.setAttribute("http.response.status_code", done.status);
+        return done;
       },
     );
+    done.rethrow();
+  };
 }

@@ -5,51 +5,30 @@
  * Body `{calls, next_cursor}` and the `Link: <...>; rel="next"` header of the other list routes.
  */
 import type { JsonObject } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { isoTime } from "@toolport/kit/proto-json";
 import type { ActivityEntry } from "@toolport/proto/toolport/execution/v1/execution_service_pb";
-import type { AppDeps } from "../app.js";
-import { badField, intQuery, queryString } from "../http/input.js";
+import type { AppDeps } from "../deps.js";
+import { intQuery, linkNext, queryString, timeValue } from "../http/input.js";
 import { auth } from "../middleware/auth.js";
 import type { DescribedRouter } from "../openapi/describe.js";
 import { activityOps as ops } from "../openapi/operations/activity.js";
 
-type Query = Record<string, string | string[] | undefined>;
-
-function timeQuery(query: Query, field: string) {
-  const raw = queryString({ query }, field);
-  if (raw === undefined) return undefined;
-  const date = new Date(raw);
-  if (Number.isNaN(date.getTime())) throw badField(field, "must be an ISO 8601 timestamp");
-  return timestampFromDate(date);
-}
-
 export function activityRoutes(api: DescribedRouter, deps: AppDeps): void {
   const { execution, identity } = deps.clients;
-  const publicUrl = deps.config.PUBLIC_URL.replace(/\/$/, "");
 
   api.get("/activity", ops.listActivity, auth(identity, "api_key_or_jwt"), async (ctx) => {
-    const query = ctx.query as Query;
     const page = await execution.listActivity({
       toolId: queryString(ctx, "tool_id"),
       keyId: queryString(ctx, "key_id"),
       status: queryString(ctx, "status"),
-      since: timeQuery(query, "since"),
-      until: timeQuery(query, "until"),
-      limit: intQuery(query.limit, "limit"),
+      since: timeValue(queryString(ctx, "since"), "since"),
+      until: timeValue(queryString(ctx, "until"), "until"),
+      limit: intQuery(ctx.query.limit, "limit"),
       cursor: queryString(ctx, "cursor"),
     });
     const names = await keyNames(page.entries, ctx.state.principal?.organizationId);
     const reader = ctx.state.principal?.accountId;
-    if (page.nextCursor) {
-      const next = new URLSearchParams();
-      for (const [name, value] of Object.entries(query)) {
-        if (name === "cursor" || value === undefined) continue;
-        for (const v of Array.isArray(value) ? value : [value]) next.append(name, v);
-      }
-      next.set("cursor", page.nextCursor);
-      ctx.set("Link", `<${publicUrl}${ctx.path}?${next.toString()}>; rel="next"`);
-    }
+    linkNext(ctx, deps.config.PUBLIC_URL, page.nextCursor);
     ctx.body = {
       calls: page.entries.map((e) => callJson(e, names, reader)),
       next_cursor: page.nextCursor ?? null,

@@ -5,9 +5,6 @@
  * the Stripe webhook passes the raw body through untouched for its signature.
  */
 
-import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
-import { type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { RouterContext } from "@koa/router";
 import { enumName, isoTime } from "@toolport/kit/proto-json";
 import {
   FundingMethod,
@@ -15,9 +12,8 @@ import {
   type LedgerEntry,
   LedgerEntryKindSchema,
 } from "@toolport/proto/toolport/billing/v1/billing_resources_pb";
-import type { AppDeps } from "../app.js";
-import { HttpError } from "../http/errors.js";
-import { objectBody } from "../http/input.js";
+import type { AppDeps } from "../deps.js";
+import { bigintField, fieldError, intQuery, namedField, objectBody, timeValue } from "../http/input.js";
 import { auth } from "../middleware/auth.js";
 import type { DescribedRouter } from "../openapi/describe.js";
 import { billingOps as ops } from "../openapi/operations/billing.js";
@@ -33,7 +29,7 @@ export function billingRoutes(api: DescribedRouter, deps: AppDeps): void {
       throw fieldError("method", "method must be a string: card_checkout or crypto");
     }
     // amount_cents is ignored for crypto (spec item 18), so only card_checkout parses it.
-    const amountCents = method === "card_checkout" ? integerField(body, "amount_cents") : undefined;
+    const amountCents = method === "card_checkout" ? bigintField(body, "amount_cents") : undefined;
     const res = await billing.fundWallet({ method: method ?? "", amountCents: amountCents ?? undefined });
     ctx.body = {
       wallet_id: res.walletId,
@@ -52,7 +48,7 @@ export function billingRoutes(api: DescribedRouter, deps: AppDeps): void {
     if (typeof txHash !== "string" || txHash === "") {
       throw fieldError("tx_hash", "tx_hash is required: the 0x-prefixed hash of your USDC transfer");
     }
-    const expected = integerField(body, "expected_amount_atomic");
+    const expected = bigintField(body, "expected_amount_atomic");
     if (expected === null) {
       throw fieldError("expected_amount_atomic", "expected_amount_atomic is required: the USDC amount sent, in atomic units");
     }
@@ -91,15 +87,10 @@ export function billingRoutes(api: DescribedRouter, deps: AppDeps): void {
   });
 
   api.get("/agents/wallet/ledger", ops.listLedger, auth(identity, "api_key_or_jwt"), async (ctx) => {
-    const limit = queryInteger(ctx, "limit");
-    const beforeRaw = typeof ctx.query.before === "string" ? ctx.query.before : undefined;
-    let before: Timestamp | undefined;
-    if (beforeRaw !== undefined) {
-      const date = new Date(beforeRaw);
-      if (Number.isNaN(date.getTime())) throw fieldError("before", "before must be an ISO 8601 timestamp");
-      before = timestampFromDate(date);
-    }
-    const { entries } = await billing.listLedgerEntries({ limit: limit ?? undefined, before });
+    // As sent: `limit=` or a repeated limit is refused, a repeated `before` ignored.
+    const limit = intQuery(ctx.query.limit, "limit", { fail: namedField, exact: true });
+    const before = timeValue(typeof ctx.query.before === "string" ? ctx.query.before : undefined, "before", namedField);
+    const { entries } = await billing.listLedgerEntries({ limit, before });
     ctx.body = entries.map(entryJson);
   });
 
@@ -110,12 +101,12 @@ export function billingRoutes(api: DescribedRouter, deps: AppDeps): void {
 
   api.patch("/x402/settings", ops.updateSpendingSettings, auth(identity, "api_key_or_jwt"), async (ctx) => {
     const body = objectBody(ctx);
-    const maxPerCall = integerField(body, "max_per_call_atomic");
+    const maxPerCall = bigintField(body, "max_per_call_atomic");
     if (maxPerCall === null && "max_per_call_atomic" in body) {
       throw fieldError("max_per_call_atomic", "max_per_call_atomic cannot be null: give an integer from 0 to 5000000");
     }
     const clearDaily = "daily_limit_atomic" in body && body.daily_limit_atomic === null;
-    const daily = integerField(body, "daily_limit_atomic");
+    const daily = bigintField(body, "daily_limit_atomic");
     const { settings } = await billing.updateSpendingSettings({
       maxPerCallAtomic: maxPerCall ?? undefined,
       dailyLimitAtomic: daily ?? undefined,
@@ -134,29 +125,6 @@ export function billingRoutes(api: DescribedRouter, deps: AppDeps): void {
     });
     ctx.body = { received: true, event_type: res.eventType, credited: res.credited };
   });
-}
-
-function fieldError(field: string, message: string): HttpError {
-  return new HttpError(400, "invalid_request", message, { field });
-}
-
-/**
- * An integer field: a JSON integer, or a string of digits for amounts past 2^53. Absent or null is
- * null; anything else is a 400 naming the field (the service checks ranges).
- */
-function integerField(body: JsonObject, field: string): bigint | null {
-  const value: JsonValue | undefined = body[field];
-  if (value === undefined || value === null) return null;
-  if (typeof value === "number" && Number.isSafeInteger(value)) return BigInt(value);
-  if (typeof value === "string" && /^-?\d{1,19}$/.test(value)) return BigInt(value);
-  throw fieldError(field, `${field} must be an integer`);
-}
-
-function queryInteger(ctx: RouterContext, field: string): number | null {
-  const raw = ctx.query[field];
-  if (raw === undefined) return null;
-  if (typeof raw !== "string" || !/^-?\d{1,9}$/.test(raw)) throw fieldError(field, `${field} must be an integer`);
-  return Number(raw);
 }
 
 /** Atomic amounts as JSON integers (exact below 2^53, about 9 billion USDC), else as a string. */

@@ -6,8 +6,6 @@
  */
 
 import type { JsonObject, JsonValue, MessageInitShape } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { RouterContext } from "@koa/router";
 import { fromJsonBytes, optionalJsonBytes } from "@toolport/kit/json-bytes";
 import type {
   CredentialMaterialSchema,
@@ -16,9 +14,21 @@ import type {
 } from "@toolport/proto/toolport/catalog/v1/catalog_publishing_pb";
 import { ParameterLocation } from "@toolport/proto/toolport/catalog/v1/catalog_resources_pb";
 import type { CreateServiceRequestSchema } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
-import type { AppDeps } from "../app.js";
-import { HttpError } from "../http/errors.js";
-import { objectBody } from "../http/input.js";
+import type { AppDeps } from "../deps.js";
+import {
+  centsField,
+  fieldError,
+  limitQuery,
+  linkNext,
+  namedField,
+  objectBody,
+  pageQuery,
+  queryList,
+  queryValue,
+  rateQuery,
+  timeValue,
+  withWording,
+} from "../http/input.js";
 import { auth } from "../middleware/auth.js";
 import { accountOf, clientIp, rateLimit } from "../middleware/rate-limit.js";
 import type { DescribedRouter } from "../openapi/describe.js";
@@ -36,121 +46,35 @@ import {
   toolJson,
 } from "./catalog-json.js";
 
-type Ctx = RouterContext;
-
-const bad = (field: string, message: string, code = "invalid_request") => new HttpError(400, code, message, { field });
-
-// ---- query parameters -------------------------------------------------------------------------
-
-function queryValue(ctx: Ctx, name: string): string | undefined {
-  const raw = ctx.query[name];
-  return Array.isArray(raw) ? raw[0] : raw;
-}
-
-function queryList(ctx: Ctx, name: string): string[] {
-  const raw = ctx.query[name] ?? ctx.query[`${name}[]`];
-  const values = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
-  return values
-    .flatMap((v) => v.split(","))
-    .map((v) => v.trim())
-    .filter(Boolean);
-}
-
-/** A non-negative integer; anything else (words, negatives, fractions) is a 400 naming it. */
-function queryLimit(ctx: Ctx, name = "limit"): number | undefined {
-  const raw = queryValue(ctx, name);
-  if (raw === undefined || raw.trim() === "") return undefined;
-  if (!/^\d+$/.test(raw.trim())) throw bad(name, `${name} must be a non-negative integer`, "invalid_limit");
-  return Math.min(Number(raw.trim()), 1_000_000);
-}
-
-/**
- * A list route's page (`limit`, `cursor`) and, after it, the `Link: <...>; rel="next"` header (RFC 8288)
- * that carries the next page's address with the same page size: absent on the last page.
- */
-function pageQuery(ctx: Ctx): { limit?: number; cursor?: string } {
-  return { limit: queryLimit(ctx), cursor: queryValue(ctx, "cursor") || undefined };
-}
-
-function linkNext(ctx: Ctx, publicUrl: string, nextCursor: string | undefined): void {
-  if (!nextCursor) return;
-  const next = new URLSearchParams();
-  for (const [name, value] of Object.entries(ctx.query)) {
-    if (name === "cursor" || value === undefined) continue;
-    for (const v of Array.isArray(value) ? value : [value]) next.append(name, v);
-  }
-  next.set("cursor", nextCursor);
-  ctx.set("Link", `<${publicUrl.replace(/\/$/, "")}${ctx.path}?${next.toString()}>; rel="next"`);
-}
-
-function queryBool(ctx: Ctx, name: string): boolean {
-  const raw = queryValue(ctx, name);
-  if (raw === undefined || raw === "" || raw === "false" || raw === "0") return false;
-  if (raw === "true" || raw === "1") return true;
-  throw bad(name, `${name} must be true or false`);
-}
-
-function queryRate(ctx: Ctx, name: string): number | undefined {
-  const raw = queryValue(ctx, name);
-  if (raw === undefined || raw.trim() === "") return undefined;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < 0 || value > 1) {
-    throw bad(name, `${name} must be a number from 0 to 1`, "invalid_min_success_rate");
-  }
-  return value;
-}
+/** The catalog routes' 400s read `slug must be a string` (http/input.ts). */
+const named = withWording(namedField);
 
 // ---- JSON bodies ------------------------------------------------------------------------------
-
-function str(o: Record<string, unknown>, field: string, prefix = ""): string | undefined {
-  const v = o[field];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== "string") throw bad(`${prefix}${field}`, `${prefix}${field} must be a string`);
-  return v;
-}
-
-function bool(o: Record<string, unknown>, field: string): boolean | undefined {
-  const v = o[field];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== "boolean") throw bad(field, `${field} must be true or false`);
-  return v;
-}
-
-function cents(o: Record<string, unknown>, field: string): bigint | undefined {
-  const v = o[field];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0)
-    throw bad(field, `${field} must be a whole number of cents, 0 or more`);
-  return BigInt(v);
-}
-
-function obj(o: Record<string, unknown>, field: string): Record<string, unknown> | undefined {
-  const v = o[field];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== "object" || Array.isArray(v)) throw bad(field, `${field} must be an object`);
-  return v as Record<string, unknown>;
-}
 
 /** The service fields that publishing and editing a service both take. */
 function serviceFields(body: Record<string, unknown>) {
   return {
-    name: str(body, "name"),
-    slug: str(body, "slug"),
-    summary: str(body, "summary"),
-    description: str(body, "description"),
-    category: str(body, "category"),
-    logo: str(body, "logo"),
+    name: named.string(body, "name"),
+    slug: named.string(body, "slug"),
+    summary: named.string(body, "summary"),
+    description: named.string(body, "description"),
+    category: named.string(body, "category"),
+    logo: named.string(body, "logo"),
     contact: contact(body),
-    documentationUrl: str(body, "documentation_url"),
-    version: str(body, "version"),
-    visibility: str(body, "visibility"),
+    documentationUrl: named.string(body, "documentation_url"),
+    version: named.string(body, "version"),
+    visibility: named.string(body, "visibility"),
   };
 }
 
 function contact(o: Record<string, unknown>) {
-  const c = obj(o, "contact");
+  const c = named.object(o, "contact");
   return c
-    ? { name: str(c, "name", "contact.") ?? "", url: str(c, "url", "contact.") ?? "", email: str(c, "email", "contact.") ?? "" }
+    ? {
+        name: named.string(c, "name", "contact.") ?? "",
+        url: named.string(c, "url", "contact.") ?? "",
+        email: named.string(c, "email", "contact.") ?? "",
+      }
     : undefined;
 }
 
@@ -160,18 +84,18 @@ function contact(o: Record<string, unknown>) {
  */
 function openApiSource(value: unknown): MessageInitShape<typeof OpenApiSourceSchema> {
   if (typeof value === "string") return { document: { case: "documentText", value } };
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw bad("api", "api must be an object");
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw fieldError("api", "api must be an object");
   const api = value as Record<string, unknown>;
   if ("openapi" in api || "swagger" in api) return { document: { case: "documentText", value: JSON.stringify(api) } };
-  const baseUrl = str(api, "base_url", "api.");
-  const url = str(api, "document_url", "api.");
+  const baseUrl = named.string(api, "base_url", "api.");
+  const url = named.string(api, "document_url", "api.");
   const doc = api.document_text ?? api.document;
   if (doc !== undefined && doc !== null) {
     const text = typeof doc === "string" ? doc : JSON.stringify(doc);
     return { document: { case: "documentText", value: text }, baseUrl };
   }
   if (url !== undefined) return { document: { case: "documentUrl", value: url }, baseUrl };
-  throw bad(
+  throw fieldError(
     "api",
     "api needs document (the OpenAPI document, JSON object or JSON/YAML text) or document_url",
     "missing_document",
@@ -179,7 +103,7 @@ function openApiSource(value: unknown): MessageInitShape<typeof OpenApiSourceSch
 }
 
 function credentialMaterial(body: Record<string, unknown>): MessageInitShape<typeof CredentialMaterialSchema> | undefined {
-  const c = obj(body, "credential") ?? body;
+  const c = named.object(body, "credential") ?? body;
   const apiKey = c.api_key;
   if (typeof apiKey === "string") return { kind: { case: "apiKey", value: { value: apiKey } } };
   if (apiKey && typeof apiKey === "object") {
@@ -188,9 +112,9 @@ function credentialMaterial(body: Record<string, unknown>): MessageInitShape<typ
       kind: {
         case: "apiKey",
         value: {
-          value: str(k, "value", "credential.api_key.") ?? "",
-          parameterName: str(k, "parameter_name", "credential.api_key."),
-          location: str(k, "location", "credential.api_key."),
+          value: named.string(k, "value", "credential.api_key.") ?? "",
+          parameterName: named.string(k, "parameter_name", "credential.api_key."),
+          location: named.string(k, "location", "credential.api_key."),
         },
       },
     };
@@ -199,7 +123,10 @@ function credentialMaterial(body: Record<string, unknown>): MessageInitShape<typ
   if (typeof bearer === "string") return { kind: { case: "bearer", value: { token: bearer } } };
   if (bearer && typeof bearer === "object")
     return {
-      kind: { case: "bearer", value: { token: str(bearer as Record<string, unknown>, "token", "credential.bearer.") ?? "" } },
+      kind: {
+        case: "bearer",
+        value: { token: named.string(bearer as Record<string, unknown>, "token", "credential.bearer.") ?? "" },
+      },
     };
   const basic = c.basic;
   if (basic && typeof basic === "object") {
@@ -208,8 +135,8 @@ function credentialMaterial(body: Record<string, unknown>): MessageInitShape<typ
       kind: {
         case: "basic",
         value: {
-          username: str(b, "username", "credential.basic.") ?? "",
-          password: str(b, "password", "credential.basic.") ?? "",
+          username: named.string(b, "username", "credential.basic.") ?? "",
+          password: named.string(b, "password", "credential.basic.") ?? "",
         },
       },
     };
@@ -229,18 +156,19 @@ const schemeLocations: Record<string, ParameterLocation> = {
  * shape of PUT /services/{id}/credentials' and is used only to list the tools. The catalog validates both.
  */
 function mcpServerSource(mcp: Record<string, unknown>): MessageInitShape<typeof McpServerSourceSchema> {
-  const scheme = obj(mcp, "security_scheme");
+  const scheme = named.object(mcp, "security_scheme");
   const prefix = "mcp_server.security_scheme.";
-  const where = scheme ? str(scheme, "in", prefix) : undefined;
-  if (where !== undefined && !Object.hasOwn(schemeLocations, where)) throw bad(`${prefix}in`, `${prefix}in must be header`);
+  const where = scheme ? named.string(scheme, "in", prefix) : undefined;
+  if (where !== undefined && !Object.hasOwn(schemeLocations, where))
+    throw fieldError(`${prefix}in`, `${prefix}in must be header`);
   return {
-    url: str(mcp, "url", "mcp_server.") ?? "",
+    url: named.string(mcp, "url", "mcp_server.") ?? "",
     securityScheme: scheme && {
-      type: str(scheme, "type", prefix) ?? "",
-      scheme: str(scheme, "scheme", prefix),
+      type: named.string(scheme, "type", prefix) ?? "",
+      scheme: named.string(scheme, "scheme", prefix),
       location: where === undefined ? ParameterLocation.UNSPECIFIED : schemeLocations[where],
-      parameterName: str(scheme, "name", prefix),
-      description: str(scheme, "description", prefix) ?? "",
+      parameterName: named.string(scheme, "name", prefix),
+      description: named.string(scheme, "description", prefix) ?? "",
     },
     credential: mcp.credential === undefined || mcp.credential === null ? undefined : credentialMaterial(mcp),
   };
@@ -286,8 +214,8 @@ export function catalogRoutes(api: DescribedRouter, deps: AppDeps): void {
       query: queryValue(ctx, "query") ?? queryValue(ctx, "q"),
       serviceId: queryValue(ctx, "service_id") || undefined,
       tags: queryList(ctx, "tags"),
-      readyOnly: queryBool(ctx, "ready_only"),
-      limit: queryLimit(ctx),
+      readyOnly: named.boolQuery(ctx.query.ready_only, "ready_only"),
+      limit: limitQuery(ctx),
     });
     ctx.body = toolsOut(tools);
   });
@@ -295,16 +223,16 @@ export function catalogRoutes(api: DescribedRouter, deps: AppDeps): void {
     const { tools } = await catalog.publicSearchTools({
       query: queryValue(ctx, "query") ?? queryValue(ctx, "q") ?? "",
       serviceId: queryValue(ctx, "service_id") || undefined,
-      limit: queryLimit(ctx),
-      readyOnly: queryBool(ctx, "ready_only"),
-      minSuccessRate: queryRate(ctx, "min_success_rate"),
+      limit: limitQuery(ctx),
+      readyOnly: named.boolQuery(ctx.query.ready_only, "ready_only"),
+      minSuccessRate: rateQuery(ctx, "min_success_rate"),
     });
     ctx.body = tools.map(publicToolJson) as JsonValue;
   });
   api.get("/tools/recommended", ops.getRecommendations, optional, async (ctx) => {
     const { recommendations } = await catalog.getRecommendations({
       toolId: queryValue(ctx, "tool_id") || undefined,
-      limit: queryLimit(ctx),
+      limit: limitQuery(ctx),
     });
     ctx.body = recommendations.map(recommendationJson) as JsonValue;
   });
@@ -352,7 +280,7 @@ export function catalogRoutes(api: DescribedRouter, deps: AppDeps): void {
   api.post("/services/preview", ops.previewService, publisher, async (ctx) => {
     const body = objectBody(ctx);
     const res = await catalog.previewService(
-      { source: publishSource(body), organizationId: str(body, "organization_id") },
+      { source: publishSource(body), organizationId: named.string(body, "organization_id") },
       publishing,
     );
     ctx.body = {
@@ -381,8 +309,8 @@ export function catalogRoutes(api: DescribedRouter, deps: AppDeps): void {
       {
         source,
         ...serviceFields(body),
-        organizationId: str(body, "organization_id"),
-        defaultPricePerCallCents: cents(body, "default_price_per_call_cents"),
+        organizationId: named.string(body, "organization_id"),
+        defaultPricePerCallCents: centsField(body, "default_price_per_call_cents"),
       },
       publishing,
     );
@@ -410,10 +338,10 @@ export function catalogRoutes(api: DescribedRouter, deps: AppDeps): void {
     const res = await catalog.updateService({
       serviceId: ctx.params.service_id as string,
       ...serviceFields(body),
-      status: str(body, "status"),
-      verificationTier: str(body, "verification_tier"),
-      baseUrl: str(body, "base_url"),
-      mcpServerUrl: str(body, "mcp_server_url"),
+      status: named.string(body, "status"),
+      verificationTier: named.string(body, "verification_tier"),
+      baseUrl: named.string(body, "base_url"),
+      mcpServerUrl: named.string(body, "mcp_server_url"),
     });
     ctx.body = { service: res.service ? serviceJson(res.service) : null, publishing: publishingJson(res.publishing) };
   });
@@ -440,27 +368,25 @@ export function catalogRoutes(api: DescribedRouter, deps: AppDeps): void {
     const body = objectBody(ctx);
     const tags = body.tags;
     if (tags !== undefined && tags !== null && (!Array.isArray(tags) || tags.some((t) => typeof t !== "string"))) {
-      throw bad("tags", "tags must be an array of strings");
+      throw fieldError("tags", "tags must be an array of strings");
     }
-    const sunset = str(body, "sunset_date");
-    const sunsetDate = sunset === undefined ? undefined : new Date(sunset);
-    if (sunsetDate && Number.isNaN(sunsetDate.getTime())) throw bad("sunset_date", "sunset_date must be an ISO 8601 timestamp");
+    const sunsetDate = timeValue(named.string(body, "sunset_date"), "sunset_date", namedField);
     const { tool } = await catalog.updateTool({
       toolId: ctx.params.tool_id as string,
-      name: str(body, "name"),
-      slug: str(body, "slug"),
-      description: str(body, "description"),
-      tips: str(body, "tips"),
+      name: named.string(body, "name"),
+      slug: named.string(body, "slug"),
+      description: named.string(body, "description"),
+      tips: named.string(body, "tips"),
       tags: Array.isArray(tags) ? { values: tags as string[] } : undefined,
-      outputJson: optionalJsonBytes(obj(body, "output")),
-      version: str(body, "version"),
-      pricePerCallCents: cents(body, "price_per_call_cents"),
-      sideEffecting: bool(body, "side_effecting"),
-      status: str(body, "status"),
-      deprecated: bool(body, "deprecated"),
-      deprecationMessage: str(body, "deprecation_message"),
-      sunsetDate: sunsetDate ? timestampFromDate(sunsetDate) : undefined,
-      passthroughReason: str(body, "passthrough_reason"),
+      outputJson: optionalJsonBytes(named.object(body, "output")),
+      version: named.string(body, "version"),
+      pricePerCallCents: centsField(body, "price_per_call_cents"),
+      sideEffecting: named.bool(body, "side_effecting"),
+      status: named.string(body, "status"),
+      deprecated: named.bool(body, "deprecated"),
+      deprecationMessage: named.string(body, "deprecation_message"),
+      sunsetDate,
+      passthroughReason: named.string(body, "passthrough_reason"),
     });
     ctx.body = tool ? toolJson(tool) : null;
   });
@@ -473,9 +399,9 @@ export function catalogRoutes(api: DescribedRouter, deps: AppDeps): void {
     const body = objectBody(ctx);
     const res = await catalog.putServiceCredential({
       serviceId: ctx.params.service_id as string,
-      scope: str(body, "scope"),
+      scope: named.string(body, "scope"),
       credential: credentialMaterial(body),
-      schemeName: str(body, "scheme_name"),
+      schemeName: named.string(body, "scheme_name"),
     });
     ctx.body = { credential: credentialJson(res.credential), readiness: readinessJson(res.readiness) };
   });
@@ -484,7 +410,7 @@ export function catalogRoutes(api: DescribedRouter, deps: AppDeps): void {
     ctx.body = credentials.map(credentialJson) as JsonValue;
   });
   api.delete("/services/:service_id/credentials", ops.deleteServiceCredential, publisher, async (ctx) => {
-    const scope = queryValue(ctx, "scope") ?? str(objectBody(ctx), "scope");
+    const scope = queryValue(ctx, "scope") ?? named.string(objectBody(ctx), "scope");
     ctx.body = {
       deleted: (await catalog.deleteServiceCredential({ serviceId: ctx.params.service_id as string, scope })).deleted,
     };

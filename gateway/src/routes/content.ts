@@ -15,7 +15,7 @@ import {
   type SkillSummary,
   SubmissionStatusSchema,
 } from "@toolport/proto/toolport/content/v1/skills_pb";
-import type { AppDeps } from "../app.js";
+import type { AppDeps } from "../deps.js";
 import { badField, intQuery, objectBody, queryString, stringField } from "../http/input.js";
 import { auth } from "../middleware/auth.js";
 import type { DescribedRouter } from "../openapi/describe.js";

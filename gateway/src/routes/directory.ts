@@ -6,30 +6,13 @@
  */
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type { Code } from "@connectrpc/connect";
-import type { RouterContext } from "@koa/router";
 import { objectFromJsonBytes } from "@toolport/kit/json-bytes";
-import type { AppDeps } from "../app.js";
-import { HttpError, httpStatusFor } from "../http/errors.js";
-import { objectBody } from "../http/input.js";
+import type { AppDeps } from "../deps.js";
+import { httpStatusFor } from "../http/errors.js";
+import { fieldError, objectBody, queryValue, rangeQuery } from "../http/input.js";
 import { auth } from "../middleware/auth.js";
 import type { DescribedRouter } from "../openapi/describe.js";
 import { directoryOps as ops } from "../openapi/operations/directory.js";
-
-const bad = (field: string, message: string, code = "invalid_request") => new HttpError(400, code, message, { field });
-
-function queryValue(ctx: RouterContext, name: string): string | undefined {
-  const raw = ctx.query[name];
-  return Array.isArray(raw) ? raw[0] : raw;
-}
-
-function queryInteger(ctx: RouterContext, name: string, min: number, max: number): number | undefined {
-  const raw = queryValue(ctx, name)?.trim();
-  if (raw === undefined || raw === "") return undefined;
-  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-    throw bad(name, `${name} must be a whole number from ${min} to ${max}`, `invalid_${name}`);
-  }
-  return Number(raw);
-}
 
 export function directoryRoutes(api: DescribedRouter, deps: AppDeps): void {
   const catalog = deps.clients.catalog;
@@ -39,8 +22,8 @@ export function directoryRoutes(api: DescribedRouter, deps: AppDeps): void {
     const page = await catalog.listDirectory({
       query: queryValue(ctx, "query") ?? queryValue(ctx, "q") ?? "",
       category: queryValue(ctx, "category") ?? "",
-      limit: queryInteger(ctx, "limit", 1, 100),
-      offset: queryInteger(ctx, "offset", 0, 1_000_000),
+      limit: rangeQuery(ctx, "limit", 1, 100),
+      offset: rangeQuery(ctx, "offset", 0, 1_000_000),
     });
     ctx.body = {
       installed: page.installed,
@@ -72,11 +55,11 @@ export function directoryRoutes(api: DescribedRouter, deps: AppDeps): void {
     const body = objectBody(ctx);
     const names = body.names;
     if (!Array.isArray(names) || names.length === 0 || names.some((n) => typeof n !== "string")) {
-      throw bad("names", 'names must be a non-empty array of directory names, e.g. ["stripe.com"]', "invalid_names");
+      throw fieldError("names", 'names must be a non-empty array of directory names, e.g. ["stripe.com"]', "invalid_names");
     }
     const visibility = body.visibility;
     if (visibility !== undefined && visibility !== null && typeof visibility !== "string") {
-      throw bad("visibility", "visibility must be public or private", "invalid_visibility");
+      throw fieldError("visibility", "visibility must be public or private", "invalid_visibility");
     }
     const res = await catalog.importFromDirectory(
       { names: names as string[], visibility: visibility ?? "" },

@@ -26,8 +26,6 @@
  */
 
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
-import { ConnectError } from "@connectrpc/connect";
-import { readError } from "@toolport/kit/errors";
 import { fromJsonBytes, jsonBytes } from "@toolport/kit/json-bytes";
 import { isoTime } from "@toolport/kit/proto-json";
 import { ExecutionStatus } from "@toolport/proto/toolport/common/v1/types_pb";
@@ -41,9 +39,17 @@ import type {
 } from "@toolport/proto/toolport/execution/v1/execution_results_pb";
 import { StoredKind } from "@toolport/proto/toolport/execution/v1/execution_results_pb";
 import { type BatchRecord, BatchStatus } from "@toolport/proto/toolport/execution/v1/execution_service_pb";
-import type { AppDeps } from "../app.js";
-import { errorBody, HttpError, httpStatusFor } from "../http/errors.js";
-import { objectBody } from "../http/input.js";
+import type { AppDeps } from "../deps.js";
+import { ConsentRequired, errorBody, httpStatusFor } from "../http/errors.js";
+import {
+  badParameter,
+  batchCallList,
+  maxResponseChars,
+  objectBody,
+  parameterError,
+  stringField,
+  toolInputField,
+} from "../http/input.js";
 import { auth } from "../middleware/auth.js";
 import { PrincipalCache } from "../middleware/principal-cache.js";
 import type { DescribedRouter } from "../openapi/describe.js";
@@ -58,7 +64,6 @@ const CALL_OPTIONS = new Set([
   "idempotency_key",
   "input_responses",
 ]);
-const MAX_BATCH = 10;
 
 export function executionRoutes(api: DescribedRouter, deps: AppDeps): void {
   const execution = deps.clients.execution;
@@ -96,37 +101,27 @@ export function executionRoutes(api: DescribedRouter, deps: AppDeps): void {
     const body = objectBody(ctx);
     let toolInput: JsonObject;
     const atRoot = body.tool_input === undefined;
-    if (!atRoot) toolInput = inputObject(body.tool_input, "tool_input");
+    if (!atRoot) toolInput = toolInputField(body.tool_input, "tool_input");
     else toolInput = Object.fromEntries(Object.entries(body).filter(([k]) => !CALL_OPTIONS.has(k)));
     const header = ctx.get("idempotency-key").trim();
-    try {
-      const res = await execution.callTool({
+    const res = await execution
+      .callTool({
         toolId: ctx.params.tool_id!,
         toolInputJson: jsonBytes(toolInput),
         // Execution refuses a root `input`/`params`/`arguments` the tool does not declare (misplaced_tool_input).
         parametersAtRoot: atRoot,
         ...callOptions(body, ""),
-        idempotencyKey: header || optionalString(body, "idempotency_key", ""),
-      });
-      const result = res.result!;
-      if (result.replayed) ctx.set("Idempotent-Replayed", "true");
-      ctx.body = {
-        ...elementJson(result, false),
-        truncated: result.truncated,
-        response_meta: responseMetaJson(result.responseMeta),
-      };
-    } catch (err) {
-      if (!(err instanceof ConnectError)) throw err;
-      const received = readError(err);
-      if (received.reason !== "confirmation_required") throw err;
-      // 409: the spec's error body, with the token where a client looks first.
-      ctx.status = 409;
-      ctx.body = {
-        ...errorBody(received.reason, received.message, received.details, received.detail),
-        confirm_token: received.details.confirm_token ?? null,
-        consent: received.details.consent ?? null,
-      };
-    }
+        idempotencyKey: header || stringField(body, "idempotency_key", "", badParameter),
+      })
+      // 409 with confirm_token and consent at the top level (middleware/errors.ts).
+      .catch(ConsentRequired.rethrow);
+    const result = res.result!;
+    if (result.replayed) ctx.set("Idempotent-Replayed", "true");
+    ctx.body = {
+      ...elementJson(result, false),
+      truncated: result.truncated,
+      response_meta: responseMetaJson(result.responseMeta),
+    };
   });
 
   api.get("/tools/executions/:execution_id/result", ops.getExecutionResult, auth(identity, "api_key_or_jwt"), async (ctx) => {
@@ -136,7 +131,7 @@ export function executionRoutes(api: DescribedRouter, deps: AppDeps): void {
     if (rawMax !== undefined) {
       maxChars = Number(rawMax);
       if (typeof rawMax !== "string" || rawMax.trim() === "" || !Number.isFinite(maxChars)) {
-        throw fieldError("max_chars", "max_chars must be an integer (clamped to 100..2000000)");
+        throw parameterError("max_chars", "max_chars must be an integer (clamped to 100..2000000)");
       }
       maxChars = Math.max(-(2 ** 31), Math.min(2 ** 31 - 1, Math.trunc(maxChars)));
     }
@@ -145,24 +140,20 @@ export function executionRoutes(api: DescribedRouter, deps: AppDeps): void {
   });
 }
 
-/** The calls of a batch body (the same for the sync and the async route): 1 to 10, each with a tool_id. */
+/** The calls of a batch body (the same for the sync and the async route), each with a tool_id. */
 function batchCalls(body: JsonObject) {
-  const calls = body.calls;
-  if (!Array.isArray(calls)) throw fieldError("calls", "calls must be an array of 1 to 10 calls");
-  if (calls.length < 1 || calls.length > MAX_BATCH) {
-    throw fieldError("calls", `calls must hold 1 to ${MAX_BATCH} calls (got ${calls.length})`, "invalid_batch");
-  }
+  const calls = batchCallList(body);
   return calls.map((call, i) => {
     if (typeof call !== "object" || call === null || Array.isArray(call))
-      throw fieldError(`calls[${i}]`, `calls[${i}] must be an object`);
+      throw parameterError(`calls[${i}]`, `calls[${i}] must be an object`);
     const c = call as JsonObject;
     if (typeof c.tool_id !== "string" || c.tool_id.trim() === "")
-      throw fieldError(`calls[${i}].tool_id`, `calls[${i}].tool_id is required`);
+      throw parameterError(`calls[${i}].tool_id`, `calls[${i}].tool_id is required`);
     return {
       toolId: c.tool_id,
-      toolInputJson: jsonBytes(inputObject(c.tool_input, `calls[${i}].tool_input`)),
+      toolInputJson: jsonBytes(toolInputField(c.tool_input, `calls[${i}].tool_input`)),
       ...callOptions(c, `calls[${i}].`),
-      idempotencyKey: optionalString(c, "idempotency_key", `calls[${i}].`),
+      idempotencyKey: stringField(c, "idempotency_key", `calls[${i}].`, badParameter),
     };
   });
 }
@@ -204,33 +195,6 @@ function batchJson(b: BatchRecord): JsonObject {
   return out;
 }
 
-function fieldError(field: string, message: string, code = "invalid_parameters"): HttpError {
-  return new HttpError(400, code, message, { field, fields: [{ field, message }] });
-}
-
-function inputObject(value: JsonValue | undefined, field: string): JsonObject {
-  if (value === undefined || value === null) return {};
-  if (typeof value !== "object" || Array.isArray(value)) throw fieldError(field, `${field} must be an object of tool parameters`);
-  return value;
-}
-
-function optionalString(body: JsonObject, key: string, prefix: string): string | undefined {
-  const value = body[key];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== "string") throw fieldError(`${prefix}${key}`, `${prefix}${key} must be a string`);
-  return value;
-}
-
-/** `max_response_chars` of a call or a workflow run: a positive integer (the service clamps it), or absent. */
-export function maxResponseChars(body: JsonObject, prefix = ""): number | undefined {
-  const max = body.max_response_chars;
-  if (max === undefined || max === null) return undefined;
-  if (typeof max !== "number" || !Number.isInteger(max) || max < 1) {
-    throw fieldError(`${prefix}max_response_chars`, `${prefix}max_response_chars must be a positive integer (at most 500000)`);
-  }
-  return Math.min(max, 2 ** 31 - 1);
-}
-
 const ACTIONS = new Set(["accept", "decline", "cancel"]);
 
 /**
@@ -241,7 +205,7 @@ function inputResponses(body: JsonObject, prefix: string): Uint8Array | undefine
   const value = body.input_responses;
   const field = `${prefix}input_responses`;
   if (value === undefined || value === null) return undefined;
-  const bad = (where: string, message: string) => fieldError(where, message, "invalid_input_responses");
+  const bad = (where: string, message: string) => parameterError(where, message, "invalid_input_responses");
   if (typeof value !== "object" || Array.isArray(value)) throw bad(field, `${field} must be an object {continuation, answers}`);
   if (typeof value.continuation !== "string" || value.continuation === "")
     throw bad(`${field}.continuation`, `${field}.continuation must be the continuation string of the mcp_input_required error`);
@@ -266,12 +230,12 @@ function callOptions(
 ): { fields: string[]; maxResponseChars?: number; confirmToken?: string; inputResponsesJson?: Uint8Array } {
   const fields = body.fields;
   if (fields !== undefined && fields !== null && (!Array.isArray(fields) || fields.some((f) => typeof f !== "string"))) {
-    throw fieldError(`${prefix}fields`, `${prefix}fields must be an array of paths such as "matches[].id"`);
+    throw parameterError(`${prefix}fields`, `${prefix}fields must be an array of paths such as "matches[].id"`);
   }
   return {
     fields: (fields as string[] | undefined | null) ?? [],
     maxResponseChars: maxResponseChars(body, prefix),
-    confirmToken: optionalString(body, "confirm_token", prefix),
+    confirmToken: stringField(body, "confirm_token", prefix, badParameter),
     inputResponsesJson: inputResponses(body, prefix),
   };
 }

@@ -23,8 +23,6 @@ import { badField } from "../http/input.js";
 
 // ---- request bodies ----
 
-export { badField, boolQuery, intQuery, stringField } from "../http/input.js";
-
 /** An allow-list of ids; absent or null = all. `prefix` names where it sits in the body for errors. */
 export function idList(p: Record<string, unknown>, field: string, prefix = "permissions."): { values: string[] } | undefined {
   const value = p[field];

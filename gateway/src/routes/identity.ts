@@ -4,9 +4,9 @@
  * itself (identity-json.ts) rather than the proto's, so names and nulls are exactly the spec's.
  */
 import type { JsonObject } from "@bufbuild/protobuf";
-import type { AppDeps } from "../app.js";
+import type { AppDeps } from "../deps.js";
 import { HttpError } from "../http/errors.js";
-import { objectBody, queryString } from "../http/input.js";
+import { badField, boolQuery, intQuery, objectBody, queryString, stringField } from "../http/input.js";
 import { auth } from "../middleware/auth.js";
 import { clientIp, rateLimit } from "../middleware/rate-limit.js";
 import type { DescribedRouter } from "../openapi/describe.js";
@@ -15,19 +15,15 @@ import { apiMarkdown } from "../openapi/llms.js";
 import { identityOps as ops } from "../openapi/operations/identity.js";
 import {
   accountJson,
-  badField,
-  boolQuery,
   createdKeyJson,
   guideJson,
   guideMarkdown,
   idList,
-  intQuery,
   keyJson,
   memberJson,
   organizationJson,
   orgContextJson,
   permissionsField,
-  stringField,
   usageJson,
 } from "./identity-json.js";
 

@@ -3,7 +3,7 @@
  * paths with a literal segment come before the parameter that would swallow it
  * (`/tools/search` before `/tools/:tool_id`).
  */
-import type { AppDeps } from "../app.js";
+import type { AppDeps } from "../deps.js";
 import type { DescribedRouter } from "../openapi/describe.js";
 import { activityRoutes } from "./activity.js";
 import { billingRoutes } from "./billing.js";

@@ -17,7 +17,7 @@ import { readError } from "@toolport/kit/errors";
 import { isoTime } from "@toolport/kit/proto-json";
 import type { Context, Middleware } from "koa";
 import getRawBody from "raw-body";
-import type { AppDeps } from "../app.js";
+import type { AppDeps } from "../deps.js";
 import { HttpError } from "../http/errors.js";
 import { badField, boolField, boolQuery, objectBody, stringField } from "../http/input.js";
 import { auth } from "../middleware/auth.js";

@@ -7,7 +7,7 @@ import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { enumName, isoTime } from "@toolport/kit/proto-json";
 import type { Connection, OAuthClient } from "@toolport/proto/toolport/catalog/v1/catalog_oauth_pb";
 import { CredentialScopeSchema } from "@toolport/proto/toolport/catalog/v1/catalog_publishing_pb";
-import type { AppDeps } from "../app.js";
+import type { AppDeps } from "../deps.js";
 import { boolField, objectBody, queryString, stringField, stringList } from "../http/input.js";
 import { auth } from "../middleware/auth.js";
 import type { DescribedRouter } from "../openapi/describe.js";

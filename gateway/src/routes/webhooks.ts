@@ -6,7 +6,7 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { enumName, isoTime } from "@toolport/kit/proto-json";
 import { type Delivery, DeliveryStatusSchema, type Webhook } from "@toolport/proto/toolport/webhooks/v1/webhooks_resources_pb";
-import type { AppDeps } from "../app.js";
+import type { AppDeps } from "../deps.js";
 import { badField, boolField, intQuery, objectBody, queryString, stringField } from "../http/input.js";
 import { auth } from "../middleware/auth.js";
 import type { DescribedRouter } from "../openapi/describe.js";

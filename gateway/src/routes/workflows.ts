@@ -21,12 +21,21 @@ import type {
   WorkflowSummary,
 } from "@toolport/proto/toolport/content/v1/workflows_pb";
 import type { Context } from "koa";
-import type { AppDeps } from "../app.js";
-import { badField, intQuery, objectBody, objectField, queryString, stringField, stringList } from "../http/input.js";
+import type { AppDeps } from "../deps.js";
+import {
+  badField,
+  intQuery,
+  maxResponseChars,
+  objectBody,
+  objectField,
+  queryString,
+  stringField,
+  stringList,
+} from "../http/input.js";
 import { auth } from "../middleware/auth.js";
 import type { DescribedRouter } from "../openapi/describe.js";
 import { workflowsOps as ops } from "../openapi/operations/workflows.js";
-import { consentJson, maxResponseChars, responseMetaJson } from "./execution.js";
+import { consentJson, responseMetaJson } from "./execution.js";
 
 const visibility = (v: number) => enumName(VisibilitySchema, v);
 const json = (bytes: Uint8Array): JsonValue => fromJsonBytes(bytes) ?? null;

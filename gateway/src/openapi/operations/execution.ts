@@ -1,4 +1,5 @@
 /** The execution routes' operations (gateway/src/routes/execution.ts) and the schemas only they use. */
+import { MAX_BATCH_CALLS } from "../../http/input.js";
 import type { OperationDoc } from "../describe.js";
 import { arrayOf, batchRecord, closed, consent, integer, oneOf, ref, type Schema, string, stringArray } from "../schemas.js";
 
@@ -128,7 +129,7 @@ const errorResponse = (description: string) => ({ description, schema: ref("Erro
 export const executionOps = {
   callBatch: {
     operationId: "callToolsBatch",
-    summary: "Call up to 10 tools",
+    summary: `Call up to ${MAX_BATCH_CALLS} tools`,
     description:
       "Each call runs independently and concurrently; `results` holds one element per call, in input order. Refusals " +
       "stay inside their element (`success` false, `error`, `error_code`, and `execution_id` null): tool not found, " +
@@ -152,7 +153,7 @@ export const executionOps = {
       schema: {
         type: "object",
         required: ["calls"],
-        properties: { calls: { type: "array", items: ref("BatchCall"), minItems: 1, maxItems: 10 } },
+        properties: { calls: { type: "array", items: ref("BatchCall"), minItems: 1, maxItems: MAX_BATCH_CALLS } },
       },
       example: {
         calls: [
