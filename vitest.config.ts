@@ -59,7 +59,7 @@ export default defineConfig({
             "test/e2e/identity-keys.test.ts",
             "test/e2e/activity.test.ts",
             "test/e2e/mcp-server.test.ts",
-            "services/catalog/test/catalog-http.test.ts",
+            "test/e2e/catalog-http.test.ts",
           ],
           env: { TOOLPORT_STACK_LAYOUT: "per-role" },
           globalSetup: ["test/harness/global-setup.ts"],

@@ -13,8 +13,8 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type McpUpstream, startMcpUpstream } from "../../services/execution/test/upstreams.js";
 import { type Call, gatewayClient } from "../harness/http.js";
+import { type McpUpstream, startMcpUpstream } from "../harness/upstreams.js";
 import {
   type ConsoleStack,
   checkScreen,

@@ -10,8 +10,8 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { html } from "../../services/content/test/site-fixture.js";
-import { signupHuman } from "../../services/identity/test/http.js";
 import { type Call, gatewayClient } from "../harness/http.js";
+import { signupHuman } from "../harness/identity-http.js";
 import { type Stack, startStack } from "../harness/stack.js";
 
 const PAGE_BYTES = 5 * 1024 * 1024;

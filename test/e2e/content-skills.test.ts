@@ -6,8 +6,8 @@
 import { randomUUID } from "node:crypto";
 import { unzipSync } from "fflate";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { signupHuman } from "../../services/identity/test/http.js";
 import type { Call } from "../harness/http.js";
+import { signupHuman } from "../harness/identity-http.js";
 import {
   type ExecStack,
   echoApiDocument,

@@ -11,8 +11,8 @@
 import { randomUUID } from "node:crypto";
 import { createPool, type Pool } from "@toolport/kit/pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startEchoApi, type Upstream } from "../../services/execution/test/upstreams.js";
 import { type Call, gatewayClient, type Reply } from "../harness/http.js";
+import { startEchoApi, type Upstream } from "../harness/upstreams.js";
 import {
   type AgentKey,
   type ExecStack,

@@ -11,7 +11,7 @@ import { createPool, type Pool } from "@toolport/kit/pg";
 import { ErrorClass, ExecutionStatus } from "@toolport/proto/toolport/common/v1/types_pb";
 import { ExecutionEventSchema } from "@toolport/proto/toolport/events/v1/events_pb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type McpUpstream, startEchoApi, startMcpUpstream, type Upstream } from "../../services/execution/test/upstreams.js";
+import { type McpUpstream, startEchoApi, startMcpUpstream, type Upstream } from "../harness/upstreams.js";
 import {
   type AgentKey,
   balanceAtomic,

@@ -4,7 +4,7 @@
  * their place in the order of checks (after validation and consent, before anything runs).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startEchoApi, type Upstream } from "../../services/execution/test/upstreams.js";
+import { startEchoApi, type Upstream } from "../harness/upstreams.js";
 import {
   connectCredential,
   type ExecStack,

@@ -11,8 +11,8 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mcpSessionRouter } from "../../services/execution/test/upstreams.js";
 import type { ProcessName } from "../harness/stack.js";
+import { mcpSessionRouter } from "../harness/upstreams.js";
 import { type AgentKey, connectCredential, type ExecStack, registerAgent, startExecStack } from "./execution-support.js";
 
 const TOKEN = `mcp-bearer-${randomBytes(12).toString("hex")}`;

@@ -136,7 +136,7 @@ export function expectError(reply: Reply, status: number, code: string): void {
   expect(typeof reply.body.detail === "string" || typeof reply.body.detail === "object").toBe(true);
 }
 
-/** The OpenAPI document of the echo API (services/execution/test/upstreams.ts). */
+/** The OpenAPI document of the echo API (test/harness/upstreams.ts). */
 export function echoApiDocument(security?: { scheme: Record<string, unknown> }) {
   const sec = security ? { components: { securitySchemes: { auth: security.scheme } }, security: [{ auth: [] }] } : {};
   return {

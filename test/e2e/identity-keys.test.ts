@@ -24,7 +24,7 @@ import {
   gatewayClient,
   type Human,
   signupHuman,
-} from "../../services/identity/test/http.js";
+} from "../harness/identity-http.js";
 import { type Stack, startStack } from "../harness/stack.js";
 
 describe("API keys, organizations, usage and the client helper", () => {

@@ -9,7 +9,7 @@ import { createPool, type Pool } from "@toolport/kit/pg";
 import { createServiceClient } from "@toolport/kit/rpc";
 import { BillingService } from "@toolport/proto/toolport/billing/v1/billing_service_pb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Call, expectBadField, expectError, gatewayClient } from "../../services/identity/test/http.js";
+import { type Call, expectBadField, expectError, gatewayClient } from "../harness/identity-http.js";
 import { type Stack, startStack } from "../harness/stack.js";
 
 let ipCounter = 0;

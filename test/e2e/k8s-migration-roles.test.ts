@@ -20,10 +20,10 @@ import path from "node:path";
 import { createPool, type Pool } from "@toolport/kit/pg";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startEchoApi, type Upstream } from "../../services/execution/test/upstreams.js";
 import { serverUrl } from "../harness/db.js";
 import { IMAGE, imageName, k8sDir, render, repoRoot, requireKubectl } from "../harness/k8s.js";
 import { type ServiceName, serviceNames } from "../harness/stack.js";
+import { startEchoApi, type Upstream } from "../harness/upstreams.js";
 import { type ExecStack, echoApiDocument, fund, publishOpenApi, registerAgent, startExecStack } from "./execution-support.js";
 
 const tag = randomBytes(3).toString("hex");

@@ -49,7 +49,6 @@ import os from "node:os";
 import path from "node:path";
 import { createPool, serviceDatabaseUrl } from "@toolport/kit/pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startEchoApi, type Upstream } from "../../services/execution/test/upstreams.js";
 import { type Call, gatewayClient } from "../harness/http.js";
 import { type Container, k8sDir, type Probe, type Render, render, requireKubectl } from "../harness/k8s.js";
 import {
@@ -66,6 +65,7 @@ import {
   serviceDns,
 } from "../harness/k8s-local.js";
 import { sample } from "../harness/prometheus.js";
+import { startEchoApi, type Upstream } from "../harness/upstreams.js";
 import { echoApiDocument } from "./execution-support.js";
 import { callOk, connectMcp } from "./mcp-support.js";
 

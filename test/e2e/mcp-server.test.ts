@@ -13,8 +13,8 @@ import { randomBytes, randomUUID } from "node:crypto";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { encode } from "gpt-tokenizer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startEchoApi, type Upstream } from "../../services/execution/test/upstreams.js";
 import { shapeMismatches } from "../harness/shapes.js";
+import { startEchoApi, type Upstream } from "../harness/upstreams.js";
 import {
   type AgentKey,
   connectCredential,

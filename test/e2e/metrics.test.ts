@@ -8,10 +8,10 @@
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { freePort } from "../../deploy/local/infra.mjs";
-import { startEchoApi, type Upstream } from "../../services/execution/test/upstreams.js";
 import { startProcess } from "../harness/process.js";
 import { sample } from "../harness/prometheus.js";
 import { repoRoot } from "../harness/stack.js";
+import { startEchoApi, type Upstream } from "../harness/upstreams.js";
 import { type ExecStack, echoApiDocument, publishOpenApi, registerAgent, startExecStack } from "./execution-support.js";
 
 describe("metrics", () => {

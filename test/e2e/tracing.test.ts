@@ -10,7 +10,7 @@
 import { randomBytes } from "node:crypto";
 import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { closer, listen, startEchoApi, type Upstream } from "../../services/execution/test/upstreams.js";
+import { closer, listen, startEchoApi, type Upstream } from "../harness/upstreams.js";
 import { type ExecStack, echoApiDocument, publishOpenApi, registerAgent, startExecStack } from "./execution-support.js";
 import { connectMcp } from "./mcp-support.js";
 

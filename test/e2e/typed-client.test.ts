@@ -8,8 +8,8 @@
 import { randomBytes } from "node:crypto";
 import { createToolportClient, type ToolportClient } from "@toolport/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startEchoApi, type Upstream } from "../../services/execution/test/upstreams.js";
 import { checkDescribed } from "../harness/described.js";
+import { startEchoApi, type Upstream } from "../harness/upstreams.js";
 import { type ExecStack, echoApiDocument, startExecStack } from "./execution-support.js";
 
 describe("@toolport/client, the typed client generated from the description", () => {

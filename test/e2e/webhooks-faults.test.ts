@@ -19,9 +19,9 @@ import { ExecutionEventSchema } from "@toolport/proto/toolport/events/v1/events_
 import { connect, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startNats } from "../../deploy/local/infra.mjs";
-import { signupHuman } from "../../services/identity/test/http.js";
 import { gatewayClient } from "../harness/http.js";
 import { type Receiver, startHttpsReceiver, testCertificates } from "../harness/https-receiver.js";
+import { signupHuman } from "../harness/identity-http.js";
 import { type Stack, startStack } from "../harness/stack.js";
 import { until } from "../harness/wait.js";
 

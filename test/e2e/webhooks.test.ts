@@ -17,10 +17,10 @@ import { SpendLimitApproachingSchema, WorkflowEventSchema } from "@toolport/prot
 import { verify } from "@toolport/webhooks-verify";
 import { connect, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startEchoApi, type Upstream } from "../../services/execution/test/upstreams.js";
-import { signupHuman } from "../../services/identity/test/http.js";
 import type { Call } from "../harness/http.js";
 import { type Receiver, startHttpsReceiver, testCertificates } from "../harness/https-receiver.js";
+import { signupHuman } from "../harness/identity-http.js";
+import { startEchoApi, type Upstream } from "../harness/upstreams.js";
 import { type ExecStack, echoApiDocument, expectError, startExecStack } from "./execution-support.js";
 
 interface Attempt {

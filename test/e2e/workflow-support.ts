@@ -11,7 +11,7 @@ import { natsNames } from "@toolport/kit/events";
 import { WorkflowRunStatus } from "@toolport/proto/toolport/common/v1/types_pb";
 import { WorkflowEventSchema } from "@toolport/proto/toolport/events/v1/events_pb";
 import { AckPolicy, connect, DeliverPolicy } from "nats";
-import { closer, listen } from "../../services/execution/test/upstreams.js";
+import { closer, listen } from "../harness/upstreams.js";
 
 export interface ShopApi {
   url: string;

@@ -7,8 +7,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { signupHuman } from "../../services/identity/test/http.js";
 import type { Call, Reply } from "../harness/http.js";
+import { signupHuman } from "../harness/identity-http.js";
 import {
   type AgentKey,
   createKey,

@@ -15,8 +15,8 @@
  * refused at.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { signupHuman } from "../../services/identity/test/http.js";
 import { type ExecStack, type Reply, startExecStack } from "../e2e/execution-support.js";
+import { signupHuman } from "../harness/identity-http.js";
 import { type AllowedServer, type Canaries, itemsDocument, startAllowedServer, startCanaries } from "./ssrf/canaries.js";
 import { buildCorpus, CATEGORIES, type Category, type CorpusEntry } from "./ssrf/corpus.js";
 import { startDnsServer, type TestDns } from "./ssrf/dns-server.js";

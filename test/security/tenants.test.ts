@@ -27,10 +27,10 @@
  * derived later from events, such as reliability figures, are left out of the comparison).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startEchoApi, type Upstream } from "../../services/execution/test/upstreams.js";
 import { type ExecStack, startExecStack } from "../e2e/execution-support.js";
 import { type Receiver, startHttpsReceiver, testCertificates } from "../harness/https-receiver.js";
 import { type OAuthServer, startOAuthServer } from "../harness/oauth-server.js";
+import { startEchoApi, type Upstream } from "../harness/upstreams.js";
 import { until } from "../harness/wait.js";
 import { createTenant, IDENTITY_SECRET_KEY, type IdName, type Tenant } from "./tenants/accounts.js";
 import { checks, credentialedOperations, expectRowsCover, type Operation, tableRow, tally } from "./tenants/cases.js";

@@ -45,8 +45,6 @@ import os from "node:os";
 import path from "node:path";
 import { createPool, type Pool } from "@toolport/kit/pg";
 import { freePort, startNats, startPostgres } from "../../deploy/local/infra.mjs";
-import { startEchoApi, type Upstream } from "../../services/execution/test/upstreams.js";
-import { signupHuman } from "../../services/identity/test/http.js";
 import {
   type AgentKey,
   connectCredential,
@@ -59,8 +57,10 @@ import {
   startExecStack,
 } from "../e2e/execution-support.js";
 import { type Receiver, startHttpsReceiver, testCertificates } from "../harness/https-receiver.js";
+import { signupHuman } from "../harness/identity-http.js";
 import { checkReply } from "../harness/shapes.js";
 import { type ProcessName, repoRoot, serviceNames } from "../harness/stack.js";
+import { startEchoApi, type Upstream } from "../harness/upstreams.js";
 
 export interface SoakOptions {
   /** How long the load runs. */

@@ -11,12 +11,6 @@ import type { Json } from "@toolport/kit/json-values";
 import { createLogger } from "@toolport/kit/logger";
 import { AddressPolicy, Outbound } from "@toolport/kit/outbound";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { DEFAULT_MCP_SESSION_LIMITS, McpSessions } from "../src/adapters/mcp.js";
-import { buildRequest, callRest } from "../src/adapters/rest.js";
-import { SecretRefs } from "../src/adapters/secret-refs.js";
-import type { Answer, UpstreamResume } from "../src/domain/continuation.js";
-import { ExecutionFailure } from "../src/domain/failure.js";
-import type { Credential, ToolForCall, ToolParameter } from "../src/domain/model.js";
 import {
   BOOKING_QUESTION,
   type McpUpstream,
@@ -27,7 +21,13 @@ import {
   startSseMcpUpstream,
   startVault,
   type Upstream,
-} from "./upstreams.js";
+} from "../../../test/harness/upstreams.js";
+import { DEFAULT_MCP_SESSION_LIMITS, McpSessions } from "../src/adapters/mcp.js";
+import { buildRequest, callRest } from "../src/adapters/rest.js";
+import { SecretRefs } from "../src/adapters/secret-refs.js";
+import type { Answer, UpstreamResume } from "../src/domain/continuation.js";
+import { ExecutionFailure } from "../src/domain/failure.js";
+import type { Credential, ToolForCall, ToolParameter } from "../src/domain/model.js";
 
 const log = createLogger("execution-test", "silent");
 const limits = { timeoutMs: 2000, maxBytes: 1 << 20 };

@@ -9,8 +9,8 @@ import type { AddressInfo } from "node:net";
 import { createPool } from "@toolport/kit/pg";
 import { createLocalJWKSet, exportJWK, type GenerateKeyPairResult, generateKeyPair, type JWK, jwtVerify, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Call, expectError, gatewayClient, signupHuman } from "../../../test/harness/identity-http.js";
 import { type Stack, startStack } from "../../../test/harness/stack.js";
-import { type Call, expectError, gatewayClient, signupHuman } from "./http.js";
 
 const OIDC_ISSUER = "https://login.example.test/";
 const OIDC_AUDIENCE = "toolport-api";

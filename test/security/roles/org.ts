@@ -21,9 +21,9 @@
  */
 import { randomBytes } from "node:crypto";
 import { expect } from "vitest";
-import { signupHuman } from "../../../services/identity/test/http.js";
 import { type ExecStack, echoApiDocument } from "../../e2e/execution-support.js";
 import type { Reply, RequestOptions } from "../../harness/http.js";
+import { signupHuman } from "../../harness/identity-http.js";
 import type { OAuthServer } from "../../harness/oauth-server.js";
 import { until } from "../../harness/wait.js";
 import { openAuthorizationRequest, type TenantIds } from "../tenants/accounts.js";

@@ -14,8 +14,8 @@
  * upstream's log says which credential reached it for that case, or that nothing did.
  */
 import { randomBytes } from "node:crypto";
-import type { Upstream } from "../../../services/execution/test/upstreams.js";
 import type { Call, Reply, RequestOptions } from "../../harness/http.js";
+import type { Upstream } from "../../harness/upstreams.js";
 import { changedTables, type StateProbe } from "../fuzz/state.js";
 import type { TenantIds } from "../tenants/accounts.js";
 import type { Operation } from "../tenants/cases.js";

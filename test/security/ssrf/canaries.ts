@@ -17,7 +17,7 @@ import { once } from "node:events";
 import http from "node:http";
 import net, { type AddressInfo } from "node:net";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { mcpSessionRouter } from "../../../services/execution/test/upstreams.js";
+import { mcpSessionRouter } from "../../harness/upstreams.js";
 
 export interface Hit {
   /** `address:port` the connection reached. */

@@ -13,8 +13,8 @@ import { createLogger } from "@toolport/kit/logger";
 import { createPool } from "@toolport/kit/pg";
 import { expect } from "vitest";
 import { loadSigningKey } from "../../../services/identity/src/auth/signing-keys.js";
-import { signupHuman } from "../../../services/identity/test/http.js";
 import { type ExecStack, echoApiDocument, registerAgent } from "../../e2e/execution-support.js";
+import { signupHuman } from "../../harness/identity-http.js";
 import type { OAuthServer } from "../../harness/oauth-server.js";
 
 /** The identity service's key-encryption secret on the matrix's stack (the expired JWT is signed with its key). */

@@ -4,8 +4,8 @@
  * 503 with `Retry-After: 1`; the 31st public search from one IP within a minute is 429.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../../../deploy/local/infra.mjs";
-import { type CatalogStack, call, expectError, startCatalogStack } from "./support.js";
+import { freePort } from "../../deploy/local/infra.mjs";
+import { type CatalogStack, call, expectError, startCatalogStack } from "../harness/catalog-stack.js";
 
 let s: CatalogStack;
 

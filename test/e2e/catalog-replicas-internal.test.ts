@@ -15,13 +15,13 @@ import { Readiness, ServiceType } from "@toolport/proto/toolport/catalog/v1/cata
 import { CatalogService } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
 import { PrincipalSchema } from "@toolport/proto/toolport/common/v1/principal_pb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Agent, type CatalogStack, call, registerAgent, startCatalogStack } from "./support.js";
+import { type Agent, type CatalogStack, call, registerAgent, startCatalogStack } from "../harness/catalog-stack.js";
 
 let s: CatalogStack;
 let agent: Agent;
 let replicaPort: number;
 const petstore = await import("node:fs").then((fs) =>
-  fs.readFileSync(new URL("./fixtures/petstore-3.0.json", import.meta.url), "utf8"),
+  fs.readFileSync(new URL("../../services/catalog/test/fixtures/petstore-3.0.json", import.meta.url), "utf8"),
 );
 
 beforeAll(async () => {

@@ -11,8 +11,16 @@ import type { AddressInfo } from "node:net";
 import { TOOL_INPUT_AJV_OPTIONS } from "@toolport/kit/tool-schema";
 import { Ajv } from "ajv";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BOX, corpusText, countOperations, SLACK } from "../../../test/harness/corpus.js";
-import { type Agent, type Body, type CatalogStack, call, expectError, registerAgent, startCatalogStack } from "./support.js";
+import {
+  type Agent,
+  type Body,
+  type CatalogStack,
+  call,
+  expectError,
+  registerAgent,
+  startCatalogStack,
+} from "../harness/catalog-stack.js";
+import { BOX, corpusText, countOperations, SLACK } from "../harness/corpus.js";
 
 /** What the execution service compiles input schemas with; `logger: false` only silences ajv's
  * "unknown format ignored" lines (the catalog does not depend on ajv-formats), it changes no result. */

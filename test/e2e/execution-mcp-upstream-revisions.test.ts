@@ -13,6 +13,7 @@
  * needs a person's input.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BOOKING_QUESTION, type ModernMcpUpstream, startModernSdkUpstream } from "../harness/upstreams.js";
 import {
   type AgentKey,
   createKey,
@@ -21,9 +22,8 @@ import {
   publishMcp,
   registerAgent,
   startExecStack,
-} from "../../../test/e2e/execution-support.js";
-import { callOk, connectMcpV2, modernRpc } from "../../../test/e2e/mcp-support.js";
-import { BOOKING_QUESTION, type ModernMcpUpstream, startModernSdkUpstream } from "./upstreams.js";
+} from "./execution-support.js";
+import { callOk, connectMcpV2, modernRpc } from "./mcp-support.js";
 
 let modern: ModernMcpUpstream;
 let legacy: ModernMcpUpstream;

@@ -7,9 +7,17 @@
  * Retry-After, in the error shape.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BOX, corpusText, countOperations, SLACK } from "../../../test/harness/corpus.js";
-import { sample } from "../../../test/harness/prometheus.js";
-import { type Agent, type Body, type CatalogStack, call, expectError, registerAgent, startCatalogStack } from "./support.js";
+import {
+  type Agent,
+  type Body,
+  type CatalogStack,
+  call,
+  expectError,
+  registerAgent,
+  startCatalogStack,
+} from "../harness/catalog-stack.js";
+import { BOX, corpusText, countOperations, SLACK } from "../harness/corpus.js";
+import { sample } from "../harness/prometheus.js";
 
 let s: CatalogStack;
 let agent: Agent;

@@ -16,9 +16,9 @@ import { ErrorClass, ExecutionStatus } from "@toolport/proto/toolport/common/v1/
 import { ExecutionEventSchema } from "@toolport/proto/toolport/events/v1/events_pb";
 import { connect } from "nats";
 import { expect } from "vitest";
-import { freePort, startNats } from "../../../deploy/local/infra.mjs";
-import { checkReply } from "../../../test/harness/shapes.js";
-import { type ProcessName, type Stack, startStack } from "../../../test/harness/stack.js";
+import { freePort, startNats } from "../../deploy/local/infra.mjs";
+import { checkReply } from "./shapes.js";
+import { type ProcessName, type Stack, startStack } from "./stack.js";
 
 export const SECRET_KEY = randomBytes(32).toString("hex");
 

@@ -13,9 +13,9 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { AddressPolicy, Outbound } from "@toolport/kit/outbound";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { type ModernMcpUpstream, startModernSdkUpstream } from "../../execution/test/upstreams.js";
-import { importMcpServer } from "../src/publishing/mcp.js";
-import { type Agent, type CatalogStack, call, expectError, registerAgent, startCatalogStack } from "./support.js";
+import { importMcpServer } from "../../services/catalog/src/publishing/mcp.js";
+import { type Agent, type CatalogStack, call, expectError, registerAgent, startCatalogStack } from "../harness/catalog-stack.js";
+import { type ModernMcpUpstream, startModernSdkUpstream } from "../harness/upstreams.js";
 
 let extraTool = false;
 

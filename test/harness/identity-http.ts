@@ -1,10 +1,10 @@
 /** A small HTTP client for identity's gateway routes, shared by identity's integration tests. */
 import { randomUUID } from "node:crypto";
 import { expect } from "vitest";
-import type { Call, Reply, RequestOptions } from "../../../test/harness/http.js";
+import type { Call, Reply, RequestOptions } from "./http.js";
 
-export type { Call, Reply } from "../../../test/harness/http.js";
-export { gatewayClient } from "../../../test/harness/http.js";
+export type { Call, Reply } from "./http.js";
+export { gatewayClient } from "./http.js";
 
 export type Credentials = Pick<RequestOptions, "key" | "token" | "headers">;
 

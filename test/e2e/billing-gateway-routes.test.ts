@@ -6,11 +6,11 @@
  */
 import { type Contract, getAddress, HDNodeWallet, Mnemonic } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkReply } from "../../../test/harness/shapes.js";
-import { type Stack, startStack } from "../../../test/harness/stack.js";
-import { type EvmNode, startEvmNode } from "./evm.js";
-import { type StripeApi, startStripeApi } from "./stripe-api.js";
-import { STRIPE_TEST_KEY, signedStripeEvent, WEBHOOK_SECRET } from "./support.js";
+import { type EvmNode, startEvmNode } from "../../services/billing/test/evm.js";
+import { type StripeApi, startStripeApi } from "../../services/billing/test/stripe-api.js";
+import { STRIPE_TEST_KEY, signedStripeEvent, WEBHOOK_SECRET } from "../../services/billing/test/support.js";
+import { checkReply } from "../harness/shapes.js";
+import { type Stack, startStack } from "../harness/stack.js";
 
 const xpub = HDNodeWallet.fromMnemonic(
   Mnemonic.fromPhrase("test test test test test test test test test test test junk"),

@@ -19,10 +19,10 @@ import {
   SERVICE_KEYS,
   startCatalogStack,
   TOOL_KEYS,
-} from "./support.js";
+} from "../harness/catalog-stack.js";
 
-const petstore = readFileSync(new URL("./fixtures/petstore-3.0.json", import.meta.url), "utf8");
-const trainTravel = readFileSync(new URL("./fixtures/train-travel-3.1.yaml", import.meta.url), "utf8");
+const petstore = readFileSync(new URL("../../services/catalog/test/fixtures/petstore-3.0.json", import.meta.url), "utf8");
+const trainTravel = readFileSync(new URL("../../services/catalog/test/fixtures/train-travel-3.1.yaml", import.meta.url), "utf8");
 
 let s: CatalogStack;
 let alice: Agent;

@@ -12,7 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { createPool, type Pool } from "@toolport/kit/pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Stack, startStack } from "../../../test/harness/stack.js";
+import { type Stack, startStack } from "../harness/stack.js";
 
 const SERVICES = 300;
 const TOOLS_PER_SERVICE = 100;
