@@ -1,4 +1,4 @@
-/** Everything identity's handlers need, built once in routes.ts. */
+/** Everything identity's handlers need, built once per start in deps.ts. */
 import type { Logger } from "@toolport/kit/logger";
 import type { Pool } from "@toolport/kit/pg";
 import type { TokenService } from "../auth/tokens.js";
