@@ -15,6 +15,7 @@ import { leaseDropper } from "./events/lease-drops.js";
 import type { IdentityDeps } from "./handlers/deps.js";
 import { accountStore, organizationStore } from "./store/accounts.js";
 import { keyStore } from "./store/keys.js";
+import { allowanceLeaseStore } from "./store/leases.js";
 import { oauthServerStore } from "./store/oauth-server.js";
 
 function tokenSettings(config: IdentityConfig): TokenSettings {
@@ -58,7 +59,7 @@ export function createDeps(ctx: ServiceContext<IdentityConfig>): IdentityDeps {
     // The per-call counters commit without waiting for the WAL flush: a Postgres crash may forget the last
     // few hundred milliseconds of counted calls, never corrupt them, and every limit stays enforced by
     // the same atomic statements. Everything else (keys, accounts) keeps the durable pool.
-    counterPool: ctx.relaxedPool(10),
+    allowanceLeases: allowanceLeaseStore(ctx.relaxedPool(10)),
     accounts: accountStore(pool),
     organizations: organizationStore(pool),
     keys: keyStore(pool),
