@@ -21,9 +21,10 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { Code, DomainError, failedPrecondition, invalidArgument, permissionDenied } from "@toolport/kit/errors";
 import { type Directory, type DirectoryEntry, openDirectory, serviceName } from "../directory/directory.js";
 import { assertMayManageCatalog, type Caller } from "../domain/access.js";
+import { oneOf, requireCaller } from "../domain/checks.js";
 import { directoryImports } from "../store/directory-store.js";
 import type { CatalogDeps } from "./deps.js";
-import { createService, oneOf, requireCaller } from "./publishing.js";
+import { createService } from "./publishing.js";
 
 /** The operator command that installs the package into the cache the catalog reads (directory.ts). */
 export const INSTALL_COMMAND = "npm run catalog -- list-directory";

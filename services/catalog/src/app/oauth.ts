@@ -12,6 +12,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { conflict, failedPrecondition, invalidArgument, notFound, permissionDenied, unavailable } from "@toolport/kit/errors";
 import { withTransaction } from "@toolport/kit/pg";
 import { administersOrganization, assertMayManageCatalog, assertMayManageCredentials, type Caller } from "../domain/access.js";
+import { oneOf, requireCaller } from "../domain/checks.js";
 import type {
   ConnectionView,
   CredentialScope,
@@ -61,7 +62,7 @@ import {
 import type { Queryable } from "../store/rows.js";
 import { associated, ownerFor, visibleService } from "./credentials.js";
 import type { CatalogDeps } from "./deps.js";
-import { managedService, oneOf, requireCaller } from "./publishing.js";
+import { managedService } from "./publishing.js";
 import { configurationUrl } from "./views.js";
 
 /** Where providers send the browser back: the gateway's route, registered at the provider by the publisher. */

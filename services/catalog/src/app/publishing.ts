@@ -6,10 +6,11 @@
  */
 
 import { randomUUID } from "node:crypto";
-import { conflict, DomainError, invalidArgument, notFound, permissionDenied, unauthenticated } from "@toolport/kit/errors";
+import { conflict, DomainError, invalidArgument, notFound, permissionDenied } from "@toolport/kit/errors";
 import { replaceNul } from "@toolport/kit/json-guard";
 import { type PoolClient, withTransaction } from "@toolport/kit/pg";
 import { assertCanManage, assertCanPublishInto, assertMayManageCatalog, type Caller, canSee } from "../domain/access.js";
+import { oneOf, requireCaller } from "../domain/checks.js";
 import {
   type Contact,
   type CredentialMaterial,
@@ -95,22 +96,6 @@ export interface PublishResult {
   tools: ToolRecord[];
   warnings: string[];
   deactivatedToolIds?: string[];
-}
-
-export function requireCaller(caller: Caller | null): Caller {
-  if (!caller) throw unauthenticated("unauthenticated", "this operation needs an API key or JWT");
-  return caller;
-}
-
-/** A field that must be one of `allowed`; absent gives undefined, anything else is a 400 naming it. */
-export function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], field: string): T | undefined {
-  if (value === undefined) return undefined;
-  if (!(allowed as readonly string[]).includes(value)) {
-    throw invalidArgument(`invalid_${field}`, `${field} must be one of ${allowed.join(", ")}`, {
-      details: { field, allowed: [...allowed] },
-    });
-  }
-  return value as T;
 }
 
 function checkPrice(cents: bigint | undefined, field: string): bigint | undefined {

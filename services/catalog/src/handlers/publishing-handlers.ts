@@ -29,11 +29,11 @@ import {
   previewService,
   readableService,
   reimportService,
-  requireCaller,
   updateService,
   updateTool,
 } from "../app/publishing.js";
 import { viewTools } from "../app/views.js";
+import { requireCaller } from "../domain/checks.js";
 import type { Contact, CredentialMaterial, SecuritySchemeInfo } from "../domain/model.js";
 import { findService, serviceStats } from "../store/catalog-store.js";
 import { callerOf } from "./caller.js";
