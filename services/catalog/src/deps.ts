@@ -6,10 +6,10 @@
 import { AddressPolicy, Outbound } from "@toolport/kit/outbound";
 import { Sealer } from "@toolport/kit/sealing";
 import type { ServiceContext } from "@toolport/kit/service";
-import type { CatalogDeps } from "./app/deps.js";
-import { SearchIndex } from "./app/search-index.js";
 import type { CatalogConfig } from "./config.js";
+import type { CatalogDeps } from "./domain/deps.js";
 import { ImportPool } from "./publishing/import-pool.js";
+import { SearchIndex } from "./search/search-index.js";
 import { PageCache } from "./store/page-cache.js";
 
 export interface CatalogParts extends CatalogDeps {

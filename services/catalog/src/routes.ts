@@ -1,7 +1,7 @@
 /** The catalog service's gRPC routes: every RPC of CatalogService, from five handler groups. */
 import type { ConnectRouter } from "@connectrpc/connect";
 import { CatalogService } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
-import type { CatalogDeps } from "./app/deps.js";
+import type { CatalogDeps } from "./domain/deps.js";
 import { createCatalogReadHandlers } from "./handlers/catalog-handlers.js";
 import { createDirectoryHandlers } from "./handlers/directory-handlers.js";
 import { createInternalHandlers } from "./handlers/internal-handlers.js";

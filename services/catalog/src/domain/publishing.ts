@@ -9,24 +9,6 @@ import { randomUUID } from "node:crypto";
 import { conflict, DomainError, invalidArgument, notFound, permissionDenied } from "@toolport/kit/errors";
 import { replaceNul } from "@toolport/kit/json-guard";
 import { type PoolClient, withTransaction } from "@toolport/kit/pg";
-import { assertCanManage, assertCanPublishInto, assertMayManageCatalog, type Caller, canSee } from "../domain/access.js";
-import { oneOf, requireCaller } from "../domain/checks.js";
-import {
-  type Contact,
-  type CredentialMaterial,
-  type SecuritySchemeInfo,
-  type ServiceRecord,
-  type ServiceStatus,
-  serviceStatuses,
-  type ToolDraft,
-  type ToolRecord,
-  toolStatuses,
-  type VerificationTier,
-  type Visibility,
-  verificationTiers,
-  visibilities,
-} from "../domain/model.js";
-import { checkSlug, slugify } from "../domain/slug.js";
 import { enqueueToolChanged } from "../events/tool-changed.js";
 import {
   deleteService as deleteServiceRow,
@@ -47,8 +29,25 @@ import {
   upsertToolDrafts,
 } from "../store/catalog-store.js";
 import { recordDirectoryImport } from "../store/directory-store.js";
+import { assertCanManage, assertCanPublishInto, assertMayManageCatalog, type Caller, canSee } from "./access.js";
+import { oneOf, requireCaller } from "./checks.js";
 import { checkMaterial, resolveCredential } from "./credentials.js";
 import type { CatalogDeps } from "./deps.js";
+import {
+  type Contact,
+  type CredentialMaterial,
+  type SecuritySchemeInfo,
+  type ServiceRecord,
+  type ServiceStatus,
+  serviceStatuses,
+  type ToolDraft,
+  type ToolRecord,
+  toolStatuses,
+  type VerificationTier,
+  type Visibility,
+  verificationTiers,
+  visibilities,
+} from "./model.js";
 import {
   type DiscoveredMcpAuthorization,
   discoverMcpAuthorization,
@@ -56,6 +55,7 @@ import {
   refreshOAuthConnection,
   storeDiscoveredClient,
 } from "./oauth.js";
+import { checkSlug, slugify } from "./slug.js";
 import { configurationUrl } from "./views.js";
 
 export type SourceInput =
@@ -84,7 +84,7 @@ export interface CreateServiceInput {
   organizationId?: string;
   defaultPricePerCallCents?: bigint;
   /**
-   * Not from the CreateService RPC: the APIs.guru directory entry the document came from (app/directory.ts).
+   * Not from the CreateService RPC: the APIs.guru directory entry the document came from (domain/directory.ts).
    * Recorded in directory_imports in the same transaction; a second service from the same entry is a 409
    * already_imported and stores nothing.
    */
