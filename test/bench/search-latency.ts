@@ -190,7 +190,7 @@ if (commonTag) {
 await measure("long queries, 500 candidate ids, limit 320", long, () => ({ limit: 320, candidateIds }));
 await measure("short queries, 500 candidate ids, limit 320", shortQueries, () => ({ limit: 320, candidateIds }));
 
-// The persisted index (services/catalog/src/app/index-snapshot.ts): what a restart reads instead of
+// The persisted index (services/catalog/src/search/index-snapshot.ts): what a restart reads instead of
 // analysing every tool again. Written, read back into a new engine, and checked to answer the same.
 {
   t = performance.now();

@@ -2,7 +2,7 @@
  * /v1/directory: the APIs.guru directory installed beside the catalog, for platform admins (the catalog
  * refuses anyone else with 403 platform_admin_only). The list is a page of entries; an import answers one
  * result per name, each either imported or refused with the status, code and message it would have had on
- * its own. The catalog's app/directory.ts has the rules.
+ * its own. The catalog's domain/directory.ts has the rules.
  */
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type { Code } from "@connectrpc/connect";

@@ -99,4 +99,5 @@ export const billingEnv = {
   ),
 };
 
-export type BillingEnv = { [K in keyof typeof billingEnv]: z.infer<(typeof billingEnv)[K]> };
+/** billing's own settings as the kit loads them (kit/service ServiceConfig adds the common ones). */
+export type BillingEnv = z.infer<z.ZodObject<typeof billingEnv>>;

@@ -15,7 +15,7 @@ import { AuthMethod, Grant, OrgRole, PrincipalSchema } from "@toolport/proto/too
 import Stripe from "stripe";
 import { inject } from "vitest";
 import { serverUrl, testDatabase } from "../../../test/harness/db.js";
-import { billingService } from "../src/service.js";
+import { billingService } from "../src/role.js";
 
 export const WEBHOOK_SECRET = "whsec_test_billing_secret";
 export const STRIPE_TEST_KEY = "sk_test_billing";

@@ -2,6 +2,7 @@
 import path from "node:path";
 import { url } from "@toolport/kit/config";
 import { AddressPolicy, outboundDnsEnv } from "@toolport/kit/outbound";
+import type { ServiceConfig } from "@toolport/kit/service";
 import { z } from "zod";
 
 export const catalogEnv = {
@@ -97,3 +98,5 @@ export const catalogEnv = {
       "file where the embedded search index is kept between runs: written on a clean stop, loaded on start and brought up to date with Postgres instead of rebuilding the index (a catalog of 100,000 tools is ready in about 4-5 s instead of 10-15); unset, every start rebuilds. npm start keeps it in its data folder",
     ),
 };
+
+export type CatalogConfig = ServiceConfig<typeof catalogEnv>;

@@ -1,20 +1,21 @@
 /**
- * the catalog role (a process of its own, or one of several in one process): see @toolport/kit/service for the start-up and shutdown sequence. Its own
- * part: the search engine, the built-in catalog seed, the index rebuild, and the two consumers (search
- * index sync on every replica; execution facts for reliability, shared).
+ * the catalog role (a process of its own, or one of several in one process): see @toolport/kit/service for the start-up and shutdown sequence. Its parts
+ * are built in deps.ts; its own background work: the search engine, the built-in catalog seed, the index
+ * rebuild, and the two consumers (search index sync on every replica; execution facts for reliability, shared).
  */
 import { fileURLToPath } from "node:url";
 import { builtinServices } from "@toolport/builtins/index";
-import { serviceRole } from "@toolport/kit/service";
+import { type ServiceDefinition, serviceRole } from "@toolport/kit/service";
 import { CatalogService } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
-import { seedBuiltins } from "./app/seed.js";
 import { catalogEnv } from "./config.js";
+import { type CatalogParts, createDeps } from "./deps.js";
+import { seedBuiltins } from "./domain/seed.js";
 import { startExecutionsConsumer } from "./events/executions-consumer.js";
 import { startIndexConsumer } from "./events/index-consumer.js";
-import { depsFor, routes } from "./routes.js";
+import { routes } from "./routes.js";
 import { createSearchEngine } from "./search/index.js";
 
-export const catalogRole = serviceRole(() => ({
+const catalog: ServiceDefinition<typeof catalogEnv, CatalogParts> = {
   name: "catalog",
   defaultPort: 50051,
   env: catalogEnv,
@@ -22,9 +23,9 @@ export const catalogRole = serviceRole(() => ({
   // It runs a durable consumer: its readiness needs NATS too.
   consumesEvents: true,
   services: [CatalogService],
+  deps: createDeps,
   routes,
-  async background(ctx) {
-    const deps = depsFor(ctx);
+  async background(deps, ctx) {
     const { config, log } = ctx;
     if (!config.CATALOG_SECRET_KEY) {
       log.warn(
@@ -51,13 +52,14 @@ export const catalogRole = serviceRole(() => ({
     void rebuilt.then(() => deps.importer.warm());
     if (!config.MEILI_URL) await rebuilt;
     const executions = await startExecutionsConsumer(ctx.nc, ctx.pool, log);
+    // Stopped in this order, then deps' close() (outbound HTTP, the import threads).
     return [
       indexConsumer,
       // Once the index has stopped following changes: what it holds now is what the file records.
       { stop: () => deps.index.saveSnapshot() },
       executions,
-      { stop: () => deps.outbound.close() },
-      { stop: () => deps.importer.close() },
     ];
   },
-}));
+};
+
+export const catalogRole = serviceRole(catalog);

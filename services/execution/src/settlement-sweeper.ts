@@ -6,7 +6,7 @@
  * (EXECUTION_SETTLEMENT_SWEEP_MS); a round still running when the next is due makes that one skip.
  */
 import type { Logger } from "@toolport/kit/logger";
-import type { ExecutionDeps } from "./routes.js";
+import type { ExecutionDeps } from "./deps.js";
 
 export function startSettlementSweeper(deps: ExecutionDeps, log: Logger, everyMs: number): { stop(): Promise<void> } {
   let running: Promise<void> | undefined;

@@ -1,7 +1,8 @@
 /**
- * The start-up sequence of a Toolport service, so each service's main.ts only says what is its own:
- * config -> logger -> its database (created, migrated) -> NATS (stream, outbox relay) -> gRPC server
- * with health -> its background work; and the reverse on SIGTERM, letting in-flight calls finish.
+ * The start-up sequence of a Toolport service, so each service's role.ts only says what is its own:
+ * config -> logger -> its database (created, migrated) -> NATS (stream, outbox relay) -> its parts
+ * (`deps`) -> gRPC server with health -> its background work; and the reverse on SIGTERM, letting
+ * in-flight calls finish.
  */
 import type { DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
@@ -125,7 +126,15 @@ export interface BackgroundWork {
   stop(): Promise<void>;
 }
 
-export interface ServiceDefinition<S extends z.ZodRawShape> {
+/** A service's settings: the kit's own (serviceEnv) and the service's (its `env`). */
+export type ServiceConfig<S extends z.ZodRawShape> = z.infer<z.ZodObject<S>> & BaseConfig;
+
+/**
+ * A service's definition. Its parts (stores, clients, outbound HTTP, worker pools) are built once per
+ * start by `deps`, which every service keeps in its `src/deps.ts`; the routes and the background work
+ * receive what it built. A definition without `deps` gets the context itself as its parts.
+ */
+export interface ServiceDefinition<S extends z.ZodRawShape, D = ServiceContext<ServiceConfig<S>>> {
   /** Short name: catalog, execution, billing, identity, content, webhooks. */
   name: string;
   defaultPort: number;
@@ -135,14 +144,29 @@ export interface ServiceDefinition<S extends z.ZodRawShape> {
   migrationsDir: string;
   /** The gRPC services this process serves (for health entries). */
   services: DescService[];
-  routes: (router: ConnectRouter, ctx: ServiceContext<z.infer<z.ZodObject<S>> & BaseConfig>) => void;
+  /**
+   * Builds the role's parts, once per start: after NATS and the outbox relay, before the gRPC server.
+   * When the parts have a `close()`, it runs on shutdown after the background work has stopped, and
+   * before the outbox relay, NATS and the pools close: what `deps` opens, its `close()` closes.
+   */
+  deps?: (ctx: ServiceContext<ServiceConfig<S>>) => D | Promise<D>;
+  routes: (router: ConnectRouter, deps: D) => void;
   /**
    * Whether the role consumes events (a durable consumer): then its readiness needs NATS too. A role
    * that only publishes keeps serving while NATS is away (its outbox holds the events).
    */
   consumesEvents?: boolean;
-  /** Consumers, timers: started after the server listens, stopped before the pool closes. */
-  background?: (ctx: ServiceContext<z.infer<z.ZodObject<S>> & BaseConfig>) => Promise<BackgroundWork[]>;
+  /**
+   * Consumers, timers: started after the server listens, stopped (in the order returned) before the
+   * parts close and the pool closes.
+   */
+  background?: (deps: D, ctx: ServiceContext<ServiceConfig<S>>) => Promise<BackgroundWork[]>;
+}
+
+/** The parts a role's `deps` built, closed on shutdown when they say how (ServiceDefinition.deps). */
+async function closeParts(parts: unknown): Promise<void> {
+  const close = (parts as { close?: unknown } | null)?.close;
+  if (typeof close === "function") await close.call(parts);
 }
 
 export interface BaseConfig {
@@ -169,10 +193,9 @@ export interface RunningService {
 }
 
 /** The service's config, logger and database (created if missing, migrated): what a start does first. */
-async function prepare<S extends z.ZodRawShape>(def: ServiceDefinition<S>, env: NodeJS.ProcessEnv) {
+async function prepare<S extends z.ZodRawShape, D>(def: ServiceDefinition<S, D>, env: NodeJS.ProcessEnv) {
   const base = serviceEnv(def.name, def.defaultPort);
-  const config = loadConfig({ ...base, ...(def.env ?? {}) } as typeof base & S, env) as unknown as z.infer<z.ZodObject<S>> &
-    BaseConfig;
+  const config = loadConfig({ ...base, ...(def.env ?? {}) } as typeof base & S, env) as unknown as ServiceConfig<S>;
   const log = createLogger(def.name, config.LOG_LEVEL);
   const override = (config as Record<string, unknown>)[`${def.name.toUpperCase()}_DATABASE_URL`] as string | undefined;
   const databaseUrl = serviceDatabaseUrl(def.name, config.DATABASE_URL, override);
@@ -204,8 +227,8 @@ async function prepare<S extends z.ZodRawShape>(def: ServiceDefinition<S>, env: 
  * --roles=<service> --migrate`, a Kubernetes init container's job. A start does the same first (under the
  * same advisory lock), so running both is safe.
  */
-export async function migrateService<S extends z.ZodRawShape>(
-  def: ServiceDefinition<S>,
+export async function migrateService<S extends z.ZodRawShape, D>(
+  def: ServiceDefinition<S, D>,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<void> {
   const { pool, log } = await prepare(def, env);
@@ -213,8 +236,8 @@ export async function migrateService<S extends z.ZodRawShape>(
   log.info("migrations applied");
 }
 
-export async function startService<S extends z.ZodRawShape>(
-  def: ServiceDefinition<S>,
+export async function startService<S extends z.ZodRawShape, D>(
+  def: ServiceDefinition<S, D>,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<RunningService> {
   const { config, log, databaseUrl, pool, relaxedPoolMax } = await prepare(def, env);
@@ -246,15 +269,16 @@ export async function startService<S extends z.ZodRawShape>(
       return extra;
     },
   };
+  const parts = def.deps ? await def.deps(ctx) : (ctx as D);
   const server = await startRpcServer({
     name: def.name,
     host: config.HOST,
     port: config.PORT,
     log,
-    routes: (router) => def.routes(router, ctx),
+    routes: (router) => def.routes(router, parts),
     serviceNames: def.services.map((s) => s.typeName),
   });
-  const work = (await def.background?.(ctx)) ?? [];
+  const work = (await def.background?.(parts, ctx)) ?? [];
   const databaseUp = async () => (await pool.query("SELECT 1")).rowCount === 1;
   // A PING answered by the server: a connection that is reconnecting (or closed) fails it.
   const natsUp = async () => !nc.isClosed() && (await nc.flush().then(() => true));
@@ -274,6 +298,7 @@ export async function startService<S extends z.ZodRawShape>(
       server.health.setAll(ServingStatus.NOT_SERVING);
       await server.close(config.SHUTDOWN_GRACE_MS);
       for (const w of work) await w.stop();
+      await closeParts(parts);
       await relay.stop();
       await nc.drain().catch(() => {});
       await Promise.all(relaxedPools.map((p) => p.end()));
@@ -283,7 +308,7 @@ export async function startService<S extends z.ZodRawShape>(
 }
 
 /** main.ts of a service: start, and stop cleanly on SIGTERM. */
-export async function runService<S extends z.ZodRawShape>(def: ServiceDefinition<S>): Promise<void> {
+export async function runService<S extends z.ZodRawShape, D>(def: ServiceDefinition<S, D>): Promise<void> {
   const running = await startService(def);
   const stopHeapWatch = watchHeap(running.log);
   onShutdown(running.log, () => {
@@ -293,20 +318,20 @@ export async function runService<S extends z.ZodRawShape>(def: ServiceDefinition
 }
 
 /**
- * A service as a role (roles.ts): `define` builds a fresh definition for each start, so state a
- * definition keeps between its routes and its background work is never shared between two starts.
+ * A service as a role (roles.ts). Each start builds its own parts (`deps`), so nothing is shared
+ * between two starts of one definition.
  */
-export function serviceRole<S extends z.ZodRawShape>(define: () => ServiceDefinition<S>): Role {
-  const { name, defaultPort } = define();
+export function serviceRole<S extends z.ZodRawShape, D>(def: ServiceDefinition<S, D>): Role {
+  const { name, defaultPort } = def;
   return {
     name,
     kind: "service",
     defaultPort,
     portVariable: `${name.toUpperCase()}_PORT`,
     async start(env) {
-      const running = await startService(define(), env);
+      const running = await startService(def, env);
       return { name, kind: "service", port: running.server.port, log: running.log, stop: () => running.stop() };
     },
-    migrate: (env) => migrateService(define(), env),
+    migrate: (env) => migrateService(def, env),
   };
 }

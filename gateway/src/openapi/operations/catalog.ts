@@ -64,7 +64,7 @@ const rateLimitHeaders: ResponseDoc["headers"] = {
   "RateLimit-Reset": { description: "Seconds until the window resets.", schema: integer },
 };
 
-/** The list routes' paging (catalog app/reads.ts LIST_DEFAULT_LIMIT and LIST_MAX_LIMIT). */
+/** The list routes' paging (catalog domain/reads.ts LIST_DEFAULT_LIMIT and LIST_MAX_LIMIT). */
 const pageParams = {
   limit: {
     description: "Page size: default 20; more than 500 gives 500; 0 or less is a 400 (`invalid_limit`).",

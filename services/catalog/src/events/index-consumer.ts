@@ -12,7 +12,7 @@ import { currentNatsNames, Subjects } from "@toolport/kit/events";
 import type { Logger } from "@toolport/kit/logger";
 import { CatalogToolChangedSchema, ChangeKind } from "@toolport/proto/toolport/events/v1/events_pb";
 import { type ConsumerMessages, DeliverPolicy, type NatsConnection } from "nats";
-import type { SearchIndex } from "../app/search-index.js";
+import type { SearchIndex } from "../search/search-index.js";
 
 export interface IndexConsumer {
   /**

@@ -11,11 +11,19 @@ import {
   DescribeToolResponseSchema,
   GetRecommendationsResponseSchema,
 } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
-import { listCallableTools } from "../app/callable.js";
-import type { CatalogDeps } from "../app/deps.js";
-import { describeTool, getTool, getToolByName, listPublicServiceTools, listTools, pageLimit, searchTools } from "../app/reads.js";
-import { recommend } from "../app/recommendations.js";
 import { isPublic } from "../domain/access.js";
+import { listCallableTools } from "../domain/callable.js";
+import type { CatalogDeps } from "../domain/deps.js";
+import {
+  describeTool,
+  getTool,
+  getToolByName,
+  listPublicServiceTools,
+  listTools,
+  pageLimit,
+  searchTools,
+} from "../domain/reads.js";
+import { recommend } from "../domain/recommendations.js";
 import { findService, serviceStats } from "../store/catalog-store.js";
 import { publicServicePage } from "../store/tool-pages.js";
 import { callerOf } from "./caller.js";

@@ -39,7 +39,6 @@ import {
   VerificationTier as VerificationTierEnum,
 } from "@toolport/proto/toolport/catalog/v1/catalog_resources_pb";
 import { ErrorClass, Visibility as VisibilityEnum } from "@toolport/proto/toolport/common/v1/types_pb";
-import type { ToolView } from "../app/views.js";
 import type {
   CredentialScope,
   CredentialSummary,
@@ -51,6 +50,7 @@ import type {
   ToolParameterInfo,
   ToolRecord,
 } from "../domain/model.js";
+import type { ToolView } from "../domain/views.js";
 import type { ServiceStats } from "../store/catalog-store.js";
 
 export const ts = (d: Date | null | undefined) => (d ? timestampFromDate(d) : undefined);

@@ -1,9 +1,9 @@
-/** CatalogService's APIs.guru directory RPCs (platform admins): thin, proto in -> app/directory.ts -> proto out. */
+/** CatalogService's APIs.guru directory RPCs (platform admins): thin, proto in -> domain/directory.ts -> proto out. */
 import type { ServiceImpl } from "@connectrpc/connect";
 import { jsonBytes } from "@toolport/kit/json-bytes";
 import type { CatalogService } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
-import type { CatalogDeps } from "../app/deps.js";
-import { importFromDirectory, listDirectory } from "../app/directory.js";
+import type { CatalogDeps } from "../domain/deps.js";
+import { importFromDirectory, listDirectory } from "../domain/directory.js";
 import { callerOf } from "./caller.js";
 
 type Impl = Pick<ServiceImpl<typeof CatalogService>, "listDirectory" | "importFromDirectory">;

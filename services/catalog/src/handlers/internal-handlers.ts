@@ -13,9 +13,9 @@ import {
   StarterToolSchema,
 } from "@toolport/proto/toolport/catalog/v1/catalog_publishing_pb";
 import type { CatalogService } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
-import { resolveCredential } from "../app/credentials.js";
-import type { CatalogDeps } from "../app/deps.js";
-import { checkCatalogIds, findServicesOnDomain, listStarterTools, resolveToolForCall } from "../app/internal.js";
+import { resolveCredential } from "../domain/credentials.js";
+import type { CatalogDeps } from "../domain/deps.js";
+import { checkCatalogIds, findServicesOnDomain, listStarterTools, resolveToolForCall } from "../domain/internal.js";
 import type { CredentialMaterial } from "../domain/model.js";
 import { callerOf } from "./caller.js";
 import { credentialScopeToProto, resolvedToolToProto } from "./convert.js";

@@ -16,7 +16,8 @@ import {
 } from "@toolport/proto/toolport/catalog/v1/catalog_publishing_pb";
 import { Readiness } from "@toolport/proto/toolport/catalog/v1/catalog_resources_pb";
 import type { CatalogService } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
-import type { CatalogDeps } from "../app/deps.js";
+import type { CatalogDeps } from "../domain/deps.js";
+import type { ConnectionView, OAuthTokens } from "../domain/model.js";
 import {
   completeOAuthConnection,
   deleteConnection,
@@ -27,8 +28,7 @@ import {
   refreshOAuthConnection,
   removeOAuthClient,
   startOAuthConnection,
-} from "../app/oauth.js";
-import type { ConnectionView, OAuthTokens } from "../domain/model.js";
+} from "../domain/oauth.js";
 import { callerOf } from "./caller.js";
 import { credentialScopeToProto, readinessToProto, ts } from "./convert.js";
 

@@ -17,8 +17,10 @@ import {
   type CreateServiceRequest,
   ReindexSearchResponseSchema,
 } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
-import { deleteServiceCredential, listServiceCredentials, putServiceCredential } from "../app/credentials.js";
-import type { CatalogDeps } from "../app/deps.js";
+import { requireCaller } from "../domain/checks.js";
+import { deleteServiceCredential, listServiceCredentials, putServiceCredential } from "../domain/credentials.js";
+import type { CatalogDeps } from "../domain/deps.js";
+import type { Contact, CredentialMaterial, SecuritySchemeInfo } from "../domain/model.js";
 import {
   createService,
   deleteService,
@@ -29,12 +31,10 @@ import {
   previewService,
   readableService,
   reimportService,
-  requireCaller,
   updateService,
   updateTool,
-} from "../app/publishing.js";
-import { viewTools } from "../app/views.js";
-import type { Contact, CredentialMaterial, SecuritySchemeInfo } from "../domain/model.js";
+} from "../domain/publishing.js";
+import { viewTools } from "../domain/views.js";
 import { findService, serviceStats } from "../store/catalog-store.js";
 import { callerOf } from "./caller.js";
 import { credentialSummaryToProto, publishingToProto, serviceToProto, toolToProto } from "./convert.js";

@@ -35,7 +35,7 @@ export interface WarmTask {
 
 /**
  * What publishing reads from a document, with U+0000 in any text replaced (Postgres cannot hold it;
- * app/publishing.ts readSource). Runs the same on the main thread when the pool is disabled.
+ * domain/publishing.ts readSource). Runs the same on the main thread when the pool is disabled.
  */
 export async function importDocument(task: ImportTask): Promise<ImportedApi> {
   const api = await validateDocument(parseDocumentText(task.text));

@@ -261,7 +261,7 @@ export class EmbeddedEngine implements SearchEngine {
   /**
    * The index's content as plain data (typed arrays, Maps, Sets, plain objects) that v8.serialize
    * writes and `restore` takes back: what a restart loads instead of analysing every tool again
-   * (app/index-snapshot.ts). It shares the engine's arrays, so serialize it before the next change.
+   * (search/index-snapshot.ts). It shares the engine's arrays, so serialize it before the next change.
    * Neither the ranking parameters nor the embedder travel: a snapshot is read only by an engine
    * built with the same ones (the snapshot's fingerprint).
    */

@@ -70,7 +70,7 @@ export interface SearchEngine {
   /** Whether the engine can answer now (Meilisearch reachable; always true for the embedded one). */
   healthy(): Promise<boolean>;
   /**
-   * An engine that lives in the process can be persisted between runs (app/index-snapshot.ts): a key
+   * An engine that lives in the process can be persisted between runs (search/index-snapshot.ts): a key
    * naming the code and settings its content depends on, the content as data for v8.serialize, and
    * taking such data back. Meilisearch keeps its own index and has none of these.
    */

@@ -74,7 +74,7 @@ export async function toolSearchFieldsPage(q: Queryable, afterId: string | null,
   }));
 }
 
-/** What a tool's search document depends on, besides its service: see app/index-snapshot.ts. */
+/** What a tool's search document depends on, besides its service: see search/index-snapshot.ts. */
 export interface ToolVersionFields {
   id: string;
   serviceId: string;

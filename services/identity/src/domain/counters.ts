@@ -3,7 +3,7 @@
  * Postgres so every gateway and execution replica counts against one number; windows and months are
  * computed from the database clock (see store/counters.ts), so replicas with skewed clocks agree.
  */
-import { invalidField } from "./validation.js";
+import { invalidField, isUuid } from "./validation.js";
 
 export interface RateLimitDefaults {
   [bucket: string]: { limit: number; windowSeconds: number };
@@ -36,4 +36,15 @@ export function rateLimitRequest(
   const cost = input.cost ?? 1;
   if (cost < 1 || cost > limit) throw invalidField("cost", "must be between 1 and the limit");
   return { bucket, subjectKey, limit, windowSeconds, cost };
+}
+
+/** One free-tier call of an account, counted once per execution id against the month's `limit`. */
+export function freeTierRequest(
+  limit: number,
+  input: { accountId: string; executionId: string },
+): { accountId: string; executionId: string; limit: number } {
+  if (!isUuid(input.accountId)) throw invalidField("account_id", "must be an account UUID");
+  const executionId = input.executionId.trim();
+  if (executionId === "" || executionId.length > 128) throw invalidField("execution_id", "must be 1-128 characters");
+  return { accountId: input.accountId, executionId, limit };
 }

@@ -16,9 +16,6 @@ import { type LeaseTarget, liveHolders } from "../store/leases.js";
 /** The NATS subject a lease holder listens on. */
 export const leaseDropSubject = (holder: string) => `_toolport.leases.${holder}`;
 
-/** Holder ids are one NATS subject token. */
-export const HOLDER_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
-
 export interface LeaseDropper {
   drop(target: LeaseTarget): Promise<void>;
 }

@@ -1,8 +1,9 @@
-/** Everything identity's handlers need, built once in routes.ts. */
+/** Everything identity's handlers need, built once per start in deps.ts. */
 import type { Logger } from "@toolport/kit/logger";
 import type { Pool } from "@toolport/kit/pg";
 import type { TokenService } from "../auth/tokens.js";
 import type { IdentityConfig } from "../config.js";
+import type { AllowanceLeaseStore } from "../domain/allowance.js";
 import type { RateLimitDefaults } from "../domain/counters.js";
 import { apiRoot, type PublicAddresses } from "../domain/guide.js";
 import type { OAuthServerDeps } from "../domain/oauth-server.js";
@@ -14,10 +15,10 @@ export interface IdentityDeps {
   log: Logger;
   pool: Pool;
   /**
-   * The per-call counters' connections (LeaseCallAllowance): commits with synchronous_commit off,
-   * see README "Counters on the call path".
+   * Execution's quota leases on the per-call counters (LeaseCallAllowance), on connections that commit
+   * with synchronous_commit off: see README "Counters on the call path".
    */
-  counterPool: Pool;
+  allowanceLeases: AllowanceLeaseStore;
   accounts: AccountStore;
   organizations: OrganizationStore;
   keys: KeyStore;

@@ -112,10 +112,3 @@ export async function consumeFreeTierCall(
     return { allowed: true, callsThisMonth: calls + 1n, limit, resetsAt };
   });
 }
-
-/** The API key a call was authenticated with (the principal's key, account and organization). */
-export interface KeyCheck {
-  keyId: string;
-  accountId: string;
-  organizationId: string;
-}

@@ -4,36 +4,8 @@
  * from recorded calls.
  */
 import type { Pool } from "@toolport/kit/pg";
-import type { RateLimitRequest } from "../domain/counters.js";
-import type { KeyCheck } from "./counters.js";
+import type { AllowanceLeaseStore, LeaseOutcome, LeaseRequest } from "../domain/allowance.js";
 import { LAST_USED_RESOLUTION_SECONDS } from "./keys.js";
-
-export interface LeaseRequest {
-  rate: RateLimitRequest;
-  want: number;
-  free?: { accountId: string; want: number; limit: number };
-  key?: KeyCheck;
-  holder: string;
-  ttlMs: number;
-  giveBack?: { windowStart: Date; hits: number; month: string; freeCalls: number };
-}
-
-export interface LeaseOutcome {
-  keyValid: boolean;
-  /** False when the caller is only a viewer of the organization the call runs in (nothing reserved). */
-  roleAllowsCalls: boolean;
-  granted: number;
-  hits: number;
-  windowStart: Date;
-  windowEnd: Date;
-  now: Date;
-  freeGranted: number;
-  freeCalls: number;
-  /** First day of the UTC month, YYYY-MM-DD. */
-  month: string;
-  resetsAt: Date;
-  ttlMs: number;
-}
 
 export async function leaseCallAllowance(pool: Pool, req: LeaseRequest): Promise<LeaseOutcome> {
   const { rows } = await pool.query<{
@@ -90,6 +62,11 @@ export async function leaseCallAllowance(pool: Pool, req: LeaseRequest): Promise
     resetsAt: row.resets_at,
     ttlMs: row.ttl_ms,
   };
+}
+
+/** The allowance rules' store (domain/allowance.ts) on `pool`. */
+export function allowanceLeaseStore(pool: Pool): AllowanceLeaseStore {
+  return { lease: (request) => leaseCallAllowance(pool, request) };
 }
 
 /** Leases on one key, or on every key of one account in one organization (a member's removal). */

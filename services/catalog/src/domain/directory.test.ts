@@ -9,7 +9,7 @@ import path from "node:path";
 import { Code, DomainError } from "@toolport/kit/errors";
 import { Grant } from "@toolport/kit/grants";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Caller } from "../domain/access.js";
+import type { Caller } from "./access.js";
 import type { CatalogDeps } from "./deps.js";
 import { INSTALL_COMMAND, importFromDirectory, listDirectory } from "./directory.js";
 

@@ -2,13 +2,14 @@
  * A tool as one caller sees it: readiness (with what is missing), the configuration URL and the
  * reliability block, computed for a whole list at once (one credential query, one aggregate query).
  */
-import type { Caller } from "../domain/access.js";
-import type { Readiness, ReliabilityBlock, ServiceRecord, ToolRecord, ToolWithService } from "../domain/model.js";
-import { needsCredential, type ReadinessGap, readinessGaps, readinessOf } from "../domain/readiness.js";
-import { reliabilityBlock, WINDOW_DAYS } from "../domain/reliability.js";
+
 import { servicesWithCredential } from "../store/credentials-store.js";
 import { type ReliabilityAggregate, reliabilityAggregates } from "../store/executions-store.js";
 import type { Queryable } from "../store/rows.js";
+import type { Caller } from "./access.js";
+import type { Readiness, ReliabilityBlock, ServiceRecord, ToolRecord, ToolWithService } from "./model.js";
+import { needsCredential, type ReadinessGap, readinessGaps, readinessOf } from "./readiness.js";
+import { reliabilityBlock, WINDOW_DAYS } from "./reliability.js";
 
 export interface ToolView {
   tool: ToolRecord;

@@ -11,15 +11,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { conflict, failedPrecondition, invalidArgument, notFound, permissionDenied, unavailable } from "@toolport/kit/errors";
 import { withTransaction } from "@toolport/kit/pg";
-import { administersOrganization, assertMayManageCatalog, assertMayManageCredentials, type Caller } from "../domain/access.js";
-import type {
-  ConnectionView,
-  CredentialScope,
-  OAuthClientRecord,
-  OAuthFlowName,
-  OAuthTokens,
-  SecuritySchemeInfo,
-} from "../domain/model.js";
 import {
   clientCredentials,
   exchangeCode,
@@ -59,9 +50,19 @@ import {
   takePendingAuthorization,
 } from "../store/oauth-store.js";
 import type { Queryable } from "../store/rows.js";
+import { administersOrganization, assertMayManageCatalog, assertMayManageCredentials, type Caller } from "./access.js";
+import { oneOf, requireCaller } from "./checks.js";
 import { associated, ownerFor, visibleService } from "./credentials.js";
 import type { CatalogDeps } from "./deps.js";
-import { managedService, oneOf, requireCaller } from "./publishing.js";
+import type {
+  ConnectionView,
+  CredentialScope,
+  OAuthClientRecord,
+  OAuthFlowName,
+  OAuthTokens,
+  SecuritySchemeInfo,
+} from "./model.js";
+import { managedService } from "./publishing.js";
 import { configurationUrl } from "./views.js";
 
 /** Where providers send the browser back: the gateway's route, registered at the provider by the publisher. */

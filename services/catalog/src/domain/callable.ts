@@ -3,8 +3,9 @@
  * picking them. The meaning is execution's (domain/executor.ts there): a tool passes when it is in
  * allowed_tools (or that list is absent) AND its service is in allowed_services (or that list is absent).
  */
-import type { Caller } from "../domain/access.js";
+
 import { type CallableToolRow, callableTools, serviceNamesById, toolsWithServices } from "../store/catalog-store.js";
+import type { Caller } from "./access.js";
 import type { CatalogDeps } from "./deps.js";
 
 export const CALLABLE_DEFAULT_LIMIT = 20;

@@ -5,12 +5,12 @@
  * unresolved, for the execution service to resolve at call time.
  */
 import { invalidArgument, notFound, permissionDenied } from "@toolport/kit/errors";
-import { administersOrganization, assertMayManageCredentials, type Caller, canSee } from "../domain/access.js";
-import type { CredentialMaterial, CredentialScope, CredentialSummary, ServiceRecord } from "../domain/model.js";
 import { findService } from "../store/catalog-store.js";
 import { credentialsFor, deleteCredential, putCredential } from "../store/credentials-store.js";
+import { administersOrganization, assertMayManageCredentials, type Caller, canSee } from "./access.js";
+import { requireCaller } from "./checks.js";
 import type { CatalogDeps } from "./deps.js";
-import { requireCaller } from "./publishing.js";
+import type { CredentialMaterial, CredentialScope, CredentialSummary, ServiceRecord } from "./model.js";
 
 const ENV_REF = /^env:\/\/([A-Za-z_][A-Za-z0-9_]*)$/;
 const VAULT_REF = /^vault:\/\/[A-Za-z0-9_\-./#:]+$/;

@@ -1,13 +1,13 @@
 /** Internal RPCs other services call: resolve a tool for a call, starter tools, id checks. */
 import { notFound } from "@toolport/kit/errors";
-import { type Caller, canSee } from "../domain/access.js";
-import { isSunset } from "../domain/deprecation.js";
-import type { ToolWithService } from "../domain/model.js";
 import { exampleObject } from "../publishing/json-schema.js";
 import { findTool, unknownIds } from "../store/catalog-store.js";
 import { popularTools } from "../store/executions-store.js";
 import { starterTools } from "../store/tool-pages.js";
+import { type Caller, canSee } from "./access.js";
+import { isSunset } from "./deprecation.js";
 import type { CatalogDeps } from "./deps.js";
+import type { ToolWithService } from "./model.js";
 import { type ToolView, viewTools } from "./views.js";
 
 /**

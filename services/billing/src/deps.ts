@@ -1,12 +1,14 @@
 /**
- * The billing service's parts, built once from its configuration: the stores over its database, the
- * deposit address deriver, the deposit network reader and the card checkout client (each of the last
- * three absent when not configured, which the funding calls answer with 503).
+ * The billing service's parts, built once per start from its configuration: the stores over its
+ * database, the deposit address deriver, the deposit network reader and the card checkout client (each
+ * of the last three absent when not configured, which the funding calls answer with 503).
  */
+import type { Logger } from "@toolport/kit/logger";
 import type { Pool } from "@toolport/kit/pg";
+import type { ServiceConfig, ServiceContext } from "@toolport/kit/service";
 import { DepositAddresses } from "./chain/deposit-addresses.js";
 import { ChainReader } from "./chain/receipts.js";
-import { type BillingEnv, DEPOSIT_CHAIN_ID } from "./config.js";
+import { type BillingEnv, type billingEnv, DEPOSIT_CHAIN_ID } from "./config.js";
 import { SpendWarnings } from "./events/spend-warnings.js";
 import { StripeCheckout } from "./payments/stripe-checkout.js";
 import { DepositCursorStore } from "./store/deposit-cursor.js";
@@ -54,5 +56,23 @@ export function createBilling(pool: Pool, config: BillingEnv): Billing {
           cancelUrl: config.STRIPE_CANCEL_URL,
         })
       : undefined,
+  };
+}
+
+/** What the role's routes and background work receive (role.ts). */
+export interface BillingDeps extends Billing {
+  log: Logger;
+  /** Closes the chain client, after the deposit watcher that reads through it has stopped. */
+  close(): Promise<void>;
+}
+
+export function createDeps(ctx: ServiceContext<ServiceConfig<typeof billingEnv>>): BillingDeps {
+  const billing = createBilling(ctx.pool, ctx.config);
+  return {
+    ...billing,
+    log: ctx.log,
+    async close() {
+      billing.chain?.destroy();
+    },
   };
 }

@@ -8,10 +8,10 @@ import { randomUUID } from "node:crypto";
 import type { BuiltinService, BuiltinTool } from "@toolport/builtins/index";
 import type { Logger } from "@toolport/kit/logger";
 import { type Pool, withTransaction } from "@toolport/kit/pg";
-import type { JsonSchema, ToolDraft, ToolParameterInfo } from "../domain/model.js";
 import { enqueueToolChanged } from "../events/tool-changed.js";
 import { isObject, saysMore, schemaType } from "../publishing/json-schema.js";
 import { findService, insertService, setToolsStatus, updateService, upsertToolDrafts } from "../store/catalog-store.js";
+import type { JsonSchema, ToolDraft, ToolParameterInfo } from "./model.js";
 
 const SEED_LOCK_ID = 7_401_2025;
 

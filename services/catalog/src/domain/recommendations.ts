@@ -7,14 +7,14 @@
  * tools as may still fit (usableTools), never the whole catalog.
  */
 import { invalidArgument, notFound } from "@toolport/kit/errors";
-import { type Caller, canSee, isPublic } from "../domain/access.js";
-import { isSunset } from "../domain/deprecation.js";
-import type { ToolWithService } from "../domain/model.js";
-import { WINDOW_DAYS } from "../domain/reliability.js";
 import { findTool } from "../store/catalog-store.js";
 import { popularTools, toolsUsedBy, usedTogether } from "../store/executions-store.js";
 import { type UsableFilter, usableTools } from "../store/tool-pages.js";
+import { type Caller, canSee, isPublic } from "./access.js";
+import { isSunset } from "./deprecation.js";
 import type { CatalogDeps } from "./deps.js";
+import type { ToolWithService } from "./model.js";
+import { WINDOW_DAYS } from "./reliability.js";
 
 export const DEFAULT_LIMIT = 5;
 const MAX_LIMIT = 50;

@@ -1,11 +1,11 @@
-/** What the catalog's use cases need, built once in main.ts and passed down. */
+/** What the catalog's use cases need: the parts built once per start in src/deps.ts and passed down. */
 import type { Logger } from "@toolport/kit/logger";
 import type { Outbound } from "@toolport/kit/outbound";
 import type { Pool } from "@toolport/kit/pg";
 import type { Sealer } from "@toolport/kit/sealing";
 import type { ImportPool } from "../publishing/import-pool.js";
+import type { SearchIndex } from "../search/search-index.js";
 import type { PageCache } from "../store/page-cache.js";
-import type { SearchIndex } from "./search-index.js";
 
 export interface CatalogDeps {
   pool: Pool;

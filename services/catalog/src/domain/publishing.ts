@@ -6,26 +6,9 @@
  */
 
 import { randomUUID } from "node:crypto";
-import { conflict, DomainError, invalidArgument, notFound, permissionDenied, unauthenticated } from "@toolport/kit/errors";
+import { conflict, DomainError, invalidArgument, notFound, permissionDenied } from "@toolport/kit/errors";
 import { replaceNul } from "@toolport/kit/json-guard";
 import { type PoolClient, withTransaction } from "@toolport/kit/pg";
-import { assertCanManage, assertCanPublishInto, assertMayManageCatalog, type Caller, canSee } from "../domain/access.js";
-import {
-  type Contact,
-  type CredentialMaterial,
-  type SecuritySchemeInfo,
-  type ServiceRecord,
-  type ServiceStatus,
-  serviceStatuses,
-  type ToolDraft,
-  type ToolRecord,
-  toolStatuses,
-  type VerificationTier,
-  type Visibility,
-  verificationTiers,
-  visibilities,
-} from "../domain/model.js";
-import { checkSlug, slugify } from "../domain/slug.js";
 import { enqueueToolChanged } from "../events/tool-changed.js";
 import {
   deleteService as deleteServiceRow,
@@ -46,8 +29,25 @@ import {
   upsertToolDrafts,
 } from "../store/catalog-store.js";
 import { recordDirectoryImport } from "../store/directory-store.js";
+import { assertCanManage, assertCanPublishInto, assertMayManageCatalog, type Caller, canSee } from "./access.js";
+import { oneOf, requireCaller } from "./checks.js";
 import { checkMaterial, resolveCredential } from "./credentials.js";
 import type { CatalogDeps } from "./deps.js";
+import {
+  type Contact,
+  type CredentialMaterial,
+  type SecuritySchemeInfo,
+  type ServiceRecord,
+  type ServiceStatus,
+  serviceStatuses,
+  type ToolDraft,
+  type ToolRecord,
+  toolStatuses,
+  type VerificationTier,
+  type Visibility,
+  verificationTiers,
+  visibilities,
+} from "./model.js";
 import {
   type DiscoveredMcpAuthorization,
   discoverMcpAuthorization,
@@ -55,6 +55,7 @@ import {
   refreshOAuthConnection,
   storeDiscoveredClient,
 } from "./oauth.js";
+import { checkSlug, slugify } from "./slug.js";
 import { configurationUrl } from "./views.js";
 
 export type SourceInput =
@@ -83,7 +84,7 @@ export interface CreateServiceInput {
   organizationId?: string;
   defaultPricePerCallCents?: bigint;
   /**
-   * Not from the CreateService RPC: the APIs.guru directory entry the document came from (app/directory.ts).
+   * Not from the CreateService RPC: the APIs.guru directory entry the document came from (domain/directory.ts).
    * Recorded in directory_imports in the same transaction; a second service from the same entry is a 409
    * already_imported and stores nothing.
    */
@@ -95,22 +96,6 @@ export interface PublishResult {
   tools: ToolRecord[];
   warnings: string[];
   deactivatedToolIds?: string[];
-}
-
-export function requireCaller(caller: Caller | null): Caller {
-  if (!caller) throw unauthenticated("unauthenticated", "this operation needs an API key or JWT");
-  return caller;
-}
-
-/** A field that must be one of `allowed`; absent gives undefined, anything else is a 400 naming it. */
-export function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], field: string): T | undefined {
-  if (value === undefined) return undefined;
-  if (!(allowed as readonly string[]).includes(value)) {
-    throw invalidArgument(`invalid_${field}`, `${field} must be one of ${allowed.join(", ")}`, {
-      details: { field, allowed: [...allowed] },
-    });
-  }
-  return value as T;
 }
 
 function checkPrice(cents: bigint | undefined, field: string): bigint | undefined {

@@ -3,16 +3,16 @@
  * caller may not see and tools past their sunset date, then computes readiness and reliability.
  */
 import { invalidArgument, notFound } from "@toolport/kit/errors";
-import { type Caller, canSee, isPublic } from "../domain/access.js";
-import { isSunset } from "../domain/deprecation.js";
-import type { ToolWithService } from "../domain/model.js";
-import { rankResults } from "../domain/ranking.js";
-import { passesMinSuccessRate } from "../domain/reliability.js";
 import { exampleObject } from "../publishing/json-schema.js";
 import { findService, findTool, listToolsWithService } from "../store/catalog-store.js";
 import { findOAuthClient } from "../store/oauth-store.js";
 import { exactMatchIds, listToolPage, type Page, pageToolsByIds, serviceToolPage, toolNamed } from "../store/tool-pages.js";
+import { type Caller, canSee, isPublic } from "./access.js";
+import { isSunset } from "./deprecation.js";
 import type { CatalogDeps } from "./deps.js";
+import type { ToolWithService } from "./model.js";
+import { rankResults } from "./ranking.js";
+import { passesMinSuccessRate } from "./reliability.js";
 import { type ToolView, viewTools } from "./views.js";
 
 /** Public search: default and maximum number of matches (spec "Limits"). */

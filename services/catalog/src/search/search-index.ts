@@ -11,7 +11,6 @@ import type { Logger } from "@toolport/kit/logger";
 import { searchSeconds } from "@toolport/kit/metrics";
 import { isSunset } from "../domain/deprecation.js";
 import type { ToolRecord } from "../domain/model.js";
-import type { SearchDocument, SearchEngine, SearchHit, SearchOptions } from "../search/types.js";
 import { findTool, listToolsWithService } from "../store/catalog-store.js";
 import type { Queryable } from "../store/rows.js";
 import {
@@ -23,6 +22,7 @@ import {
 } from "../store/search-sources.js";
 import { readSnapshot, serviceVersion, toolVersion, writeSnapshot } from "./index-snapshot.js";
 import { ToolCache } from "./tool-cache.js";
+import type { SearchDocument, SearchEngine, SearchHit, SearchOptions } from "./types.js";
 
 /** Tools read per page by the rebuild: large enough that round trips do not count, small enough to stay a few MB. */
 const REBUILD_PAGE_SIZE = 5000;
