@@ -32,8 +32,12 @@
 // comparison of the libraries across processes is (1u) against (3), and (2u) for the client alone.
 // Usage: node test/bench/rpc-hop.mjs [calls per row and concurrency=20000]
 //   BENCH_LEVELS=1,16 the concurrencies; BENCH_ROUNDS=5 the alternating rounds; BENCH_WARMUP=2000 the
-//   warm-up calls per row and concurrency. Runs from dist/ (build first: pnpm build). The children are
-//   this script with `serve-connect PORT [plain]` or `serve-grpc PORT`.
+//   warm-up calls per row and concurrency; BENCH_ROWS=5,5b,6 (ids) only those rows under load (the guarantee
+//   checks still run every row; the ratios and verdicts need every row). Runs from dist/ (build first:
+//   pnpm build). The children are this script with `serve-connect PORT [plain]` or `serve-grpc PORT`.
+// node test/bench/rpc-hop.mjs copy [copies=50000] measures the copy alone: CPU per copy of the request and
+// the response through an encode and decode, the kit's schema copy (message-copy.ts), protobuf-es `clone`
+// and `structuredClone`.
 import { readFileSync, realpathSync } from "node:fs";
 import http2 from "node:http2";
 import { createRequire } from "node:module";
@@ -296,6 +300,7 @@ async function main(calls) {
   const levels = (process.env.BENCH_LEVELS ?? "1,16").split(",").map(Number);
   const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
   const warmup = Number(process.env.BENCH_WARMUP ?? 2000);
+  const wanted = (id) => !process.env.BENCH_ROWS || process.env.BENCH_ROWS.split(",").includes(id);
   const grpc = requireKit("@grpc/grpc-js");
   const { createGrpcTransport } = await esm("@connectrpc/connect-node");
   const { createServiceClient, startRpcServer } = await kit("rpc.js");
@@ -440,17 +445,19 @@ async function main(calls) {
     // ---- Load.
     const results = {}; // level -> id -> stats
     for (const conc of levels) {
-      const loadRows = rows.map((r) => {
-        const expected = TOOL_ID;
-        return row(
-          r.label,
-          async () => {
-            const res = await r.call({ toolId: TOOL_ID, accountId: ACCOUNT_ID, organizationId: ORGANIZATION_ID });
-            return res.tool?.id === expected;
-          },
-          { id: r.id, server: r.server },
-        );
-      });
+      const loadRows = rows
+        .filter((r) => wanted(r.id))
+        .map((r) => {
+          const expected = TOOL_ID;
+          return row(
+            r.label,
+            async () => {
+              const res = await r.call({ toolId: TOOL_ID, accountId: ACCOUNT_ID, organizationId: ORGANIZATION_ID });
+              return res.tool?.id === expected;
+            },
+            { id: r.id, server: r.server },
+          );
+        });
       await runRounds(loadRows, { calls, conc, rounds, warmup });
       results[conc] = {};
       console.log(
@@ -469,6 +476,11 @@ async function main(calls) {
           `  ${r.label.padEnd(42)} ${s.rps.toFixed(0).padStart(8)} ${s.p50.toFixed(3).padStart(8)} ${s.p99.toFixed(3).padStart(8)}                ${client.toFixed(1).padStart(7)} ${server === undefined ? "      -" : server.toFixed(1).padStart(7)} ${total.toFixed(1).padStart(7)}${s.failures ? `   (${s.failures} failed)` : ""}`,
         );
       }
+    }
+
+    if (!rows.every((r) => wanted(r.id))) {
+      console.log("\nRatios and verdicts: only when every row runs (BENCH_ROWS left out some)");
+      return;
     }
 
     // ---- Ratios to (1).
@@ -543,8 +555,60 @@ async function main(calls) {
     }
     await cleanup();
   }
-  // connect-node's HTTP/2 session to the (now gone) connect server may still hold the event loop.
-  process.exit(0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The copy alone: how an in-process call can hand a message across
+
+/**
+ * CPU per copy of the representative request and response, each way in alternating rounds: an encode
+ * and decode (what the local transport did before issue 36), the kit's schema walk (message-copy.js),
+ * protobuf-es `clone`, and `structuredClone`; each result is checked equal to the decoded one.
+ */
+async function copies(n) {
+  const { clone } = await esm("@bufbuild/protobuf");
+  const { copyMessage } = await kit("message-copy.js");
+  const messages = [
+    [
+      "request",
+      ResolveToolForCallRequestSchema,
+      create(ResolveToolForCallRequestSchema, { toolId: TOOL_ID, accountId: ACCOUNT_ID, organizationId: ORGANIZATION_ID }),
+    ],
+    ["response", ResolveToolForCallResponseSchema, create(ResolveToolForCallResponseSchema, { tool: resolvedTool() })],
+  ];
+  const ways = {
+    "toBinary + fromBinary": (desc, m) => fromBinary(desc, toBinary(desc, m)),
+    "kit copyMessage": (desc, m) => copyMessage(desc, m),
+    "protobuf-es clone": (desc, m) => clone(desc, m),
+    structuredClone: (_desc, m) => structuredClone(m),
+  };
+  const cpu = {};
+  for (const [label, desc, m] of messages) {
+    for (const [way, copy] of Object.entries(ways)) {
+      if (!equals(desc, copy(desc, m), fromBinary(desc, toBinary(desc, m)))) throw new Error(`${way} changes the ${label}`);
+      for (let i = 0; i < 5000; i++) copy(desc, m);
+    }
+  }
+  const rounds = 5;
+  for (let round = 0; round < rounds; round++) {
+    for (const [label, desc, m] of messages) {
+      for (const [way, copy] of Object.entries(ways)) {
+        const before = process.cpuUsage();
+        for (let i = 0; i < n / rounds; i++) copy(desc, m);
+        const used = process.cpuUsage(before);
+        const key = `${label}\t${way}`;
+        cpu[key] = (cpu[key] ?? 0) + used.user + used.system;
+      }
+    }
+  }
+  console.log(`CPU us per copy (${n} copies each, ${rounds} alternating rounds; node ${process.version})`);
+  for (const [label] of messages) {
+    const base = cpu[`${label}\ttoBinary + fromBinary`];
+    for (const way of Object.keys(ways)) {
+      const used = cpu[`${label}\t${way}`];
+      console.log(`  ${label.padEnd(9)} ${way.padEnd(22)} ${(used / n).toFixed(2).padStart(7)}  ${(used / base).toFixed(2)}x`);
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -552,7 +616,9 @@ async function main(calls) {
 
 const [mode, modeArg, modeOption] = process.argv.slice(2);
 
-if (mode === "serve-connect") {
+if (mode === "copy") {
+  await copies(Number(modeArg ?? 50_000));
+} else if (mode === "serve-connect") {
   followParent();
   const { connectNodeAdapter } = await esm("@connectrpc/connect-node");
   const impl = implementation(resolvedTool());
@@ -593,4 +659,6 @@ if (mode === "serve-connect") {
   });
 } else {
   await main(Number(mode ?? 20_000));
+  // connect-node's HTTP/2 session to the (now gone) connect server may still hold the event loop.
+  process.exit(0);
 }

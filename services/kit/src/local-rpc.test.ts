@@ -6,10 +6,17 @@
  */
 import { getEventListeners } from "node:events";
 import { create } from "@bufbuild/protobuf";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { type Client, Code, ConnectError, createClient, type HandlerContext } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
+import { ErrorDetailSchema } from "@toolport/proto/toolport/common/v1/errors_pb";
 import { PrincipalSchema } from "@toolport/proto/toolport/common/v1/principal_pb";
-import { WebhooksService } from "@toolport/proto/toolport/webhooks/v1/webhooks_service_pb";
+import { type Webhook, WebhookSchema } from "@toolport/proto/toolport/webhooks/v1/webhooks_resources_pb";
+import {
+  type CreateWebhookRequest,
+  CreateWebhookRequestSchema,
+  WebhooksService,
+} from "@toolport/proto/toolport/webhooks/v1/webhooks_service_pb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runInScope } from "./context.js";
 import { invalidArgument, readError } from "./errors.js";
@@ -27,6 +34,14 @@ interface Seen {
 const seen: Seen[] = [];
 /** What the handler returned last, to check the caller cannot reach it. */
 let lastReturned: { webhook: { id: string; events: string[] } } | undefined;
+/** The request createWebhook received last, and the message it answers with and keeps. */
+let createReceived: CreateWebhookRequest | undefined;
+let kept: Webhook | undefined;
+/** The refusal deleteWebhook throws: a ConnectError of the handler's own, with metadata and a detail. */
+const refusal = () =>
+  new ConnectError("slow down", Code.ResourceExhausted, { "retry-after": "3" }, [
+    { desc: ErrorDetailSchema, value: { reason: "rate_limited", detailsJson: new TextEncoder().encode('{"limit":5}') } },
+  ]);
 let server: RpcServer;
 let local: Client<typeof WebhooksService>;
 let remote: Client<typeof WebhooksService>;
@@ -72,6 +87,20 @@ beforeAll(async () => {
           lastReturned = { webhook: { id: "wh-1", events: ["tool.execution.completed"] } };
           return lastReturned;
         },
+        async createWebhook(req) {
+          createReceived = req;
+          req.events.push("added by the callee");
+          kept = create(WebhookSchema, {
+            id: "wh-2",
+            url: req.url,
+            events: ["workflow.completed"],
+            createdAt: timestampFromMs(1_700_000_000_000),
+          });
+          return { webhook: kept, secret: "whsec_kept" };
+        },
+        async deleteWebhook() {
+          throw refusal();
+        },
       });
     },
   });
@@ -99,6 +128,43 @@ describe("a call to a service hosted in this process", () => {
     expect(res.webhook?.events).toEqual(["tool.execution.completed"]);
     res.webhook?.events.push("mutated by the caller");
     expect(lastReturned?.webhook.events).toEqual(["tool.execution.completed"]);
+  });
+
+  it("keeps a mutation of a message, nested lists and messages included, on the side that made it", async () => {
+    for (const client of [local, remote]) {
+      const request = create(CreateWebhookRequestSchema, { url: "https://hooks.test/a", events: ["tool.execution.completed"] });
+      const res = await client.createWebhook(request);
+      // The callee's change to its request does not reach the caller's...
+      expect(request.events).toEqual(["tool.execution.completed"]);
+      // ...nor the caller's later change the callee's.
+      request.events.push("added by the caller");
+      expect(createReceived?.events).toEqual(["tool.execution.completed", "added by the callee"]);
+      // The caller's change to the response does not reach what the callee kept.
+      expect(res.webhook).not.toBe(kept);
+      res.webhook?.events.push("added by the caller");
+      if (res.webhook?.createdAt) res.webhook.createdAt.seconds = 0n;
+      expect(kept?.events).toEqual(["workflow.completed"]);
+      expect(kept?.createdAt?.seconds).toBe(1_700_000_000n);
+      expect(res.webhook?.events).toEqual(["workflow.completed", "added by the caller"]);
+    }
+  });
+
+  it("gives a ConnectError of the handler's own the same code, message, metadata and details as the wire", async () => {
+    const [a, b] = await Promise.all([
+      failure(local.deleteWebhook({ webhookId: "a" })),
+      failure(remote.deleteWebhook({ webhookId: "a" })),
+    ]);
+    for (const err of [a, b]) {
+      expect(err.code).toBe(Code.ResourceExhausted);
+      expect(err.metadata.get("retry-after")).toBe("3");
+      expect(err.cause).toBeUndefined();
+    }
+    expect([a.rawMessage, a.message]).toEqual([b.rawMessage, b.message]);
+    expect(a.findDetails(ErrorDetailSchema)).toEqual(b.findDetails(ErrorDetailSchema));
+    expect(a.findDetails(ErrorDetailSchema)).toHaveLength(1);
+    // The details arrive encoded, as findDetails reads them off the wire.
+    expect(a.details).toEqual(b.details);
+    expect(readError(a)).toEqual(readError(b));
   });
 
   it("carries the principal and request id of the caller's scope, as over the wire", async () => {
