@@ -11,12 +11,12 @@ import type { ServiceContext } from "@toolport/kit/service";
 import { CatalogService } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
 import { ContentService } from "@toolport/proto/toolport/content/v1/content_service_pb";
 import { ExecutionService } from "@toolport/proto/toolport/execution/v1/execution_service_pb";
-import { serviceVisible } from "./catalog-lookups.js";
+import { CatalogClient } from "./clients/catalog.js";
 import type { ContentConfig } from "./config.js";
 import { CrawlQueue } from "./crawl-queue.js";
 import { siteHandlers } from "./handlers/sites.js";
 import { skillHandlers } from "./handlers/skills.js";
-import { toolLookupFailed, workflowHandlers } from "./handlers/workflows.js";
+import { workflowHandlers } from "./handlers/workflows.js";
 import { ExtractPool } from "./sites/extract-pool.js";
 import { SiteStore } from "./store/sites.js";
 import { SkillStore } from "./store/skills.js";
@@ -102,25 +102,16 @@ export function createDeps(ctx: ServiceContext<ContentConfig>): ContentDeps {
 }
 
 export function routes(router: ConnectRouter, deps: ContentDeps): void {
+  const catalog = new CatalogClient(deps.catalog);
   router.service(ContentService, {
-    ...skillHandlers({
-      skills: deps.skills,
-      serviceVisible: (serviceId) => serviceVisible(() => deps.catalog.getService({ serviceId })),
-    }),
+    ...skillHandlers({ skills: deps.skills, catalog }),
     ...siteHandlers({ sites: deps.sites, policy: deps.policy, wake: () => deps.crawls.wake() }),
     ...workflowHandlers({
       workflows: deps.workflows,
       runner: deps.runner,
       validator: deps.validator,
       syncWaitMs: deps.syncWaitMs,
-      async visibleTool(toolId) {
-        try {
-          const { tool } = await deps.catalog.getTool({ toolId });
-          return tool ? { id: tool.id, name: tool.name } : null;
-        } catch (err) {
-          return toolLookupFailed(err);
-        }
-      },
+      catalog,
     }),
   });
 }

@@ -31,7 +31,8 @@ import { WorkflowRunStatus } from "@toolport/proto/toolport/common/v1/types_pb";
 import { WorkflowEventSchema } from "@toolport/proto/toolport/events/v1/events_pb";
 import { type CallResult, ResponseMetaSchema } from "@toolport/proto/toolport/execution/v1/execution_results_pb";
 import type { ExecutionService } from "@toolport/proto/toolport/execution/v1/execution_service_pb";
-import type { RunRow, RunStatus, StepCommit, StepDef, StepRow, WorkflowRow, WorkflowStore } from "../store/workflows.js";
+import type { LiveRun, RunRow, RunStatus, StepDef, WorkflowRow } from "../domain/model.js";
+import type { StepCommit, WorkflowStore } from "../store/workflows.js";
 import { checkMapping, type Lookup, resolveMapping, TemplateError } from "./templates.js";
 
 /** What a template reads back from execution's stored result at most. */
@@ -54,17 +55,6 @@ export interface RunnerOptions {
   concurrency: number;
   /** Attempts at one step when execution cannot be reached, before the run fails. */
   maxAttempts: number;
-}
-
-/**
- * A run as this process knows it: its row and its recorded steps. `written` is the write still on its way
- * to Postgres (a synchronous run's first row, or the outcome of a step the run went on from), which the
- * next write waits for; the next step does not.
- */
-export interface LiveRun {
-  row: RunRow;
-  steps: Map<number, StepRow>;
-  written?: Promise<void>;
 }
 
 /** A write found the run leased to another process (or already past the step). */
