@@ -12,6 +12,7 @@ import { CatalogService } from "@toolport/proto/toolport/catalog/v1/catalog_serv
 import { ContentService } from "@toolport/proto/toolport/content/v1/content_service_pb";
 import { ExecutionService } from "@toolport/proto/toolport/execution/v1/execution_service_pb";
 import { CatalogClient } from "./clients/catalog.js";
+import { ExecutionClient } from "./clients/execution.js";
 import type { ContentConfig } from "./config.js";
 import { CrawlQueue } from "./crawl-queue.js";
 import { siteHandlers } from "./handlers/sites.js";
@@ -70,9 +71,9 @@ export function createDeps(ctx: ServiceContext<ContentConfig>): ContentDeps {
   const runner = new WorkflowRunner({
     pool,
     store: workflows,
-    execution: createServiceClient(ExecutionService, config.EXECUTION_URL, {
-      timeoutMs: config.CONTENT_WORKFLOW_STEP_TIMEOUT_MS,
-    }),
+    execution: new ExecutionClient(
+      createServiceClient(ExecutionService, config.EXECUTION_URL, { timeoutMs: config.CONTENT_WORKFLOW_STEP_TIMEOUT_MS }),
+    ),
     log,
     nudge: () => ctx.outbox.nudge(),
     leaseMs: config.CONTENT_WORKFLOW_LEASE_MS,

@@ -17,7 +17,8 @@ import { currentScope } from "@toolport/kit/context";
 import { notFound, permissionDenied, unavailable } from "@toolport/kit/errors";
 import { InputValidator } from "@toolport/kit/input-validator";
 import { fromJsonBytes, jsonBytes } from "@toolport/kit/json-bytes";
-import type { JsonObject } from "@toolport/kit/json-values";
+import { parsePath, selectPath } from "@toolport/kit/json-path";
+import type { Json, JsonObject } from "@toolport/kit/json-values";
 import { createLogger } from "@toolport/kit/logger";
 import { AddressPolicy, Outbound } from "@toolport/kit/outbound";
 import { kitMigrationsDir, migrate } from "@toolport/kit/pg";
@@ -35,6 +36,7 @@ import { type TestDatabase, testDatabase } from "../../../test/harness/db.js";
 import { inMemoryService, refusal } from "../../../test/harness/in-memory-rpc.js";
 import { until } from "../../../test/harness/wait.js";
 import { CatalogClient } from "../src/clients/catalog.js";
+import { ExecutionClient } from "../src/clients/execution.js";
 import { CrawlQueue } from "../src/crawl-queue.js";
 import { siteHandlers } from "../src/handlers/sites.js";
 import { skillHandlers } from "../src/handlers/skills.js";
@@ -157,6 +159,10 @@ describe("content: handlers, domain and store on Postgres, catalog and execution
   const echo = { id: randomUUID(), name: "echo" };
   const needsConsent = { id: randomUUID(), name: "send_money" };
   const fails = { id: randomUUID(), name: "always_fails" };
+  /** Answers more than a call returns: cut (truncated), the whole stored by execution for a read back by path. */
+  const big = { id: randomUUID(), name: "big_report" };
+  const stored = new Map<string, Json>();
+  const readBack: { executionId: string; path: string | undefined }[] = [];
   const executionFake: Partial<ServiceImpl<typeof ExecutionService>> = {
     async callBatch(req, context) {
       const who = context.values.get(principalKey);
@@ -190,9 +196,27 @@ describe("content: handlers, domain and store on Postgres, catalog and execution
             error: "the upstream answered 500",
             errorDetail: { reason: "upstream_error" },
           };
+        if (c.toolId === big.id) {
+          const executionId = randomUUID();
+          stored.set(executionId, { rows: [{ id: "r1" }, { id: "r2" }], padding: "x".repeat(1000) });
+          return { toolId: c.toolId, success: true, executionId, truncated: true, resultJson: jsonBytes({ cut: true }) };
+        }
         return { toolId: c.toolId, success: true, executionId: randomUUID(), resultJson: jsonBytes({ echoed: input }) };
       });
       return { results } as { results: CallResult[] };
+    },
+    async getExecutionResult(req) {
+      readBack.push({ executionId: req.executionId, path: req.path });
+      const whole = stored.get(req.executionId);
+      if (whole === undefined) throw notFound("execution_not_found", `execution ${req.executionId} not found`);
+      const found = req.path ? selectPath(whole, parsePath(req.path)) : { matched: true, value: whole };
+      return {
+        result: {
+          executionId: req.executionId,
+          pathMatched: req.path ? found.matched : undefined,
+          resultJson: found.matched ? jsonBytes(found.value) : new Uint8Array(),
+        },
+      };
     },
   };
 
@@ -202,7 +226,7 @@ describe("content: handlers, domain and store on Postgres, catalog and execution
       { dir: kitMigrationsDir, namespace: "kit" },
       { dir: fileURLToPath(new URL("../migrations", import.meta.url)), namespace: "content" },
     ]);
-    for (const t of [echo, needsConsent, fails]) tools.set(t.id, t);
+    for (const t of [echo, needsConsent, fails, big]) tools.set(t.id, t);
 
     const routes = fixtureSiteRoutes();
     site = createServer((req, res) => {
@@ -232,7 +256,7 @@ describe("content: handlers, domain and store on Postgres, catalog and execution
     runner = new WorkflowRunner({
       pool: db.pool,
       store: workflows,
-      execution: peer(ExecutionService, executionFake, "execution"),
+      execution: new ExecutionClient(peer(ExecutionService, executionFake, "execution")),
       log,
       nudge: () => nudges++,
       leaseMs: 10_000,
@@ -727,6 +751,32 @@ describe("content: handlers, domain and store on Postgres, catalog and execution
       expect(failed.steps.map((s) => [s.status, s.errorCode ?? null])).toEqual([
         ["failed", "upstream_error"],
         ["skipped", null],
+      ]);
+    });
+
+    it("reads a path of a step's cut result back from execution's stored result, and fails the step when the path matches nothing", async () => {
+      const alice = jwtCaller();
+      const asKey = content.as(withKey(alice));
+      const create = (second: string) =>
+        content.as(alice).createWorkflow({
+          name: "reads back",
+          description: "",
+          tags: [],
+          steps: [step(big.id, {}), step(echo.id, { second })],
+        });
+      const reading = (await create("{{steps.1.result.rows[1].id}}")).workflow!;
+      const run = (await asKey.executeWorkflow({ workflowId: reading.id })).run!;
+      expect(run.status).toBe(WorkflowRunStatus.COMPLETED);
+      expect(fromJsonBytes(run.resultJson)).toEqual({ echoed: { second: "r2" } });
+      const firstStep = run.steps[0]!.executionId;
+      expect(readBack.at(-1)).toEqual({ executionId: firstStep, path: "rows[1].id" });
+
+      const missing = (await create("{{steps.1.result.rows[5].id}}")).workflow!;
+      const failed = (await asKey.executeWorkflow({ workflowId: missing.id })).run!;
+      expect(failed.status).toBe(WorkflowRunStatus.FAILED);
+      expect(failed.steps.map((s) => [s.status, s.errorCode ?? null])).toEqual([
+        ["completed", null],
+        ["failed", "template_unmatched"],
       ]);
     });
   });

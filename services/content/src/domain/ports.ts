@@ -3,7 +3,7 @@
  * (clients/catalog.ts, over catalog's RPCs with the caller's principal) and the workflow runner, which
  * calls the execution service (workflows/runner.ts over clients/execution.ts).
  */
-import type { JsonObject } from "@toolport/kit/json-values";
+import type { Json, JsonObject } from "@toolport/kit/json-values";
 import type { SkillBundle } from "../skills/bundle.js";
 import type {
   Caller,
@@ -110,4 +110,41 @@ export interface SchemaChecks {
   schemaProblem(schema: JsonObject): string | undefined;
   /** What is wrong with `value` under `schema` (compiled once per `key`). */
   problems(key: string, schema: JsonObject, value: unknown): { field: string; message: string }[];
+}
+
+/** A workflow step's tool call as execution answered it (clients/execution.ts). */
+export type StepCall =
+  /** Execution could not be reached or failed to answer: a later attempt may not meet it. */
+  | { kind: "unreachable"; why: string }
+  /** Execution refused the call itself: `keyRefused` when the run's API key was refused. */
+  | { kind: "refused"; keyRefused: boolean; reason: string; message: string }
+  /** The tool needs the caller's consent first: `consent` as the run shows it. */
+  | { kind: "consent"; toolId: string; consent: JsonObject }
+  /** Refused before it ran (nothing was called or charged). */
+  | { kind: "not_run"; toolId: string; reason: string | undefined; error: string | undefined }
+  /** It ran and failed. */
+  | { kind: "failed"; toolId: string; executionId: string | null; reason: string | undefined; error: string | undefined }
+  | {
+      kind: "completed";
+      toolId: string;
+      executionId: string | null;
+      value: Json;
+      truncated: boolean;
+      responseMeta: JsonObject | null;
+    };
+
+/** A path of a stored result, read back: none there, more than asked for, or its value. */
+export type StoredRead = { kind: "unmatched" } | { kind: "too_large" } | { kind: "value"; value: Json };
+
+/** The execution service as the workflow runner calls it: as the run's principal (the current scope's). */
+export interface ExecutionPort {
+  callStep(call: {
+    toolId: string;
+    input: JsonObject;
+    maxResponseChars: number;
+    confirmToken: string | undefined;
+    idempotencyKey: string;
+  }): Promise<StepCall>;
+  /** `path` of the stored result of `executionId` (the whole result when undefined), up to `maxChars`. */
+  readStored(executionId: string, path: string | undefined, maxChars: number): Promise<StoredRead>;
 }
