@@ -464,6 +464,12 @@ describe("content: handlers, domain and store on Postgres, catalog and execution
       ...extra,
     });
 
+    /** A workflow of `owner`'s, with no description or tags. */
+    const newWorkflow = async (
+      owner: Principal,
+      fields: { name: string; steps: ReturnType<typeof step>[]; inputSchemaJson?: Uint8Array },
+    ) => (await content.as(owner).createWorkflow({ description: "", tags: [], ...fields })).workflow!;
+
     it("refuses a workflow that breaks a rule, naming the field, and stores none of them", async () => {
       const alice = jwtCaller();
       const asAlice = content.as(alice);
@@ -585,18 +591,14 @@ describe("content: handlers, domain and store on Postgres, catalog and execution
     it("runs a workflow's steps through execution as the API key's caller, each result feeding the next, and records the run and its event", async () => {
       const alice = jwtCaller();
       const asKey = content.as(withKey(alice));
-      const workflow = (
-        await content.as(alice).createWorkflow({
-          name: "two steps",
-          description: "",
-          tags: [],
-          inputSchemaJson: jsonBytes({ type: "object", properties: { city: { type: "string" } }, required: ["city"] }),
-          steps: [
-            step(echo.id, { city: "{{inputs.city}}" }),
-            step(echo.id, { greeting: "Weather for {{steps.1.result.echoed.city}}", raw: "{{inputs.city}}" }),
-          ],
-        })
-      ).workflow!;
+      const workflow = await newWorkflow(alice, {
+        name: "two steps",
+        inputSchemaJson: jsonBytes({ type: "object", properties: { city: { type: "string" } }, required: ["city"] }),
+        steps: [
+          step(echo.id, { city: "{{inputs.city}}" }),
+          step(echo.id, { greeting: "Weather for {{steps.1.result.echoed.city}}", raw: "{{inputs.city}}" }),
+        ],
+      });
 
       // A run needs an API key; the inputs must pass the workflow's schema.
       expect(
@@ -684,14 +686,10 @@ describe("content: handlers, domain and store on Postgres, catalog and execution
 
     it("refuses a run missing an input a template uses inside a longer string", async () => {
       const alice = jwtCaller();
-      const workflow = (
-        await content.as(alice).createWorkflow({
-          name: "greets",
-          description: "",
-          tags: [],
-          steps: [step(echo.id, { text: "Hello {{inputs.name}}!", whole: "{{inputs.optional}}" })],
-        })
-      ).workflow!;
+      const workflow = await newWorkflow(alice, {
+        name: "greets",
+        steps: [step(echo.id, { text: "Hello {{inputs.name}}!", whole: "{{inputs.optional}}" })],
+      });
       const before = called.length;
       expect(
         await refusal(content.as(withKey(alice)).executeWorkflow({ workflowId: workflow.id, inputsJson: jsonBytes({}) })),
@@ -705,14 +703,10 @@ describe("content: handlers, domain and store on Postgres, catalog and execution
     it("pauses a run at a step that needs consent, continues it with that step's token once, and ends a run at a failing step", async () => {
       const alice = jwtCaller();
       const asKey = content.as(withKey(alice));
-      const paying = (
-        await content.as(alice).createWorkflow({
-          name: "pays",
-          description: "",
-          tags: [],
-          steps: [step(echo.id, { amount: 5 }), step(needsConsent.id, { amount: "{{steps.1.result.echoed.amount}}" })],
-        })
-      ).workflow!;
+      const paying = await newWorkflow(alice, {
+        name: "pays",
+        steps: [step(echo.id, { amount: 5 }), step(needsConsent.id, { amount: "{{steps.1.result.echoed.amount}}" })],
+      });
       const paused = (await asKey.executeWorkflow({ workflowId: paying.id })).run!;
       expect(paused.status).toBe(WorkflowRunStatus.AWAITING_CONFIRMATION);
       expect(paused.consent).toMatchObject({ toolId: needsConsent.id, toolName: needsConsent.name, confirmToken: CONFIRM_TOKEN });
@@ -738,14 +732,7 @@ describe("content: handlers, domain and store on Postgres, catalog and execution
         reason: "run_not_awaiting_confirmation",
       });
 
-      const failing = (
-        await content.as(alice).createWorkflow({
-          name: "fails",
-          description: "",
-          tags: [],
-          steps: [step(fails.id, {}), step(echo.id, {})],
-        })
-      ).workflow!;
+      const failing = await newWorkflow(alice, { name: "fails", steps: [step(fails.id, {}), step(echo.id, {})] });
       const failed = (await asKey.executeWorkflow({ workflowId: failing.id })).run!;
       expect(failed).toMatchObject({ status: WorkflowRunStatus.FAILED, error: "the upstream answered 500", stepsCompleted: 0 });
       expect(failed.steps.map((s) => [s.status, s.errorCode ?? null])).toEqual([
@@ -758,20 +745,15 @@ describe("content: handlers, domain and store on Postgres, catalog and execution
       const alice = jwtCaller();
       const asKey = content.as(withKey(alice));
       const create = (second: string) =>
-        content.as(alice).createWorkflow({
-          name: "reads back",
-          description: "",
-          tags: [],
-          steps: [step(big.id, {}), step(echo.id, { second })],
-        });
-      const reading = (await create("{{steps.1.result.rows[1].id}}")).workflow!;
+        newWorkflow(alice, { name: "reads back", steps: [step(big.id, {}), step(echo.id, { second })] });
+      const reading = await create("{{steps.1.result.rows[1].id}}");
       const run = (await asKey.executeWorkflow({ workflowId: reading.id })).run!;
       expect(run.status).toBe(WorkflowRunStatus.COMPLETED);
       expect(fromJsonBytes(run.resultJson)).toEqual({ echoed: { second: "r2" } });
       const firstStep = run.steps[0]!.executionId;
       expect(readBack.at(-1)).toEqual({ executionId: firstStep, path: "rows[1].id" });
 
-      const missing = (await create("{{steps.1.result.rows[5].id}}")).workflow!;
+      const missing = await create("{{steps.1.result.rows[5].id}}");
       const failed = (await asKey.executeWorkflow({ workflowId: missing.id })).run!;
       expect(failed.status).toBe(WorkflowRunStatus.FAILED);
       expect(failed.steps.map((s) => [s.status, s.errorCode ?? null])).toEqual([
