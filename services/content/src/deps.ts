@@ -10,6 +10,7 @@ import { createServiceClient } from "@toolport/kit/rpc";
 import type { ServiceContext } from "@toolport/kit/service";
 import { CatalogService } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
 import { ExecutionService } from "@toolport/proto/toolport/execution/v1/execution_service_pb";
+import { ExecutionClient } from "./clients/execution.js";
 import type { ContentConfig } from "./config.js";
 import { CrawlQueue } from "./crawl-queue.js";
 import { ExtractPool } from "./sites/extract-pool.js";
@@ -67,9 +68,9 @@ export function createDeps(ctx: ServiceContext<ContentConfig>): ContentDeps {
   const runner = new WorkflowRunner({
     pool,
     store: workflows,
-    execution: createServiceClient(ExecutionService, config.EXECUTION_URL, {
-      timeoutMs: config.CONTENT_WORKFLOW_STEP_TIMEOUT_MS,
-    }),
+    execution: new ExecutionClient(
+      createServiceClient(ExecutionService, config.EXECUTION_URL, { timeoutMs: config.CONTENT_WORKFLOW_STEP_TIMEOUT_MS }),
+    ),
     log,
     nudge: () => ctx.outbox.nudge(),
     leaseMs: config.CONTENT_WORKFLOW_LEASE_MS,

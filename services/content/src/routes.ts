@@ -4,32 +4,23 @@
  */
 import type { ConnectRouter } from "@connectrpc/connect";
 import { ContentService } from "@toolport/proto/toolport/content/v1/content_service_pb";
-import { serviceVisible } from "./catalog-lookups.js";
+import { CatalogClient } from "./clients/catalog.js";
 import type { ContentDeps } from "./deps.js";
 import { siteHandlers } from "./handlers/sites.js";
 import { skillHandlers } from "./handlers/skills.js";
-import { toolLookupFailed, workflowHandlers } from "./handlers/workflows.js";
+import { workflowHandlers } from "./handlers/workflows.js";
 
 export function routes(router: ConnectRouter, deps: ContentDeps): void {
+  const catalog = new CatalogClient(deps.catalog);
   router.service(ContentService, {
-    ...skillHandlers({
-      skills: deps.skills,
-      serviceVisible: (serviceId) => serviceVisible(() => deps.catalog.getService({ serviceId })),
-    }),
+    ...skillHandlers({ skills: deps.skills, catalog }),
     ...siteHandlers({ sites: deps.sites, policy: deps.policy, wake: () => deps.crawls.wake() }),
     ...workflowHandlers({
       workflows: deps.workflows,
       runner: deps.runner,
       validator: deps.validator,
       syncWaitMs: deps.syncWaitMs,
-      async visibleTool(toolId) {
-        try {
-          const { tool } = await deps.catalog.getTool({ toolId });
-          return tool ? { id: tool.id, name: tool.name } : null;
-        } catch (err) {
-          return toolLookupFailed(err);
-        }
-      },
+      catalog,
     }),
   });
 }

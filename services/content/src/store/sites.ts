@@ -5,27 +5,9 @@
  */
 import { randomUUID } from "node:crypto";
 import { type Pool, withTransaction } from "@toolport/kit/pg";
+import type { SiteRow } from "../domain/model.js";
 
 export const MAX_CRAWL_ATTEMPTS = 3;
-
-export interface SiteRow {
-  id: string;
-  owner_id: string;
-  domain: string;
-  url: string;
-  status: "pending" | "crawling" | "live" | "failed";
-  visibility: "public" | "private";
-  page_title: string;
-  page_description: string;
-  components: Record<string, unknown>;
-  discovered_tools: unknown[];
-  category: string;
-  tags: string[];
-  error: string | null;
-  crawled_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
 
 /** What a finished crawl writes into its record. */
 export interface CrawlResult {

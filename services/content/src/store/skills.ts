@@ -1,46 +1,8 @@
 /** Skills and their submissions in content's database. */
 import { randomUUID } from "node:crypto";
 import { type Pool, withTransaction } from "@toolport/kit/pg";
-import type { SkillBundle, SkillFile } from "../skills/bundle.js";
-
-export interface SkillRow {
-  id: string;
-  owner_id: string;
-  name: string;
-  description: string;
-  license: string | null;
-  compatibility: string | null;
-  metadata: Record<string, unknown> | null;
-  skill_md: string;
-  scripts: SkillFile[];
-  reference_files: SkillFile[];
-  assets: SkillFile[];
-  visibility: "private" | "public";
-  service_id: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-export interface SubmissionRow {
-  id: string;
-  submitter_id: string;
-  source_skill_id: string | null;
-  skill_name: string;
-  skill_description: string;
-  license: string | null;
-  compatibility: string | null;
-  metadata: Record<string, unknown> | null;
-  skill_md_content: string;
-  scripts: SkillFile[];
-  reference_files: SkillFile[];
-  assets: SkillFile[];
-  service_id: string | null;
-  status: "pending" | "approved" | "rejected";
-  submitted_at: Date;
-  reviewed_at: Date | null;
-  reviewer_notes: string | null;
-  skill_id: string | null;
-}
+import type { ReviewOutcome, SkillRow, SubmissionRow } from "../domain/model.js";
+import type { SkillBundle } from "../skills/bundle.js";
 
 const SKILL_COLUMNS = `id, owner_id, name, description, license, compatibility, metadata, skill_md, scripts, reference_files,
   assets, visibility, service_id, created_at, updated_at`;
@@ -64,11 +26,6 @@ function bundleValues(b: SkillBundle): unknown[] {
     json(b.assets),
   ];
 }
-
-export type ReviewOutcome =
-  | { kind: "decided"; submission: SubmissionRow }
-  | { kind: "reviewed"; submission: SubmissionRow }
-  | null;
 
 export class SkillStore {
   constructor(private readonly pool: Pool) {}

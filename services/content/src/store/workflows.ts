@@ -7,79 +7,16 @@ import { randomUUID } from "node:crypto";
 import { GroupCommit } from "@toolport/kit/group-commit";
 import type { Json, JsonObject } from "@toolport/kit/json-values";
 import type { Pool } from "@toolport/kit/pg";
-
-export type Visibility = "private" | "public";
-
-/** One step as stored (the spec's Step shape). */
-export interface StepDef {
-  step_number: number;
-  tool_id: string;
-  tool_name: string;
-  description: string;
-  input_mapping: JsonObject;
-}
-
-export interface WorkflowRow {
-  id: string;
-  owner_id: string;
-  organization_id: string | null;
-  name: string;
-  description: string;
-  steps: StepDef[];
-  input_schema: JsonObject | null;
-  visibility: Visibility;
-  tags: string[];
-  total_executions: string;
-  successful_executions: string;
-  created_at: Date;
-  updated_at: Date;
-}
-
-export type RunStatus = "running" | "completed" | "failed" | "awaiting_confirmation";
-export type StepStatus = "completed" | "failed" | "awaiting_confirmation";
-
-export interface RunRow {
-  id: string;
-  workflow_id: string;
-  workflow_name: string;
-  runner_id: string;
-  organization_id: string;
-  principal: Buffer;
-  request_id: string | null;
-  /** The trace the run was started in (kit tracing traceCarrier), null when tracing is off. */
-  trace_context: Record<string, string> | null;
-  status: RunStatus;
-  steps: StepDef[];
-  inputs: JsonObject;
-  max_response_chars: number;
-  next_step: number;
-  confirm_token: string | null;
-  consent: JsonObject | null;
-  result: Json | null;
-  truncated: boolean;
-  response_meta: JsonObject | null;
-  error: string | null;
-  attempts: number;
-  started_at: Date;
-  active_ms: string;
-  resumed_at: Date;
-  finished_at: Date | null;
-  execution_time_ms: string | null;
-}
-
-export interface StepRow {
-  step_number: number;
-  status: StepStatus;
-  tool_id: string;
-  tool_name: string;
-  tool_input: JsonObject | null;
-  execution_id: string | null;
-  error: string | null;
-  error_code: string | null;
-  duration_ms: string;
-  result: Json | null;
-  result_truncated: boolean;
-}
+import type {
+  NewWorkflow,
+  RunRow,
+  RunStatus,
+  StepRow,
+  Visibility,
+  WorkflowPatch,
+  WorkflowRow,
+  WorkflowSort,
+} from "../domain/model.js";
 
 const WORKFLOW_COLUMNS = `id, owner_id, organization_id, name, description, steps, input_schema, visibility, tags,
   total_executions, successful_executions, created_at, updated_at`;
@@ -90,34 +27,11 @@ const STEP_COLUMNS =
   "step_number, status, tool_id, tool_name, tool_input, execution_id, error, error_code, duration_ms, result, result_truncated";
 
 const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
-const SORTS = {
+const SORTS: Record<WorkflowSort, string> = {
   newest: "created_at DESC, id DESC",
   popular: "total_executions DESC, created_at DESC, id DESC",
   name: "lower(name) ASC, created_at DESC, id DESC",
-} as const;
-export type WorkflowSort = keyof typeof SORTS;
-export const isWorkflowSort = (s: string): s is WorkflowSort => Object.hasOwn(SORTS, s);
-
-export interface NewWorkflow {
-  ownerId: string;
-  organizationId: string | null;
-  name: string;
-  description: string;
-  steps: StepDef[];
-  inputSchema: JsonObject | null;
-  visibility: Visibility;
-  tags: string[];
-}
-
-export interface WorkflowPatch {
-  name?: string;
-  description?: string;
-  steps?: StepDef[];
-  /** null removes the schema. */
-  inputSchema?: JsonObject | null;
-  visibility?: Visibility;
-  tags?: string[];
-}
+};
 
 interface PendingRun {
   r: RunRow;

@@ -12,13 +12,10 @@
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import { create, fromBinary, toBinary, toJson } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { timestampNow } from "@bufbuild/protobuf/wkt";
-import { type Client, Code, ConnectError } from "@connectrpc/connect";
 import { runInScope } from "@toolport/kit/context";
-import { readError } from "@toolport/kit/errors";
 import { Subjects } from "@toolport/kit/events";
-import { fromJsonBytes, jsonBytes } from "@toolport/kit/json-bytes";
 import { mcpTextJson, selectPath } from "@toolport/kit/json-path";
 import type { Json, JsonObject } from "@toolport/kit/json-values";
 import type { Logger } from "@toolport/kit/logger";
@@ -29,22 +26,21 @@ import { Wakeup } from "@toolport/kit/wakeup";
 import { type Principal, PrincipalSchema } from "@toolport/proto/toolport/common/v1/principal_pb";
 import { WorkflowRunStatus } from "@toolport/proto/toolport/common/v1/types_pb";
 import { WorkflowEventSchema } from "@toolport/proto/toolport/events/v1/events_pb";
-import { type CallResult, ResponseMetaSchema } from "@toolport/proto/toolport/execution/v1/execution_results_pb";
-import type { ExecutionService } from "@toolport/proto/toolport/execution/v1/execution_service_pb";
-import type { RunRow, RunStatus, StepCommit, StepDef, StepRow, WorkflowRow, WorkflowStore } from "../store/workflows.js";
+import type { LiveRun, RunRow, RunStatus, StepDef, WorkflowRow } from "../domain/model.js";
+import type { ExecutionPort } from "../domain/ports.js";
+import type { StepCommit, WorkflowStore } from "../store/workflows.js";
 import { checkMapping, type Lookup, resolveMapping, TemplateError } from "./templates.js";
 
 /** What a template reads back from execution's stored result at most. */
 const STORED_READ_MAX_CHARS = 2_000_000;
-/** Failures of the call itself (not the step's outcome) that a later attempt may not meet. */
-const TRANSIENT = new Set([Code.Unavailable, Code.DeadlineExceeded, Code.Internal, Code.Unknown, Code.Aborted, Code.Canceled]);
 /** How long stop() waits for steps under way before leaving their runs to the lease. */
 const STOP_WAIT_MS = 10_000;
 
 export interface RunnerOptions {
   pool: Pool;
   store: WorkflowStore;
-  execution: Client<typeof ExecutionService>;
+  /** Each step's call (clients/execution.ts). */
+  execution: ExecutionPort;
   log: Logger;
   /** The outbox relay: told when a run's event was committed. */
   nudge: () => void;
@@ -54,17 +50,6 @@ export interface RunnerOptions {
   concurrency: number;
   /** Attempts at one step when execution cannot be reached, before the run fails. */
   maxAttempts: number;
-}
-
-/**
- * A run as this process knows it: its row and its recorded steps. `written` is the write still on its way
- * to Postgres (a synchronous run's first row, or the outcome of a step the run went on from), which the
- * next write waits for; the next step does not.
- */
-export interface LiveRun {
-  row: RunRow;
-  steps: Map<number, StepRow>;
-  written?: Promise<void>;
 }
 
 /** A write found the run leased to another process (or already past the step). */
@@ -298,96 +283,73 @@ export class WorkflowRunner {
       return { kind: "retry", why: (err as Error).message };
     }
     const last = n === row.steps.length;
-    let result: CallResult;
-    try {
-      const res = await this.o.execution.callBatch({
-        calls: [
-          {
-            toolId: def.tool_id,
-            toolInputJson: jsonBytes(input),
-            // Intermediate steps get the largest cap, so later templates see their whole result.
-            maxResponseChars: last ? row.max_response_chars : MAX_RESPONSE_CHARS,
-            confirmToken: row.confirm_token ?? undefined,
-            idempotencyKey: `${row.id}:${n}`,
-          },
-        ],
-      });
-      result = res.results[0]!;
-    } catch (err) {
-      const e = ConnectError.from(err);
-      if (TRANSIENT.has(e.code)) return { kind: "retry", why: e.rawMessage };
-      const refusedKey = e.code === Code.Unauthenticated;
+    const call = await this.o.execution.callStep({
+      toolId: def.tool_id,
+      input,
+      // Intermediate steps get the largest cap, so later templates see their whole result.
+      maxResponseChars: last ? row.max_response_chars : MAX_RESPONSE_CHARS,
+      confirmToken: row.confirm_token ?? undefined,
+      idempotencyKey: `${row.id}:${n}`,
+    });
+    if (call.kind === "unreachable") return { kind: "retry", why: call.why };
+    if (call.kind === "refused") {
       return {
         kind: "done",
         step: {
           ...base,
           status: "failed",
           tool_input: input,
-          error: refusedKey ? `the API key that started this run was refused: ${e.rawMessage}` : e.rawMessage,
+          error: call.keyRefused ? `the API key that started this run was refused: ${call.message}` : call.message,
           // The refusal's own code where execution gave one (insufficient_role for a viewer's run).
-          error_code: refusedKey ? "unauthenticated" : readError(e).reason || "refused",
+          error_code: call.reason || "refused",
           duration_ms: Date.now() - started,
         },
       };
     }
     const duration_ms = Date.now() - started;
-    const step = { ...base, tool_id: result.toolId || def.tool_id, tool_input: input, duration_ms };
-    if (result.consent) {
-      const c = result.consent;
-      const consent: JsonObject = {
-        tool_id: c.toolId,
-        tool_name: c.toolName,
-        parameters: fromJsonBytes(c.parametersJson) ?? {},
-        confirm_token: c.confirmToken,
-        expires_at: c.expiresAt ? new Date(Number(c.expiresAt.seconds) * 1000).toISOString() : null,
-      };
+    const step = { ...base, tool_id: call.toolId, tool_input: input, duration_ms };
+    if (call.kind === "consent") {
       return {
         kind: "done",
         step: { ...step, status: "awaiting_confirmation", error: null, error_code: null },
-        consent,
+        consent: call.consent,
       };
     }
-    const reason = result.errorDetail?.reason;
-    if (!result.success && !result.executionId) {
+    if (call.kind === "not_run") {
       // Refused before it ran: nothing was called or charged. A call with this key still under way
       // elsewhere, or an internal error, is tried again; any other refusal ends the run.
+      const { reason } = call;
       if (reason === "idempotency_key_in_flight" || reason === "internal_error" || reason === "catalog_unavailable")
-        return { kind: "retry", why: result.error ?? reason };
+        return { kind: "retry", why: call.error ?? reason };
       return {
         kind: "done",
-        step: { ...step, status: "failed", error: result.error ?? "refused", error_code: reason ?? "refused" },
+        step: { ...step, status: "failed", error: call.error ?? "refused", error_code: reason ?? "refused" },
       };
     }
-    if (!result.success) {
+    if (call.kind === "failed") {
       return {
         kind: "done",
         step: {
           ...step,
           status: "failed",
-          execution_id: result.executionId ?? null,
-          error: result.error ?? "the tool failed",
-          error_code: reason ?? "execution_failed",
+          execution_id: call.executionId,
+          error: call.error ?? "the tool failed",
+          error_code: call.reason ?? "execution_failed",
         },
       };
     }
-    const value = fromJsonBytes<Json>(result.resultJson) ?? null;
     const done: StepOutcome = {
       kind: "done",
       step: {
         ...step,
         status: "completed",
-        execution_id: result.executionId ?? null,
+        execution_id: call.executionId,
         error: null,
-        result: keepResult && !result.truncated ? value : undefined,
-        result_truncated: keepResult && result.truncated,
+        result: keepResult && !call.truncated ? call.value : undefined,
+        result_truncated: keepResult && call.truncated,
       },
     };
-    if (last)
-      done.final = {
-        value,
-        truncated: result.truncated,
-        responseMeta: result.responseMeta ? (toJson(ResponseMetaSchema, result.responseMeta) as JsonObject) : null,
-      };
+    if (last) done.final = { value: call.value, truncated: call.truncated, responseMeta: call.responseMeta };
     return done;
   }
 
@@ -399,17 +361,11 @@ export class WorkflowRunner {
       if (step?.status !== "completed") throw new TemplateError(`${ref.text}: step ${ref.step} has no result`);
       if (!step.result_truncated) return selectPath(step.result ?? null, ref.path);
       // Larger than a call returns: read the path from the stored result.
-      const res = await this.o.execution.getExecutionResult({
-        executionId: step.execution_id!,
-        path: ref.pathText || undefined,
-        maxChars: STORED_READ_MAX_CHARS,
-      });
-      const stored = res.result!;
-      if (stored.pathMatched === false) return { matched: false, value: null };
-      if (stored.truncated)
+      const stored = await this.o.execution.readStored(step.execution_id!, ref.pathText || undefined, STORED_READ_MAX_CHARS);
+      if (stored.kind === "unmatched") return { matched: false, value: null };
+      if (stored.kind === "too_large")
         throw new TemplateError(`${ref.text}: step ${ref.step}'s result there is over ${STORED_READ_MAX_CHARS} characters`);
-      const value = fromJsonBytes<Json>(stored.resultJson) ?? null;
-      return { matched: true, value: ref.pathText ? value : (mcpTextJson(value) ?? value) };
+      return { matched: true, value: ref.pathText ? stored.value : (mcpTextJson(stored.value) ?? stored.value) };
     };
   }
 

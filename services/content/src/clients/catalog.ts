@@ -1,10 +1,12 @@
 /**
- * How content reads the catalog's answer about a skill's service or a workflow's tool, asked with the
- * caller's principal. A refusal is an answer (not a service or tool the caller can see), never "try
+ * The catalog as content's domain asks it (CatalogPort, domain/ports.ts), over catalog's RPCs with the
+ * caller's principal: a skill's service, a workflow's tool. A refusal is an answer (not a service or tool the caller can see), never "try
  * again": only the catalog failing to answer (down, deadline, internal error) is 503 catalog_unavailable.
  */
-import { Code, ConnectError } from "@connectrpc/connect";
+import { type Client, Code, ConnectError } from "@connectrpc/connect";
 import { readError, unavailable } from "@toolport/kit/errors";
+import type { CatalogService } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
+import type { CatalogPort } from "../domain/ports.js";
 
 /** Codes by which the catalog says it could not answer, as opposed to answering no. */
 const OUTAGE = new Set([Code.Unavailable, Code.DeadlineExceeded, Code.Internal, Code.Unknown, Code.ResourceExhausted]);
@@ -36,5 +38,32 @@ export async function serviceVisible(getService: () => Promise<unknown>): Promis
   } catch (err) {
     const refusal = catalogRefusal(err, "service_id");
     return refusal.code === Code.PermissionDenied && refusal.reason === "not_service_owner";
+  }
+}
+
+/**
+ * Catalog's refusal for a tool (one the caller cannot see, or none): no tool. The catalog failing to
+ * answer is 503 catalog_unavailable.
+ */
+export function toolLookupFailed(err: unknown): null {
+  catalogRefusal(err, "the workflow's tools");
+  return null;
+}
+
+/** CatalogPort over catalog's client (called in the caller's scope, so with the caller's principal). */
+export class CatalogClient implements CatalogPort {
+  constructor(private readonly client: Client<typeof CatalogService>) {}
+
+  serviceVisible(serviceId: string): Promise<boolean> {
+    return serviceVisible(() => this.client.getService({ serviceId }));
+  }
+
+  async visibleTool(toolId: string): Promise<{ id: string; name: string } | null> {
+    try {
+      const { tool } = await this.client.getTool({ toolId });
+      return tool ? { id: tool.id, name: tool.name } : null;
+    } catch (err) {
+      return toolLookupFailed(err);
+    }
   }
 }

@@ -1,7 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { domainToConnect, invalidArgument, notFound, permissionDenied, unauthenticated, unavailable } from "@toolport/kit/errors";
 import { describe, expect, it } from "vitest";
-import { serviceVisible } from "./catalog-lookups.js";
+import { serviceVisible } from "./catalog.js";
 
 const answering = (err?: ConnectError) => () => (err ? Promise.reject(err) : Promise.resolve({}));
 
