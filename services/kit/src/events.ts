@@ -215,6 +215,75 @@ export async function ensureStream(nc: NatsConnection, limits: StreamLimits = {}
   }
 }
 
+/**
+ * One outbox row as every service writes it. The kit owns the outbox table: `outboxRow` builds a row and
+ * `outboxInsert` writes rows, and nothing else names the table's columns.
+ */
+export interface OutboxRow {
+  id: string;
+  subject: string;
+  /** The event message, protobuf-encoded. */
+  payload: Buffer;
+  requestId: string | null;
+  /** The trace the event was written in (tracing.ts outboxTraceContext), null when tracing is off. */
+  traceContext: string | null;
+}
+
+/** An event's outbox row, in the caller's scope (its request id and trace context travel with it). */
+export function outboxRow<Desc extends DescMessage>(
+  subject: string,
+  schema: Desc,
+  message: MessageShape<Desc>,
+  id: string = randomUUID(),
+): OutboxRow {
+  return {
+    id,
+    subject,
+    payload: Buffer.from(toBinary(schema, message)),
+    requestId: currentRequestId() ?? null,
+    traceContext: outboxTraceContext(),
+  };
+}
+
+/**
+ * The statement that writes `rows` to the outbox, its parameters numbered from `$first`: on its own, or as
+ * one part (a CTE) of a caller's single statement that writes its own row and its event together, so both
+ * commit at once in one round trip. The relay publishes rows in the order given. The caller wakes the
+ * relay after its commit (a NOTIFY toolport_outbox, or the relay's `nudge` in process).
+ */
+export function outboxInsert(
+  rows: OutboxRow[],
+  first = 1,
+  options: {
+    /**
+     * A condition on `o.id` (the event's id) that the caller's statement decides: only the events it holds
+     * for are written (for example only those of the rows its own UPDATE moved).
+     */
+    only?: string;
+  } = {},
+): { sql: string; values: unknown[] } {
+  const [ids, subjects, payloads, requestIds, traces] = [first, first + 1, first + 2, first + 3, first + 4];
+  return {
+    sql: `INSERT INTO outbox (id, subject, payload, request_id, trace_context)
+     SELECT o.id, o.subject, o.payload, o.request_id, o.trace_context::jsonb
+       FROM unnest($${ids}::uuid[], $${subjects}::text[], $${payloads}::bytea[], $${requestIds}::text[], $${traces}::text[])
+            WITH ORDINALITY AS o(id, subject, payload, request_id, trace_context, n)${
+              options.only
+                ? `
+      WHERE ${options.only}`
+                : ""
+            }
+      ORDER BY o.n`,
+    values: [
+      rows.map((r) => r.id),
+      rows.map((r) => r.subject),
+      rows.map((r) => r.payload),
+      rows.map((r) => r.requestId),
+      rows.map((r) => r.traceContext),
+    ],
+  };
+}
+
 /** Writes an event to the outbox inside the caller's transaction. Returns the event id. */
 export async function enqueueEvent<Desc extends DescMessage>(
   client: PoolClient,
@@ -223,13 +292,8 @@ export async function enqueueEvent<Desc extends DescMessage>(
   message: MessageShape<Desc>,
   eventId: string = randomUUID(),
 ): Promise<string> {
-  await client.query("INSERT INTO outbox (id, subject, payload, request_id, trace_context) VALUES ($1, $2, $3, $4, $5)", [
-    eventId,
-    subject,
-    Buffer.from(toBinary(schema, message)),
-    currentRequestId() ?? null,
-    outboxTraceContext(),
-  ]);
+  const insert = outboxInsert([outboxRow(subject, schema, message, eventId)]);
+  await client.query(insert.sql, insert.values);
   await client.query("SELECT pg_notify('toolport_outbox', '')");
   return eventId;
 }
@@ -246,17 +310,8 @@ export async function enqueueEvents<Desc extends DescMessage>(
   events: { eventId: string; message: MessageShape<Desc> }[],
 ): Promise<string[]> {
   if (events.length === 0) return [];
-  await client.query(
-    `INSERT INTO outbox (id, subject, payload, request_id, trace_context)
-     SELECT e.id, $3, e.payload, $4, $5 FROM unnest($1::uuid[], $2::bytea[]) WITH ORDINALITY AS e(id, payload, n) ORDER BY e.n`,
-    [
-      events.map((e) => e.eventId),
-      events.map((e) => Buffer.from(toBinary(schema, e.message))),
-      subject,
-      currentRequestId() ?? null,
-      outboxTraceContext(),
-    ],
-  );
+  const insert = outboxInsert(events.map((e) => outboxRow(subject, schema, e.message, e.eventId)));
+  await client.query(insert.sql, insert.values);
   await client.query("SELECT pg_notify('toolport_outbox', '')");
   return events.map((e) => e.eventId);
 }

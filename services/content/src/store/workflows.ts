@@ -4,6 +4,7 @@
  * and, when the run ends, the workflow's counters and the run's event in the outbox, all or nothing.
  */
 import { randomUUID } from "node:crypto";
+import { outboxInsert } from "@toolport/kit/events";
 import { GroupCommit } from "@toolport/kit/group-commit";
 import type { Json, JsonObject } from "@toolport/kit/json-values";
 import type { Pool } from "@toolport/kit/pg";
@@ -280,11 +281,26 @@ export class WorkflowStore {
       step_result: c.step.result === undefined ? null : c.step.result,
       result_truncated: c.step.result_truncated,
       event_id: c.event?.id ?? null,
-      event_subject: c.event?.subject ?? null,
-      event_payload: c.event ? Buffer.from(c.event.payload).toString("base64") : null,
-      request_id: c.event?.requestId ?? null,
-      trace_context: c.event?.traceContext ?? null,
     }));
+    // The runs' events, written only for the runs this statement moved (a run whose lease another process
+    // took meanwhile is that process's to end).
+    const outbox = outboxInsert(
+      items.flatMap(({ event }) =>
+        event
+          ? [
+              {
+                id: event.id,
+                subject: event.subject,
+                payload: Buffer.from(event.payload),
+                requestId: event.requestId,
+                traceContext: event.traceContext ? JSON.stringify(event.traceContext) : null,
+              },
+            ]
+          : [],
+      ),
+      2,
+      { only: "o.id IN (SELECT i.event_id FROM input i JOIN run ON run.id = i.run_id)" },
+    );
     const { rows } = await pool.query<{ id: string }>({
       name: "workflow_commit_steps",
       text: `WITH input AS (
@@ -292,8 +308,7 @@ export class WorkflowStore {
              run_id uuid, lease_owner text, step_number int, step_status text, run_status text, consent jsonb, result jsonb,
              truncated boolean, response_meta jsonb, error text, active_ms bigint, ended boolean, finished_at timestamptz,
              tool_id text, tool_name text, tool_input jsonb, execution_id uuid, step_error text, error_code text,
-             duration_ms bigint, step_result jsonb, result_truncated boolean, event_id uuid, event_subject text,
-             event_payload text, request_id text, trace_context jsonb)
+             duration_ms bigint, step_result jsonb, result_truncated boolean, event_id uuid)
          ), run AS (
            UPDATE workflow_runs r SET
              next_step = CASE WHEN i.step_status = 'completed' THEN i.step_number + 1 ELSE r.next_step END,
@@ -323,12 +338,10 @@ export class WorkflowStore {
                      FROM input i JOIN run ON run.id = i.run_id WHERE i.ended GROUP BY run.workflow_id) e
             WHERE w.id = e.workflow_id
          ), event AS (
-           INSERT INTO outbox (id, subject, payload, request_id, trace_context)
-           SELECT i.event_id, i.event_subject, decode(i.event_payload, 'base64'), i.request_id, i.trace_context
-             FROM input i JOIN run ON run.id = i.run_id WHERE i.event_id IS NOT NULL
+           ${outbox.sql}
          )
          SELECT id FROM run`,
-      values: [JSON.stringify(input)],
+      values: [JSON.stringify(input), ...outbox.values],
     });
     const moved = new Set(rows.map((r) => r.id));
     return items.map((c) => moved.has(c.runId));

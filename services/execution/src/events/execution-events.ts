@@ -3,11 +3,10 @@
  * execution row, with what the reliability block (catalog), key usage (identity), webhooks and spend
  * warnings (billing) need.
  */
-import { create, toBinary } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { currentRequestId } from "@toolport/kit/context";
-import { Subjects } from "@toolport/kit/events";
-import { outboxTraceContext } from "@toolport/kit/tracing";
+import { type OutboxRow, outboxRow, Subjects } from "@toolport/kit/events";
 import { ErrorClass, ExecutionStatus } from "@toolport/proto/toolport/common/v1/types_pb";
 import { ExecutionEventSchema } from "@toolport/proto/toolport/events/v1/events_pb";
 import type { ErrorClassName } from "../domain/failure.js";
@@ -20,16 +19,7 @@ const errorClasses: Record<ErrorClassName, ErrorClass> = {
   upstream: ErrorClass.UPSTREAM,
 };
 
-/** An execution's event as the outbox row kit's relay publishes (see store/executions-store.ts record). */
-export interface OutboxRow {
-  id: string;
-  subject: string;
-  payload: Buffer;
-  requestId: string | null;
-  /** The trace the execution ran in (kit tracing outboxTraceContext), null when tracing is off. */
-  traceContext: string | null;
-}
-
+/** An execution's event as the outbox row the kit's relay publishes (see store/executions-store.ts record). */
 export function executionEventRow(record: ExecutionRecord): OutboxRow {
   const eventId = record.id; // one event per execution: its id doubles as the de-duplication id
   const success = record.status === "success";
@@ -56,11 +46,5 @@ export function executionEventRow(record: ExecutionRecord): OutboxRow {
     isProbe: false,
     freeTier: record.freeTier,
   });
-  return {
-    id: eventId,
-    subject: success ? Subjects.executionCompleted : Subjects.executionFailed,
-    payload: Buffer.from(toBinary(ExecutionEventSchema, message)),
-    requestId: currentRequestId() ?? null,
-    traceContext: outboxTraceContext(),
-  };
+  return outboxRow(success ? Subjects.executionCompleted : Subjects.executionFailed, ExecutionEventSchema, message, eventId);
 }

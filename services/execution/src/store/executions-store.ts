@@ -1,4 +1,5 @@
 /** SQL of the execution service: executions, used confirm tokens, idempotency keys. */
+import { outboxInsert } from "@toolport/kit/events";
 import { GroupCommit } from "@toolport/kit/group-commit";
 import type { Json } from "@toolport/kit/json-values";
 import type { Pool } from "@toolport/kit/pg";
@@ -132,6 +133,7 @@ export class PgExecutionStore implements ExecutionStore {
   }
 
   private async recordOne({ r, idempotency, event }: PendingRecord): Promise<void> {
+    const outbox = outboxInsert([event], 24);
     await this.pool.query({
       // Named: prepared once per connection, so Postgres does not re-plan this statement on every call.
       name: "execution_record",
@@ -140,11 +142,11 @@ export class PgExecutionStore implements ExecutionStore {
            status, error, error_class, error_type, result_json, stored_meta, redaction, passthrough_reason, cost_cents, settlement,
            duration_ms, executed_at)
          VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21)
-       ), event AS (
-         INSERT INTO outbox (id, subject, payload, request_id, trace_context) VALUES ($22, $23, $24, $25, $28::jsonb)
        ), idempotency AS (
          UPDATE idempotency_keys SET state = 'done', updated_at = now()
-          WHERE $26::text IS NOT NULL AND account_id = $27 AND idempotency_key = $26::text AND execution_id = $1
+          WHERE $22::text IS NOT NULL AND account_id = $23 AND idempotency_key = $22::text AND execution_id = $1
+       ), event AS (
+         ${outbox.sql}
        )
        SELECT 1`,
       values: [
@@ -169,13 +171,9 @@ export class PgExecutionStore implements ExecutionStore {
         r.settlement,
         r.durationMs,
         r.executedAt,
-        event.id,
-        event.subject,
-        event.payload,
-        event.requestId,
         idempotency?.key ?? null,
         idempotency?.accountId ?? null,
-        event.traceContext,
+        ...outbox.values,
       ],
     });
   }
@@ -186,6 +184,7 @@ export class PgExecutionStore implements ExecutionStore {
     const done = items.filter((i) => i.idempotency !== undefined);
     const col = <V>(f: (r: ExecutionRecord) => V) => items.map(({ r }) => f(r));
     const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
+    const outbox = outboxInsert(events, 25);
     await this.pool.query({
       name: "execution_record_many",
       text: `WITH execution AS (
@@ -201,14 +200,12 @@ export class PgExecutionStore implements ExecutionStore {
              AS e(id, account_id, organization_id, key_id, tool_id, tool_name, service_id, service_name, service_type,
                status, error, error_class, error_type, result_json, stored_meta, redaction, passthrough_reason, cost_cents,
                settlement, duration_ms, executed_at)
-       ), event AS (
-         INSERT INTO outbox (id, subject, payload, request_id, trace_context)
-         SELECT id, subject, payload, request_id, trace_context::jsonb
-           FROM unnest($22::uuid[], $23::text[], $24::bytea[], $25::text[], $29::text[]) AS o(id, subject, payload, request_id, trace_context)
        ), idempotency AS (
          UPDATE idempotency_keys k SET state = 'done', updated_at = now()
-           FROM unnest($26::text[], $27::text[], $28::uuid[]) AS d(account_id, idempotency_key, execution_id)
+           FROM unnest($22::text[], $23::text[], $24::uuid[]) AS d(account_id, idempotency_key, execution_id)
           WHERE k.account_id = d.account_id AND k.idempotency_key = d.idempotency_key AND k.execution_id = d.execution_id
+       ), event AS (
+         ${outbox.sql}
        )
        SELECT 1`,
       values: [
@@ -233,14 +230,10 @@ export class PgExecutionStore implements ExecutionStore {
         col((r) => r.settlement),
         col((r) => r.durationMs),
         col((r) => r.executedAt),
-        events.map((e) => e.id),
-        events.map((e) => e.subject),
-        events.map((e) => e.payload),
-        events.map((e) => e.requestId),
         done.map((i) => i.idempotency?.accountId),
         done.map((i) => i.idempotency?.key),
         done.map((i) => i.r.id),
-        events.map((e) => e.traceContext),
+        ...outbox.values,
       ],
     });
   }
