@@ -9,9 +9,9 @@ import { Sealer } from "@toolport/kit/sealing";
 import type { ServiceContext } from "@toolport/kit/service";
 import { WebhooksService } from "@toolport/proto/toolport/webhooks/v1/webhooks_service_pb";
 import type { WebhooksConfig } from "./config.js";
-import { createWebhookHandlers } from "./handlers.js";
-import { Sender } from "./sender.js";
-import { WebhookStore } from "./store.js";
+import { Sender } from "./delivery/sender.js";
+import { createWebhookHandlers } from "./handlers/webhook-handlers.js";
+import { WebhookStore } from "./store/webhook-store.js";
 
 export interface WebhooksDeps {
   store: WebhookStore;
