@@ -57,7 +57,8 @@ export function requirePrincipal(
   return principal;
 }
 
-function serverInterceptor(role: string, log: Logger): Interceptor {
+/** The server side of every RPC: request id and caller from the metadata, a span, metrics, logging, domain errors as ConnectErrors. */
+export function serverInterceptor(role: string, log: Logger): Interceptor {
   return (next) => async (req) => {
     const requestId = acceptRequestId(req.header.get(REQUEST_ID_HEADER));
     const rawPrincipal = req.header.get(PRINCIPAL_HEADER);

@@ -1,0 +1,49 @@
+/**
+ * A service's handlers called through connect's in-memory router transport: no network, but the real
+ * serialization and the kit's server interceptor (caller from the principal metadata, domain errors as
+ * ConnectErrors with their ErrorDetail), as the gateway's calls reach them.
+ */
+import type { DescService } from "@bufbuild/protobuf";
+import { type Client, ConnectError, createClient, createRouterTransport, type ServiceImpl } from "@connectrpc/connect";
+import { createLogger } from "@toolport/kit/logger";
+import { principalHeader, serverInterceptor } from "@toolport/kit/rpc";
+import { ErrorDetailSchema } from "@toolport/proto/toolport/common/v1/errors_pb";
+import type { Principal } from "@toolport/proto/toolport/common/v1/principal_pb";
+
+/** A client of `impl` for each caller: `as(principal)` sends the principal as the gateway does; `anonymous` sends none. */
+export function inMemoryService<S extends DescService>(
+  service: S,
+  impl: ServiceImpl<S>,
+  role = "test",
+): { as(principal: Principal): Client<S>; anonymous: Client<S> } {
+  const log = createLogger(role, process.env.TEST_LOG ?? "silent");
+  const client = (principal?: Principal) =>
+    createClient(
+      service,
+      createRouterTransport((router) => router.service(service, impl), {
+        router: { interceptors: [serverInterceptor(role, log)] },
+        transport: {
+          interceptors: principal
+            ? [
+                (next) => (req) => {
+                  for (const [name, value] of Object.entries(principalHeader(principal))) req.header.set(name, value);
+                  return next(req);
+                },
+              ]
+            : [],
+        },
+      }),
+    );
+  return { as: client, anonymous: client() };
+}
+
+/** The code and reason (ErrorDetail) an RPC failed with; throws when it did not fail. */
+export async function refusal(call: Promise<unknown>): Promise<{ code: number; reason: string | undefined; message: string }> {
+  try {
+    await call;
+  } catch (err) {
+    const e = ConnectError.from(err);
+    return { code: e.code, reason: e.findDetails(ErrorDetailSchema)[0]?.reason, message: e.rawMessage };
+  }
+  throw new Error("the call succeeded; a refusal was expected");
+}
