@@ -3,7 +3,7 @@
  * circuit, as domain/delivery-policy.ts decided them. A record applies only to the series it was made in
  * (a redelivery meanwhile started another), and lets go of the claim.
  */
-import { type Pool, type PoolClient, withTransaction } from "@toolport/kit/pg";
+import type { Pool } from "@toolport/kit/pg";
 import { type AttemptDecision, type CircuitState, circuitChanged } from "../domain/delivery-policy.js";
 import type { AttemptRecord } from "../domain/model.js";
 
@@ -54,51 +54,64 @@ export async function recordSuccess(pool: Pool, attempt: RecordedAttempt): Promi
 }
 
 /**
- * A failed attempt, in one transaction: the delivery as decided, then the webhook's circuit as `circuit`
- * decides from its state (read under a row lock, so attempts failing at once each see the one before)
- * at the database's clock. `paused` when this record paused the webhook.
+ * A failed attempt: the delivery as decided, in one statement that also reads the webhook's circuit at the
+ * database's clock; then, only when `circuit` changes it (the first failure starts the clock, a failure
+ * after circuitMs pauses the webhook), the new circuit, written only over the state it was decided from
+ * (the row's version), and decided again from a fresh read when another attempt or the owner changed the
+ * webhook meanwhile. `paused` when this record paused the webhook.
  */
 export async function recordFailure(
   pool: Pool,
   attempt: RecordedAttempt,
   circuit: (state: CircuitState, now: Date) => CircuitState,
 ): Promise<{ result: RecordResult; paused: boolean }> {
-  return withTransaction(pool, async (client) => {
-    const { rows } = await client.query<NonNullable<RecordResult>>({
-      name: "webhooks_record_failure",
-      text: RECORD,
-      values: recordValues(attempt),
-    });
-    const result = rows[0] ?? null;
-    if (!result) return { result, paused: false };
-    return { result, paused: await updateCircuit(client, result.webhook_id, circuit) };
-  });
-}
-
-async function updateCircuit(
-  client: PoolClient,
-  webhookId: string,
-  circuit: (state: CircuitState, now: Date) => CircuitState,
-): Promise<boolean> {
-  const { rows } = await client.query<{
-    is_active: boolean;
-    failing_since: Date | null;
-    disabled_reason: string | null;
-    now: Date;
-  }>({
-    name: "webhooks_circuit_state",
-    text: "SELECT is_active, failing_since, disabled_reason, now() AS now FROM webhooks WHERE id = $1 FOR UPDATE",
-    values: [webhookId],
+  const { rows } = await pool.query<NonNullable<RecordResult> & CircuitRow>({
+    name: "webhooks_record_failure",
+    text: `WITH d AS (${RECORD})
+           SELECT d.webhook_id, d.status, d.next_attempt_at, ${CIRCUIT_COLUMNS}
+             FROM d JOIN webhooks w ON w.id = d.webhook_id`,
+    values: recordValues(attempt),
   });
   const row = rows[0];
-  if (!row) return false;
-  const before: CircuitState = { isActive: row.is_active, failingSince: row.failing_since, disabledReason: row.disabled_reason };
-  const after = circuit(before, row.now);
-  if (!circuitChanged(before, after)) return false;
-  await client.query({
-    name: "webhooks_circuit_write",
-    text: "UPDATE webhooks SET is_active = $2, failing_since = $3, disabled_reason = $4 WHERE id = $1",
-    values: [webhookId, after.isActive, after.failingSince, after.disabledReason],
-  });
-  return before.isActive && !after.isActive;
+  if (!row) return { result: null, paused: false };
+  const result = { webhook_id: row.webhook_id, status: row.status, next_attempt_at: row.next_attempt_at };
+  let seen: CircuitRow | undefined = row;
+  for (let tries = 0; seen && tries < CIRCUIT_WRITE_TRIES; tries++) {
+    const before = circuitState(seen);
+    const after = circuit(before, seen.now);
+    if (!circuitChanged(before, after)) return { result, paused: false };
+    const written = await pool.query({
+      name: "webhooks_circuit_write",
+      text: "UPDATE webhooks w SET is_active = $3, failing_since = $4, disabled_reason = $5 WHERE w.id = $1 AND w.xmin::text = $2",
+      values: [result.webhook_id, seen.version, after.isActive, after.failingSince, after.disabledReason],
+    });
+    if (written.rowCount === 1) return { result, paused: before.isActive && !after.isActive };
+    const again = await pool.query<CircuitRow>({
+      name: "webhooks_circuit_read",
+      text: `SELECT ${CIRCUIT_COLUMNS} FROM webhooks w WHERE w.id = $1`,
+      values: [result.webhook_id],
+    });
+    seen = again.rows[0];
+  }
+  return { result, paused: false };
 }
+
+/** How often a circuit write is decided again after the webhook changed under it, at most (attempts in flight per webhook are few). */
+const CIRCUIT_WRITE_TRIES = 20;
+
+/** The circuit as a statement reads it: its state, the row's version (xmin, for the conditional write) and the database's clock. */
+const CIRCUIT_COLUMNS = "w.is_active, w.failing_since, w.disabled_reason, w.xmin::text AS version, now() AS now";
+
+interface CircuitRow {
+  is_active: boolean;
+  failing_since: Date | null;
+  disabled_reason: string | null;
+  version: string;
+  now: Date;
+}
+
+const circuitState = (row: CircuitRow): CircuitState => ({
+  isActive: row.is_active,
+  failingSince: row.failing_since,
+  disabledReason: row.disabled_reason,
+});
