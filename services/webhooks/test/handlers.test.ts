@@ -28,7 +28,7 @@ import { inMemoryService, refusal } from "../../../test/harness/in-memory-rpc.js
 import { until } from "../../../test/harness/wait.js";
 import { Sender } from "../src/delivery/sender.js";
 import { pausedReason, RETRY_DELAYS_S, RETRY_JITTER } from "../src/domain/delivery-policy.js";
-import { executionOutgoing } from "../src/domain/events.js";
+import { executionOutgoing } from "../src/events/outgoing.js";
 import { createWebhookHandlers } from "../src/handlers/webhook-handlers.js";
 import { claimDue, handBack } from "../src/store/claim.js";
 import { insertFanOut } from "../src/store/fan-out.js";

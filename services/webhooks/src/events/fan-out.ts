@@ -15,8 +15,9 @@ import {
   WorkflowEventSchema,
 } from "@toolport/proto/toolport/events/v1/events_pb";
 import type { NatsConnection } from "nats";
-import { executionOutgoing, type Outgoing, spendOutgoing, workflowOutgoing } from "../domain/events.js";
+import type { Outgoing } from "../domain/events.js";
 import { type FanOutEvent, insertFanOut } from "../store/fan-out.js";
+import { executionOutgoing, spendOutgoing, workflowOutgoing } from "./outgoing.js";
 
 function fanOut<Desc extends DescMessage>(
   options: { nc: NatsConnection; pool: Pool; log: Logger },
