@@ -9,9 +9,8 @@ import {
 } from "@toolport/proto/toolport/webhooks/v1/webhooks_resources_pb";
 import type { AttemptRecord, DeliveryRecord, WebhookRecord } from "../domain/model.js";
 
-const ts = (d: Date | null | undefined): Timestamp | undefined => (d ? timestampFromDate(d) : undefined);
-
-export { ts as timestamp };
+/** A date as a Timestamp; absent stays absent. */
+export const timestamp = (d: Date | null | undefined): Timestamp | undefined => (d ? timestampFromDate(d) : undefined);
 
 export function webhookMessage(w: WebhookRecord): MessageInitShape<typeof WebhookSchema> {
   return {
@@ -20,8 +19,8 @@ export function webhookMessage(w: WebhookRecord): MessageInitShape<typeof Webhoo
     events: w.events,
     isActive: w.is_active,
     description: w.description,
-    createdAt: ts(w.created_at),
-    updatedAt: ts(w.updated_at),
+    createdAt: timestamp(w.created_at),
+    updatedAt: timestamp(w.updated_at),
     disabledReason: w.disabled_reason ?? undefined,
   };
 }
@@ -32,7 +31,7 @@ function attemptMessage(a: AttemptRecord): MessageInitShape<typeof DeliveryAttem
   return {
     attempt: a.attempt,
     series: a.series,
-    attemptedAt: ts(new Date(a.at)),
+    attemptedAt: timestamp(new Date(a.at)),
     responseStatus: a.status ?? undefined,
     responseBody: a.body ?? undefined,
     error: a.error ?? undefined,
@@ -50,8 +49,8 @@ export function deliveryMessage(d: DeliveryRecord): MessageInitShape<typeof Deli
     attempts: d.attempts,
     attemptHistory: d.attempt_history.map(attemptMessage),
     lastResponseStatus: d.last_response_status ?? undefined,
-    createdAt: ts(d.created_at),
-    nextAttemptAt: ts(d.next_attempt_at),
-    deliveredAt: ts(d.delivered_at),
+    createdAt: timestamp(d.created_at),
+    nextAttemptAt: timestamp(d.next_attempt_at),
+    deliveredAt: timestamp(d.delivered_at),
   };
 }
