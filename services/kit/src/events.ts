@@ -610,6 +610,13 @@ export interface EventContext {
   subject: string;
 }
 
+/** An event new to a consumer's inbox, as `applyBatch` receives it. */
+export interface FreshEvent<Desc extends DescMessage> {
+  event: MessageShape<Desc>;
+  eventId: string;
+  subject: string;
+}
+
 export interface ConsumerOptions<Desc extends DescMessage> {
   nc: NatsConnection;
   pool: Pool;
@@ -622,8 +629,18 @@ export interface ConsumerOptions<Desc extends DescMessage> {
    */
   subject: string;
   schema: Desc;
-  /** The effect of one event, in the transaction that holds its inbox row. Optional with applyStatement. */
+  /** The effect of one event, in the transaction that holds its inbox row. Optional with applyStatement or applyBatch. */
   handle?: (event: MessageShape<Desc>, ctx: EventContext) => Promise<void>;
+  /**
+   * The effect of several events at once, written with `client` in the transaction that holds their inbox
+   * rows: `fresh` are the events new to the inbox (a redelivered event is not among them), in the order
+   * received. A batch of first deliveries costs one call: BEGIN, the inbox insert, the consumer's own
+   * statements and COMMIT (applyStatement does the same in one statement: less time per lone event, but
+   * its effect is an SQL fragment). A redelivery, and the one-by-one replay of a batch that failed, call
+   * it with one event.
+   * The transaction may hold other consumers' work of the same batch: no transaction-wide state here.
+   */
+  applyBatch?: (client: PoolClient, fresh: FreshEvent<Desc>[]) => Promise<void>;
   /**
    * For a consumer whose effect is rows it inserts: the effect as ONE statement that also writes the
    * inbox rows, so a batch, or a lone event, costs one round trip and no explicit transaction (a single
@@ -633,6 +650,7 @@ export interface ConsumerOptions<Desc extends DescMessage> {
    * Redeliveries and the one-by-one replay of a batch that failed (a poison event fails its batch, and
    * the replay terminates just that one) run the same statement for the one event, unless `handle` is
    * given too, in which case they run `handle`, which must then have exactly the same effect.
+   * A consumer whose effect reads better as a typed store function gives `applyBatch` instead.
    */
   applyStatement?: {
     sql: string;
@@ -648,7 +666,8 @@ export interface RunningConsumer {
 
 export async function startConsumer<Desc extends DescMessage>(options: ConsumerOptions<Desc>): Promise<RunningConsumer> {
   const { nc, subject, log } = options;
-  if (!options.handle && !options.applyStatement) throw new Error(`consumer ${options.durable}: give handle or applyStatement`);
+  if (!options.handle && !options.applyStatement && !options.applyBatch)
+    throw new Error(`consumer ${options.durable}: give handle, applyBatch or applyStatement`);
   const { durable } = options;
   const maxDeliver = options.maxDeliver ?? 8;
   const jsm = await nc.jetstreamManager();
@@ -785,6 +804,8 @@ async function applyBatch<Desc extends DescMessage>(options: ConsumerOptions<Des
   }
   if (options.applyStatement) {
     if (together.length > 0 && !(await applyInStatement(options, together))) alone.push(...together.map((d) => d.msg));
+  } else if (options.applyBatch) {
+    if (together.length > 0 && !(await applyTogether(options, together))) alone.push(...together.map((d) => d.msg));
   } else if (together.length === 1) alone.unshift(together[0]!.msg);
   else if (together.length > 1 && !(await applyTogether(options, together))) alone.push(...together.map((d) => d.msg));
   for (const msg of alone) {
@@ -859,10 +880,14 @@ async function applyTogether<Desc extends DescMessage>(options: ConsumerOptions<
     // Already applied (a redelivery after a crash, a republished row), or twice in this batch:
     // its inbox row was not inserted now, so its effect is not applied again.
     const fresh = new Set(rows.map((r) => r.event_id));
-    for (const d of batch) {
-      if (!fresh.delete(d.eventId)) continue;
-      const ctx: EventContext = { client, eventId: d.eventId, subject: subjectOf(d.msg) };
-      await runInScope({ requestId: d.requestId }, () => consumed(durable, d.msg, () => applyOne(options, d.event, ctx)));
+    const freshOnes = batch.filter((d) => fresh.delete(d.eventId));
+    if (options.applyBatch) {
+      if (freshOnes.length > 0) await applyAllAtOnce(options, client, freshOnes);
+    } else {
+      for (const d of freshOnes) {
+        const ctx: EventContext = { client, eventId: d.eventId, subject: subjectOf(d.msg) };
+        await runInScope({ requestId: d.requestId }, () => consumed(durable, d.msg, () => applyOne(options, d.event, ctx)));
+      }
     }
     await client.query("COMMIT");
   } catch (err) {
@@ -881,12 +906,36 @@ async function applyTogether<Desc extends DescMessage>(options: ConsumerOptions<
   return true;
 }
 
+/** The batch's fresh events in one applyBatch call; each that came in a trace gets its consumer span around it. */
+async function applyAllAtOnce<Desc extends DescMessage>(
+  options: ConsumerOptions<Desc>,
+  client: PoolClient,
+  fresh: Decoded<Desc>[],
+) {
+  const apply = options.applyBatch as NonNullable<ConsumerOptions<Desc>["applyBatch"]>;
+  const spans = fresh.flatMap((d) => {
+    const parent = publishedIn(d.msg);
+    return parent ? [beginSpan(`${subjectOf(d.msg)} process`, { ...consumerSpan(options.durable, d.msg), parent })] : [];
+  });
+  try {
+    await apply(
+      client,
+      fresh.map((d) => ({ event: d.event, eventId: d.eventId, subject: subjectOf(d.msg) })),
+    );
+  } catch (err) {
+    for (const span of spans) span.end(err);
+    throw err;
+  }
+  for (const span of spans) span.end();
+}
+
 /**
  * One event's effect inside the transaction that holds its (new) inbox row: `handle`, or else the
- * consumer's applyStatement for just this event, with `fresh` being that one event.
+ * consumer's applyBatch with just this event, or its applyStatement with `fresh` being that one event.
  */
 async function applyOne<Desc extends DescMessage>(options: ConsumerOptions<Desc>, event: MessageShape<Desc>, ctx: EventContext) {
   if (options.handle) return options.handle(event, ctx);
+  if (options.applyBatch) return options.applyBatch(ctx.client, [{ event, eventId: ctx.eventId, subject: ctx.subject }]);
   const statement = options.applyStatement as NonNullable<ConsumerOptions<Desc>["applyStatement"]>;
   const row = statement.row(event, ctx.eventId);
   if (!row) return;

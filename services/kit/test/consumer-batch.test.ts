@@ -21,6 +21,7 @@ import {
   connectNats,
   enqueueEvent,
   ensureStream,
+  type FreshEvent,
   natsNames,
   OutboxRelay,
   PoisonMessageError,
@@ -29,7 +30,7 @@ import {
 } from "../src/events.js";
 import { createLogger } from "../src/logger.js";
 import { consumerRedeliveries } from "../src/metrics.js";
-import { kitMigrationsDir, migrate, withTransaction } from "../src/pg.js";
+import { kitMigrationsDir, migrate, type PoolClient, withTransaction } from "../src/pg.js";
 
 const log = createLogger("consumer-batch-test", process.env.TEST_LOG ?? "silent");
 const quiet = { info() {}, warn() {}, error() {} };
@@ -325,6 +326,69 @@ describe("batched consumers and pipelined relay", () => {
       expect(new Set(rows.map((r) => r.event_id))).toEqual(new Set(ids.filter((_, i) => i !== 25)));
       const dead = await db.pool.query("SELECT event_id FROM dead_letters WHERE consumer = $1", [durable]);
       expect(dead.rows.map((r) => r.event_id)).toEqual([ids[25]]);
+    } finally {
+      await consumer.stop();
+    }
+  });
+
+  it("gives applyBatch a batch's fresh events in one call, in the transaction of their inbox rows; a poison event fails only itself", async () => {
+    const subject = "toolport.test.batch.apply-batch";
+    const durable = "batch-apply-batch";
+    const js = nc.jetstream();
+    const ids = Array.from({ length: 300 }, () => randomUUID());
+    const toolOf = (i: number) => (i === 140 ? "poison" : `tool-${i}`);
+    await Promise.all(ids.map((id, i) => js.publish(subject, payload(toolOf(i)), { msgID: id })));
+    const calls: { size: number; subjects: Set<string>; tools: string[] }[] = [];
+    const record = async (client: PoolClient, fresh: FreshEvent<typeof CatalogToolChangedSchema>[]) => {
+      calls.push({ size: fresh.length, subjects: new Set(fresh.map((f) => f.subject)), tools: fresh.map((f) => f.event.toolId) });
+      if (fresh.some((f) => f.event.toolId === "poison")) throw new PoisonMessageError("a poison event in the batch");
+      // The inbox rows of these events are already in this transaction.
+      const { rows } = await client.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM inbox WHERE consumer = $1 AND event_id = ANY($2::text[]) AND xmin::text = (txid_current() % 4294967296)::text",
+        [durable, fresh.map((f) => f.eventId)],
+      );
+      expect(rows[0]?.n).toBe(fresh.length);
+      await client.query(
+        `INSERT INTO effects (consumer, event_id, tool_id, txid)
+         SELECT $1, e.event_id, e.tool_id, txid_current() FROM unnest($2::text[], $3::text[]) AS e(event_id, tool_id)`,
+        [durable, fresh.map((f) => f.eventId), fresh.map((f) => f.event.toolId)],
+      );
+    };
+    const options = { nc, pool: db.pool, log, durable, subject, schema: CatalogToolChangedSchema, maxDeliver: 2 };
+    let consumer = await startConsumer({ ...options, applyBatch: record });
+    try {
+      await settled(durable, 300);
+      let rows = await effects(durable);
+      expect(rows).toHaveLength(299);
+      expect(rows.every((r) => r.n === 1)).toBe(true);
+      expect(new Set(rows.map((r) => r.event_id))).toEqual(new Set(ids.filter((_, i) => i !== 140)));
+      expect(calls.every((c) => c.subjects.size === 1 && c.subjects.has(subject))).toBe(true);
+      // Together, not one by one: far fewer calls (and transactions) than events, but for the replay of
+      // the batch that held the poison event.
+      const together = calls.filter((c) => c.size > 1);
+      expect(together.length).toBeGreaterThan(0);
+      expect(calls.length).toBeLessThan(300 - 150);
+      expect(new Set(rows.map((r) => r.txid)).size).toBeLessThan(150);
+      const dead = await db.pool.query("SELECT event_id FROM dead_letters WHERE consumer = $1", [durable]);
+      expect(dead.rows.map((r) => r.event_id)).toEqual([ids[140]]);
+
+      // A lone event is one call with one event.
+      const lone = randomUUID();
+      await js.publish(subject, payload("lone"), { msgID: lone });
+      await settled(durable, 301);
+      expect(calls.at(-1)?.size).toBe(1);
+      await consumer.stop();
+
+      // Replay the whole stream from the start: every event but the poison one is in the inbox already, so
+      // no call is given any of them again.
+      const before = calls.length;
+      await (await nc.jetstreamManager()).consumers.delete(natsNames().stream, durable);
+      consumer = await startConsumer({ ...options, applyBatch: record });
+      await settled(durable, 301);
+      rows = await effects(durable);
+      expect(rows).toHaveLength(300);
+      expect(rows.every((r) => r.n === 1)).toBe(true);
+      expect(calls.slice(before).every((c) => c.tools.length === 1 && c.tools[0] === "poison")).toBe(true);
     } finally {
       await consumer.stop();
     }

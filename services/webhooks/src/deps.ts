@@ -9,8 +9,8 @@ import type { Pool } from "@toolport/kit/pg";
 import { Sealer } from "@toolport/kit/sealing";
 import type { ServiceContext } from "@toolport/kit/service";
 import type { WebhooksConfig } from "./config.js";
-import { Sender } from "./sender.js";
-import { WebhookStore } from "./store.js";
+import { Sender } from "./delivery/sender.js";
+import { WebhookStore } from "./store/webhook-store.js";
 
 export interface WebhooksDeps {
   config: WebhooksConfig;

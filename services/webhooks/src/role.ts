@@ -4,8 +4,8 @@ import { reportWebhookBacklog } from "@toolport/kit/metrics";
 import { type ServiceDefinition, serviceRole } from "@toolport/kit/service";
 import { WebhooksService } from "@toolport/proto/toolport/webhooks/v1/webhooks_service_pb";
 import { webhooksEnv } from "./config.js";
-import { startFanOut } from "./consumers.js";
 import { createDeps, type WebhooksDeps } from "./deps.js";
+import { startFanOut } from "./events/fan-out.js";
 import { routes } from "./routes.js";
 
 const PRUNE_EVERY_MS = 60 * 60_000;

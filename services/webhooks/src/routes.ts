@@ -2,7 +2,7 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import { WebhooksService } from "@toolport/proto/toolport/webhooks/v1/webhooks_service_pb";
 import type { WebhooksDeps } from "./deps.js";
-import { createWebhookHandlers } from "./handlers.js";
+import { createWebhookHandlers } from "./handlers/webhook-handlers.js";
 
 export function routes(router: ConnectRouter, deps: WebhooksDeps): void {
   router.service(WebhooksService, createWebhookHandlers(deps));

@@ -9,7 +9,7 @@ import { metrics, reportWebhookBacklog } from "@toolport/kit/metrics";
 import { kitMigrationsDir, migrate } from "@toolport/kit/pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TestDatabase, testDatabase } from "../../../test/harness/db.js";
-import { WebhookStore } from "../src/store.js";
+import { WebhookStore } from "../src/store/webhook-store.js";
 
 describe("the webhook backlog metrics", () => {
   let db: TestDatabase;

@@ -1,9 +1,9 @@
 /**
  * Events in, deliveries out: three durable JetStream consumers (tool executions, workflow runs, spend
  * warnings) turn each new event into one delivery row per active webhook of its owner that subscribes
- * to it, in the same statement as the consumer's inbox row (store.ts FAN_OUT_SQL), so an event is
- * fanned out exactly once however often NATS redelivers it. A paused webhook gets no row: events that
- * happen while it is paused are not kept for later.
+ * to it (store/fan-out.ts), in the transaction that holds the consumer's inbox rows, so an event is
+ * fanned out exactly once however often NATS redelivers it. Events that piled up are fanned out together,
+ * in one statement. A paused webhook gets no row: events that happen while it is paused are not kept for later.
  */
 import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
 import { type RunningConsumer, startConsumer } from "@toolport/kit/events";
@@ -15,8 +15,9 @@ import {
   WorkflowEventSchema,
 } from "@toolport/proto/toolport/events/v1/events_pb";
 import type { NatsConnection } from "nats";
-import { executionOutgoing, type Outgoing, spendOutgoing, workflowOutgoing } from "./domain/events.js";
-import { FAN_OUT_SQL } from "./store.js";
+import type { Outgoing } from "../domain/events.js";
+import { type FanOutEvent, insertFanOut } from "../store/fan-out.js";
+import { executionOutgoing, spendOutgoing, workflowOutgoing } from "./outgoing.js";
 
 function fanOut<Desc extends DescMessage>(
   options: { nc: NatsConnection; pool: Pool; log: Logger },
@@ -30,12 +31,12 @@ function fanOut<Desc extends DescMessage>(
     durable,
     subject,
     schema,
-    applyStatement: {
-      sql: FAN_OUT_SQL,
-      row(event, eventId) {
+    async applyBatch(client, fresh) {
+      const events = fresh.flatMap(({ event, eventId }): FanOutEvent[] => {
         const out = outgoing(event);
-        return out && { event_id: eventId, owner_id: out.ownerId, event: out.event, body: out.body };
-      },
+        return out ? [{ ...out, eventId }] : [];
+      });
+      await insertFanOut(client, events);
     },
   });
 }

@@ -1,55 +1,19 @@
 /**
- * The webhooks database: the registry (secrets sealed, bound to their webhook's id) and the delivery
- * records the history shows. The sender's own statements (claiming and recording attempts) are in
- * sender.ts.
+ * The registry and the delivery history, as the handlers use them (domain/ports.ts): webhooks (secrets
+ * sealed, bound to their webhook's id), a page of deliveries, a redelivery, the test delivery, and the
+ * backlog and retention the role runs. The sender's statements are in claim.ts and record-attempt.ts,
+ * the consumers' in fan-out.ts.
  */
 import { randomUUID } from "node:crypto";
 import { type Pool, withTransaction } from "@toolport/kit/pg";
-
-export interface WebhookRow {
-  id: string;
-  owner_id: string;
-  url: string;
-  events: string[];
-  is_active: boolean;
-  description: string;
-  disabled_reason: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-export interface AttemptRecord {
-  series: number;
-  attempt: number;
-  at: string;
-  status: number | null;
-  error: string | null;
-  duration_ms: number;
-  body: string | null;
-}
-
-export interface DeliveryRow {
-  id: string;
-  webhook_id: string;
-  event: string;
-  event_id: string;
-  status: "pending" | "succeeded" | "failed";
-  series: number;
-  attempts: number;
-  attempt_history: AttemptRecord[];
-  last_response_status: number | null;
-  next_attempt_at: Date | null;
-  created_at: Date;
-  delivered_at: Date | null;
-}
+import type { DeliveryRecord, WebhookPatch, WebhookRecord } from "../domain/model.js";
+import type { DeliveryHistory, WebhookRegistry } from "../domain/ports.js";
 
 const WEBHOOK_COLUMNS = "id, owner_id, url, events, is_active, description, disabled_reason, created_at, updated_at";
 const DELIVERY_COLUMNS = `id, webhook_id, event, event_id, status, series, attempts, attempt_history, last_response_status,
   next_attempt_at, created_at, delivered_at`;
 
-export type WebhookPatch = Partial<Pick<WebhookRow, "url" | "events" | "is_active" | "description">>;
-
-export class WebhookStore {
+export class WebhookStore implements WebhookRegistry, DeliveryHistory {
   constructor(private readonly pool: Pool) {}
 
   /** Registers a webhook unless its owner already has `max`; null when at the limit. */
@@ -57,7 +21,7 @@ export class WebhookStore {
     input: { ownerId: string; url: string; events: string[]; description: string },
     seal: (id: string) => Buffer,
     max: number,
-  ): Promise<WebhookRow | null> {
+  ): Promise<WebhookRecord | null> {
     return withTransaction(this.pool, async (client) => {
       // One owner's creations one at a time, so two at once cannot both pass the count.
       await client.query("SELECT pg_advisory_xact_lock(hashtext('webhooks:' || $1))", [input.ownerId]);
@@ -66,7 +30,7 @@ export class WebhookStore {
       ]);
       if (count[0]!.n >= max) return null;
       const id = randomUUID();
-      const { rows } = await client.query<WebhookRow>(
+      const { rows } = await client.query<WebhookRecord>(
         `INSERT INTO webhooks (id, owner_id, url, events, description, secret) VALUES ($1, $2, $3, $4, $5, $6)
          RETURNING ${WEBHOOK_COLUMNS}`,
         [id, input.ownerId, input.url, input.events, input.description, seal(id)],
@@ -75,16 +39,16 @@ export class WebhookStore {
     });
   }
 
-  async list(ownerId: string): Promise<WebhookRow[]> {
-    const { rows } = await this.pool.query<WebhookRow>(
+  async list(ownerId: string): Promise<WebhookRecord[]> {
+    const { rows } = await this.pool.query<WebhookRecord>(
       `SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE owner_id = $1 ORDER BY created_at DESC, id DESC`,
       [ownerId],
     );
     return rows;
   }
 
-  async get(ownerId: string, id: string): Promise<WebhookRow | null> {
-    const { rows } = await this.pool.query<WebhookRow>(
+  async get(ownerId: string, id: string): Promise<WebhookRecord | null> {
+    const { rows } = await this.pool.query<WebhookRecord>(
       `SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE id = $1 AND owner_id = $2`,
       [id, ownerId],
     );
@@ -92,7 +56,7 @@ export class WebhookStore {
   }
 
   /** Only the given fields change; resuming clears the circuit's reason and its failure clock. */
-  async update(ownerId: string, id: string, patch: WebhookPatch): Promise<WebhookRow | null> {
+  async update(ownerId: string, id: string, patch: WebhookPatch): Promise<WebhookRecord | null> {
     const sets: string[] = ["updated_at = now()"];
     const values: unknown[] = [id, ownerId];
     const set = (column: string, value: unknown) => {
@@ -106,7 +70,7 @@ export class WebhookStore {
       set("is_active", patch.is_active);
       if (patch.is_active) sets.push("disabled_reason = NULL", "failing_since = NULL");
     }
-    const { rows } = await this.pool.query<WebhookRow>(
+    const { rows } = await this.pool.query<WebhookRecord>(
       `UPDATE webhooks SET ${sets.join(", ")} WHERE id = $1 AND owner_id = $2 RETURNING ${WEBHOOK_COLUMNS}`,
       values,
     );
@@ -124,8 +88,8 @@ export class WebhookStore {
     id: string,
     sealed: Buffer,
     overlapHours: number,
-  ): Promise<{ webhook: WebhookRow; previousExpiresAt: Date } | null> {
-    const { rows } = await this.pool.query<WebhookRow & { previous_secret_expires_at: Date }>(
+  ): Promise<{ webhook: WebhookRecord; previousExpiresAt: Date } | null> {
+    const { rows } = await this.pool.query<WebhookRecord & { previous_secret_expires_at: Date }>(
       `UPDATE webhooks SET previous_secret = secret, secret = $3,
               previous_secret_expires_at = now() + make_interval(hours => $4), updated_at = now()
         WHERE id = $1 AND owner_id = $2 RETURNING ${WEBHOOK_COLUMNS}, previous_secret_expires_at`,
@@ -139,7 +103,7 @@ export class WebhookStore {
   async deliveries(
     webhookId: string,
     options: { status?: string; limit: number; after?: { createdAt: Date; id: string } },
-  ): Promise<{ rows: DeliveryRow[]; more: boolean }> {
+  ): Promise<{ rows: DeliveryRecord[]; more: boolean }> {
     const values: unknown[] = [webhookId, options.limit + 1];
     const where = ["webhook_id = $1"];
     if (options.status) {
@@ -150,7 +114,7 @@ export class WebhookStore {
       values.push(options.after.createdAt, options.after.id);
       where.push(`(created_at, id) < ($${values.length - 1}, $${values.length}::uuid)`);
     }
-    const { rows } = await this.pool.query<DeliveryRow>(
+    const { rows } = await this.pool.query<DeliveryRecord>(
       `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT $2`,
       values,
     );
@@ -174,8 +138,8 @@ export class WebhookStore {
    * A new series of attempts for a delivery that is not pending (same id, its history kept). Null when
    * there is no such delivery of this webhook; "pending" when one is still being attempted.
    */
-  async redeliver(webhookId: string, deliveryId: string): Promise<DeliveryRow | "pending" | null> {
-    const { rows } = await this.pool.query<DeliveryRow>(
+  async redeliver(webhookId: string, deliveryId: string): Promise<DeliveryRecord | "pending" | null> {
+    const { rows } = await this.pool.query<DeliveryRecord>(
       `UPDATE deliveries SET series = series + 1, attempts = 0, status = 'pending', next_attempt_at = now(),
               delivered_at = NULL, locked_until = NULL
         WHERE id = $1 AND webhook_id = $2 AND status <> 'pending' RETURNING ${DELIVERY_COLUMNS}`,
@@ -190,8 +154,8 @@ export class WebhookStore {
   }
 
   /** A delivery for this webhook alone (the test event). */
-  async addDelivery(webhookId: string, event: string, body: string): Promise<DeliveryRow> {
-    const { rows } = await this.pool.query<DeliveryRow>(
+  async addDelivery(webhookId: string, event: string, body: string): Promise<DeliveryRecord> {
+    const { rows } = await this.pool.query<DeliveryRecord>(
       `INSERT INTO deliveries (id, webhook_id, event, event_id, body, next_attempt_at)
        VALUES ($1, $2, $3, $4, $5, now()) RETURNING ${DELIVERY_COLUMNS}`,
       [randomUUID(), webhookId, event, `test-${randomUUID()}`, body],
@@ -208,17 +172,3 @@ export class WebhookStore {
     return rowCount ?? 0;
   }
 }
-
-/**
- * The consumers' one statement (the kit's applyStatement form, after its `fresh` inbox CTE): one
- * delivery per active webhook of the event's owner that subscribes to the event, for the events new to
- * the inbox. $1 is a JSON array of {event_id, owner_id, event, body}.
- */
-export const FAN_OUT_SQL = `, incoming AS (
-     SELECT r.* FROM jsonb_to_recordset($1::jsonb) AS r(event_id text, owner_id uuid, event text, body text)
-       JOIN fresh ON fresh.event_id = r.event_id
-   )
-   INSERT INTO deliveries (id, webhook_id, event, event_id, body, next_attempt_at)
-   SELECT gen_random_uuid(), w.id, i.event, i.event_id, i.body, now()
-     FROM incoming i JOIN webhooks w ON w.owner_id = i.owner_id AND w.is_active AND i.event = ANY (w.events)
-   ON CONFLICT (webhook_id, event_id) DO NOTHING`;
