@@ -1,0 +1,426 @@
+/**
+ * Durable consumers: the inbox, batches, redeliveries and poison messages.
+ * Part of `@toolport/kit/events`, whose header says how events work.
+ */
+import { type DescMessage, fromBinary, type MessageShape } from "@bufbuild/protobuf";
+import { AckPolicy, type ConsumerMessages, DeliverPolicy, type JsMsg, type NatsConnection } from "nats";
+import { acceptRequestId, REQUEST_ID_HEADER, runInScope } from "../context.js";
+import type { Logger } from "../logger.js";
+import { consumerPending, consumerRedeliveries, deadLetters } from "../metrics.js";
+import type { Pool, PoolClient } from "../pg.js";
+import { beginSpan, contextFromHeaders, inSpan, SpanKind } from "../tracing.js";
+import { currentNatsNames } from "./subjects.js";
+
+/** Thrown by a handler for a message that can never be applied: it is terminated at once. */
+export class PoisonMessageError extends Error {
+  override name = "PoisonMessageError";
+}
+
+export interface EventContext {
+  /**
+   * The transaction the effect must be written in (the inbox row is already in it). It may also
+   * carry other events of the same batch: no transaction-wide state (SET LOCAL, COMMIT, ...) here.
+   */
+  client: PoolClient;
+  eventId: string;
+  subject: string;
+}
+
+/** An event new to a consumer's inbox, as `applyBatch` receives it. */
+export interface FreshEvent<Desc extends DescMessage> {
+  event: MessageShape<Desc>;
+  eventId: string;
+  subject: string;
+}
+
+export interface ConsumerOptions<Desc extends DescMessage> {
+  nc: NatsConnection;
+  pool: Pool;
+  log: Logger;
+  /** Durable consumer name: one per service and purpose, e.g. `catalog-reliability`. */
+  durable: string;
+  /**
+   * The subject filter, wildcards allowed (`toolport.execution.*`). One filter per consumer: the
+   * nats-server Debian ships (2.9) has no multi-subject filters.
+   */
+  subject: string;
+  schema: Desc;
+  /** The effect of one event, in the transaction that holds its inbox row. Optional with applyStatement or applyBatch. */
+  handle?: (event: MessageShape<Desc>, ctx: EventContext) => Promise<void>;
+  /**
+   * The effect of several events at once, written with `client` in the transaction that holds their inbox
+   * rows: `fresh` are the events new to the inbox (a redelivered event is not among them), in the order
+   * received. A batch of first deliveries costs one call: BEGIN, the inbox insert, the consumer's own
+   * statements and COMMIT (applyStatement does the same in one statement: less time per lone event, but
+   * its effect is an SQL fragment). A redelivery, and the one-by-one replay of a batch that failed, call
+   * it with one event.
+   * The transaction may hold other consumers' work of the same batch: no transaction-wide state here.
+   */
+  applyBatch?: (client: PoolClient, fresh: FreshEvent<Desc>[]) => Promise<void>;
+  /**
+   * For a consumer whose effect is rows it inserts: the effect as ONE statement that also writes the
+   * inbox rows, so a batch, or a lone event, costs one round trip and no explicit transaction (a single
+   * statement is atomic). `sql` follows `WITH fresh AS (<the inbox insert> RETURNING event_id)`; `$1` is
+   * the JSON array of `row()` results (null ones left out), each carrying its `event_id`; the statement
+   * must write only rows whose event_id is in `fresh`, so a redelivered event changes nothing.
+   * Redeliveries and the one-by-one replay of a batch that failed (a poison event fails its batch, and
+   * the replay terminates just that one) run the same statement for the one event, unless `handle` is
+   * given too, in which case they run `handle`, which must then have exactly the same effect.
+   * A consumer whose effect reads better as a typed store function gives `applyBatch` instead.
+   */
+  applyStatement?: {
+    sql: string;
+    row: (event: MessageShape<Desc>, eventId: string) => Record<string, unknown> | null;
+  };
+  /** Deliveries before a failing message is declared poison. */
+  maxDeliver?: number;
+}
+
+export interface RunningConsumer {
+  stop(): Promise<void>;
+}
+
+export async function startConsumer<Desc extends DescMessage>(options: ConsumerOptions<Desc>): Promise<RunningConsumer> {
+  const { nc, subject, log } = options;
+  if (!options.handle && !options.applyStatement && !options.applyBatch)
+    throw new Error(`consumer ${options.durable}: give handle, applyBatch or applyStatement`);
+  const { durable } = options;
+  const maxDeliver = options.maxDeliver ?? 8;
+  const jsm = await nc.jetstreamManager();
+  const config = {
+    durable_name: durable,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    filter_subject: currentNatsNames().wire(subject),
+    ack_wait: 30 * 1_000_000_000,
+    // One more than our own limit, so we get the chance to record the poison message ourselves.
+    max_deliver: maxDeliver + 1,
+  };
+  try {
+    await jsm.consumers.info(currentNatsNames().stream, durable);
+    await jsm.consumers.update(currentNatsNames().stream, durable, {
+      filter_subject: config.filter_subject,
+      max_deliver: maxDeliver + 1,
+    });
+  } catch {
+    await jsm.consumers.add(currentNatsNames().stream, config);
+  }
+  const consumer = await nc.jetstream().consumers.get(currentNatsNames().stream, durable);
+  let messages: ConsumerMessages | undefined;
+  let stopped = false;
+
+  // The reader moves messages from NATS into a bounded backlog; the applier takes what has piled up
+  // (up to BATCH_MAX) and applies it in one transaction (group commit). When idle, a message is
+  // applied as soon as it arrives; under load, those that arrive while one batch is being applied go
+  // together in the next, so the per-transaction cost is shared.
+  const backlog: JsMsg[] = [];
+  let readerDone = false;
+  let wakeApplier: (() => void) | undefined;
+  let wakeReader: (() => void) | undefined;
+  const reader = (async () => {
+    while (!stopped) {
+      try {
+        messages = await consumer.consume({ max_messages: BATCH_MAX * 2 });
+        for await (const msg of messages) {
+          consumerPending.set({ consumer: durable }, msg.info.pending);
+          if (msg.info.deliveryCount > 1) consumerRedeliveries.inc({ consumer: durable });
+          while (backlog.length >= BACKLOG_MAX) await new Promise<void>((resolve) => (wakeReader = resolve));
+          backlog.push(msg);
+          wakeApplier?.();
+        }
+      } catch (err) {
+        if (stopped) break;
+        log.warn({ err: (err as Error).message, durable }, "consumer interrupted, resuming");
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+  })().finally(() => {
+    readerDone = true;
+    wakeApplier?.();
+  });
+  const applier = (async () => {
+    // On stop, what was already received is still applied (and acked) before the loop ends.
+    while (backlog.length > 0 || !readerDone) {
+      if (backlog.length === 0) {
+        await new Promise<void>((resolve) => (wakeApplier = resolve));
+        wakeApplier = undefined;
+        continue;
+      }
+      const batch = backlog.splice(0, BATCH_MAX);
+      wakeReader?.();
+      await applyBatch(options, batch, maxDeliver);
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await messages?.close();
+      wakeReader?.();
+      await reader;
+      await applier;
+    },
+  };
+}
+
+/** Messages applied together in one transaction, at most. */
+const BATCH_MAX = 100;
+/** Messages received but not yet applied, at most: beyond it the reader waits (memory stays bounded). */
+const BACKLOG_MAX = BATCH_MAX * 2;
+
+interface Decoded<Desc extends DescMessage> {
+  msg: JsMsg;
+  event: MessageShape<Desc>;
+  eventId: string;
+  requestId: string;
+}
+
+/** A received message's subject as code names it (without the namespace). */
+const subjectOf = (msg: JsMsg) => currentNatsNames().logical(msg.subject);
+
+const eventIdOf = (msg: JsMsg) => msg.headers?.get("Nats-Msg-Id") || `${msg.info.stream}:${msg.seq}`;
+
+/** The trace context a message's publisher sent (traceparent), or undefined when it sent none (tracing off). */
+function publishedIn(msg: JsMsg) {
+  return msg.headers?.get("traceparent") ? contextFromHeaders((name) => msg.headers?.get(name)) : undefined;
+}
+
+const consumerSpan = (durable: string, msg: JsMsg) => ({
+  kind: SpanKind.CONSUMER,
+  attributes: {
+    "messaging.system": "nats",
+    "messaging.destination.name": subjectOf(msg),
+    "messaging.consumer.group.name": durable,
+  },
+});
+
+/** Applies one message's effect in a consumer span under its publish span, when it came with one. */
+function consumed<T>(durable: string, msg: JsMsg, fn: () => Promise<T>): Promise<T> {
+  const parent = publishedIn(msg);
+  return parent ? inSpan(`${subjectOf(msg)} process`, { ...consumerSpan(durable, msg), parent }, fn) : fn();
+}
+
+/**
+ * Applies messages in one transaction when there are several first deliveries, else one by one.
+ * Redeliveries (they may have failed before) and undecodable payloads always take the one-by-one
+ * path, so one bad message cannot keep spoiling batches; and a batch that fails for any reason is
+ * rolled back whole and its messages applied one by one, where retries, naks and the poison path
+ * live. Nothing is acked before its transaction committed.
+ */
+async function applyBatch<Desc extends DescMessage>(options: ConsumerOptions<Desc>, msgs: JsMsg[], maxDeliver: number) {
+  const together: Decoded<Desc>[] = [];
+  const alone: JsMsg[] = [];
+  for (const msg of msgs) {
+    if (msg.info.deliveryCount > 1) {
+      alone.push(msg);
+      continue;
+    }
+    try {
+      const event = fromBinary(options.schema, msg.data);
+      together.push({ msg, event, eventId: eventIdOf(msg), requestId: acceptRequestId(msg.headers?.get(REQUEST_ID_HEADER)) });
+    } catch {
+      alone.push(msg);
+    }
+  }
+  if (options.applyStatement) {
+    if (together.length > 0 && !(await applyInStatement(options, together))) alone.push(...together.map((d) => d.msg));
+  } else if (options.applyBatch) {
+    if (together.length > 0 && !(await applyTogether(options, together))) alone.push(...together.map((d) => d.msg));
+  } else if (together.length === 1) alone.unshift(together[0]!.msg);
+  else if (together.length > 1 && !(await applyTogether(options, together))) alone.push(...together.map((d) => d.msg));
+  for (const msg of alone) {
+    try {
+      await handleOne(options, msg, maxDeliver);
+    } catch (err) {
+      // Not even a connection to Postgres: left unacked, so JetStream redelivers it after ack_wait.
+      options.log.error({ err, durable: options.durable, event_id: eventIdOf(msg) }, "event handling failed");
+    }
+  }
+}
+
+/** The whole batch in one statement: its inbox rows and the consumer's effect (ConsumerOptions.applyStatement). */
+async function applyInStatement<Desc extends DescMessage>(
+  options: ConsumerOptions<Desc>,
+  batch: Decoded<Desc>[],
+): Promise<boolean> {
+  const { pool, durable, log } = options;
+  const statement = options.applyStatement as NonNullable<ConsumerOptions<Desc>["applyStatement"]>;
+  // One statement applies them all: each message that came in a trace gets its consumer span around it.
+  const spans = batch.flatMap((d) => {
+    const parent = publishedIn(d.msg);
+    return parent ? [beginSpan(`${subjectOf(d.msg)} process`, { ...consumerSpan(durable, d.msg), parent })] : [];
+  });
+  try {
+    const rows = batch.flatMap((d) => {
+      const row = statement.row(d.event, d.eventId);
+      return row ? [{ ...row, event_id: d.eventId }] : [];
+    });
+    await pool.query({
+      // Named: prepared once per connection, not parsed and planned again for every batch.
+      name: `consumer_apply_${durable}`,
+      text: `WITH fresh AS (
+         INSERT INTO inbox (consumer, event_id, subject)
+         SELECT $2, m.event_id, m.subject FROM unnest($3::text[], $4::text[]) AS m(event_id, subject)
+         ON CONFLICT DO NOTHING RETURNING event_id
+       ) ${statement.sql}`,
+      values: [JSON.stringify(rows), durable, batch.map((d) => d.eventId), batch.map((d) => subjectOf(d.msg))],
+    });
+  } catch (err) {
+    for (const span of spans) span.end(err);
+    log.warn(
+      { err: (err as Error).message, durable, events: batch.length },
+      "event batch failed, applying its events one by one",
+    );
+    return false;
+  }
+  for (const span of spans) span.end();
+  for (const d of batch) d.msg.ack();
+  return true;
+}
+
+/** One transaction for the whole batch: the inbox rows in one statement, then each new event's effect. */
+async function applyTogether<Desc extends DescMessage>(options: ConsumerOptions<Desc>, batch: Decoded<Desc>[]): Promise<boolean> {
+  const { pool, durable, log } = options;
+  let client: PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (err) {
+    log.warn({ err: (err as Error).message, durable }, "event batch: no database connection");
+    return false;
+  }
+  let broken: Error | undefined;
+  try {
+    await client.query("BEGIN");
+    const { rows } = await client.query<{ event_id: string }>(
+      `INSERT INTO inbox (consumer, event_id, subject)
+       SELECT $1, m.event_id, m.subject FROM unnest($2::text[], $3::text[]) AS m(event_id, subject)
+       ON CONFLICT DO NOTHING RETURNING event_id`,
+      [durable, batch.map((d) => d.eventId), batch.map((d) => subjectOf(d.msg))],
+    );
+    // Already applied (a redelivery after a crash, a republished row), or twice in this batch:
+    // its inbox row was not inserted now, so its effect is not applied again.
+    const fresh = new Set(rows.map((r) => r.event_id));
+    const freshOnes = batch.filter((d) => fresh.delete(d.eventId));
+    if (options.applyBatch) {
+      if (freshOnes.length > 0) await applyAllAtOnce(options, client, freshOnes);
+    } else {
+      for (const d of freshOnes) {
+        const ctx: EventContext = { client, eventId: d.eventId, subject: subjectOf(d.msg) };
+        await runInScope({ requestId: d.requestId }, () => consumed(durable, d.msg, () => applyOne(options, d.event, ctx)));
+      }
+    }
+    await client.query("COMMIT");
+  } catch (err) {
+    await client.query("ROLLBACK").catch((rollbackErr: Error) => {
+      broken = rollbackErr;
+    });
+    log.warn(
+      { err: (err as Error).message, durable, events: batch.length },
+      "event batch failed, applying its events one by one",
+    );
+    return false;
+  } finally {
+    client.release(broken);
+  }
+  for (const d of batch) d.msg.ack();
+  return true;
+}
+
+/** The batch's fresh events in one applyBatch call; each that came in a trace gets its consumer span around it. */
+async function applyAllAtOnce<Desc extends DescMessage>(
+  options: ConsumerOptions<Desc>,
+  client: PoolClient,
+  fresh: Decoded<Desc>[],
+) {
+  const apply = options.applyBatch as NonNullable<ConsumerOptions<Desc>["applyBatch"]>;
+  const spans = fresh.flatMap((d) => {
+    const parent = publishedIn(d.msg);
+    return parent ? [beginSpan(`${subjectOf(d.msg)} process`, { ...consumerSpan(options.durable, d.msg), parent })] : [];
+  });
+  try {
+    await apply(
+      client,
+      fresh.map((d) => ({ event: d.event, eventId: d.eventId, subject: subjectOf(d.msg) })),
+    );
+  } catch (err) {
+    for (const span of spans) span.end(err);
+    throw err;
+  }
+  for (const span of spans) span.end();
+}
+
+/**
+ * One event's effect inside the transaction that holds its (new) inbox row: `handle`, or else the
+ * consumer's applyBatch with just this event, or its applyStatement with `fresh` being that one event.
+ */
+async function applyOne<Desc extends DescMessage>(options: ConsumerOptions<Desc>, event: MessageShape<Desc>, ctx: EventContext) {
+  if (options.handle) return options.handle(event, ctx);
+  if (options.applyBatch) return options.applyBatch(ctx.client, [{ event, eventId: ctx.eventId, subject: ctx.subject }]);
+  const statement = options.applyStatement as NonNullable<ConsumerOptions<Desc>["applyStatement"]>;
+  const row = statement.row(event, ctx.eventId);
+  if (!row) return;
+  await ctx.client.query({
+    name: `consumer_apply_one_${options.durable}`,
+    text: `WITH fresh AS (SELECT $2::text AS event_id) ${statement.sql}`,
+    values: [JSON.stringify([{ ...row, event_id: ctx.eventId }]), ctx.eventId],
+  });
+}
+
+async function handleOne<Desc extends DescMessage>(options: ConsumerOptions<Desc>, msg: JsMsg, maxDeliver: number) {
+  const { pool, durable, schema, log } = options;
+  const eventId = eventIdOf(msg);
+  const requestId = acceptRequestId(msg.headers?.get(REQUEST_ID_HEADER));
+  await runInScope({ requestId }, async () => {
+    let event: MessageShape<Desc>;
+    try {
+      event = fromBinary(schema, msg.data);
+    } catch (err) {
+      await deadLetter(options, msg, eventId, `undecodable payload: ${(err as Error).message}`);
+      msg.term();
+      return;
+    }
+    const client = await pool.connect();
+    try {
+      await client.query("BEGIN");
+      const inserted = await client.query(
+        "INSERT INTO inbox (consumer, event_id, subject) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+        [durable, eventId, subjectOf(msg)],
+      );
+      if (inserted.rowCount === 1) {
+        await consumed(durable, msg, () => applyOne(options, event, { client, eventId, subject: subjectOf(msg) }));
+      }
+      await client.query("COMMIT");
+      msg.ack();
+    } catch (err) {
+      await client.query("ROLLBACK").catch(() => {});
+      const deliveries = msg.info.deliveryCount;
+      if (err instanceof PoisonMessageError || deliveries >= maxDeliver) {
+        log.error({ err, durable, event_id: eventId, deliveries }, "event terminated as poison");
+        await deadLetter(options, msg, eventId, (err as Error).message);
+        msg.term();
+      } else {
+        const delayMs = Math.min(1000 * 2 ** (deliveries - 1), 30_000);
+        log.warn(
+          { err: (err as Error).message, durable, event_id: eventId, deliveries, retry_in_ms: delayMs },
+          "event handling failed",
+        );
+        msg.nak(delayMs);
+      }
+    } finally {
+      client.release();
+    }
+  });
+}
+
+async function deadLetter<Desc extends DescMessage>(options: ConsumerOptions<Desc>, msg: JsMsg, eventId: string, error: string) {
+  deadLetters.inc({ consumer: options.durable });
+  await options.pool
+    .query("INSERT INTO dead_letters (consumer, event_id, subject, payload, error, deliveries) VALUES ($1, $2, $3, $4, $5, $6)", [
+      options.durable,
+      eventId,
+      subjectOf(msg),
+      Buffer.from(msg.data),
+      error.slice(0, 2000),
+      msg.info.deliveryCount,
+    ])
+    .catch((err) => options.log.error({ err, event_id: eventId }, "could not record dead letter"));
+}
