@@ -23,7 +23,7 @@ export default defineConfig({
         test: {
           name: "unit",
           sequence: { groupOrder: 0 },
-          include: ["{services/*,gateway,gateway/client,mcp-server,proto}/src/**/*.test.ts"],
+          include: ["{services/*,services/lib/*,gateway,gateway/client,mcp-server,proto}/src/**/*.test.ts"],
         },
       },
       {
@@ -33,7 +33,7 @@ export default defineConfig({
           // Runs after the unit tests, which need no infrastructure and fail fast.
           sequence: { groupOrder: 1 },
           include: [
-            "{services/*,gateway,mcp-server}/test/**/*.test.ts",
+            "{services/*,services/lib/*,gateway,mcp-server}/test/**/*.test.ts",
             "test/e2e/**/*.test.ts",
             "test/security/**/*.test.ts",
             "test/soak/**/*.test.ts",

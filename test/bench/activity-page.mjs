@@ -16,7 +16,7 @@ import { freePort, startPostgres } from "../../deploy/local/infra.mjs";
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const [rows = 300_000, reads = 30] = process.argv.slice(2).map(Number);
 const load = (file) => import(pathToFileURL(path.join(root, file)).href);
-const { createPool, kitMigrationsDir, migrate } = await load("services/kit/dist/pg.js");
+const { createPool, kitMigrationsDir, migrate } = await load("services/lib/kit/dist/pg.js");
 const { PgActivityStore } = await load("services/execution/dist/store/activity-store.js");
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "toolport-bench-activity-"));

@@ -756,6 +756,7 @@ function fillKey(documents: string[]): string {
   hash.update(JSON.stringify({ v: 1, targetTools, documents: documents.map((d) => path.basename(d)) }));
   for (const dir of [
     ...readdirSync(path.join(repoRoot, "services")).map((s) => path.join(repoRoot, "services", s, "migrations")),
+    ...readdirSync(path.join(repoRoot, "services/lib")).map((s) => path.join(repoRoot, "services/lib", s, "migrations")),
   ]) {
     if (!existsSync(dir)) continue;
     for (const f of readdirSync(dir).sort()) hash.update(readFileSync(path.join(dir, f)));

@@ -1,4 +1,4 @@
-// Event pipeline throughput of the kit's outbox relay and one durable consumer (services/kit/dist),
+// Event pipeline throughput of the kit's outbox relay and one durable consumer (services/lib/kit/dist),
 // against their own Postgres (durable settings: fsync on) and NATS, started here on free ports in a
 // temporary folder. Enqueues N execution events through the outbox, then times
 //   1. the relay publishing all of them to JetStream, and
@@ -6,7 +6,7 @@
 //      reliability consumer), with the Postgres transactions and CPU seconds (this process +
 //      Postgres backends) it took.
 // Usage: node test/bench/consumer-throughput.mjs [events=5000]
-//   (build first: flock /tmp/tsc.lock npx tsc -b services/kit)
+//   (build first: flock /tmp/tsc.lock npx tsc -b services/lib/kit)
 //   KIT_DIST=<folder> runs another build of the kit (e.g. a copy of dist/ from before a change).
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -17,7 +17,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { freePort, startNats, startPostgres } from "../../deploy/local/infra.mjs";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
-const kitDist = path.resolve(process.env.KIT_DIST ?? path.join(root, "services/kit/dist"));
+const kitDist = path.resolve(process.env.KIT_DIST ?? path.join(root, "services/lib/kit/dist"));
 const [events = 5000] = process.argv.slice(2).map(Number);
 
 const kit = (name) => import(pathToFileURL(path.join(kitDist, name)).href);
@@ -25,7 +25,7 @@ const { connectNats, enqueueEvent, ensureStream, OutboxRelay, startConsumer } = 
 const { createPool, kitMigrationsDir, migrate, withTransaction } = await kit("pg.js");
 const { createLogger } = await kit("logger.js");
 const { ExecutionEventSchema } = await import(pathToFileURL(path.join(root, "proto/dist/toolport/events/v1/events_pb.js")).href);
-const { create } = createRequire(path.join(root, "services/kit/package.json"))("@bufbuild/protobuf");
+const { create } = createRequire(path.join(root, "services/lib/kit/package.json"))("@bufbuild/protobuf");
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "toolport-bench-consumer-"));
 const quiet = { info() {}, warn() {}, error: console.error };

@@ -14,7 +14,7 @@
 //     (3)  @grpc/grpc-js client -> @grpc/grpc-js server (Server.addService, protobuf-es serializers).
 //   In this process:
 //     (4)  connect's createRouterTransport(routes) + createClient;
-//     (5)  the kit's local transport as services use it: startRpcServer (services/kit/dist/rpc.js) on
+//     (5)  the kit's local transport as services use it: startRpcServer (services/lib/kit/dist/rpc.js) on
 //          port 0 with the service in `routes`, then createServiceClient(CatalogService, that port): the
 //          service is hosted here, so switchingTransport (local-rpc.js) runs the call in process, with
 //          the kit's client and server interceptors (request scope, principal, logging at "silent");
@@ -48,11 +48,11 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { cleanup, row, runRounds, start, summary } from "./lib.mjs";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
-const kitDir = path.join(root, "services/kit");
+const kitDir = path.join(root, "services/lib/kit");
 const requireKit = createRequire(path.join(kitDir, "package.json"));
 
 /**
- * The ESM entry of a package as services/kit resolves it (its `import` export), so that this script and
+ * The ESM entry of a package as services/lib/kit resolves it (its `import` export), so that this script and
  * the kit's dist share one instance of @connectrpc/connect (ConnectError) and @bufbuild/protobuf.
  */
 async function esm(specifier) {
@@ -65,7 +65,7 @@ async function esm(specifier) {
   const target = typeof entry === "string" ? entry : (entry.import ?? entry.default);
   return import(pathToFileURL(path.join(dir, target)).href);
 }
-/** The version of a package as services/kit resolves it. */
+/** The version of a package as services/lib/kit resolves it. */
 const version = (name) =>
   JSON.parse(readFileSync(path.join(realpathSync(path.join(kitDir, "node_modules", name)), "package.json"), "utf8")).version;
 const proto = (file) => import(pathToFileURL(path.join(root, "proto/dist", file)).href);

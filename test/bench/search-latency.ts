@@ -26,7 +26,7 @@ import v8 from "node:v8";
 import { EmbeddedEngine } from "../../services/catalog/src/search/embedded.js";
 import { stopWords, words } from "../../services/catalog/src/search/text.js";
 import type { SearchDocument, SearchOptions } from "../../services/catalog/src/search/types.js";
-import { createLogger } from "../../services/kit/src/logger.js";
+import { createLogger } from "../../services/lib/kit/src/logger.js";
 import {
   type BenchQuery,
   type BenchTool,

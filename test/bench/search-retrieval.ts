@@ -37,7 +37,7 @@ import { fileURLToPath } from "node:url";
 import { assignLauncherPorts, stopChild, waitForHttp } from "../../deploy/local/infra.mjs";
 import { EmbeddedEngine, type RankingParameters } from "../../services/catalog/src/search/embedded.js";
 import type { SearchDocument } from "../../services/catalog/src/search/types.js";
-import { createLogger } from "../../services/kit/src/logger.js";
+import { createLogger } from "../../services/lib/kit/src/logger.js";
 import {
   type BenchQuery,
   type BenchTool,

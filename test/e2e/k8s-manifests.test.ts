@@ -20,7 +20,7 @@ import { createServiceClients } from "../../gateway/src/clients.js";
 import { loadGatewayConfig } from "../../gateway/src/config.js";
 import { oauthServerRouter } from "../../gateway/src/routes/oauth-server.js";
 import { METADATA_PATHS } from "../../mcp-server/src/authorization.js";
-import { serviceEnv } from "../../services/kit/src/service.js";
+import { serviceEnv } from "../../services/lib/kit/src/service.js";
 import {
   type Container,
   IMAGE,
@@ -106,7 +106,7 @@ interface RoleFacts {
 }
 
 function roleFacts(): Map<string, RoleFacts> {
-  const kit = readFileSync(path.join(repoRoot, "services/kit/src/service.ts"), "utf8");
+  const kit = readFileSync(path.join(repoRoot, "services/lib/kit/src/service.ts"), "utf8");
   const keys = (text: string) => new Set([...text.matchAll(/^\s+([A-Z][A-Z0-9_]*):/gm)].map((m) => m[1]!));
   const facts = new Map<string, RoleFacts>();
   for (const [name, dir] of Object.entries(ROLE_DIRS)) {
@@ -282,7 +282,7 @@ interface ExportedMetric {
 /** Every Prometheus metric the roles define (prom-client `new Counter|Gauge|Histogram({ name, labelNames })`). */
 function exportedMetrics(): Map<string, ExportedMetric> {
   const out = new Map<string, ExportedMetric>();
-  const text = [...new Set(Object.values(ROLE_DIRS)), "services/kit"].map(sourceText).join("\n");
+  const text = [...new Set(Object.values(ROLE_DIRS)), "services/lib/kit"].map(sourceText).join("\n");
   for (const m of text.matchAll(/new (Counter|Gauge|Histogram)\(\{\s*name: "([a-z_:]+)"([\s\S]*?)\n\}\);/g)) {
     const labels = /labelNames: \[([^\]]*)\]/.exec(m[3]!)?.[1] ?? "";
     out.set(m[2]!, {

@@ -86,10 +86,11 @@ export function imageEntry(): ImageEntry {
   };
 }
 
-/** The folder of the workspace package with this name (pnpm-workspace.yaml: proto, services/*, gateway, ...). */
+/** The folder of the workspace package with this name (pnpm-workspace.yaml: proto, services/*, services/lib/*, gateway, ...). */
 function workspacePackageDir(name: string): string {
   const candidates = [
     ...readdirSync(path.join(repoRoot, "services")).map((d) => `services/${d}`),
+    ...readdirSync(path.join(repoRoot, "services/lib")).map((d) => `services/lib/${d}`),
     "gateway",
     "mcp-server",
     "proto",

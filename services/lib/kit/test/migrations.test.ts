@@ -3,7 +3,7 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type TestDatabase, testDatabase } from "../../../test/harness/db.js";
+import { type TestDatabase, testDatabase } from "../../../../test/harness/db.js";
 import { createPool, kitMigrationsDir, migrate } from "../src/pg.js";
 
 describe("migrations", () => {

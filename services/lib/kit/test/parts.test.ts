@@ -6,7 +6,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { afterAll, describe, expect, inject, it } from "vitest";
-import { type TestDatabase, testDatabase } from "../../../test/harness/db.js";
+import { type TestDatabase, testDatabase } from "../../../../test/harness/db.js";
 import type { Pool } from "../src/pg.js";
 import type { RunningRole } from "../src/roles.js";
 import { type ServiceDefinition, serviceRole } from "../src/service.js";

@@ -9,7 +9,7 @@ import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { CatalogService } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
 import { afterAll, describe, expect, inject, it } from "vitest";
-import { freePort } from "../../../deploy/local/infra.mjs";
+import { freePort } from "../../../../deploy/local/infra.mjs";
 
 const fixture = fileURLToPath(new URL("./fixtures/slow-service.ts", import.meta.url));
 

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { afterAll, describe, expect, inject, it } from "vitest";
-import { type TestDatabase, testDatabase } from "../../../test/harness/db.js";
+import { type TestDatabase, testDatabase } from "../../../../test/harness/db.js";
 import type { Pool } from "../src/pg.js";
 import { type RunningService, startService } from "../src/service.js";
 

@@ -12,9 +12,9 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import { CatalogToolChangedSchema } from "@toolport/proto/toolport/events/v1/events_pb";
 import type { NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, startNats } from "../../../deploy/local/infra.mjs";
-import { type TestDatabase, testDatabase } from "../../../test/harness/db.js";
-import { until } from "../../../test/harness/wait.js";
+import { freePort, startNats } from "../../../../deploy/local/infra.mjs";
+import { type TestDatabase, testDatabase } from "../../../../test/harness/db.js";
+import { until } from "../../../../test/harness/wait.js";
 import { loadConfig } from "../src/config.js";
 import {
   connectNats,
