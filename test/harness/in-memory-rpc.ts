@@ -5,6 +5,7 @@
  */
 import type { DescService } from "@bufbuild/protobuf";
 import { type Client, ConnectError, createClient, createRouterTransport, type ServiceImpl } from "@connectrpc/connect";
+import { currentScope } from "@toolport/kit/context";
 import { createLogger } from "@toolport/kit/logger";
 import { principalHeader, serverInterceptor } from "@toolport/kit/rpc";
 import { ErrorDetailSchema } from "@toolport/proto/toolport/common/v1/errors_pb";
@@ -35,6 +36,30 @@ export function inMemoryService<S extends DescService>(
       }),
     );
   return { as: client, anonymous: client() };
+}
+
+/**
+ * A client of another service's fake, served in process as the service under test's clients reach the real
+ * one: the caller's principal (the current scope's) travels in the metadata and the kit's server interceptor
+ * reads it, so the fake sees who is calling.
+ */
+export function inMemoryPeer<S extends DescService>(service: S, impl: Partial<ServiceImpl<S>>, role: string): Client<S> {
+  const log = createLogger(role, process.env.TEST_LOG ?? "silent");
+  return createClient(
+    service,
+    createRouterTransport((router) => router.service(service, impl), {
+      router: { interceptors: [serverInterceptor(role, log)] },
+      transport: {
+        interceptors: [
+          (next) => (req) => {
+            const principal = currentScope()?.principal;
+            if (principal) for (const [name, value] of Object.entries(principalHeader(principal))) req.header.set(name, value);
+            return next(req);
+          },
+        ],
+      },
+    }),
+  );
 }
 
 /** The code and reason (ErrorDetail) an RPC failed with; throws when it did not fail. */

@@ -10,10 +10,9 @@ import { randomUUID } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
-import { create, type DescService, fromBinary } from "@bufbuild/protobuf";
+import { create, fromBinary } from "@bufbuild/protobuf";
 import { type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { type Client, Code, createClient, createRouterTransport, type ServiceImpl } from "@connectrpc/connect";
-import { currentScope } from "@toolport/kit/context";
+import { Code, type ServiceImpl } from "@connectrpc/connect";
 import { notFound, permissionDenied, unavailable } from "@toolport/kit/errors";
 import { InputValidator } from "@toolport/kit/input-validator";
 import { fromJsonBytes, jsonBytes } from "@toolport/kit/json-bytes";
@@ -22,7 +21,7 @@ import type { Json, JsonObject } from "@toolport/kit/json-values";
 import { createLogger } from "@toolport/kit/logger";
 import { AddressPolicy, Outbound } from "@toolport/kit/outbound";
 import { kitMigrationsDir, migrate } from "@toolport/kit/pg";
-import { principalHeader, principalKey, serverInterceptor } from "@toolport/kit/rpc";
+import { principalKey } from "@toolport/kit/rpc";
 import { CatalogService } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
 import { AuthMethod, type Principal, PrincipalSchema } from "@toolport/proto/toolport/common/v1/principal_pb";
 import { Visibility, WorkflowRunStatus } from "@toolport/proto/toolport/common/v1/types_pb";
@@ -33,7 +32,7 @@ import type { CallResult } from "@toolport/proto/toolport/execution/v1/execution
 import { ExecutionService } from "@toolport/proto/toolport/execution/v1/execution_service_pb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TestDatabase, testDatabase } from "../../../test/harness/db.js";
-import { inMemoryService, refusal } from "../../../test/harness/in-memory-rpc.js";
+import { inMemoryService, inMemoryPeer as peer, refusal } from "../../../test/harness/in-memory-rpc.js";
 import { until } from "../../../test/harness/wait.js";
 import { CatalogClient } from "../src/clients/catalog.js";
 import { ExecutionClient } from "../src/clients/execution.js";
@@ -50,28 +49,6 @@ import { fixtureSiteRoutes } from "./site-fixture.js";
 
 const log = createLogger("content-test", process.env.TEST_LOG ?? "silent");
 const CONFIRM_TOKEN = "confirm-token-1";
-
-/**
- * A client of another service's fake, served in process as content's clients reach the real one: the
- * caller's principal (the current scope's) travels in the metadata and the kit's server interceptor reads it.
- */
-function peer<S extends DescService>(service: S, impl: Partial<ServiceImpl<S>>, role: string): Client<S> {
-  return createClient(
-    service,
-    createRouterTransport((router) => router.service(service, impl), {
-      router: { interceptors: [serverInterceptor(role, log)] },
-      transport: {
-        interceptors: [
-          (next) => (req) => {
-            const principal = currentScope()?.principal;
-            if (principal) for (const [name, value] of Object.entries(principalHeader(principal))) req.header.set(name, value);
-            return next(req);
-          },
-        ],
-      },
-    }),
-  );
-}
 
 /** A timestamp in nanoseconds (0 when absent), for comparing two of them exactly. */
 const instant = (t: Timestamp | undefined) => (t ? t.seconds * 1_000_000_000n + BigInt(t.nanos) : 0n);

@@ -3,6 +3,7 @@
  * billing and identity, the guarded outbound HTTP client and the upstream runner.
  */
 import { randomBytes } from "node:crypto";
+import type { Client } from "@connectrpc/connect";
 import { currentScope } from "@toolport/kit/context";
 import { InputValidator } from "@toolport/kit/input-validator";
 import { AddressPolicy, Outbound } from "@toolport/kit/outbound";
@@ -43,7 +44,21 @@ export interface ExecutionDeps {
   close(): Promise<void>;
 }
 
-export function createDeps(ctx: ServiceContext<ExecutionConfig>): ExecutionDeps {
+/** The services execution calls: gRPC clients of their URLs; the handler tests serve them in process. */
+export interface ExecutionPeers {
+  catalog: Client<typeof CatalogService>;
+  billing: Client<typeof BillingService>;
+  identity: Client<typeof IdentityService>;
+}
+
+export function createDeps(
+  ctx: ServiceContext<ExecutionConfig>,
+  peers: ExecutionPeers = {
+    catalog: createServiceClient(CatalogService, ctx.config.CATALOG_URL),
+    billing: createServiceClient(BillingService, ctx.config.BILLING_URL),
+    identity: createServiceClient(IdentityService, ctx.config.IDENTITY_URL),
+  },
+): ExecutionDeps {
   const { config, log, pool } = ctx;
   if (!config.EXECUTION_CONSENT_SECRET) {
     log.warn("EXECUTION_CONSENT_SECRET is unset: confirm tokens are signed with a random key and do not survive a restart");
@@ -71,11 +86,11 @@ export function createDeps(ctx: ServiceContext<ExecutionConfig>): ExecutionDeps 
   const relaxed = ctx.relaxedPool(4);
   const store = new PgExecutionStore(pool, () => ctx.outbox.nudge(), relaxed);
   const tools = new CachingCatalog(
-    new GrpcCatalog(createServiceClient(CatalogService, config.CATALOG_URL)),
+    new GrpcCatalog(peers.catalog),
     { ttlMs: config.EXECUTION_TOOL_CACHE_MS, maxEntries: 10_000 },
     () => currentScope()?.principal?.isPlatformAdmin ?? false,
   );
-  const allowance = new AllowanceLeases(new GrpcIdentity(createServiceClient(IdentityService, config.IDENTITY_URL)), {
+  const allowance = new AllowanceLeases(new GrpcIdentity(peers.identity), {
     limit: config.EXECUTION_RATE_LIMIT_PER_MINUTE,
     windowSeconds: 60,
     maxBlock: config.EXECUTION_ALLOWANCE_BLOCK,
@@ -83,7 +98,7 @@ export function createDeps(ctx: ServiceContext<ExecutionConfig>): ExecutionDeps 
   const activity = new PgActivityStore(pool, relaxed);
   const executor = new Executor({
     catalog: tools,
-    billing: new GrpcBilling(createServiceClient(BillingService, config.BILLING_URL)),
+    billing: new GrpcBilling(peers.billing),
     allowance,
     store,
     runner,
