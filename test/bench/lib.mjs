@@ -69,6 +69,19 @@ export function profiled(name) {
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/** GETs `url` every 25 ms until it answers 200; resolves with when it first did (performance.now()). */
+export async function greenAt(url, child) {
+  while (child.exitCode === null) {
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
+      await res.arrayBuffer();
+      if (res.status === 200) return performance.now();
+    } catch {}
+    await sleep(25);
+  }
+  throw new Error(`the process exited before ${url} was green`);
+}
+
 // ---------------------------------------------------------------------------------------------
 // HTTP
 

@@ -21,6 +21,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { assignLauncherPorts, freePort, startNats, startPostgres } from "../../deploy/local/infra.mjs";
+import { greenAt } from "./lib.mjs";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const arg = (name) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -73,18 +74,6 @@ function tree(pid) {
     }
   }
   return [...found];
-}
-
-async function greenAt(url, child) {
-  while (child.exitCode === null) {
-    try {
-      const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
-      await res.arrayBuffer();
-      if (res.status === 200) return performance.now();
-    } catch {}
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`the process exited before ${url} was green`);
 }
 
 async function once(binary, infra) {

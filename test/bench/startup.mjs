@@ -20,6 +20,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { assignLauncherPorts } from "../../deploy/local/infra.mjs";
+import { greenAt } from "./lib.mjs";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const runs = Number(process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 3);
@@ -81,19 +82,6 @@ function descendants(roots) {
     }
   }
   return rootOf;
-}
-
-/** GET url until it answers 200; resolves with the time (performance.now()) it first did. */
-async function greenAt(url, child) {
-  while (child.exitCode === null) {
-    try {
-      const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
-      await res.arrayBuffer();
-      if (res.status === 200) return performance.now();
-    } catch {}
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`the launcher exited before ${url} was green`);
 }
 
 async function once(layout, dataDir) {
