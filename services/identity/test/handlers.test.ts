@@ -1,10 +1,10 @@
 /**
- * The identity service's own layer, on a real Postgres and NATS and without a stack: its handlers (all
- * of them, as routes.ts serves them, on the parts its deps.ts builds) called through connect's in-memory router transport,
- * with principals that identity itself authenticated. Billing and catalog are fakes of their RPCs only,
- * served by the kit's RPC server in this process, where identity's own clients reach them; identity's
- * stores, rules and lease drops are the real ones. An execution process holding a quota lease is played
- * by a NATS subscriber on its holder subject.
+ * The identity service's own layer, on a real Postgres and NATS and without a stack: its routes (every
+ * handler, as routes.ts serves them, on the parts its deps.ts builds) called through connect's in-memory
+ * router transport, with principals that identity itself authenticated. Billing and catalog are fakes of
+ * their RPCs only, served by the kit's RPC server in this process, where identity's own clients reach
+ * them; identity's stores, rules and lease drops are the real ones. An execution process holding a quota
+ * lease is played by a NATS subscriber on its holder subject.
  */
 import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
@@ -24,7 +24,7 @@ import { identityEnv } from "../src/config.js";
 import { createDeps } from "../src/deps.js";
 import { leaseDropSubject } from "../src/events/lease-drops.js";
 import type { IdentityDeps } from "../src/handlers/deps.js";
-import { createIdentityHandlers } from "../src/handlers/index.js";
+import { routes } from "../src/routes.js";
 
 const log = createLogger("identity-test", process.env.TEST_LOG ?? "silent");
 const KNOWN_TOOL = randomUUID();
@@ -79,8 +79,7 @@ describe("identity: handlers, domain and store on Postgres, billing and catalog 
     );
     const deps: IdentityDeps = createDeps(ctx);
     await deps.tokens;
-    // routes.ts serves exactly these handlers.
-    identity = inMemoryService(IdentityService, createIdentityHandlers(deps), "identity");
+    identity = inMemoryService(IdentityService, (router) => routes(router, deps), "identity");
   });
 
   afterAll(async () => {
