@@ -6,6 +6,7 @@
  * on the same database.
  */
 import { randomBytes } from "node:crypto";
+import { fileURLToPath } from "node:url";
 import { loadConfig } from "@toolport/kit/config";
 import { connectNats, ensureStream, OutboxRelay, setNatsNamespace } from "@toolport/kit/events";
 import { createLogger } from "@toolport/kit/logger";
@@ -20,30 +21,37 @@ export interface TestServiceContext<C> extends ServiceContext<C> {
   close(): Promise<void>;
 }
 
+/**
+ * The context of the service `name` (its settings `shape`, its migrations in the folder `migrations`)
+ * on `db`, with `env` as the service's environment.
+ */
 export async function testServiceContext<S extends z.ZodRawShape>(
-  service: { name: string; defaultPort: number; env: S; migrationsDir: string },
   db: TestDatabase,
+  name: string,
+  shape: S,
+  migrations: URL,
   env: Record<string, string> = {},
 ): Promise<TestServiceContext<ServiceConfig<S>>> {
   await migrate(db.pool, [
     { dir: kitMigrationsDir, namespace: "kit" },
-    { dir: service.migrationsDir, namespace: service.name },
+    { dir: fileURLToPath(migrations), namespace: name },
   ]);
-  const base = serviceEnv(service.name, service.defaultPort);
-  const config = loadConfig({ ...base, ...service.env } as typeof base & S, {
+  // The port is not used: the handlers are reached in process.
+  const base = serviceEnv(name, 0);
+  const config = loadConfig({ ...base, ...shape } as typeof base & S, {
     DATABASE_URL: db.url,
     NATS_URL: inject("natsUrl"),
     ...env,
   }) as unknown as ServiceConfig<S>;
-  const log = createLogger(`${service.name}-test`, process.env.TEST_LOG ?? "silent");
-  const nc = await connectNats(inject("natsUrl"), `${service.name}-test`, log);
+  const log = createLogger(`${name}-test`, process.env.TEST_LOG ?? "silent");
+  const nc = await connectNats(inject("natsUrl"), `${name}-test`, log);
   setNatsNamespace(`t${randomBytes(4).toString("hex")}`);
   await ensureStream(nc);
-  const relay = new OutboxRelay({ pool: db.pool, nc, log, role: service.name });
+  const relay = new OutboxRelay({ pool: db.pool, nc, log, role: name });
   await relay.start();
   const relaxed: Pool[] = [];
   return {
-    name: service.name,
+    name: name,
     config,
     log,
     pool: db.pool,

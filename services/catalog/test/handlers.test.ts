@@ -7,7 +7,6 @@
  * no principal at all. Covers publishing, visibility and credentials, each refusal with what it must not change.
  */
 import { randomUUID } from "node:crypto";
-import { fileURLToPath } from "node:url";
 import { create } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { CatalogService } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
@@ -100,16 +99,10 @@ describe("catalog: handlers, domain and store on Postgres", () => {
 
   beforeAll(async () => {
     db = await testDatabase("catalog_handlers");
-    ctx = await testServiceContext(
-      {
-        name: "catalog",
-        defaultPort: 50051,
-        env: catalogEnv,
-        migrationsDir: fileURLToPath(new URL("../migrations", import.meta.url)),
-      },
-      db,
-      { CATALOG_SECRET_KEY: "0123456789abcdef".repeat(4), CATALOG_IMPORT_THREADS: "1" },
-    );
+    ctx = await testServiceContext(db, "catalog", catalogEnv, new URL("../migrations", import.meta.url), {
+      CATALOG_SECRET_KEY: "0123456789abcdef".repeat(4),
+      CATALOG_IMPORT_THREADS: "1",
+    });
     deps = createDeps(ctx);
     catalog = inMemoryService(CatalogService, (router) => routes(router, deps), "catalog");
   });

@@ -7,7 +7,6 @@
  * lease is played by a NATS subscriber on its holder subject.
  */
 import { randomUUID } from "node:crypto";
-import { fileURLToPath } from "node:url";
 import { Code, type ServiceImpl } from "@connectrpc/connect";
 import { unavailable } from "@toolport/kit/errors";
 import { createLogger } from "@toolport/kit/logger";
@@ -67,16 +66,10 @@ describe("identity: handlers, domain and store on Postgres, billing and catalog 
       serviceNames: [BillingService.typeName, CatalogService.typeName],
     });
     const peerUrl = `http://127.0.0.1:${peers.port}`;
-    ctx = await testServiceContext(
-      {
-        name: "identity",
-        defaultPort: 50054,
-        env: identityEnv,
-        migrationsDir: fileURLToPath(new URL("../migrations", import.meta.url)),
-      },
-      db,
-      { BILLING_URL: peerUrl, CATALOG_URL: peerUrl },
-    );
+    ctx = await testServiceContext(db, "identity", identityEnv, new URL("../migrations", import.meta.url), {
+      BILLING_URL: peerUrl,
+      CATALOG_URL: peerUrl,
+    });
     const deps: IdentityDeps = createDeps(ctx);
     await deps.tokens;
     identity = inMemoryService(IdentityService, (router) => routes(router, deps), "identity");
