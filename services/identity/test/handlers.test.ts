@@ -13,7 +13,7 @@ import { createLogger } from "@toolport/kit/logger";
 import { type RpcServer, startRpcServer } from "@toolport/kit/rpc";
 import { BillingService } from "@toolport/proto/toolport/billing/v1/billing_service_pb";
 import { CatalogService } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
-import type { Principal } from "@toolport/proto/toolport/common/v1/principal_pb";
+import { OrgRole, type Principal } from "@toolport/proto/toolport/common/v1/principal_pb";
 import { IdentityService } from "@toolport/proto/toolport/identity/v1/identity_service_pb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TestDatabase, testDatabase } from "../../../test/harness/db.js";
@@ -86,8 +86,8 @@ describe("identity: handlers, domain and store on Postgres, billing and catalog 
     const reg = await identity.anonymous.registerAgent({ name: "Ledger bot", operatorEmail: "ops@example.com", clientIp: "" });
     return { apiKey: reg.apiKey, agentId: reg.agentId, principal: await principalOf(reg.apiKey) };
   }
-  async function principalOf(apiKey: string): Promise<Principal> {
-    const { principal } = await identity.anonymous.authenticate({ credential: { case: "apiKey", value: apiKey } });
+  async function principalOf(credential: string, kind: "apiKey" | "bearerToken" = "apiKey"): Promise<Principal> {
+    const { principal } = await identity.anonymous.authenticate({ credential: { case: kind, value: credential } });
     return principal!;
   }
   const countRows = async (table: string) =>
@@ -119,6 +119,44 @@ describe("identity: handlers, domain and store on Postgres, billing and catalog 
       } finally {
         billingDown = false;
       }
+      expect(await countRows("accounts")).toBe(before);
+    });
+  });
+
+  describe("Signup and Login (a person)", () => {
+    it("stores the person with a personal organization; the JWT it gets authenticates as its owner", async () => {
+      const email = `p-${randomUUID()}@example.com`;
+      const up = await identity.anonymous.signup({ email, password: "correct horse battery", name: "Pat" });
+      const { principal } = await identity.anonymous.authenticate({ credential: { case: "bearerToken", value: up.accessToken } });
+      expect(principal).toMatchObject({ accountId: up.accountId, organizationId: up.organizationId, orgRole: OrgRole.OWNER });
+      expect(principal?.keyId).toBeUndefined();
+      const login = await identity.anonymous.login({ email, password: "correct horse battery" });
+      expect((await principalOf(login.accessToken, "bearerToken")).accountId).toBe(up.accountId);
+      const { rows } = await db.pool.query("SELECT role FROM memberships WHERE organization_id = $1 AND account_id = $2", [
+        up.organizationId,
+        up.accountId,
+      ]);
+      expect(rows).toEqual([{ role: "owner" }]);
+      // A person makes keys in its personal organization.
+      const made = await identity.as(principal!).createApiKey({ name: "laptop" });
+      expect((await principalOf(made.key)).organizationId).toBe(up.organizationId);
+    });
+
+    it("refuses a short password by its field, a taken email and a wrong password, storing no account", async () => {
+      const email = `p-${randomUUID()}@example.com`;
+      await identity.anonymous.signup({ email, password: "correct horse battery", name: "Pat" });
+      const before = await countRows("accounts");
+      const short = await refusal(identity.anonymous.signup({ email: `q-${email}`, password: "short", name: "Q" }));
+      expect(short).toMatchObject({ code: Code.InvalidArgument, reason: "invalid_request" });
+      expect(short.message).toContain("password");
+      expect(await refusal(identity.anonymous.signup({ email, password: "another good one", name: "P2" }))).toMatchObject({
+        code: Code.AlreadyExists,
+        reason: "email_taken",
+      });
+      expect(await refusal(identity.anonymous.login({ email, password: "not the password" }))).toMatchObject({
+        code: Code.Unauthenticated,
+        reason: "invalid_credentials",
+      });
       expect(await countRows("accounts")).toBe(before);
     });
   });
