@@ -4,24 +4,35 @@
  * ConnectErrors with their ErrorDetail), as the gateway's calls reach them.
  */
 import type { DescService } from "@bufbuild/protobuf";
-import { type Client, ConnectError, createClient, createRouterTransport, type ServiceImpl } from "@connectrpc/connect";
+import {
+  type Client,
+  ConnectError,
+  type ConnectRouter,
+  createClient,
+  createRouterTransport,
+  type ServiceImpl,
+} from "@connectrpc/connect";
 import { currentScope } from "@toolport/kit/context";
 import { createLogger } from "@toolport/kit/logger";
 import { principalHeader, serverInterceptor } from "@toolport/kit/rpc";
 import { ErrorDetailSchema } from "@toolport/proto/toolport/common/v1/errors_pb";
 import type { Principal } from "@toolport/proto/toolport/common/v1/principal_pb";
 
-/** A client of `impl` for each caller: `as(principal)` sends the principal as the gateway does; `anonymous` sends none. */
+/**
+ * A client of `impl` for each caller: `as(principal)` sends the principal as the gateway does; `anonymous`
+ * sends none. `impl` is the service's handlers, or its routes (a service's `routes.ts` on its parts), which
+ * must register `service`.
+ */
 export function inMemoryService<S extends DescService>(
   service: S,
-  impl: ServiceImpl<S>,
+  impl: ServiceImpl<S> | ((router: ConnectRouter) => void),
   role = "test",
 ): { as(principal: Principal): Client<S>; anonymous: Client<S> } {
   const log = createLogger(role, process.env.TEST_LOG ?? "silent");
   const client = (principal?: Principal) =>
     createClient(
       service,
-      createRouterTransport((router) => router.service(service, impl), {
+      createRouterTransport(typeof impl === "function" ? impl : (router) => router.service(service, impl), {
         router: { interceptors: [serverInterceptor(role, log)] },
         transport: {
           interceptors: principal
