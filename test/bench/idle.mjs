@@ -103,12 +103,16 @@ delete env.DATABASE_URL;
 delete env.NATS_URL;
 delete env.PORT;
 await assignLauncherPorts(env);
-const child = spawn(process.execPath, [path.join(root, "deploy/local/start.mjs"), "--no-install", ...(perRole ? ["--per-role"] : [])], {
-  cwd: root,
-  env,
-  stdio: ["ignore", "pipe", "pipe"],
-  detached: true,
-});
+const child = spawn(
+  process.execPath,
+  [path.join(root, "deploy/local/start.mjs"), "--no-install", ...(perRole ? ["--per-role"] : [])],
+  {
+    cwd: root,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  },
+);
 let out = "";
 child.stdout.on("data", (c) => {
   out += c;
@@ -172,7 +176,8 @@ try {
     const counts = statementCounts(text);
     const sum = counts.reduce((a, [, n]) => a + n, 0);
     console.log(`\nPostgres statements in the window: ${sum} (${(sum / elapsed).toFixed(2)}/s), by count:`);
-    for (const [sql, n] of counts.slice(0, 25)) console.log(`  ${String(n).padStart(6)}  ${(n / elapsed).toFixed(2).padStart(6)}/s  ${sql}`);
+    for (const [sql, n] of counts.slice(0, 25))
+      console.log(`  ${String(n).padStart(6)}  ${(n / elapsed).toFixed(2).padStart(6)}/s  ${sql}`);
   }
 } catch (err) {
   console.error(err);
