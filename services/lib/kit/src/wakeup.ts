@@ -31,6 +31,11 @@ export class Wakeup {
     this.waitMs = o.pollMs;
   }
 
+  /** How long the next poll waits: pollMs, or more while polls find nothing (tests, diagnostics). */
+  get nextPollMs(): number {
+    return this.waitMs;
+  }
+
   async start(): Promise<void> {
     await this.listen();
     this.wake();
