@@ -41,7 +41,9 @@ export const contentEnv = {
     .min(50)
     .max(60_000)
     .default(1000)
-    .describe("how often queued crawls are looked for when nothing wakes the crawler"),
+    .describe(
+      "how often queued crawls are looked for when nothing wakes the crawler; while looks find none, the wait doubles up to 4x this until a wake-up",
+    ),
   CONTENT_EXTRACT_THREADS: z.coerce
     .number()
     .int()
@@ -99,7 +101,9 @@ export const contentEnv = {
     .min(50)
     .max(60_000)
     .default(1000)
-    .describe("how often runs whose lease ran out are looked for"),
+    .describe(
+      "how often runs whose lease ran out are looked for; while looks find none, the wait doubles up to 4x this until a wake-up",
+    ),
   CONTENT_WORKFLOW_CONCURRENCY: z.coerce
     .number()
     .int()

@@ -55,16 +55,18 @@ export class CrawlQueue {
     if (!this.stopped) this.wakeup.wake();
   }
 
-  private async claim(): Promise<void> {
+  /** Starts queued crawls this process has room for; false when there were none. */
+  private async claim(): Promise<boolean> {
     const room = this.o.concurrency - this.running.size;
-    if (room <= 0) return;
+    if (room <= 0) return true;
     let jobs: ClaimedJob[];
     try {
       jobs = await this.o.sites.claim(room, this.o.leaseMs);
     } catch (err) {
       this.o.log.warn({ err: (err as Error).message }, "claiming crawl jobs failed; retrying on the next poll");
-      return;
+      return true;
     }
+    if (jobs.length === 0) return false;
     for (const job of jobs) {
       const run = this.run(job).finally(() => {
         this.done.delete(run);
@@ -73,6 +75,7 @@ export class CrawlQueue {
       });
       this.done.add(run);
     }
+    return true;
   }
 
   private async run(job: ClaimedJob): Promise<void> {

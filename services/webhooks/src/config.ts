@@ -25,7 +25,9 @@ export const webhooksEnv = {
   WEBHOOKS_CIRCUIT_MS: int(1000, 30 * 86_400_000, 3_600_000).describe(
     "a webhook whose every attempt failed for this long is paused, with a reason",
   ),
-  WEBHOOKS_POLL_MS: int(50, 60_000, 1000).describe("how often due deliveries are looked for when nothing wakes the sender"),
+  WEBHOOKS_POLL_MS: int(50, 60_000, 1000).describe(
+    "how often due deliveries are looked for when nothing wakes the sender; while looks find none, the wait doubles up to 4x this until a wake-up",
+  ),
   WEBHOOKS_RETENTION_DAYS: int(1, 3650, 30).describe("days delivery records are kept"),
 };
 

@@ -185,18 +185,19 @@ export class WorkflowRunner {
     return driving;
   }
 
-  /** Takes over runs whose lease ran out, as many as this process has room for. */
-  private async sweep(): Promise<void> {
-    if (this.stopping) return;
+  /** Takes over runs whose lease ran out, as many as this process has room for; false when there were none. */
+  private async sweep(): Promise<boolean> {
+    if (this.stopping) return true;
     const room = this.o.concurrency - this.active.size;
-    if (room <= 0) return;
+    if (room <= 0) return true;
     const rows = await this.o.store.claimDue(this.owner, this.o.leaseMs, room);
-    if (rows.length === 0) return;
+    if (rows.length === 0) return false;
     const steps = await this.o.store.stepsOf(rows.map((r) => r.id));
     for (const row of rows) {
       this.o.log.info({ run_id: row.id, step: row.next_step, attempt: row.attempts }, "workflow run: resuming");
       this.track({ row, steps: new Map((steps.get(row.id) ?? []).map((s) => [s.step_number, s])) });
     }
+    return true;
   }
 
   private async drive(run: LiveRun): Promise<void> {

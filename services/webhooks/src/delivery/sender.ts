@@ -76,17 +76,20 @@ export class Sender {
     if (!this.stopped) this.wakeup.wake();
   }
 
-  private async claimLoop(): Promise<void> {
+  /** Claims and starts due deliveries while there are any; false when the first claim found none. */
+  private async claimLoop(): Promise<boolean> {
+    let found = false;
     try {
       for (;;) {
         const room = PROCESS_CONCURRENCY - this.total;
-        if (room <= 0 || this.stopped) return;
+        if (room <= 0 || this.stopped) return true;
         const claimed = await claimDue(this.o.pool, {
           limit: Math.min(100, room),
           perWebhook: this.o.endpointConcurrency,
           leaseSeconds: leaseSeconds(this.o.timeoutMs),
         });
-        if (claimed.length === 0) return;
+        if (claimed.length === 0) return found;
+        found = true;
         const handingBack: string[] = [];
         for (const row of claimed) {
           const busy = this.inFlight.get(row.webhook_id) ?? 0;
@@ -109,11 +112,12 @@ export class Sender {
         }
         if (handingBack.length > 0) {
           await handBack(this.o.pool, handingBack);
-          return;
+          return true;
         }
       }
     } catch (err) {
       this.o.log.warn({ err: (err as Error).message }, "claiming due webhook deliveries failed; retrying on the next poll");
+      return true;
     }
   }
 

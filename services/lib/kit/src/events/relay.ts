@@ -14,7 +14,11 @@ export interface RelayOptions {
   pool: Pool;
   nc: NatsConnection;
   log: Logger;
-  /** How often to look for unpublished events when no notification arrives. */
+  /**
+   * How often to look for unpublished events when no notification arrives (default 1 s). While the relay
+   * listens and its looks come back empty, the wait doubles from this up to IDLE_POLL_MAX_MS (or pollMs
+   * if that is longer); any wake-up or published row brings it back to pollMs.
+   */
   pollMs?: number;
   batchSize?: number;
   /** How long a nudged relay waits for more rows before it publishes (nudge); default 50 ms. */
@@ -33,6 +37,13 @@ const PRUNE_EVERY_MS = 60_000;
 const CLAIM_LEASE_SECONDS = 30;
 /** How often a relay whose LISTEN connection broke tries to listen again (it polls meanwhile). */
 const LISTEN_RETRY_MS = 5_000;
+/**
+ * The longest wait between an idle listening relay's polls. With LISTEN (or a nudge) every commit wakes a
+ * relay at once, so its poll only finds rows whose relay died after claiming them (free again after
+ * CLAIM_LEASE_SECONDS) or before its nudge: a third of the lease at most adds little to that, and an idle
+ * stack no longer asks Postgres once a second per relay.
+ */
+const IDLE_POLL_MAX_MS = 10_000;
 
 export class OutboxRelay {
   private stopped = false;
@@ -68,7 +79,10 @@ export class OutboxRelay {
       // After stop() the connection is stop()'s to release.
       if (broken || !client || (this.stopped && this.listener === client)) return;
       broken = true;
-      if (this.listener === client) this.listener = undefined;
+      if (this.listener === client) {
+        this.listener = undefined;
+        this.wake?.(); // a relay waiting out a long idle poll polls at pollMs again from now
+      }
       client.release(true);
     };
     try {
@@ -150,6 +164,8 @@ export class OutboxRelay {
   private async run(): Promise<void> {
     const pollMs = this.options.pollMs ?? 1000;
     let backoffMs = 0;
+    /** The next idle wait: pollMs, doubling after each empty look while listening (IDLE_POLL_MAX_MS). */
+    let idleMs = pollMs;
     while (!this.stopped) {
       let published = 0;
       if (!this.listener && Date.now() >= this.listenAgainAt) await this.listen();
@@ -178,14 +194,22 @@ export class OutboxRelay {
         const full = published >= (this.options.batchSize ?? 100);
         if (full || this.notified || (published > 0 && !this.listener)) continue;
       }
+      const listening = this.listener !== undefined;
+      let woken = false;
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, backoffMs || pollMs);
+        const timer = setTimeout(resolve, backoffMs || (listening ? idleMs : pollMs));
         this.wake = () => {
+          woken = true;
           clearTimeout(timer);
           resolve();
         };
       });
       this.wake = undefined;
+      // Slower idle polls only while notifications would wake the relay and nothing did.
+      idleMs =
+        !woken && listening && published === 0 && backoffMs === 0
+          ? Math.min(idleMs * 2, Math.max(pollMs, IDLE_POLL_MAX_MS))
+          : pollMs;
     }
   }
 
