@@ -11,13 +11,12 @@
 //   for this data folder only) and print them by count, so what the idle roles ask Postgres shows (the
 //   logging costs Postgres CPU itself: take the CPU figures from a run without it).
 // Usage: node test/bench/idle.mjs [window seconds=60] [--per-role] [--statements]
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { assignLauncherPorts } from "../../deploy/local/infra.mjs";
-import { greenAt, sleep } from "./lib.mjs";
+import { greenAt, sleep, startLauncher } from "./lib.mjs";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const args = process.argv.slice(2);
@@ -98,45 +97,18 @@ function psql(url, sql) {
 }
 
 const dataDir = mkdtempSync(path.join(os.tmpdir(), "toolport-idle-"));
-const env = { ...process.env, TOOLPORT_DATA_DIR: dataDir, LOG_LEVEL: "warn" };
-delete env.DATABASE_URL;
-delete env.NATS_URL;
-delete env.PORT;
-await assignLauncherPorts(env);
-const child = spawn(
-  process.execPath,
-  [path.join(root, "deploy/local/start.mjs"), "--no-install", ...(perRole ? ["--per-role"] : [])],
-  {
-    cwd: root,
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  },
-);
-let out = "";
-child.stdout.on("data", (c) => {
-  out += c;
-});
-child.stderr.on("data", (c) => {
-  out += c;
-});
-const stop = async () => {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((r) => child.once("exit", r));
-  process.kill(-child.pid, "SIGINT"); // the launcher stops its processes, NATS and Postgres in order
-  await exited;
-};
+const { child, env, output, stop } = await startLauncher(root, dataDir, perRole ? ["--per-role"] : []);
 
 try {
   await Promise.all([
     greenAt(`http://127.0.0.1:${env.GATEWAY_PORT}/v1/health`, child),
     greenAt(`http://127.0.0.1:${env.MCP_PORT}/mcp/health`, child),
   ]);
-  while (!/^pids: [\d,]+$/m.test(out)) {
-    if (child.exitCode !== null) throw new Error(`the launcher exited:\n${out}`);
+  while (!/^pids: [\d,]+$/m.test(output())) {
+    if (child.exitCode !== null) throw new Error(`the launcher exited:\n${output()}`);
     await sleep(20);
   }
-  const pids = /^pids: ([\d,]+)$/m.exec(out)[1].split(",").map(Number);
+  const pids = /^pids: ([\d,]+)$/m.exec(output())[1].split(",").map(Number);
   const pgUrl = `postgres://toolport@127.0.0.1:${env.PGPORT}/postgres`;
   const pgLog = path.join(dataDir, "logs", "postgres.log");
   console.log(
@@ -154,7 +126,7 @@ try {
   await sleep(windowSeconds * 1000);
   const after = treeSeconds(roots);
   const elapsed = (performance.now() - t0) / 1000;
-  if (child.exitCode !== null) throw new Error(`the launcher exited during the window:\n${out}`);
+  if (child.exitCode !== null) throw new Error(`the launcher exited during the window:\n${output()}`);
 
   const groups = new Map();
   for (const pid of roots) {

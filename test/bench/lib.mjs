@@ -69,6 +69,42 @@ export function profiled(name) {
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Starts the launcher as `npm start` runs it, without installing (deploy/local/start.mjs --no-install
+ * ...args), on free ports with `dataDir` as its data folder, in a process group of its own. Answers the
+ * child, its environment (the ports), when it was spawned (performance.now()), what it has printed so far, and `stop()`: SIGINT to the group, so
+ * the launcher stops its processes, NATS and Postgres in order.
+ */
+export async function startLauncher(root, dataDir, args = []) {
+  const { assignLauncherPorts } = await import("../../deploy/local/infra.mjs");
+  const env = { ...process.env, TOOLPORT_DATA_DIR: dataDir, LOG_LEVEL: "warn" };
+  delete env.DATABASE_URL;
+  delete env.NATS_URL;
+  delete env.PORT;
+  await assignLauncherPorts(env);
+  const startedAt = performance.now();
+  const child = spawn(process.execPath, [`${root}/deploy/local/start.mjs`, "--no-install", ...args], {
+    cwd: root,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let out = "";
+  child.stdout.on("data", (c) => {
+    out += c;
+  });
+  child.stderr.on("data", (c) => {
+    out += c;
+  });
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((r) => child.once("exit", r));
+    process.kill(-child.pid, "SIGINT");
+    await exited;
+  };
+  return { child, env, startedAt, output: () => out, stop };
+}
+
 /** GETs `url` every 25 ms until it answers 200; resolves with when it first did (performance.now()). */
 export async function greenAt(url, child) {
   while (child.exitCode === null) {

@@ -14,13 +14,11 @@
 // (data folder reused) unless --fresh, where no run counts for the time goal.
 // Usage: node test/bench/startup.mjs [runs=3] [--fresh] [--idle=5]
 //   --fresh: a new data folder per run (each run includes initdb); --idle=<s>: seconds idle before memory.
-import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { assignLauncherPorts } from "../../deploy/local/infra.mjs";
-import { greenAt } from "./lib.mjs";
+import { greenAt, startLauncher } from "./lib.mjs";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const runs = Number(process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 3);
@@ -85,33 +83,9 @@ function descendants(roots) {
 }
 
 async function once(layout, dataDir) {
-  const env = { ...process.env, TOOLPORT_DATA_DIR: dataDir, LOG_LEVEL: "warn" };
-  delete env.DATABASE_URL;
-  delete env.NATS_URL;
-  delete env.PORT;
-  await assignLauncherPorts(env);
-  const started = performance.now();
-  const child = spawn(process.execPath, [path.join(root, "deploy/local/start.mjs"), "--no-install", ...layout.args], {
-    cwd: root,
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
-  let out = "";
-  child.stdout.on("data", (c) => {
-    out += c;
-  });
-  child.stderr.on("data", (c) => {
-    out += c;
-  });
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((r) => child.once("exit", r));
-    process.kill(-child.pid, "SIGINT"); // the launcher stops its processes, NATS and Postgres in order
-    await exited;
-  };
+  const { child, env, startedAt: started, output, stop } = await startLauncher(root, dataDir, layout.args);
   try {
-    return await measure(layout, child, env, started, () => out);
+    return await measure(layout, child, env, started, output);
   } finally {
     await stop();
   }
