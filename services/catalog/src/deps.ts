@@ -10,6 +10,7 @@ import type { CatalogConfig } from "./config.js";
 import type { CatalogDeps } from "./domain/deps.js";
 import { ImportPool } from "./publishing/import-pool.js";
 import { SearchIndex } from "./search/search-index.js";
+import { pgCatalogStore } from "./store/catalog-port.js";
 import { PageCache } from "./store/page-cache.js";
 
 export interface CatalogParts extends CatalogDeps {
@@ -30,11 +31,13 @@ export function createDeps(ctx: ServiceContext<CatalogConfig>): CatalogParts {
     heapMb: config.CATALOG_IMPORT_HEAP_MB,
     maxStoredMb: config.CATALOG_IMPORT_MAX_STORED_MB,
   });
+  const pages = new PageCache(config.CATALOG_PAGE_CACHE_MB * 1024 * 1024);
   return {
     pool: ctx.pool,
+    store: pgCatalogStore(ctx.pool, pages),
     log: ctx.log,
     index: new SearchIndex(ctx.pool, ctx.log, config.CATALOG_INDEX_SNAPSHOT),
-    pages: new PageCache(config.CATALOG_PAGE_CACHE_MB * 1024 * 1024),
+    pages,
     sealer: Sealer.fromSecret(config.CATALOG_SECRET_KEY),
     outbound,
     importer,

@@ -6,9 +6,12 @@ import type { Sealer } from "@toolport/kit/sealing";
 import type { ImportPool } from "../publishing/import-pool.js";
 import type { SearchIndex } from "../search/search-index.js";
 import type { PageCache } from "../store/page-cache.js";
+import type { CatalogStore } from "./ports.js";
 
 export interface CatalogDeps {
   pool: Pool;
+  /** The catalog's storage (ports.ts), on Postgres (store/catalog-port.ts). */
+  store: CatalogStore;
   log: Logger;
   index: SearchIndex;
   /** The Tool shape's rows kept by version between requests (store/page-cache.ts, CATALOG_PAGE_CACHE_MB). */

@@ -34,12 +34,11 @@ import {
   type UpstreamAuthorization,
 } from "../oauth/upstream.js";
 import { scopesOfServiceTools } from "../store/catalog-store.js";
-import { putCredential, type SealedCredential } from "../store/credentials-store.js";
+import { putCredential } from "../store/credentials-store.js";
 import {
   addWantedScopes,
-  type ConnectionRow,
   connectionsOf,
-  deleteConnectionRow,
+  deleteConnection as deleteStoredConnection,
   deleteOAuthClient,
   findConnection,
   findOAuthClient,
@@ -50,6 +49,7 @@ import {
   takePendingAuthorization,
 } from "../store/oauth-store.js";
 import type { Queryable } from "../store/rows.js";
+import type { SealedCredential, StoredConnection } from "./ports.js";
 import { administersOrganization, assertMayManageCatalog, assertMayManageCredentials, type Caller } from "./access.js";
 import { oneOf, requireCaller } from "./checks.js";
 import { associated, ownerFor, visibleService } from "./credentials.js";
@@ -515,7 +515,7 @@ export function missingConsent(row: { oauthScopes: string[]; oauthWantedScopes: 
   return row.oauthWantedScopes.filter((s) => !row.oauthScopes.includes(s));
 }
 
-function connectionView(deps: CatalogDeps, row: ConnectionRow): ConnectionView {
+function connectionView(deps: CatalogDeps, row: StoredConnection): ConnectionView {
   const missing = row.status === "active" ? missingConsent(row) : [];
   return {
     id: row.id,
@@ -541,7 +541,7 @@ export async function listConnections(deps: CatalogDeps, callerOrNull: Caller | 
 }
 
 /** Whether a connection serves this caller: its own, or its organization's. */
-const servesCaller = (row: ConnectionRow, who: { accountId: string; organizationId: string }) =>
+const servesCaller = (row: StoredConnection, who: { accountId: string; organizationId: string }) =>
   (row.scope === "caller" && row.ownerId === who.accountId) ||
   (row.scope === "organization" && row.ownerId === who.organizationId);
 
@@ -555,7 +555,7 @@ async function ownConnection(deps: CatalogDeps, id: string, caller: { accountId:
   return row;
 }
 
-function openTokens(deps: CatalogDeps, row: ConnectionRow): OAuthTokens {
+function openTokens(deps: CatalogDeps, row: StoredConnection): OAuthTokens {
   return JSON.parse(deps.sealer.open(row.sealed, associated(row.serviceId, row.scope, row.ownerId))) as OAuthTokens;
 }
 
@@ -585,7 +585,7 @@ export async function deleteConnection(
     const accessRevoked = await revoke(tokens.accessToken, "access_token");
     revokedAtProvider = grantRevoked ?? accessRevoked;
   }
-  await deleteConnectionRow(deps.pool, row.id);
+  await deleteStoredConnection(deps.pool, row.id);
   deps.log.info(
     { service_id: row.serviceId, connection_id: row.id, revoked_at_provider: revokedAtProvider },
     "OAuth connection deleted",
@@ -668,7 +668,7 @@ export async function refreshOAuthConnection(
 async function newTokens(
   deps: CatalogDeps,
   db: Queryable,
-  row: ConnectionRow,
+  row: StoredConnection,
   current: OAuthTokens,
 ): Promise<TokenSet | { broken: string }> {
   const client = await findOAuthClient(db, row.serviceId);

@@ -19,10 +19,8 @@ import {
   insertService,
   listServices as listServiceRows,
   listToolsWithService,
-  type NewService,
   setToolsStatus,
   slugTaken,
-  type ToolPatch,
   toolIdsOfService,
   updateService as updateServiceRow,
   updateTool as updateToolRow,
@@ -33,6 +31,7 @@ import { assertCanManage, assertCanPublishInto, assertMayManageCatalog, type Cal
 import { oneOf, requireCaller } from "./checks.js";
 import { checkMaterial, resolveCredential } from "./credentials.js";
 import type { CatalogDeps } from "./deps.js";
+import type { NewService, ToolPatch } from "./ports.js";
 import {
   type Contact,
   type CredentialMaterial,

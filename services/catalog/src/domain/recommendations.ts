@@ -9,10 +9,11 @@
 import { invalidArgument, notFound } from "@toolport/kit/errors";
 import { findTool } from "../store/catalog-store.js";
 import { popularTools, toolsUsedBy, usedTogether } from "../store/executions-store.js";
-import { type UsableFilter, usableTools } from "../store/tool-pages.js";
+import { usableTools } from "../store/tool-pages.js";
 import { type Caller, canSee, isPublic } from "./access.js";
 import { isSunset } from "./deprecation.js";
 import type { CatalogDeps } from "./deps.js";
+import type { UsableFilter } from "./ports.js";
 import type { ToolWithService } from "./model.js";
 import { WINDOW_DAYS } from "./reliability.js";
 

@@ -4,9 +4,10 @@
  */
 
 import { servicesWithCredential } from "../store/credentials-store.js";
-import { type ReliabilityAggregate, reliabilityAggregates } from "../store/executions-store.js";
+import { reliabilityAggregates } from "../store/executions-store.js";
 import type { Queryable } from "../store/rows.js";
 import type { Caller } from "./access.js";
+import type { ReliabilityAggregate } from "./ports.js";
 import type { Readiness, ReliabilityBlock, ServiceRecord, ToolRecord, ToolWithService } from "./model.js";
 import { needsCredential, type ReadinessGap, readinessGaps, readinessOf } from "./readiness.js";
 import { reliabilityBlock, WINDOW_DAYS } from "./reliability.js";

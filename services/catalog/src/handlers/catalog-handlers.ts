@@ -63,7 +63,7 @@ export function createCatalogReadHandlers(deps: CatalogDeps): Impl {
       });
       return {
         count: callable.count,
-        tools: callable.tools.map((t) => ({ id: t.id, name: t.name, serviceId: t.service_id, serviceName: t.service_name })),
+        tools: callable.tools.map((t) => ({ id: t.id, name: t.name, serviceId: t.serviceId, serviceName: t.serviceName })),
         warnings: callable.warnings,
       };
     },

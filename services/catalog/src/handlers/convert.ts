@@ -51,7 +51,7 @@ import type {
   ToolRecord,
 } from "../domain/model.js";
 import type { ToolView } from "../domain/views.js";
-import type { ServiceStats } from "../store/catalog-store.js";
+import type { ServiceStats } from "../domain/ports.js";
 
 export const ts = (d: Date | null | undefined) => (d ? timestampFromDate(d) : undefined);
 
