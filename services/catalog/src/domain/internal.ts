@@ -40,7 +40,7 @@ export async function resolveToolForCall(
   if (!pair || !canSee(pair.service, caller) || isSunset(pair.tool)) {
     throw notFound("tool_not_found", `tool ${toolId} not found`, { details: { tool_id: toolId } });
   }
-  const [view] = await viewTools({ db: deps.pool, publicUrl: deps.publicUrl }, [pair], caller, { reliability: false });
+  const [view] = await viewTools(deps, [pair], caller, { reliability: false });
   return view as ToolView;
 }
 

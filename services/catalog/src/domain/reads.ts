@@ -10,8 +10,8 @@ import { exactMatchIds, listToolPage, pageToolsByIds, serviceToolPage, toolNamed
 import { type Caller, canSee, isPublic } from "./access.js";
 import { isSunset } from "./deprecation.js";
 import type { CatalogDeps } from "./deps.js";
-import type { Page } from "./ports.js";
 import type { ToolWithService } from "./model.js";
+import type { Page } from "./ports.js";
 import { rankResults } from "./ranking.js";
 import { passesMinSuccessRate } from "./reliability.js";
 import { type ToolView, viewTools } from "./views.js";
@@ -250,5 +250,5 @@ export async function listPublicServiceTools(
 }
 
 function ctx(deps: CatalogDeps) {
-  return { db: deps.pool, publicUrl: deps.publicUrl };
+  return { store: deps.store, publicUrl: deps.publicUrl };
 }

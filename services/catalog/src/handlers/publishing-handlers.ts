@@ -125,7 +125,7 @@ function sourceFromProto(source: CreateServiceRequest["source"]) {
 
 export function createPublishingHandlers(deps: CatalogDeps): Impl {
   const views = (pairs: Parameters<typeof viewTools>[1], context: Parameters<typeof callerOf>[0]) =>
-    viewTools({ db: deps.pool, publicUrl: deps.publicUrl }, pairs, callerOf(context));
+    viewTools(deps, pairs, callerOf(context));
 
   return {
     async previewService(req, context) {
