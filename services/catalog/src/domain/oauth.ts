@@ -38,8 +38,8 @@ import { putCredential } from "../store/credentials-store.js";
 import {
   addWantedScopes,
   connectionsOf,
-  deleteConnection as deleteStoredConnection,
   deleteOAuthClient,
+  deleteConnection as deleteStoredConnection,
   findConnection,
   findOAuthClient,
   insertPendingAuthorization,
@@ -49,7 +49,6 @@ import {
   takePendingAuthorization,
 } from "../store/oauth-store.js";
 import type { Queryable } from "../store/rows.js";
-import type { SealedCredential, StoredConnection } from "./ports.js";
 import { administersOrganization, assertMayManageCatalog, assertMayManageCredentials, type Caller } from "./access.js";
 import { oneOf, requireCaller } from "./checks.js";
 import { associated, ownerFor, visibleService } from "./credentials.js";
@@ -62,6 +61,7 @@ import type {
   OAuthTokens,
   SecuritySchemeInfo,
 } from "./model.js";
+import type { SealedCredential, StoredConnection } from "./ports.js";
 import { managedService } from "./publishing.js";
 import { configurationUrl } from "./views.js";
 

@@ -4,7 +4,7 @@
  * the shapes below, never rows or clients. A use case that writes does it in one `transaction`, through
  * the `CatalogTx` it is handed: what it writes there, its tool-changed events included, commits together.
  */
-import type { ReliabilityFacts } from "./reliability.js";
+
 import type {
   ConnectionStatus,
   CredentialScope,
@@ -17,6 +17,7 @@ import type {
   ToolRecord,
   ToolWithService,
 } from "./model.js";
+import type { ReliabilityFacts } from "./reliability.js";
 
 /** A page of a keyset-paged list. */
 export interface Page<T> {

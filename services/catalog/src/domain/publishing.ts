@@ -31,7 +31,6 @@ import { assertCanManage, assertCanPublishInto, assertMayManageCatalog, type Cal
 import { oneOf, requireCaller } from "./checks.js";
 import { checkMaterial, resolveCredential } from "./credentials.js";
 import type { CatalogDeps } from "./deps.js";
-import type { NewService, ToolPatch } from "./ports.js";
 import {
   type Contact,
   type CredentialMaterial,
@@ -54,6 +53,7 @@ import {
   refreshOAuthConnection,
   storeDiscoveredClient,
 } from "./oauth.js";
+import type { NewService, ToolPatch } from "./ports.js";
 import { checkSlug, slugify } from "./slug.js";
 import { configurationUrl } from "./views.js";
 

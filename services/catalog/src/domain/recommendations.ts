@@ -13,8 +13,8 @@ import { usableTools } from "../store/tool-pages.js";
 import { type Caller, canSee, isPublic } from "./access.js";
 import { isSunset } from "./deprecation.js";
 import type { CatalogDeps } from "./deps.js";
-import type { UsableFilter } from "./ports.js";
 import type { ToolWithService } from "./model.js";
+import type { UsableFilter } from "./ports.js";
 import { WINDOW_DAYS } from "./reliability.js";
 
 export const DEFAULT_LIMIT = 5;

@@ -469,7 +469,12 @@ interface CallableRow {
   service_name: string;
 }
 
-const callable = (r: CallableRow): CallableTool => ({ id: r.id, name: r.name, serviceId: r.service_id, serviceName: r.service_name });
+const callable = (r: CallableRow): CallableTool => ({
+  id: r.id,
+  name: r.name,
+  serviceId: r.service_id,
+  serviceName: r.service_name,
+});
 
 /**
  * The active, unsunset tools of live services the caller sees that pass both allow-lists (null = all),
