@@ -1,6 +1,6 @@
 /** Stored upstream credentials: sealed material plus the facts shown to their owner. */
 import { randomUUID } from "node:crypto";
-import type { ConnectionStatus, CredentialScope, CredentialSummary, CredentialType, OAuthFlowName } from "../domain/model.js";
+import type { ConnectionStatus, CredentialScope, CredentialType, OAuthFlowName } from "../domain/model.js";
 import type { CredentialWrite, SealedCredential } from "../domain/ports.js";
 import { prepared, type Queryable } from "./rows.js";
 

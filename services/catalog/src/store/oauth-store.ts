@@ -1,6 +1,6 @@
 /** OAuth client registrations, started authorizations and the connection rows' OAuth columns. */
 import type { CredentialScope, OAuthClientAuth, OAuthClientRecord, OAuthFlowName } from "../domain/model.js";
-import type { PendingAuthorization, SealedCredential, StoredConnection } from "../domain/ports.js";
+import type { PendingAuthorization, StoredConnection } from "../domain/ports.js";
 import { sealedCredentialFromRow } from "./credentials-store.js";
 import type { Queryable } from "./rows.js";
 
