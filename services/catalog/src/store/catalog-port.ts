@@ -12,21 +12,21 @@ import * as directory from "./directory-store.js";
 import * as executions from "./executions-store.js";
 import * as oauth from "./oauth-store.js";
 import type { PageCache } from "./page-cache.js";
+import type { Queryable } from "./rows.js";
 import * as pages from "./tool-pages.js";
 
 /** `pool`'s catalog; the Tool shape's rows are kept in `cache` by version between requests. */
 export function pgCatalogStore(pool: Pool, cache: PageCache): CatalogStore {
   return {
+    ...onBoth(pool),
     findTool: (idOrSlug) => catalog.findTool(pool, idOrSlug),
     listToolsWithService: (filter) => catalog.listToolsWithService(pool, filter),
-    toolIdsOfService: (serviceId) => catalog.toolIdsOfService(pool, serviceId),
     unknownIds: (table, ids) => catalog.unknownIds(pool, table, ids),
     scopesOfServiceTools: (serviceId, schemeName) => catalog.scopesOfServiceTools(pool, serviceId, schemeName),
     callableTools: (who, services, tools, limit) => catalog.callableTools(pool, who, services, tools, limit),
     toolsWithServices: (who, ids) => catalog.toolsWithServices(pool, who, ids),
     serviceNamesById: (who, ids) => catalog.serviceNamesById(pool, who, ids),
 
-    findService: (idOrSlug) => catalog.findService(pool, idOrSlug),
     listServices: (filter) => catalog.listServices(pool, filter),
     serviceStats: (serviceIds) => catalog.serviceStats(pool, serviceIds),
     servicesOnDomain: (domain) => catalog.servicesOnDomain(pool, domain),
@@ -47,15 +47,12 @@ export function pgCatalogStore(pool: Pool, cache: PageCache): CatalogStore {
       credentials.servicesWithCredential(pool, serviceIds, accountId, organizationId),
     deleteCredential: (serviceId, scope, ownerId) => credentials.deleteCredential(pool, serviceId, scope, ownerId),
 
-    putOAuthClient: (c, createdBy) => oauth.putOAuthClient(pool, c, createdBy),
-    findOAuthClient: (serviceId) => oauth.findOAuthClient(pool, serviceId),
     deleteOAuthClient: (serviceId) => oauth.deleteOAuthClient(pool, serviceId),
     insertPendingAuthorization: (p) => oauth.insertPendingAuthorization(pool, p),
     takePendingAuthorization: (stateHash) => oauth.takePendingAuthorization(pool, stateHash),
     connectionsOf: (accountId, organizationId) => oauth.connectionsOf(pool, accountId, organizationId),
     findConnection: (id) => oauth.findConnection(pool, id),
     addWantedScopes: (id, scopes) => oauth.addWantedScopes(pool, id, scopes),
-    markConnectionBroken: (id, reason) => oauth.markConnectionBroken(pool, id, reason),
     deleteConnection: (id) => oauth.deleteConnection(pool, id),
 
     directoryImports: (entries) => directory.directoryImports(pool, entries),
@@ -75,23 +72,35 @@ function pgCatalogTx(client: PoolClient): CatalogTx {
     async exclusive(key) {
       await client.query("SELECT pg_advisory_xact_lock($1)", [key]);
     },
-    findService: (idOrSlug) => catalog.findService(client, idOrSlug),
+    ...onBoth(client),
     slugTaken: (table, slug, exceptId) => catalog.slugTaken(client, table, slug, exceptId),
     freeServiceSlug: (base) => catalog.freeServiceSlug(client, base),
     insertService: (s) => catalog.insertService(client, s),
     updateService: (id, patch) => catalog.updateService(client, id, patch),
     deleteService: (id) => catalog.deleteService(client, id),
-    toolIdsOfService: (serviceId) => catalog.toolIdsOfService(client, serviceId),
     upsertToolDrafts: (drafts, options) => catalog.upsertToolDrafts(client, drafts, options),
     updateTool: (id, patch) => catalog.updateTool(client, id, patch),
     setToolsStatus: (ids, status) => catalog.setToolsStatus(client, ids, status),
     deleteTool: (id) => catalog.deleteTool(client, id),
     recordDirectoryImport: (serviceId, entry, version) => directory.recordDirectoryImport(client, serviceId, entry, version),
     enqueueToolChanged: (tools, kind) => enqueueToolChanged(client, tools, kind),
-    putOAuthClient: (c, createdBy) => oauth.putOAuthClient(client, c, createdBy),
     lockConnection: (id) => oauth.findConnection(client, id, true),
-    findOAuthClient: (serviceId) => oauth.findOAuthClient(client, serviceId),
     storeRefreshedTokens: (id, sealed, expiresAt, scopes) => oauth.storeRefreshedTokens(client, id, sealed, expiresAt, scopes),
-    markConnectionBroken: (id, reason) => oauth.markConnectionBroken(client, id, reason),
+  };
+}
+
+/** What the store and a transaction both do, on the pool or on the transaction's client. */
+function onBoth(
+  q: Queryable,
+): Pick<
+  CatalogStore & CatalogTx,
+  "findService" | "toolIdsOfService" | "putOAuthClient" | "findOAuthClient" | "markConnectionBroken"
+> {
+  return {
+    findService: (idOrSlug) => catalog.findService(q, idOrSlug),
+    toolIdsOfService: (serviceId) => catalog.toolIdsOfService(q, serviceId),
+    putOAuthClient: (c, createdBy) => oauth.putOAuthClient(q, c, createdBy),
+    findOAuthClient: (serviceId) => oauth.findOAuthClient(q, serviceId),
+    markConnectionBroken: (id, reason) => oauth.markConnectionBroken(q, id, reason),
   };
 }
