@@ -196,7 +196,7 @@ export interface CredentialWrite {
 export interface CredentialStore {
   /** Replaces the credential of the same service, scope and owner (a broken connection becomes active again). */
   putCredential(c: CredentialWrite): Promise<SealedCredential>;
-  /** A service's credentials of the caller and of its organization. */
+  /** The caller's and its organization's credentials for a service, caller-scoped first. */
   credentialsFor(serviceId: string, accountId: string, organizationId: string): Promise<SealedCredential[]>;
   /** Ids of the services among `serviceIds` where the caller or its organization has a working credential. */
   servicesWithCredential(serviceIds: string[], accountId: string, organizationId: string): Promise<Set<string>>;
@@ -321,7 +321,7 @@ export interface CatalogTx extends OAuthClientWrites {
   exclusive(key: number): Promise<void>;
   findService(idOrSlug: string): Promise<ServiceRecord | null>;
   slugTaken(table: "services" | "tools", slug: string, exceptId?: string): Promise<boolean>;
-  /** `base`, or `base-2`, `base-3`... whichever no service has. */
+  /** The first of `base`, `base-2`, `base-3`, ... that no service has. */
   freeServiceSlug(base: string): Promise<string>;
   insertService(s: NewService): Promise<ServiceRecord>;
   updateService(id: string, patch: Partial<NewService>): Promise<ServiceRecord>;
