@@ -361,4 +361,9 @@ export interface CatalogStore
     ExecutionStats {
   /** Runs `work` in one transaction: committed when it returns, rolled back when it throws. */
   transaction<T>(work: (tx: CatalogTx) => Promise<T>): Promise<T>;
+  /**
+   * Whether a transaction failed because a concurrent one took a slug it was writing (a service's or a
+   * tool's): worth running again, when it picks free slugs anew.
+   */
+  isSlugRace(err: unknown): boolean;
 }

@@ -389,7 +389,7 @@ export async function createService(
   // Two publishes of same-named services at once can pick the same free slug (a service's or its tools'):
   // the later insert then breaks a unique index and is tried again with fresh slugs, a few times, instead
   // of answering 500. A slug the caller chose is checked above and keeps its 409.
-  const result = await retryOnSlugRace(() =>
+  const result = await retryOnSlugRace(deps, () =>
     changeTools(deps, async (tx) => {
       let slug: string;
       if (chosenSlug) {
@@ -459,33 +459,30 @@ function stripUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
-/** After commit: this replica's index sees the change now; failures only delay it until the event. */
+/** Runs `run` again, up to `attempts` in all, while it fails on a slug a concurrent publish took first. */
+async function retryOnSlugRace<T>(deps: CatalogDeps, run: () => Promise<T>, attempts = 4): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (err) {
+      if (attempt >= attempts || !deps.store.isSlugRace(err)) throw err;
+    }
+  }
+}
+
 /**
  * A transaction that changes tools (and writes their toolport.catalog.tool.changed events), whose events
  * go out before the caller gets its answer: execution empties its tool cache on them, and a sunset,
  * deactivated, deleted or newly priced tool must be refused on the caller's very next call. On a
  * timeout the relay still publishes them shortly (nothing is lost).
  */
-/** Unique indexes on slugs, which a concurrent publish can race for (catalog migrations). */
-const SLUG_INDEXES = new Set(["services_slug_key", "tools_slug_key"]);
-
-async function retryOnSlugRace<T>(run: () => Promise<T>, attempts = 4): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await run();
-    } catch (err) {
-      const e = err as { code?: string; constraint?: string };
-      if (attempt >= attempts || e.code !== "23505" || !SLUG_INDEXES.has(e.constraint ?? "")) throw err;
-    }
-  }
-}
-
 async function changeTools<T>(deps: CatalogDeps, fn: (tx: CatalogTx) => Promise<T>): Promise<T> {
   const result = await deps.store.transaction(fn);
   if (!(await deps.publishEvents())) deps.log.warn("tool change events not yet published; the relay will retry them");
   return result;
 }
 
+/** After commit: this replica's index sees the change now; failures only delay it until the event. */
 async function refreshIndex(deps: CatalogDeps, toolIds: string[]): Promise<void> {
   try {
     await deps.index.refresh(toolIds);

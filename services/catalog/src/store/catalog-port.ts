@@ -63,6 +63,7 @@ export function pgCatalogStore(pool: Pool, cache: PageCache): CatalogStore {
     usedTogether: (toolIds, windowDays, limit) => executions.usedTogether(pool, toolIds, windowDays, limit),
 
     transaction: (work) => withTransaction(pool, (client) => work(pgCatalogTx(client))),
+    isSlugRace: catalog.isSlugRace,
   };
 }
 

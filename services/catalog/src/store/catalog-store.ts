@@ -116,6 +116,15 @@ async function serviceSlugsLike(q: Queryable, base: string): Promise<Set<string>
   return new Set(rows.map((r) => r.slug));
 }
 
+/** Unique indexes on slugs, which a concurrent publish can race for (catalog migrations). */
+const SLUG_INDEXES = new Set(["services_slug_key", "tools_slug_key"]);
+
+/** A unique violation (23505) of a slug index: another transaction committed the slug first. */
+export function isSlugRace(err: unknown): boolean {
+  const e = err as { code?: string; constraint?: string };
+  return e.code === "23505" && SLUG_INDEXES.has(e.constraint ?? "");
+}
+
 export async function freeServiceSlug(q: Queryable, base: string): Promise<string> {
   const taken = await serviceSlugsLike(q, base);
   return uniqueSlug(base, (s) => taken.has(s));
