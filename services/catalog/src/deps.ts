@@ -1,7 +1,8 @@
 /**
  * The catalog service's parts, built once per start (role.ts `deps`) and shared by its routes and its
- * background work: the search index, the page cache, the sealer of stored credentials, the guarded
- * outbound HTTP client and the import threads.
+ * background work: the store behind the domain's ports (with its page cache), the search index, the
+ * sealer of stored credentials, the guarded outbound HTTP client and the import threads. The pool itself
+ * stays outside the domain's type: the search index and the background consumers take it here and in role.ts.
  */
 import { AddressPolicy, Outbound } from "@toolport/kit/outbound";
 import { Sealer } from "@toolport/kit/sealing";
@@ -10,6 +11,7 @@ import type { CatalogConfig } from "./config.js";
 import type { CatalogDeps } from "./domain/deps.js";
 import { ImportPool } from "./publishing/import-pool.js";
 import { SearchIndex } from "./search/search-index.js";
+import { pgCatalogStore } from "./store/catalog-port.js";
 import { PageCache } from "./store/page-cache.js";
 
 export interface CatalogParts extends CatalogDeps {
@@ -31,10 +33,9 @@ export function createDeps(ctx: ServiceContext<CatalogConfig>): CatalogParts {
     maxStoredMb: config.CATALOG_IMPORT_MAX_STORED_MB,
   });
   return {
-    pool: ctx.pool,
+    store: pgCatalogStore(ctx.pool, new PageCache(config.CATALOG_PAGE_CACHE_MB * 1024 * 1024)),
     log: ctx.log,
     index: new SearchIndex(ctx.pool, ctx.log, config.CATALOG_INDEX_SNAPSHOT),
-    pages: new PageCache(config.CATALOG_PAGE_CACHE_MB * 1024 * 1024),
     sealer: Sealer.fromSecret(config.CATALOG_SECRET_KEY),
     outbound,
     importer,

@@ -44,7 +44,7 @@ const catalog: ServiceDefinition<typeof catalogEnv, CatalogParts> = {
         log,
       ),
     );
-    await seedBuiltins(ctx.pool, builtinServices, log);
+    await seedBuiltins(deps.store, builtinServices, log);
     const indexConsumer = await startIndexConsumer(ctx.nc, deps.index, log);
     // Meilisearch being down must not keep the catalog from starting: search answers 503 until it is back.
     const rebuilt = indexConsumer.rebuildAndFollow();

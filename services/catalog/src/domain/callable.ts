@@ -4,31 +4,31 @@
  * allowed_tools (or that list is absent) AND its service is in allowed_services (or that list is absent).
  */
 
-import { type CallableToolRow, callableTools, serviceNamesById, toolsWithServices } from "../store/catalog-store.js";
 import type { Caller } from "./access.js";
 import type { CatalogDeps } from "./deps.js";
+import type { CallableTool } from "./ports.js";
 
 export const CALLABLE_DEFAULT_LIMIT = 20;
 
 export interface Callable {
   count: bigint;
-  tools: CallableToolRow[];
+  tools: CallableTool[];
   warnings: string[];
 }
 
 export async function listCallableTools(
-  deps: Pick<CatalogDeps, "pool">,
+  deps: Pick<CatalogDeps, "store">,
   caller: Caller,
   input: { services: string[] | null; tools: string[] | null; limit: number | undefined },
 ): Promise<Callable> {
   const limit = Math.min(100, Math.max(1, input.limit ?? CALLABLE_DEFAULT_LIMIT));
-  const found = await callableTools(deps.pool, caller, input.services, input.tools, limit);
+  const found = await deps.store.callableTools(caller, input.services, input.tools, limit);
   return { ...found, warnings: await warningsFor(deps, caller, input.services, input.tools) };
 }
 
 /** Why the lists let less through than they seem to: each listed tool outside the listed services, and so on. */
 async function warningsFor(
-  deps: Pick<CatalogDeps, "pool">,
+  deps: Pick<CatalogDeps, "store">,
   caller: Caller,
   services: string[] | null,
   tools: string[] | null,
@@ -37,18 +37,18 @@ async function warningsFor(
   if (services?.length === 0) warnings.push("allowed_services is an empty list: the key can call no tool");
   if (tools?.length === 0) warnings.push("allowed_tools is an empty list: the key can call no tool");
   if (!services?.length || !tools?.length) return warnings;
-  const listed = await toolsWithServices(deps.pool, caller, tools);
+  const listed = await deps.store.toolsWithServices(caller, tools);
   const allowedServices = new Set(services.map((id) => id.toLowerCase()));
   const servicesWithTools = new Set<string>();
   for (const tool of listed) {
-    if (allowedServices.has(tool.service_id.toLowerCase())) servicesWithTools.add(tool.service_id.toLowerCase());
+    if (allowedServices.has(tool.serviceId.toLowerCase())) servicesWithTools.add(tool.serviceId.toLowerCase());
     else {
       warnings.push(
-        `${tool.name} is in allowed_tools but its service ${tool.service_name} is not in allowed_services: the key cannot call it`,
+        `${tool.name} is in allowed_tools but its service ${tool.serviceName} is not in allowed_services: the key cannot call it`,
       );
     }
   }
-  const names = await serviceNamesById(deps.pool, caller, services);
+  const names = await deps.store.serviceNamesById(caller, services);
   for (const id of services) {
     // A service the caller does not see is passed over like one that does not exist: nothing to say.
     const name = names.get(id.toLowerCase());

@@ -5,8 +5,6 @@
  * unresolved, for the execution service to resolve at call time.
  */
 import { invalidArgument, notFound, permissionDenied } from "@toolport/kit/errors";
-import { findService } from "../store/catalog-store.js";
-import { credentialsFor, deleteCredential, putCredential } from "../store/credentials-store.js";
 import { administersOrganization, assertMayManageCredentials, type Caller, canSee } from "./access.js";
 import { requireCaller } from "./checks.js";
 import type { CatalogDeps } from "./deps.js";
@@ -106,7 +104,7 @@ export function ownerFor(scope: CredentialScope, caller: Caller): string {
 }
 
 export async function visibleService(deps: CatalogDeps, idOrSlug: string, caller: Caller): Promise<ServiceRecord> {
-  const service = await findService(deps.pool, idOrSlug.trim());
+  const service = await deps.store.findService(idOrSlug.trim());
   if (!service || !canSee(service, caller)) {
     throw notFound("service_not_found", `service ${idOrSlug} not found`, { details: { service_id: idOrSlug } });
   }
@@ -130,7 +128,7 @@ export async function putServiceCredential(
     });
   }
   const schemeName = input.schemeName || service.securitySchemes[0]?.name || null;
-  const stored = await putCredential(deps.pool, {
+  const stored = await deps.store.putCredential({
     serviceId: service.id,
     scope,
     ownerId,
@@ -152,7 +150,7 @@ export async function listServiceCredentials(
 ): Promise<CredentialSummary[]> {
   const caller = requireCaller(callerOrNull);
   const service = await visibleService(deps, idOrSlug, caller);
-  return credentialsFor(deps.pool, service.id, caller.accountId, caller.organizationId);
+  return deps.store.credentialsFor(service.id, caller.accountId, caller.organizationId);
 }
 
 export async function deleteServiceCredential(
@@ -165,7 +163,7 @@ export async function deleteServiceCredential(
   assertMayManageCredentials(caller, "delete credentials");
   const service = await visibleService(deps, idOrSlug, caller);
   const scope = parseScope(scopeInput);
-  const deleted = await deleteCredential(deps.pool, service.id, scope, ownerFor(scope, caller));
+  const deleted = await deps.store.deleteCredential(service.id, scope, ownerFor(scope, caller));
   if (!deleted)
     throw notFound("credential_not_found", `no ${scope} credential is connected to this service`, {
       details: { service_id: service.id },
@@ -189,7 +187,7 @@ export async function resolveCredential(
   deps: CatalogDeps,
   input: { serviceId: string; accountId: string; organizationId: string; schemeName?: string },
 ): Promise<{ credential: ResolvedCredential | null; brokenReason: string | null }> {
-  const all = await credentialsFor(deps.pool, input.serviceId, input.accountId, input.organizationId);
+  const all = await deps.store.credentialsFor(input.serviceId, input.accountId, input.organizationId);
   const found = all.filter((c) => c.status === "active");
   const preferred = input.schemeName ? found.filter((c) => c.schemeName === input.schemeName) : [];
   const chosen = preferred[0] ?? found[0];

@@ -1,18 +1,19 @@
 /** What the catalog's use cases need: the parts built once per start in src/deps.ts and passed down. */
 import type { Logger } from "@toolport/kit/logger";
 import type { Outbound } from "@toolport/kit/outbound";
-import type { Pool } from "@toolport/kit/pg";
 import type { Sealer } from "@toolport/kit/sealing";
 import type { ImportPool } from "../publishing/import-pool.js";
 import type { SearchIndex } from "../search/search-index.js";
-import type { PageCache } from "../store/page-cache.js";
+import type { CatalogStore } from "./ports.js";
 
 export interface CatalogDeps {
-  pool: Pool;
+  /**
+   * The catalog's storage (ports.ts), on Postgres (store/catalog-port.ts); its tool pages keep the Tool
+   * shape's rows by version between requests (store/page-cache.ts, CATALOG_PAGE_CACHE_MB).
+   */
+  store: CatalogStore;
   log: Logger;
   index: SearchIndex;
-  /** The Tool shape's rows kept by version between requests (store/page-cache.ts, CATALOG_PAGE_CACHE_MB). */
-  pages: PageCache;
   sealer: Sealer;
   /**
    * The guarded HTTP client for addresses callers choose (OpenAPI document URLs, MCP servers): refuses

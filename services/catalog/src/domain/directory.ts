@@ -17,10 +17,10 @@
  * about 15 s for the whole package, and kept in the cache folder); a package installed later is found
  * on the next request.
  */
-import type { JsonObject } from "@bufbuild/protobuf";
+
 import { Code, DomainError, failedPrecondition, invalidArgument, permissionDenied } from "@toolport/kit/errors";
+import type { JsonObject } from "@toolport/kit/json-values";
 import { type Directory, type DirectoryEntry, openDirectory, serviceName } from "../directory/directory.js";
-import { directoryImports } from "../store/directory-store.js";
 import { assertMayManageCatalog, type Caller } from "./access.js";
 import { oneOf, requireCaller } from "./checks.js";
 import type { CatalogDeps } from "./deps.js";
@@ -106,10 +106,7 @@ export async function listDirectory(
   const { directory } = found;
   const matched = directory.list({ query: input.query, category: input.category });
   const page = matched.slice(offset, offset + limit);
-  const imported = await directoryImports(
-    deps.pool,
-    page.map((e) => e.name),
-  );
+  const imported = await deps.store.directoryImports(page.map((e) => e.name));
   return {
     installed: true,
     version: directory.version,
@@ -174,7 +171,7 @@ export async function importFromDirectory(
     });
   }
   const { directory } = found;
-  const before = await directoryImports(deps.pool, names);
+  const before = await deps.store.directoryImports(names);
   const started = Date.now();
   const results: ImportOutcome[] = [];
   for (const name of names) {

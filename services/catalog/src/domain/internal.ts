@@ -1,9 +1,6 @@
 /** Internal RPCs other services call: resolve a tool for a call, starter tools, id checks. */
 import { notFound } from "@toolport/kit/errors";
 import { exampleObject } from "../publishing/json-schema.js";
-import { findTool, unknownIds } from "../store/catalog-store.js";
-import { popularTools } from "../store/executions-store.js";
-import { starterTools } from "../store/tool-pages.js";
 import { type Caller, canSee } from "./access.js";
 import { isSunset } from "./deprecation.js";
 import type { CatalogDeps } from "./deps.js";
@@ -21,7 +18,7 @@ export async function resolveToolForCall(
   organizationId: string,
   principal: Caller | null,
 ): Promise<ToolView> {
-  const pair = await findTool(deps.pool, toolId.trim());
+  const pair = await deps.store.findTool(toolId.trim());
   const caller: Caller | null =
     principal ??
     (accountId
@@ -40,7 +37,7 @@ export async function resolveToolForCall(
   if (!pair || !canSee(pair.service, caller) || isSunset(pair.tool)) {
     throw notFound("tool_not_found", `tool ${toolId} not found`, { details: { tool_id: toolId } });
   }
-  const [view] = await viewTools({ db: deps.pool, publicUrl: deps.publicUrl }, [pair], caller, { reliability: false });
+  const [view] = await viewTools(deps, [pair], caller, { reliability: false });
   return view as ToolView;
 }
 
@@ -54,11 +51,11 @@ export interface StarterTool {
  * where possible, the most used first within each rank below.
  */
 export async function listStarterTools(deps: CatalogDeps, limit: number): Promise<StarterTool[]> {
-  const popular = (await popularTools(deps.pool, 30, 200)).map((p) => p.toolId);
+  const popular = (await deps.store.popularTools(30, 200)).map((p) => p.toolId);
   // Built-in tools run with no network, so they cannot fail a first call for reasons outside our
   // control: real built-ins first, then the sample-data ones, then verified, then other public tools
   // (the order is starterTools', in SQL: only `limit` rows are read).
-  const picked = await starterTools(deps.pool, popular, limit);
+  const picked = await deps.store.starterTools(popular, limit);
   return picked.map((pair) => ({ pair, exampleInput: pair.tool.example ?? exampleObject(pair.tool.inputSchema) }));
 }
 
@@ -69,22 +66,12 @@ export async function listStarterTools(deps: CatalogDeps, limit: number): Promis
 export async function findServicesOnDomain(deps: CatalogDeps, domain: string): Promise<{ id: string; name: string }[]> {
   const d = domain.trim().toLowerCase();
   if (!/^[a-z0-9.-]{1,253}$/.test(d) || d.startsWith(".")) return [];
-  const { rows } = await deps.pool.query<{ id: string; name: string }>(
-    `SELECT id, name FROM (
-       SELECT id, name,
-              lower(substring(documentation_url FROM '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/]*@)?([^/:?#]+)')) AS docs_host,
-              lower(substring(coalesce(base_url, '') FROM '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/]*@)?([^/:?#]+)')) AS api_host
-         FROM services WHERE visibility = 'public' AND status <> 'retired') s
-      WHERE docs_host = $1 OR docs_host LIKE '%.' || $1 OR api_host = $1 OR api_host LIKE '%.' || $1
-      ORDER BY name, id LIMIT 50`,
-    [d],
-  );
-  return rows;
+  return deps.store.servicesOnDomain(d);
 }
 
 export async function checkCatalogIds(deps: CatalogDeps, serviceIds: string[], toolIds: string[]) {
   return {
-    unknownServiceIds: await unknownIds(deps.pool, "services", serviceIds),
-    unknownToolIds: await unknownIds(deps.pool, "tools", toolIds),
+    unknownServiceIds: await deps.store.unknownIds("services", serviceIds),
+    unknownToolIds: await deps.store.unknownIds("tools", toolIds),
   };
 }

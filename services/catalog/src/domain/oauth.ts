@@ -10,7 +10,6 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { conflict, failedPrecondition, invalidArgument, notFound, permissionDenied, unavailable } from "@toolport/kit/errors";
-import { withTransaction } from "@toolport/kit/pg";
 import {
   clientCredentials,
   exchangeCode,
@@ -33,23 +32,6 @@ import {
   UpstreamAuthError,
   type UpstreamAuthorization,
 } from "../oauth/upstream.js";
-import { scopesOfServiceTools } from "../store/catalog-store.js";
-import { putCredential, type SealedCredential } from "../store/credentials-store.js";
-import {
-  addWantedScopes,
-  type ConnectionRow,
-  connectionsOf,
-  deleteConnectionRow,
-  deleteOAuthClient,
-  findConnection,
-  findOAuthClient,
-  insertPendingAuthorization,
-  markConnectionBroken,
-  putOAuthClient as storeOAuthClient,
-  storeRefreshedTokens,
-  takePendingAuthorization,
-} from "../store/oauth-store.js";
-import type { Queryable } from "../store/rows.js";
 import { administersOrganization, assertMayManageCatalog, assertMayManageCredentials, type Caller } from "./access.js";
 import { oneOf, requireCaller } from "./checks.js";
 import { associated, ownerFor, visibleService } from "./credentials.js";
@@ -62,6 +44,7 @@ import type {
   OAuthTokens,
   SecuritySchemeInfo,
 } from "./model.js";
+import type { CatalogTx, OAuthClientWrites, SealedCredential, StoredConnection } from "./ports.js";
 import { managedService } from "./publishing.js";
 import { configurationUrl } from "./views.js";
 
@@ -205,8 +188,7 @@ export async function putOAuthClient(
       details: { field: "client_secret" },
     });
   }
-  const record = await storeOAuthClient(
-    deps.pool,
+  const record = await deps.store.putOAuthClient(
     {
       serviceId: service.id,
       schemeName: scheme.name,
@@ -244,7 +226,7 @@ async function clientView(deps: CatalogDeps, client: OAuthClientRecord): Promise
 /** The registration's scopes and every scope the service's active tools name for its scheme. */
 async function connectionScopes(deps: CatalogDeps, client: OAuthClientRecord): Promise<string[]> {
   const scopes = [...client.scopes];
-  for (const scope of await scopesOfServiceTools(deps.pool, client.serviceId, client.schemeName)) {
+  for (const scope of await deps.store.scopesOfServiceTools(client.serviceId, client.schemeName)) {
     if (!scopes.includes(scope)) scopes.push(scope);
   }
   return scopes;
@@ -252,7 +234,7 @@ async function connectionScopes(deps: CatalogDeps, client: OAuthClientRecord): P
 
 export async function getOAuthClient(deps: CatalogDeps, serviceId: string, caller: Caller | null): Promise<OAuthClientView> {
   const service = await managedService(deps, serviceId, caller);
-  const client = await findOAuthClient(deps.pool, service.id);
+  const client = await deps.store.findOAuthClient(service.id);
   if (!client) throw clientNotFound(service.id);
   return clientView(deps, client);
 }
@@ -260,7 +242,7 @@ export async function getOAuthClient(deps: CatalogDeps, serviceId: string, calle
 export async function removeOAuthClient(deps: CatalogDeps, serviceId: string, caller: Caller | null): Promise<boolean> {
   assertMayManageCatalog(requireCaller(caller), "delete OAuth clients");
   const service = await managedService(deps, serviceId, caller);
-  if (!(await deleteOAuthClient(deps.pool, service.id))) throw clientNotFound(service.id);
+  if (!(await deps.store.deleteOAuthClient(service.id))) throw clientNotFound(service.id);
   return true;
 }
 
@@ -306,7 +288,7 @@ export async function startOAuthConnection(
   assertMayManageCredentials(caller, "connect OAuth connections");
   const service = await visibleService(deps, input.serviceId, caller);
   const returnTo = checkReturnTo(input.returnTo, service.id);
-  const stored = await findOAuthClient(deps.pool, service.id);
+  const stored = await deps.store.findOAuthClient(service.id);
   const client =
     stored?.resource && stored.registration !== "manual" && service.mcpServerUrl
       ? await followMigration(deps, service.mcpServerUrl, stored, caller.accountId)
@@ -321,7 +303,7 @@ export async function startOAuthConnection(
   const scope: CredentialScope = client.shared ? "organization" : "caller";
   const ownerId = ownerFor(scope, caller);
   // Connecting again keeps what the connection has and asks for what an upstream wanted (step-up).
-  const existing = (await connectionsOf(deps.pool, caller.accountId, caller.organizationId)).find(
+  const existing = (await deps.store.connectionsOf(caller.accountId, caller.organizationId)).find(
     (c) => c.serviceId === service.id && c.scope === scope && c.ownerId === ownerId,
   );
   const scopes = scopeUnion(
@@ -351,7 +333,7 @@ export async function startOAuthConnection(
   const stateHash = sha256(state);
   const expiresAt = new Date(Date.now() + STATE_TTL_MS);
   const callback = redirectUri(deps.publicUrl);
-  await insertPendingAuthorization(deps.pool, {
+  await deps.store.insertPendingAuthorization({
     stateHash,
     serviceId: service.id,
     scope,
@@ -416,7 +398,7 @@ async function storeConnection(
     tokenType: c.tokens.tokenType,
     expiresAt: expiresAt?.toISOString(),
   };
-  return putCredential(deps.pool, {
+  return deps.store.putCredential({
     serviceId: c.client.serviceId,
     scope: c.scope,
     ownerId: c.ownerId,
@@ -450,7 +432,7 @@ export async function completeOAuthConnection(
       details: { field: "state" },
     });
   }
-  const pending = await takePendingAuthorization(deps.pool, sha256(input.state));
+  const pending = await deps.store.takePendingAuthorization(sha256(input.state));
   if (!pending) {
     throw invalidArgument(
       "invalid_oauth_state",
@@ -473,7 +455,7 @@ export async function completeOAuthConnection(
   // The provider's error code is a short token by RFC 6749; anything else is not repeated.
   if (input.error) return fail(/^[\w.-]{1,64}$/.test(input.error) ? input.error : "authorization_failed");
   if (!input.code) return fail("missing_code");
-  const client = await findOAuthClient(deps.pool, pending.serviceId);
+  const client = await deps.store.findOAuthClient(pending.serviceId);
   if (client?.flow !== "authorization_code" || !client.authorizationUrl) return fail("oauth_not_configured");
   if (client.issuer) {
     // RFC 9207: the answer must come from the authorization server the request went to (mix-up defense).
@@ -515,7 +497,7 @@ export function missingConsent(row: { oauthScopes: string[]; oauthWantedScopes: 
   return row.oauthWantedScopes.filter((s) => !row.oauthScopes.includes(s));
 }
 
-function connectionView(deps: CatalogDeps, row: ConnectionRow): ConnectionView {
+function connectionView(deps: CatalogDeps, row: StoredConnection): ConnectionView {
   const missing = row.status === "active" ? missingConsent(row) : [];
   return {
     id: row.id,
@@ -537,11 +519,11 @@ function connectionView(deps: CatalogDeps, row: ConnectionRow): ConnectionView {
 
 export async function listConnections(deps: CatalogDeps, callerOrNull: Caller | null): Promise<ConnectionView[]> {
   const caller = requireCaller(callerOrNull);
-  return (await connectionsOf(deps.pool, caller.accountId, caller.organizationId)).map((r) => connectionView(deps, r));
+  return (await deps.store.connectionsOf(caller.accountId, caller.organizationId)).map((r) => connectionView(deps, r));
 }
 
 /** Whether a connection serves this caller: its own, or its organization's. */
-const servesCaller = (row: ConnectionRow, who: { accountId: string; organizationId: string }) =>
+const servesCaller = (row: StoredConnection, who: { accountId: string; organizationId: string }) =>
   (row.scope === "caller" && row.ownerId === who.accountId) ||
   (row.scope === "organization" && row.ownerId === who.organizationId);
 
@@ -550,12 +532,12 @@ const connectionNotFound = (id: string) =>
 
 /** A connection the caller may see; 404 otherwise, as for an unknown id. */
 async function ownConnection(deps: CatalogDeps, id: string, caller: { accountId: string; organizationId: string }) {
-  const row = /^[0-9a-f-]{36}$/i.test(id) ? await findConnection(deps.pool, id) : null;
+  const row = /^[0-9a-f-]{36}$/i.test(id) ? await deps.store.findConnection(id) : null;
   if (!row || !servesCaller(row, caller)) throw connectionNotFound(id);
   return row;
 }
 
-function openTokens(deps: CatalogDeps, row: ConnectionRow): OAuthTokens {
+function openTokens(deps: CatalogDeps, row: StoredConnection): OAuthTokens {
   return JSON.parse(deps.sealer.open(row.sealed, associated(row.serviceId, row.scope, row.ownerId))) as OAuthTokens;
 }
 
@@ -574,7 +556,7 @@ export async function deleteConnection(
     });
   }
   let revokedAtProvider = false;
-  const client = await findOAuthClient(deps.pool, row.serviceId);
+  const client = await deps.store.findOAuthClient(row.serviceId);
   if (client?.revocationUrl) {
     const tokens = openTokens(deps, row);
     const revoke = (token: string, hint: "refresh_token" | "access_token") =>
@@ -585,7 +567,7 @@ export async function deleteConnection(
     const accessRevoked = await revoke(tokens.accessToken, "access_token");
     revokedAtProvider = grantRevoked ?? accessRevoked;
   }
-  await deleteConnectionRow(deps.pool, row.id);
+  await deps.store.deleteConnection(row.id);
   deps.log.info(
     { service_id: row.serviceId, connection_id: row.id, revoked_at_provider: revokedAtProvider },
     "OAuth connection deleted",
@@ -618,8 +600,8 @@ export async function refreshOAuthConnection(
 ): Promise<{ tokens: OAuthTokens; refreshed: boolean }> {
   if (input.insufficientScope) return recordInsufficientScope(deps, input, input.insufficientScope);
   if (input.brokenReason !== undefined) return breakConnection(deps, input, input.brokenReason);
-  const outcome = await withTransaction(deps.pool, async (db) => {
-    const row = await findConnection(db, input.connectionId, true);
+  const outcome = await deps.store.transaction(async (tx) => {
+    const row = await tx.lockConnection(input.connectionId);
     if (!row || !servesCaller(row, input)) throw connectionNotFound(input.connectionId);
     if (row.status === "broken") return { broken: row.brokenReason ?? "the connection is broken" } as const;
     const current = openTokens(deps, row);
@@ -628,9 +610,9 @@ export async function refreshOAuthConnection(
       : current.expiresAt !== undefined && Date.parse(current.expiresAt) - Date.now() < input.minValidSeconds * 1000;
     if (!stale) return { tokens: current, refreshed: false } as const;
 
-    const fresh = await newTokens(deps, db, row, current);
+    const fresh = await newTokens(deps, tx, row, current);
     if ("broken" in fresh) {
-      await markConnectionBroken(db, row.id, fresh.broken);
+      await tx.markConnectionBroken(row.id, fresh.broken);
       return fresh;
     }
     const expiresAt = expiryOf(fresh);
@@ -642,8 +624,7 @@ export async function refreshOAuthConnection(
       tokenType: fresh.tokenType,
       expiresAt: expiresAt?.toISOString(),
     };
-    await storeRefreshedTokens(
-      db,
+    await tx.storeRefreshedTokens(
       row.id,
       sealTokens(deps, row.serviceId, row.scope, row.ownerId, tokens),
       expiresAt,
@@ -667,11 +648,11 @@ export async function refreshOAuthConnection(
  */
 async function newTokens(
   deps: CatalogDeps,
-  db: Queryable,
-  row: ConnectionRow,
+  tx: Pick<CatalogTx, "findOAuthClient">,
+  row: StoredConnection,
   current: OAuthTokens,
 ): Promise<TokenSet | { broken: string }> {
-  const client = await findOAuthClient(db, row.serviceId);
+  const client = await tx.findOAuthClient(row.serviceId);
   if (!client) return { broken: "the service's OAuth client registration was removed" };
   if (row.flow === "authorization_code" && !current.refreshToken) {
     return { broken: "the provider issued no refresh token and the access token expired" };
@@ -709,7 +690,7 @@ async function newTokens(
  * connection itself keeps serving the calls its grant covers.
  */
 async function recordInsufficientScope(deps: CatalogDeps, input: RefreshInput, asked: string[]): Promise<never> {
-  const row = await findConnection(deps.pool, input.connectionId);
+  const row = await deps.store.findConnection(input.connectionId);
   if (!row || !servesCaller(row, input)) throw connectionNotFound(input.connectionId);
   // The upstream's words: scope names it could not mean (quotes, backslashes, too long) are left out, not refused.
   const scopes = checkScopes(
@@ -725,7 +706,7 @@ async function recordInsufficientScope(deps: CatalogDeps, input: RefreshInput, a
   // An upstream asking for scopes the grant already has: consent cannot help, but the caller may
   // reconnect all the same; the scopes it names are still the ones to ask for.
   const needed = wanted.length > 0 ? wanted : scopes;
-  await addWantedScopes(deps.pool, row.id, needed);
+  await deps.store.addWantedScopes(row.id, needed);
   const url = configurationUrl(deps.publicUrl, row.serviceId);
   deps.log.info({ service_id: row.serviceId, connection_id: row.id, scopes: needed }, "OAuth connection needs consent (step-up)");
   throw permissionDenied(
@@ -810,7 +791,7 @@ export function mcpOAuthScheme(name: string, found: DiscoveredMcpAuthorization):
 /** Stores the client Toolport registered at an MCP server's authorization server as the service's OAuth client. */
 export async function storeDiscoveredClient(
   deps: CatalogDeps,
-  db: Queryable,
+  store: OAuthClientWrites,
   serviceId: string,
   found: DiscoveredMcpAuthorization,
   createdBy: string,
@@ -818,8 +799,7 @@ export async function storeDiscoveredClient(
   const r = found.registration;
   if (!r) return null;
   const a = found.authorization;
-  return storeOAuthClient(
-    db,
+  return store.putOAuthClient(
     {
       serviceId,
       schemeName: "mcp_server",
@@ -846,10 +826,10 @@ export async function storeDiscoveredClient(
  * breaks, so readiness asks the caller to connect again instead of every call refreshing in vain.
  */
 async function breakConnection(deps: CatalogDeps, input: RefreshInput, reason: string): Promise<never> {
-  const row = await findConnection(deps.pool, input.connectionId);
+  const row = await deps.store.findConnection(input.connectionId);
   if (!row || !servesCaller(row, input)) throw connectionNotFound(input.connectionId);
   const why = reason.slice(0, 300) || "the upstream refused a freshly refreshed token";
-  await markConnectionBroken(deps.pool, row.id, why);
+  await deps.store.markConnectionBroken(row.id, why);
   deps.log.warn(
     { service_id: row.serviceId, connection_id: row.id },
     "OAuth connection broken: the upstream refused a fresh token",
@@ -906,5 +886,5 @@ async function followMigration(
     { service_id: client.serviceId, issuer: authorization.issuer, registration: registration.kind },
     "MCP server moved to another authorization server; registered there",
   );
-  return (await storeDiscoveredClient(deps, deps.pool, client.serviceId, { authorization, registration }, accountId)) ?? client;
+  return (await storeDiscoveredClient(deps, deps.store, client.serviceId, { authorization, registration }, accountId)) ?? client;
 }

@@ -8,27 +8,6 @@
 import { randomUUID } from "node:crypto";
 import { conflict, DomainError, invalidArgument, notFound, permissionDenied } from "@toolport/kit/errors";
 import { replaceNul } from "@toolport/kit/json-guard";
-import { type PoolClient, withTransaction } from "@toolport/kit/pg";
-import { enqueueToolChanged } from "../events/tool-changed.js";
-import {
-  deleteService as deleteServiceRow,
-  deleteTool as deleteToolRow,
-  findService,
-  findTool,
-  freeServiceSlug,
-  insertService,
-  listServices as listServiceRows,
-  listToolsWithService,
-  type NewService,
-  setToolsStatus,
-  slugTaken,
-  type ToolPatch,
-  toolIdsOfService,
-  updateService as updateServiceRow,
-  updateTool as updateToolRow,
-  upsertToolDrafts,
-} from "../store/catalog-store.js";
-import { recordDirectoryImport } from "../store/directory-store.js";
 import { assertCanManage, assertCanPublishInto, assertMayManageCatalog, type Caller, canSee } from "./access.js";
 import { oneOf, requireCaller } from "./checks.js";
 import { checkMaterial, resolveCredential } from "./credentials.js";
@@ -55,6 +34,7 @@ import {
   refreshOAuthConnection,
   storeDiscoveredClient,
 } from "./oauth.js";
+import type { CatalogTx, NewService, ToolPatch } from "./ports.js";
 import { checkSlug, slugify } from "./slug.js";
 import { configurationUrl } from "./views.js";
 
@@ -409,18 +389,18 @@ export async function createService(
   // Two publishes of same-named services at once can pick the same free slug (a service's or its tools'):
   // the later insert then breaks a unique index and is tried again with fresh slugs, a few times, instead
   // of answering 500. A slug the caller chose is checked above and keeps its 409.
-  const result = await retryOnSlugRace(() =>
-    changeTools(deps, async (client) => {
+  const result = await retryOnSlugRace(deps, () =>
+    changeTools(deps, async (tx) => {
       let slug: string;
       if (chosenSlug) {
-        if (await slugTaken(client, "services", chosenSlug)) {
+        if (await tx.slugTaken("services", chosenSlug)) {
           throw conflict("slug_taken", `the slug ${chosenSlug} is already used by another service`, {
             details: { field: "slug" },
           });
         }
         slug = chosenSlug;
       } else {
-        slug = await freeServiceSlug(client, slugify(name));
+        slug = await tx.freeServiceSlug(slugify(name));
       }
       const record: NewService = {
         id,
@@ -446,21 +426,21 @@ export async function createService(
         securitySchemes: source.securitySchemes,
         importedAt: new Date(),
       };
-      const service = await insertService(client, record);
-      if (source.mcpOAuth) await storeDiscoveredClient(deps, client, id, source.mcpOAuth, caller.accountId);
+      const service = await tx.insertService(record);
+      if (source.mcpOAuth) await storeDiscoveredClient(deps, tx, id, source.mcpOAuth, caller.accountId);
       const from = input.fromDirectory;
-      if (from && !(await recordDirectoryImport(client, id, from.entry, from.version))) {
+      if (from && !(await tx.recordDirectoryImport(id, from.entry, from.version))) {
         throw conflict("already_imported", `${from.entry} is already in the catalog: it was imported from the directory before`, {
           details: { name: from.entry },
         });
       }
-      const { tools } = await upsertToolDrafts(client, source.tools, {
+      const { tools } = await tx.upsertToolDrafts(source.tools, {
         serviceId: id,
         serviceSlug: slug,
         pricePerCallCents: price,
         pathFor: source.serviceType === "mcp_server" ? () => `${id}/` : undefined,
       });
-      await enqueueToolChanged(client, tools, "upsert");
+      await tx.enqueueToolChanged(tools, "upsert");
       return { service, tools };
     }),
   );
@@ -479,33 +459,30 @@ function stripUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
-/** After commit: this replica's index sees the change now; failures only delay it until the event. */
+/** Runs `run` again, up to `attempts` in all, while it fails on a slug a concurrent publish took first. */
+async function retryOnSlugRace<T>(deps: CatalogDeps, run: () => Promise<T>, attempts = 4): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (err) {
+      if (attempt >= attempts || !deps.store.isSlugRace(err)) throw err;
+    }
+  }
+}
+
 /**
  * A transaction that changes tools (and writes their toolport.catalog.tool.changed events), whose events
  * go out before the caller gets its answer: execution empties its tool cache on them, and a sunset,
  * deactivated, deleted or newly priced tool must be refused on the caller's very next call. On a
  * timeout the relay still publishes them shortly (nothing is lost).
  */
-/** Unique indexes on slugs, which a concurrent publish can race for (catalog migrations). */
-const SLUG_INDEXES = new Set(["services_slug_key", "tools_slug_key"]);
-
-async function retryOnSlugRace<T>(run: () => Promise<T>, attempts = 4): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await run();
-    } catch (err) {
-      const e = err as { code?: string; constraint?: string };
-      if (attempt >= attempts || e.code !== "23505" || !SLUG_INDEXES.has(e.constraint ?? "")) throw err;
-    }
-  }
-}
-
-async function changeTools<T>(deps: CatalogDeps, fn: (client: PoolClient) => Promise<T>): Promise<T> {
-  const result = await withTransaction(deps.pool, fn);
+async function changeTools<T>(deps: CatalogDeps, fn: (tx: CatalogTx) => Promise<T>): Promise<T> {
+  const result = await deps.store.transaction(fn);
   if (!(await deps.publishEvents())) deps.log.warn("tool change events not yet published; the relay will retry them");
   return result;
 }
 
+/** After commit: this replica's index sees the change now; failures only delay it until the event. */
 async function refreshIndex(deps: CatalogDeps, toolIds: string[]): Promise<void> {
   try {
     await deps.index.refresh(toolIds);
@@ -517,7 +494,7 @@ async function refreshIndex(deps: CatalogDeps, toolIds: string[]): Promise<void>
 /** A service the caller may manage; 404 when it may not even see it, 403 when it may see but not manage. */
 export async function managedService(deps: CatalogDeps, idOrSlug: string, callerOrNull: Caller | null): Promise<ServiceRecord> {
   const caller = requireCaller(callerOrNull);
-  const service = await findService(deps.pool, idOrSlug.trim());
+  const service = await deps.store.findService(idOrSlug.trim());
   if (!service || !canSee(service, caller)) {
     throw notFound("service_not_found", `service ${idOrSlug} not found`, { details: { service_id: idOrSlug } });
   }
@@ -532,7 +509,7 @@ export async function managedService(deps: CatalogDeps, idOrSlug: string, caller
  */
 export async function readableService(deps: CatalogDeps, idOrSlug: string, callerOrNull: Caller | null): Promise<ServiceRecord> {
   const caller = requireCaller(callerOrNull);
-  const service = await findService(deps.pool, idOrSlug.trim());
+  const service = await deps.store.findService(idOrSlug.trim());
   if (!service || !canSee(service, caller)) {
     throw notFound("service_not_found", `service ${idOrSlug} not found`, { details: { service_id: idOrSlug } });
   }
@@ -546,7 +523,7 @@ export async function listManagedServices(
   organizationId?: string,
 ): Promise<ServiceRecord[]> {
   const caller = requireCaller(callerOrNull);
-  if (caller.isPlatformAdmin) return listServiceRows(deps.pool, organizationId ? { organizationId } : {});
+  if (caller.isPlatformAdmin) return deps.store.listServices(organizationId ? { organizationId } : {});
   if (organizationId && organizationId !== caller.organizationId) {
     // As everywhere (SERVICE-SPEC: "organization unknown or caller not a member" is 404): whether another
     // organization exists is not the caller's to learn.
@@ -554,7 +531,7 @@ export async function listManagedServices(
       details: { organization_id: organizationId },
     });
   }
-  return listServiceRows(deps.pool, { organizationId: caller.organizationId });
+  return deps.store.listServices({ organizationId: caller.organizationId });
 }
 
 export interface UpdateServiceInput {
@@ -607,14 +584,13 @@ export async function updateService(
     baseUrl: checkUrl(input.baseUrl, "base_url"),
     mcpServerUrl: checkUrl(input.mcpServerUrl, "mcp_server_url"),
   };
-  const updated = await changeTools(deps, async (client) => {
-    if (patch.slug && patch.slug !== service.slug && (await slugTaken(client, "services", patch.slug, service.id))) {
+  const updated = await changeTools(deps, async (tx) => {
+    if (patch.slug && patch.slug !== service.slug && (await tx.slugTaken("services", patch.slug, service.id))) {
       throw conflict("slug_taken", `the slug ${patch.slug} is already used by another service`, { details: { field: "slug" } });
     }
-    const row = await updateServiceRow(client, service.id, patch);
-    const tools = await toolIdsOfService(client, service.id);
-    await enqueueToolChanged(
-      client,
+    const row = await tx.updateService(service.id, patch);
+    const tools = await tx.toolIdsOfService(service.id);
+    await tx.enqueueToolChanged(
       tools.map((t) => ({ id: t.id, serviceId: service.id, revision: t.revision })),
       "upsert",
     );
@@ -622,7 +598,7 @@ export async function updateService(
   });
   await refreshIndex(
     deps,
-    (await toolIdsOfService(deps.pool, service.id)).map((t) => t.id),
+    (await deps.store.toolIdsOfService(service.id)).map((t) => t.id),
   );
   return updated;
 }
@@ -707,21 +683,21 @@ export async function reimportService(
       { details: { service_id: service.id }, cause: err },
     );
   });
-  const result = await changeTools(deps, async (client) => {
-    const { tools, missing } = await upsertToolDrafts(client, imported.tools, {
+  const result = await changeTools(deps, async (tx) => {
+    const { tools, missing } = await tx.upsertToolDrafts(imported.tools, {
       serviceId: service.id,
       serviceSlug: service.slug,
       pricePerCallCents: 0n,
       pathFor: service.serviceType === "mcp_server" ? () => `${service.id}/` : undefined,
     });
-    const deactivated = await setToolsStatus(client, missing, "inactive");
-    const updated = await updateServiceRow(client, service.id, {
+    const deactivated = await tx.setToolsStatus(missing, "inactive");
+    const updated = await tx.updateService(service.id, {
       securitySchemes: imported.securitySchemes,
       importedAt: new Date(),
       ...(service.serviceType === "api" ? { baseUrl: api?.baseUrl ?? imported.baseUrl ?? service.baseUrl } : {}),
       ...(source.kind === "api" && source.documentUrl ? { openapiDocumentUrl: source.documentUrl } : {}),
     });
-    await enqueueToolChanged(client, [...tools, ...deactivated], "upsert");
+    await tx.enqueueToolChanged([...tools, ...deactivated], "upsert");
     return { service: updated, tools, deactivatedToolIds: deactivated.map((t) => t.id) };
   });
   await refreshIndex(deps, [...result.tools.map((t) => t.id), ...result.deactivatedToolIds]);
@@ -731,10 +707,9 @@ export async function reimportService(
 export async function deleteService(deps: CatalogDeps, idOrSlug: string, caller: Caller | null): Promise<void> {
   assertMayManageCatalog(requireCaller(caller), "delete services");
   const service = await managedService(deps, idOrSlug, caller);
-  const toolIds = await changeTools(deps, async (client) => {
-    const ids = await deleteServiceRow(client, service.id);
-    await enqueueToolChanged(
-      client,
+  const toolIds = await changeTools(deps, async (tx) => {
+    const ids = await tx.deleteService(service.id);
+    await tx.enqueueToolChanged(
       ids.map((id) => ({ id, serviceId: service.id, revision: 0n })),
       "delete",
     );
@@ -762,7 +737,7 @@ export interface UpdateToolInput {
 
 async function managedTool(deps: CatalogDeps, idOrSlug: string, callerOrNull: Caller | null) {
   const caller = requireCaller(callerOrNull);
-  const pair = await findTool(deps.pool, idOrSlug.trim());
+  const pair = await deps.store.findTool(idOrSlug.trim());
   if (!pair || !canSee(pair.service, caller))
     throw notFound("tool_not_found", `tool ${idOrSlug} not found`, { details: { tool_id: idOrSlug } });
   assertCanManage(pair.service, caller);
@@ -816,12 +791,12 @@ export async function updateTool(
     if (input.deprecationMessage !== undefined) patch.deprecationMessage = input.deprecationMessage || null;
     if (input.sunsetDate) patch.sunsetDate = input.sunsetDate;
   }
-  const updated = await changeTools(deps, async (client) => {
-    if (patch.slug && patch.slug !== tool.slug && (await slugTaken(client, "tools", patch.slug, tool.id))) {
+  const updated = await changeTools(deps, async (tx) => {
+    if (patch.slug && patch.slug !== tool.slug && (await tx.slugTaken("tools", patch.slug, tool.id))) {
       throw conflict("slug_taken", `the slug ${patch.slug} is already used by another tool`, { details: { field: "slug" } });
     }
-    const row = await updateToolRow(client, tool.id, patch);
-    await enqueueToolChanged(client, [row], "upsert");
+    const row = await tx.updateTool(tool.id, patch);
+    await tx.enqueueToolChanged([row], "upsert");
     return row;
   });
   await refreshIndex(deps, [tool.id]);
@@ -831,9 +806,9 @@ export async function updateTool(
 export async function deleteTool(deps: CatalogDeps, idOrSlug: string, caller: Caller | null): Promise<void> {
   assertMayManageCatalog(requireCaller(caller), "delete tools");
   const { tool } = await managedTool(deps, idOrSlug, caller);
-  await changeTools(deps, async (client) => {
-    await deleteToolRow(client, tool.id);
-    await enqueueToolChanged(client, [{ ...tool, revision: tool.revision + 1n }], "delete");
+  await changeTools(deps, async (tx) => {
+    await tx.deleteTool(tool.id);
+    await tx.enqueueToolChanged([{ ...tool, revision: tool.revision + 1n }], "delete");
   });
   await deps.index.remove([tool.id]).catch(() => {});
 }
@@ -841,5 +816,5 @@ export async function deleteTool(deps: CatalogDeps, idOrSlug: string, caller: Ca
 /** Every tool of a readable service, inactive and sunset ones included. */
 export async function listManagedServiceTools(deps: CatalogDeps, idOrSlug: string, caller: Caller | null) {
   const service = await readableService(deps, idOrSlug, caller);
-  return listToolsWithService(deps.pool, { serviceId: service.id, includeUnavailable: true });
+  return deps.store.listToolsWithService({ serviceId: service.id, includeUnavailable: true });
 }

@@ -4,13 +4,11 @@
  */
 import { invalidArgument, notFound } from "@toolport/kit/errors";
 import { exampleObject } from "../publishing/json-schema.js";
-import { findService, findTool, listToolsWithService } from "../store/catalog-store.js";
-import { findOAuthClient } from "../store/oauth-store.js";
-import { exactMatchIds, listToolPage, type Page, pageToolsByIds, serviceToolPage, toolNamed } from "../store/tool-pages.js";
 import { type Caller, canSee, isPublic } from "./access.js";
 import { isSunset } from "./deprecation.js";
 import type { CatalogDeps } from "./deps.js";
 import type { ToolWithService } from "./model.js";
+import type { Page } from "./ports.js";
 import { rankResults } from "./ranking.js";
 import { passesMinSuccessRate } from "./reliability.js";
 import { type ToolView, viewTools } from "./views.js";
@@ -68,13 +66,13 @@ export async function listTools(
   const limit = pageLimit(input.limit);
   const serviceId = input.serviceId ? await resolveServiceId(deps, input.serviceId.trim()) : undefined;
   if (input.serviceId && !serviceId) return { items: [] };
-  const page = await listToolPage(deps.pool, deps.pages, caller, { serviceId }, { limit, cursor: input.cursor || undefined });
+  const page = await deps.store.listToolPage(caller, { serviceId }, { limit, cursor: input.cursor || undefined });
   return { items: await viewTools(ctx(deps), page.items, caller), next: page.next };
 }
 
 /** GET /tools/{id}: by id or slug; unknown, invisible and sunset tools are 404. */
 export async function getTool(deps: CatalogDeps, idOrSlug: string, caller: Caller | null): Promise<ToolView> {
-  const pair = await findTool(deps.pool, idOrSlug.trim());
+  const pair = await deps.store.findTool(idOrSlug.trim());
   if (!pair || !canSee(pair.service, caller) || isSunset(pair.tool)) throw toolNotFound(idOrSlug);
   const [view] = await viewTools(ctx(deps), [pair], caller);
   return view as ToolView;
@@ -86,7 +84,7 @@ export async function getTool(deps: CatalogDeps, idOrSlug: string, caller: Calle
  * then the oldest.
  */
 export async function getToolByName(deps: CatalogDeps, name: string, caller: Caller | null): Promise<ToolView> {
-  const pair = await toolNamed(deps.pool, caller, name);
+  const pair = await deps.store.toolNamed(caller, name);
   if (!pair) throw notFound("tool_not_found", `no tool named ${name}`, { details: { tool_name: name } });
   const [view] = await viewTools(ctx(deps), [pair], caller);
   return view as ToolView;
@@ -145,7 +143,7 @@ export async function searchTools(
   // so ask for more than needed and widen while filtering leaves too few.
   let want = Math.max(limit * 2, 20);
   let views: ToolView[] = [];
-  const exact = await exactMatchIds(deps.pool, caller, surface === "public", query, limit);
+  const exact = await deps.store.exactMatchIds(caller, surface === "public", query, limit);
   for (let round = 0; round < 3; round++) {
     const hits = await deps.index.search(query, {
       limit: want,
@@ -157,7 +155,7 @@ export async function searchTools(
           : { organizationId: caller.organizationId, all: caller.isPlatformAdmin },
     });
     const ids = [...new Set([...exact, ...hits.map((h) => h.id)])];
-    const byId = await deps.index.tools.get(ids, (missing) => listToolsWithService(deps.pool, { toolIds: missing, light: true }));
+    const byId = await deps.index.tools.get(ids, (missing) => deps.store.listToolsWithService({ toolIds: missing, light: true }));
     const pairs = ids.map((id) => byId.get(id)).filter((p): p is ToolWithService => p !== undefined && visible(p));
     views = (await viewTools(ctx(deps), pairs, caller)).filter(keep);
     if (views.length >= limit || hits.length < want) break;
@@ -166,15 +164,7 @@ export async function searchTools(
   const page = rankResults(query, views, caller !== null).slice(0, limit);
   if (surface === "public") return page;
   // The full Tool shape carries the declared output and the parameters' schemas: read the page's rows as a page.
-  const full = new Map(
-    (
-      await pageToolsByIds(
-        deps.pool,
-        deps.pages,
-        page.map((v) => v.tool.id),
-      )
-    ).map((p) => [p.tool.id, p.tool]),
-  );
+  const full = new Map((await deps.store.pageToolsByIds(page.map((v) => v.tool.id))).map((p) => [p.tool.id, p.tool]));
   return page.map((v) => ({ ...v, tool: full.get(v.tool.id) ?? v.tool }));
 }
 
@@ -193,9 +183,7 @@ async function blankSearch(
   const out: ToolView[] = [];
   let cursor: string | undefined;
   for (let round = 0; round < 4 && out.length < limit; round++) {
-    const page = await listToolPage(
-      deps.pool,
-      deps.pages,
+    const page = await deps.store.listToolPage(
       caller,
       { serviceId: input.serviceId, tags: input.tags, readyOnly: input.readyOnly },
       { limit, cursor },
@@ -208,7 +196,7 @@ async function blankSearch(
 }
 
 async function resolveServiceId(deps: CatalogDeps, idOrSlug: string): Promise<string | undefined> {
-  return (await findService(deps.pool, idOrSlug))?.id;
+  return (await deps.store.findService(idOrSlug))?.id;
 }
 
 export interface Described {
@@ -223,7 +211,7 @@ export interface Described {
 export async function describeTool(deps: CatalogDeps, idOrSlug: string, caller: Caller | null): Promise<Described> {
   const view = await getTool(deps, idOrSlug, caller);
   const writes = view.tool.sideEffecting || (view.tool.method !== "" && !["GET", "HEAD"].includes(view.tool.method));
-  const client = view.tool.security.length > 0 ? await findOAuthClient(deps.pool, view.service.id) : null;
+  const client = view.tool.security.length > 0 ? await deps.store.findOAuthClient(view.service.id) : null;
   return {
     view,
     exampleInput: view.tool.example ?? exampleObject(view.tool.inputSchema),
@@ -239,9 +227,9 @@ export async function listPublicServiceTools(
   caller: Caller | null,
   input: PageInput = {},
 ): Promise<Page<ToolView>> {
-  const service = await findService(deps.pool, idOrSlug.trim());
+  const service = await deps.store.findService(idOrSlug.trim());
   if (!service || !isPublic(service)) throw serviceNotFound(idOrSlug);
-  const page = await serviceToolPage(deps.pool, deps.pages, service.id, {
+  const page = await deps.store.serviceToolPage(service.id, {
     limit: pageLimit(input.limit),
     cursor: input.cursor || undefined,
   });
@@ -249,5 +237,5 @@ export async function listPublicServiceTools(
 }
 
 function ctx(deps: CatalogDeps) {
-  return { db: deps.pool, publicUrl: deps.publicUrl };
+  return { store: deps.store, publicUrl: deps.publicUrl };
 }

@@ -7,13 +7,11 @@
  * tools as may still fit (usableTools), never the whole catalog.
  */
 import { invalidArgument, notFound } from "@toolport/kit/errors";
-import { findTool } from "../store/catalog-store.js";
-import { popularTools, toolsUsedBy, usedTogether } from "../store/executions-store.js";
-import { type UsableFilter, usableTools } from "../store/tool-pages.js";
 import { type Caller, canSee, isPublic } from "./access.js";
 import { isSunset } from "./deprecation.js";
 import type { CatalogDeps } from "./deps.js";
 import type { ToolWithService } from "./model.js";
+import type { UsableFilter } from "./ports.js";
 import { WINDOW_DAYS } from "./reliability.js";
 
 export const DEFAULT_LIMIT = 5;
@@ -45,17 +43,17 @@ export async function recommend(
   };
   /** The listed tools the caller may use (others are dropped), by id. */
   const usableById = async (ids: string[]) =>
-    new Map((await usableTools(deps.pool, reader, { toolIds: ids }, ids.length)).map((p) => [p.tool.id, p]));
+    new Map((await deps.store.usableTools(reader, { toolIds: ids }, ids.length)).map((p) => [p.tool.id, p]));
   /** More tools of the filter, in list order, besides those already chosen: only as many as still fit. */
-  const more = (filter: UsableFilter) => usableTools(deps.pool, reader, { ...filter, exceptIds: [...taken] }, limit - out.length);
+  const more = (filter: UsableFilter) => deps.store.usableTools(reader, { ...filter, exceptIds: [...taken] }, limit - out.length);
 
   if (input.toolId) {
-    const anchor = await findTool(deps.pool, input.toolId.trim());
+    const anchor = await deps.store.findTool(input.toolId.trim());
     if (!anchor || !(caller ? canSee(anchor.service, caller) : isPublic(anchor.service)) || isSunset(anchor.tool)) {
       throw notFound("tool_not_found", `tool ${input.toolId} not found`, { details: { tool_id: input.toolId } });
     }
     taken.add(anchor.tool.id);
-    const together = await usedTogether(deps.pool, [anchor.tool.id], WINDOW_DAYS, limit * 3);
+    const together = await deps.store.usedTogether([anchor.tool.id], WINDOW_DAYS, limit * 3);
     const pairs = await usableById(together.map((t) => t.toolId));
     for (const t of together) {
       const pair = pairs.get(t.toolId);
@@ -79,11 +77,11 @@ export async function recommend(
   }
 
   if (caller) {
-    const used = await toolsUsedBy(deps.pool, caller.accountId, WINDOW_DAYS);
+    const used = await deps.store.toolsUsedBy(caller.accountId, WINDOW_DAYS);
     if (used.length > 0) {
       const usedIds = used.map((u) => u.toolId);
       for (const id of usedIds) taken.add(id);
-      const together = await usedTogether(deps.pool, usedIds, WINDOW_DAYS, limit * 3);
+      const together = await deps.store.usedTogether(usedIds, WINDOW_DAYS, limit * 3);
       const pairs = await usableById([...usedIds, ...together.map((t) => t.toolId)]);
       const top = pairs.get(usedIds[0] as string);
       for (const t of together) {
@@ -110,7 +108,7 @@ export async function recommend(
   }
 
   if (out.length < limit) {
-    const popular = await popularTools(deps.pool, WINDOW_DAYS, limit * 4);
+    const popular = await deps.store.popularTools(WINDOW_DAYS, limit * 4);
     const pairs = await usableById(popular.map((p) => p.toolId).filter((id) => !taken.has(id)));
     const most = Math.max(1, ...popular.map((p) => p.successes));
     for (const p of popular) {

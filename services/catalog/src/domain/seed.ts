@@ -7,11 +7,9 @@
 import { randomUUID } from "node:crypto";
 import type { BuiltinService, BuiltinTool } from "@toolport/builtins/index";
 import type { Logger } from "@toolport/kit/logger";
-import { type Pool, withTransaction } from "@toolport/kit/pg";
-import { enqueueToolChanged } from "../events/tool-changed.js";
 import { isObject, saysMore, schemaType } from "../publishing/json-schema.js";
-import { findService, insertService, setToolsStatus, updateService, upsertToolDrafts } from "../store/catalog-store.js";
 import type { JsonSchema, ToolDraft, ToolParameterInfo } from "./model.js";
+import type { CatalogStore } from "./ports.js";
 
 const SEED_LOCK_ID = 7_401_2025;
 
@@ -58,10 +56,14 @@ export function draftFromBuiltin(tool: BuiltinTool, version: string): ToolDraft 
   };
 }
 
-export async function seedBuiltins(pool: Pool, services: readonly BuiltinService[], log: Logger): Promise<number> {
+export async function seedBuiltins(
+  store: Pick<CatalogStore, "transaction">,
+  services: readonly BuiltinService[],
+  log: Logger,
+): Promise<number> {
   let count = 0;
-  await withTransaction(pool, async (client) => {
-    await client.query("SELECT pg_advisory_xact_lock($1)", [SEED_LOCK_ID]);
+  await store.transaction(async (tx) => {
+    await tx.exclusive(SEED_LOCK_ID);
     for (const b of services) {
       const facts = {
         name: b.name,
@@ -71,10 +73,10 @@ export async function seedBuiltins(pool: Pool, services: readonly BuiltinService
         isDemo: b.isDemo,
         version: b.version,
       };
-      const existing = await findService(client, b.slug);
+      const existing = await tx.findService(b.slug);
       const service = existing
-        ? await updateService(client, existing.id, facts)
-        : await insertService(client, {
+        ? await tx.updateService(existing.id, facts)
+        : await tx.insertService({
             id: randomUUID(),
             slug: b.slug,
             ...facts,
@@ -93,14 +95,13 @@ export async function seedBuiltins(pool: Pool, services: readonly BuiltinService
             securitySchemes: [],
             importedAt: new Date(),
           });
-      const { tools, missing } = await upsertToolDrafts(
-        client,
+      const { tools, missing } = await tx.upsertToolDrafts(
         b.tools.map((t) => draftFromBuiltin(t, b.version)),
         // Built-in tools have no HTTP path; like MCP-served tools they answer the spec's `<service_id>/` form.
         { serviceId: service.id, serviceSlug: service.slug, pricePerCallCents: 0n, pathFor: () => `${service.id}/` },
       );
-      const retired = await setToolsStatus(client, missing, "inactive");
-      await enqueueToolChanged(client, [...tools, ...retired], "upsert");
+      const retired = await tx.setToolsStatus(missing, "inactive");
+      await tx.enqueueToolChanged([...tools, ...retired], "upsert");
       count += tools.length;
     }
   });

@@ -3,11 +3,9 @@
  * reliability block, computed for a whole list at once (one credential query, one aggregate query).
  */
 
-import { servicesWithCredential } from "../store/credentials-store.js";
-import { type ReliabilityAggregate, reliabilityAggregates } from "../store/executions-store.js";
-import type { Queryable } from "../store/rows.js";
 import type { Caller } from "./access.js";
 import type { Readiness, ReliabilityBlock, ServiceRecord, ToolRecord, ToolWithService } from "./model.js";
+import type { CredentialStore, ExecutionStats, ReliabilityAggregate } from "./ports.js";
 import { needsCredential, type ReadinessGap, readinessGaps, readinessOf } from "./readiness.js";
 import { reliabilityBlock, WINDOW_DAYS } from "./reliability.js";
 
@@ -21,7 +19,7 @@ export interface ToolView {
 }
 
 export interface ViewContext {
-  db: Queryable;
+  store: Pick<CredentialStore, "servicesWithCredential"> & Pick<ExecutionStats, "reliabilityAggregates">;
   /** Gateway address clients use, for configuration_url. */
   publicUrl: string;
 }
@@ -44,8 +42,7 @@ export async function viewTools(
   // Both at once: two statements on two connections instead of one after the other.
   const [credentialServices, aggregates] = await Promise.all([
     caller
-      ? servicesWithCredential(
-          ctx.db,
+      ? ctx.store.servicesWithCredential(
           [...new Set(pairs.filter((p) => needsCredential(p.tool)).map((p) => p.service.id))],
           caller.accountId,
           caller.organizationId,
@@ -53,8 +50,7 @@ export async function viewTools(
       : new Set<string>(),
     options.reliability === false
       ? new Map<string, ReliabilityAggregate>()
-      : reliabilityAggregates(
-          ctx.db,
+      : ctx.store.reliabilityAggregates(
           pairs.map((p) => p.tool.id),
           WINDOW_DAYS,
         ),

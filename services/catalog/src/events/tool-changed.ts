@@ -11,13 +11,7 @@ import { currentRequestId } from "@toolport/kit/context";
 import { enqueueEvents, Subjects } from "@toolport/kit/events";
 import type { PoolClient } from "@toolport/kit/pg";
 import { CatalogToolChangedSchema, ChangeKind } from "@toolport/proto/toolport/events/v1/events_pb";
-
-export interface ChangedTool {
-  id: string;
-  serviceId: string;
-  revision: bigint;
-  updatedAt?: Date;
-}
+import type { ChangedTool } from "../domain/ports.js";
 
 /** One event per tool, written in one statement (kit enqueueEvents). */
 export async function enqueueToolChanged(client: PoolClient, tools: ChangedTool[], kind: "upsert" | "delete"): Promise<void> {

@@ -24,8 +24,6 @@ import {
   searchTools,
 } from "../domain/reads.js";
 import { recommend } from "../domain/recommendations.js";
-import { findService, serviceStats } from "../store/catalog-store.js";
-import { publicServicePage } from "../store/tool-pages.js";
 import { callerOf } from "./caller.js";
 import {
   publicToolToProto,
@@ -63,7 +61,7 @@ export function createCatalogReadHandlers(deps: CatalogDeps): Impl {
       });
       return {
         count: callable.count,
-        tools: callable.tools.map((t) => ({ id: t.id, name: t.name, serviceId: t.service_id, serviceName: t.service_name })),
+        tools: callable.tools.map((t) => ({ id: t.id, name: t.name, serviceId: t.serviceId, serviceName: t.serviceName })),
         warnings: callable.warnings,
       };
     },
@@ -144,19 +142,16 @@ export function createCatalogReadHandlers(deps: CatalogDeps): Impl {
       });
     },
     async listPublicServices(req) {
-      const page = await publicServicePage(deps.pool, { limit: pageLimit(req.limit), cursor: req.cursor || undefined });
-      const stats = await serviceStats(
-        deps.pool,
-        page.items.map((s) => s.id),
-      );
+      const page = await deps.store.publicServicePage({ limit: pageLimit(req.limit), cursor: req.cursor || undefined });
+      const stats = await deps.store.serviceStats(page.items.map((s) => s.id));
       return { services: page.items.map((s) => serviceToProto(s, stats.get(s.id))), nextCursor: page.next };
     },
     async getPublicService(req) {
-      const service = await findService(deps.pool, req.serviceId.trim());
+      const service = await deps.store.findService(req.serviceId.trim());
       if (!service || !isPublic(service)) {
         throw notFound("service_not_found", `service ${req.serviceId} not found`, { details: { service_id: req.serviceId } });
       }
-      const stats = await serviceStats(deps.pool, [service.id]);
+      const stats = await deps.store.serviceStats([service.id]);
       return { service: serviceToProto(service, stats.get(service.id)) };
     },
     async listPublicServiceTools(req, context) {

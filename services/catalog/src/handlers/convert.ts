@@ -50,8 +50,8 @@ import type {
   ToolParameterInfo,
   ToolRecord,
 } from "../domain/model.js";
+import type { ServiceStats } from "../domain/ports.js";
 import type { ToolView } from "../domain/views.js";
-import type { ServiceStats } from "../store/catalog-store.js";
 
 export const ts = (d: Date | null | undefined) => (d ? timestampFromDate(d) : undefined);
 

@@ -35,7 +35,6 @@ import {
   updateTool,
 } from "../domain/publishing.js";
 import { viewTools } from "../domain/views.js";
-import { findService, serviceStats } from "../store/catalog-store.js";
 import { callerOf } from "./caller.js";
 import { credentialSummaryToProto, publishingToProto, serviceToProto, toolToProto } from "./convert.js";
 
@@ -125,7 +124,7 @@ function sourceFromProto(source: CreateServiceRequest["source"]) {
 
 export function createPublishingHandlers(deps: CatalogDeps): Impl {
   const views = (pairs: Parameters<typeof viewTools>[1], context: Parameters<typeof callerOf>[0]) =>
-    viewTools({ db: deps.pool, publicUrl: deps.publicUrl }, pairs, callerOf(context));
+    viewTools(deps, pairs, callerOf(context));
 
   return {
     async previewService(req, context) {
@@ -177,7 +176,7 @@ export function createPublishingHandlers(deps: CatalogDeps): Impl {
         caller,
         context.signal,
       );
-      const stats = await serviceStats(deps.pool, [result.service.id]);
+      const stats = await deps.store.serviceStats([result.service.id]);
       const tools = await views(
         result.tools.map((tool) => ({ tool, service: result.service })),
         context,
@@ -191,15 +190,12 @@ export function createPublishingHandlers(deps: CatalogDeps): Impl {
     },
     async listServices(req, context) {
       const services = await listManagedServices(deps, callerOf(context), req.organizationId);
-      const stats = await serviceStats(
-        deps.pool,
-        services.map((s) => s.id),
-      );
+      const stats = await deps.store.serviceStats(services.map((s) => s.id));
       return { services: services.map((s) => serviceToProto(s, stats.get(s.id))) };
     },
     async getService(req, context) {
       const service = await readableService(deps, req.serviceId, callerOf(context));
-      const stats = await serviceStats(deps.pool, [service.id]);
+      const stats = await deps.store.serviceStats([service.id]);
       return { service: serviceToProto(service, stats.get(service.id)), publishing: publishingToProto(service) };
     },
     async listServiceTools(req, context) {
@@ -228,7 +224,7 @@ export function createPublishingHandlers(deps: CatalogDeps): Impl {
         },
         callerOf(context),
       );
-      const stats = await serviceStats(deps.pool, [service.id]);
+      const stats = await deps.store.serviceStats([service.id]);
       return { service: serviceToProto(service, stats.get(service.id)), publishing: publishingToProto(service) };
     },
     async reimportService(req, context) {
@@ -239,7 +235,7 @@ export function createPublishingHandlers(deps: CatalogDeps): Impl {
         callerOf(context),
         context.signal,
       );
-      const stats = await serviceStats(deps.pool, [result.service.id]);
+      const stats = await deps.store.serviceStats([result.service.id]);
       const tools = await views(
         result.tools.map((tool) => ({ tool, service: result.service })),
         context,
@@ -294,7 +290,7 @@ export function createPublishingHandlers(deps: CatalogDeps): Impl {
         caller,
       );
       // The service's tools are now ready for this caller, unless the service is retired.
-      const service = await findService(deps.pool, summary.serviceId);
+      const service = await deps.store.findService(summary.serviceId);
       return {
         credential: credentialSummaryToProto(summary),
         readiness: service?.status === "retired" ? Readiness.UNAVAILABLE : Readiness.READY,

@@ -5,6 +5,15 @@
 import { randomUUID } from "node:crypto";
 import type { PoolClient } from "@toolport/kit/pg";
 import type { ServiceRecord, ToolDraft, ToolRecord, ToolWithService } from "../domain/model.js";
+import type {
+  CallableTool,
+  NewService,
+  ServiceStats,
+  ToolFilter,
+  ToolInsertOptions,
+  ToolPatch,
+  Viewer,
+} from "../domain/ports.js";
 import { isUuid, slugify, slugSuffixPrefixes, uniqueSlug } from "../domain/slug.js";
 import { LIGHT_TOOL_JSON, type Queryable, serviceFromRow, toolFromRow } from "./rows.js";
 
@@ -18,15 +27,6 @@ const pair = (r: { tool: Record<string, unknown>; service: Record<string, unknow
   tool: toolFromRow(r.tool),
   service: serviceFromRow(r.service),
 });
-
-export interface ToolFilter {
-  serviceId?: string;
-  toolIds?: string[];
-  /** Include inactive tools and tools of retired services (publisher views, get by id). */
-  includeUnavailable?: boolean;
-  /** Leave out input_schema, output, request body schema and example (search candidates). */
-  light?: boolean;
-}
 
 export async function listToolsWithService(q: Queryable, filter: ToolFilter = {}): Promise<ToolWithService[]> {
   const where: string[] = [];
@@ -80,13 +80,6 @@ export async function listServices(
   return rows.map(serviceFromRow);
 }
 
-export interface ServiceStats {
-  toolCount: number;
-  totalExecutions: number;
-  successRate: number;
-  calls30d: number;
-}
-
 /** Active, not-sunset tool counts and execution figures per service. */
 export async function serviceStats(q: Queryable, serviceIds: string[]): Promise<Map<string, ServiceStats>> {
   const out = new Map<string, ServiceStats>();
@@ -123,6 +116,15 @@ async function serviceSlugsLike(q: Queryable, base: string): Promise<Set<string>
   return new Set(rows.map((r) => r.slug));
 }
 
+/** Unique indexes on slugs, which a concurrent publish can race for (catalog migrations). */
+const SLUG_INDEXES = new Set(["services_slug_key", "tools_slug_key"]);
+
+/** A unique violation (23505) of a slug index: another transaction committed the slug first. */
+export function isSlugRace(err: unknown): boolean {
+  const e = err as { code?: string; constraint?: string };
+  return e.code === "23505" && SLUG_INDEXES.has(e.constraint ?? "");
+}
+
 export async function freeServiceSlug(q: Queryable, base: string): Promise<string> {
   const taken = await serviceSlugsLike(q, base);
   return uniqueSlug(base, (s) => taken.has(s));
@@ -135,8 +137,6 @@ export async function slugTaken(q: Queryable, table: "services" | "tools", slug:
   ]);
   return (rowCount ?? 0) > 0;
 }
-
-export type NewService = Omit<ServiceRecord, "createdAt" | "updatedAt">;
 
 export async function insertService(client: PoolClient, s: NewService): Promise<ServiceRecord> {
   const { rows } = await client.query(
@@ -219,14 +219,6 @@ export async function deleteService(client: PoolClient, id: string): Promise<str
     [id],
   );
   return rows.map((r) => r.id);
-}
-
-export interface ToolInsertOptions {
-  serviceId: string;
-  serviceSlug: string;
-  pricePerCallCents: bigint;
-  /** Fills `<service_id>/` for MCP tools. */
-  pathFor?: (draft: ToolDraft) => string;
 }
 
 /** Tools written per statement, and most JSON per statement: bounds a statement's JSON (and the
@@ -398,23 +390,6 @@ export async function upsertToolDrafts(
   return { tools, missing };
 }
 
-export interface ToolPatch {
-  name?: string;
-  slug?: string;
-  description?: string;
-  tips?: string | null;
-  tags?: string[];
-  output?: Record<string, unknown> | null;
-  version?: string;
-  pricePerCallCents?: bigint;
-  sideEffecting?: boolean;
-  status?: string;
-  deprecated?: boolean;
-  deprecationMessage?: string | null;
-  sunsetDate?: Date | null;
-  passthroughReason?: string | null;
-}
-
 const toolColumns: Record<keyof ToolPatch, string> = {
   name: "name",
   slug: "slug",
@@ -486,20 +461,6 @@ export async function scopesOfServiceTools(q: Queryable, serviceId: string, sche
   return rows.map((r) => r.scope);
 }
 
-/** One tool a pair of allow-lists lets through, with its service's name. */
-export interface CallableToolRow {
-  id: string;
-  name: string;
-  service_id: string;
-  service_name: string;
-}
-
-/** Who asks, for the visibility filter. */
-export interface Viewer {
-  organizationId: string;
-  isPlatformAdmin: boolean;
-}
-
 /**
  * The services `s` a signed-in caller sees (domain/access.ts `canSee`, as SQL): public and internal
  * ones, its organization's, and all for a platform admin. $1 is the caller's organization, $2 the
@@ -509,6 +470,20 @@ const SEEN_BY_CALLER = "(s.visibility IN ('public', 'internal') OR s.organizatio
 const viewerParams = (who: Viewer) => [who.organizationId, who.isPlatformAdmin];
 
 const CALLABLE_ROW = "t.id::text AS id, t.name, s.id::text AS service_id, s.name AS service_name";
+
+interface CallableRow {
+  id: string;
+  name: string;
+  service_id: string;
+  service_name: string;
+}
+
+const callable = (r: CallableRow): CallableTool => ({
+  id: r.id,
+  name: r.name,
+  serviceId: r.service_id,
+  serviceName: r.service_name,
+});
 
 /**
  * The active, unsunset tools of live services the caller sees that pass both allow-lists (null = all),
@@ -521,8 +496,8 @@ export async function callableTools(
   services: string[] | null,
   tools: string[] | null,
   limit: number,
-): Promise<{ count: bigint; tools: CallableToolRow[] }> {
-  const { rows } = await q.query<CallableToolRow & { total: string }>(
+): Promise<{ count: bigint; tools: CallableTool[] }> {
+  const { rows } = await q.query<CallableRow & { total: string }>(
     `SELECT ${CALLABLE_ROW}, count(*) OVER ()::text AS total
        FROM tools t JOIN services s ON s.id = t.service_id
       WHERE ${SEEN_BY_CALLER}
@@ -532,17 +507,17 @@ export async function callableTools(
       ORDER BY s.name, t.name, t.id LIMIT $5`,
     [...viewerParams(who), services?.filter(isUuid) ?? null, tools?.filter(isUuid) ?? null, limit],
   );
-  return { count: BigInt(rows[0]?.total ?? "0"), tools: rows.map(({ total: _, ...row }) => row) };
+  return { count: BigInt(rows[0]?.total ?? "0"), tools: rows.map(callable) };
 }
 
 /** The listed tools the caller sees, each with its service (for the allow-lists' warnings). */
-export async function toolsWithServices(q: Queryable, who: Viewer, ids: string[]): Promise<CallableToolRow[]> {
-  const { rows } = await q.query<CallableToolRow>(
+export async function toolsWithServices(q: Queryable, who: Viewer, ids: string[]): Promise<CallableTool[]> {
+  const { rows } = await q.query<CallableRow>(
     `SELECT ${CALLABLE_ROW} FROM tools t JOIN services s ON s.id = t.service_id
       WHERE ${SEEN_BY_CALLER} AND t.id = ANY($3::uuid[])`,
     [...viewerParams(who), ids.filter(isUuid)],
   );
-  return rows;
+  return rows.map(callable);
 }
 
 /** Names of the listed services the caller sees, by id (lower case). */
@@ -552,4 +527,22 @@ export async function serviceNamesById(q: Queryable, who: Viewer, ids: string[])
     [...viewerParams(who), ids.filter(isUuid)],
   );
   return new Map(rows.map((r) => [r.id.toLowerCase(), r.name]));
+}
+
+/**
+ * Public, not retired services whose documentation URL or base URL has `domain` (lower case) as its host
+ * or a parent of it, by name, at most 50.
+ */
+export async function servicesOnDomain(q: Queryable, domain: string): Promise<{ id: string; name: string }[]> {
+  const { rows } = await q.query<{ id: string; name: string }>(
+    `SELECT id, name FROM (
+       SELECT id, name,
+              lower(substring(documentation_url FROM '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/]*@)?([^/:?#]+)')) AS docs_host,
+              lower(substring(coalesce(base_url, '') FROM '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/]*@)?([^/:?#]+)')) AS api_host
+         FROM services WHERE visibility = 'public' AND status <> 'retired') s
+      WHERE docs_host = $1 OR docs_host LIKE '%.' || $1 OR api_host = $1 OR api_host LIKE '%.' || $1
+      ORDER BY name, id LIMIT 50`,
+    [domain],
+  );
+  return rows;
 }

@@ -1,22 +1,8 @@
 /** Stored upstream credentials: sealed material plus the facts shown to their owner. */
 import { randomUUID } from "node:crypto";
-import type { ConnectionStatus, CredentialScope, CredentialSummary, CredentialType, OAuthFlowName } from "../domain/model.js";
+import type { ConnectionStatus, CredentialScope, CredentialType, OAuthFlowName } from "../domain/model.js";
+import type { CredentialWrite, SealedCredential } from "../domain/ports.js";
 import { prepared, type Queryable } from "./rows.js";
-
-export interface SealedCredential extends CredentialSummary {
-  id: string;
-  ownerId: string;
-  sealed: Buffer;
-  /** `broken` once an OAuth provider refused its refresh: it no longer serves calls. */
-  status: ConnectionStatus;
-  brokenReason: string | null;
-  oauthFlow: OAuthFlowName | null;
-  oauthScopes: string[];
-  /** Scopes an upstream asked for (403 insufficient_scope) beyond the granted ones (step-up). */
-  oauthWantedScopes: string[];
-  expiresAt: Date | null;
-  refreshedAt: Date | null;
-}
 
 export function sealedCredentialFromRow(r: Record<string, unknown>): SealedCredential {
   return {
@@ -39,20 +25,6 @@ export function sealedCredentialFromRow(r: Record<string, unknown>): SealedCrede
     createdAt: r.created_at as Date,
     updatedAt: r.updated_at as Date,
   };
-}
-
-export interface CredentialWrite {
-  serviceId: string;
-  scope: CredentialScope;
-  ownerId: string;
-  type: CredentialType;
-  schemeName: string | null;
-  isReference: boolean;
-  hint: string;
-  sealed: Buffer;
-  createdBy: string;
-  /** For an OAuth connection: its flow, granted scopes and the access token's expiry. */
-  oauth?: { flow: OAuthFlowName; scopes: string[]; expiresAt: Date | null };
 }
 
 /** Replaces the credential of the same service, scope and owner (a broken connection becomes active again). */

@@ -3,7 +3,7 @@
  * reliability block, popularity and co-usage for recommendations.
  */
 
-import type { ReliabilityFacts } from "../domain/reliability.js";
+import type { ReliabilityAggregate, ToolUsage } from "../domain/ports.js";
 import { prepared, type Queryable } from "./rows.js";
 
 export interface ExecutionFact {
@@ -52,11 +52,6 @@ export function executionRow(f: ExecutionFact): Record<string, unknown> {
     is_probe: f.isProbe,
     occurred_at: f.occurredAt.toISOString(),
   };
-}
-
-/** A tool's reliability facts over the window, as the domain defines them. */
-export interface ReliabilityAggregate extends ReliabilityFacts {
-  toolId: string;
 }
 
 /** A row of reliabilityAggregates' statement (counts arrive as text: bigint). */
@@ -142,12 +137,6 @@ export async function reliabilityAggregates(
     a.faults[type] = (a.faults[type] ?? 0) + n;
   }
   return out;
-}
-
-export interface ToolUsage {
-  toolId: string;
-  calls: number;
-  successes: number;
 }
 
 /** Tools by calls in the window (probes excluded), most used first. */

@@ -1,6 +1,7 @@
 /** OAuth client registrations, started authorizations and the connection rows' OAuth columns. */
 import type { CredentialScope, OAuthClientAuth, OAuthClientRecord, OAuthFlowName } from "../domain/model.js";
-import { type SealedCredential, sealedCredentialFromRow } from "./credentials-store.js";
+import type { PendingAuthorization, StoredConnection } from "../domain/ports.js";
+import { sealedCredentialFromRow } from "./credentials-store.js";
 import type { Queryable } from "./rows.js";
 
 function clientFromRow(r: Record<string, unknown>): OAuthClientRecord {
@@ -80,19 +81,6 @@ export async function deleteOAuthClient(q: Queryable, serviceId: string): Promis
   return (rowCount ?? 0) > 0;
 }
 
-export interface PendingAuthorization {
-  stateHash: string;
-  serviceId: string;
-  scope: CredentialScope;
-  ownerId: string;
-  accountId: string;
-  sealedVerifier: Buffer;
-  redirectUri: string;
-  returnTo: string;
-  scopes: string[];
-  expiresAt: Date;
-}
-
 export async function insertPendingAuthorization(q: Queryable, p: PendingAuthorization): Promise<void> {
   // Expired ones are of no use to anybody: cleared as new ones come.
   await q.query("DELETE FROM oauth_states WHERE expires_at < now() - interval '1 hour'");
@@ -134,23 +122,17 @@ export async function takePendingAuthorization(q: Queryable, stateHash: string):
   };
 }
 
-export interface ConnectionRow extends SealedCredential {
-  serviceName: string;
-  /** The flow that made it (an oauth2 row always has one). */
-  flow: OAuthFlowName;
-}
-
 /** OAuth connections (credentials of type oauth2) with their service's name. */
 const CONNECTIONS = `SELECT c.*, s.name AS service_name FROM credentials c JOIN services s ON s.id = c.service_id
   WHERE c.type = 'oauth2'`;
 
-function connectionFromRow(r: Record<string, unknown>): ConnectionRow {
+function connectionFromRow(r: Record<string, unknown>): StoredConnection {
   const credential = sealedCredentialFromRow(r);
   return { ...credential, serviceName: String(r.service_name), flow: credential.oauthFlow ?? "authorization_code" };
 }
 
 /** The OAuth connections of a caller and of its organization, newest first. */
-export async function connectionsOf(q: Queryable, accountId: string, organizationId: string): Promise<ConnectionRow[]> {
+export async function connectionsOf(q: Queryable, accountId: string, organizationId: string): Promise<StoredConnection[]> {
   const { rows } = await q.query(
     `${CONNECTIONS} AND ((c.scope = 'caller' AND c.owner_id = $1) OR (c.scope = 'organization' AND c.owner_id = $2))
       ORDER BY c.created_at DESC, c.id`,
@@ -160,7 +142,7 @@ export async function connectionsOf(q: Queryable, accountId: string, organizatio
 }
 
 /** One OAuth connection by id, locked for the rest of the transaction when `lock` is set. */
-export async function findConnection(q: Queryable, id: string, lock = false): Promise<ConnectionRow | null> {
+export async function findConnection(q: Queryable, id: string, lock = false): Promise<StoredConnection | null> {
   const { rows } = await q.query(`${CONNECTIONS} AND c.id = $1${lock ? " FOR UPDATE OF c" : ""}`, [id]);
   return rows[0] ? connectionFromRow(rows[0]) : null;
 }
@@ -200,7 +182,7 @@ export async function markConnectionBroken(q: Queryable, id: string, reason: str
   );
 }
 
-export async function deleteConnectionRow(q: Queryable, id: string): Promise<boolean> {
+export async function deleteConnection(q: Queryable, id: string): Promise<boolean> {
   const { rowCount } = await q.query("DELETE FROM credentials WHERE id = $1 AND type = 'oauth2'", [id]);
   return (rowCount ?? 0) > 0;
 }

@@ -10,20 +10,10 @@
  */
 import { invalidArgument } from "@toolport/kit/errors";
 import type { ServiceRecord, ToolRecord, ToolWithService } from "../domain/model.js";
+import type { Page, Reader, ToolListFilter, UsableFilter } from "../domain/ports.js";
 import { isUuid } from "../domain/slug.js";
 import type { PageCache } from "./page-cache.js";
 import { LIGHT_TOOL_JSON, prepared, type Queryable, SMALL_TOOL_JSON, serviceFromRow, toolFromRow } from "./rows.js";
-
-/** Who reads: a signed-in caller (what its key lets it call decides readiness), or anonymous (null). */
-export interface Reader {
-  accountId: string;
-  organizationId: string;
-  isPlatformAdmin: boolean;
-  /** Null = all. */
-  allowedServices: string[] | null;
-  /** Null = all. */
-  allowedTools: string[] | null;
-}
 
 /** Active tools of live services, not past their sunset date (the listable ones). */
 const LISTABLE = "t.status = 'active' AND s.status <> 'retired' AND (t.sunset_date IS NULL OR t.sunset_date > now())";
@@ -131,12 +121,6 @@ function decodeCursor(list: string, cursor: string, types: ("string" | "number" 
     if (!ok) throw invalidCursor();
   });
   return key;
-}
-
-export interface Page<T> {
-  items: T[];
-  /** The cursor of the next page; absent on the last one. */
-  next?: string;
 }
 
 /** Splits `rows` (read with limit + 1) into the page and the next cursor. */
@@ -253,17 +237,6 @@ async function pageFrom<K extends PageKeyRow>(
   };
 }
 
-export interface ToolListFilter {
-  /** Only the public surface (anonymous routes), whoever asks. */
-  publicOnly?: boolean;
-  /** Only tools of this service (its id). */
-  serviceId?: string;
-  /** Only tools carrying every one of these tags. */
-  tags?: string[];
-  /** Only tools the reader can call now. */
-  readyOnly?: boolean;
-}
-
 /**
  * One page of the listable tools the reader sees, in the list order (GET /tools, blank search): real
  * services before sample-data ones, then, for a signed-in reader, tools it can call now first, then by
@@ -347,17 +320,6 @@ export async function publicServicePage(q: Queryable, page: { limit: number; cur
 }
 
 // ---- bounded lookups (recommendations, starters) ---------------------------------------------
-
-export interface UsableFilter {
-  toolIds?: string[];
-  serviceIds?: string[];
-  /** Tools carrying at least one of these tags. */
-  anyTag?: string[];
-  /** Tools that run with no credential and no funding. */
-  credentialFree?: boolean;
-  /** Leave these out (already chosen). */
-  exceptIds?: string[];
-}
 
 /**
  * At most `limit` listable tools the reader sees that pass the filter, in the list order (real services
