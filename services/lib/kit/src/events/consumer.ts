@@ -281,21 +281,6 @@ function applyGroup<Desc extends DescMessage>(options: ConsumerOptions<Desc>, gr
   return applyTogether(options, group);
 }
 
-/**
- * Acks a committed message. An ack that cannot be sent (the NATS connection closed or draining) leaves
- * the message to be redelivered after ack_wait, and its inbox row makes that redelivery change nothing.
- */
-function ack<Desc extends DescMessage>(options: ConsumerOptions<Desc>, msg: JsMsg) {
-  try {
-    msg.ack();
-  } catch (err) {
-    options.log.warn(
-      { err: (err as Error).message, durable: options.durable, event_id: eventIdOf(msg) },
-      "ack failed after commit: the event will be redelivered and change nothing",
-    );
-  }
-}
-
 /** The whole batch in one statement: its inbox rows and the consumer's effect (ConsumerOptions.applyStatement). */
 async function applyInStatement<Desc extends DescMessage>(
   options: ConsumerOptions<Desc>,
@@ -332,7 +317,7 @@ async function applyInStatement<Desc extends DescMessage>(
     return false;
   }
   for (const span of spans) span.end();
-  for (const d of batch) ack(options, d.msg);
+  for (const d of batch) d.msg.ack();
   return true;
 }
 
@@ -380,7 +365,7 @@ async function applyTogether<Desc extends DescMessage>(options: ConsumerOptions<
   } finally {
     client.release(broken);
   }
-  for (const d of batch) ack(options, d.msg);
+  for (const d of batch) d.msg.ack();
   return true;
 }
 
@@ -448,7 +433,7 @@ async function handleOne<Desc extends DescMessage>(options: ConsumerOptions<Desc
         await consumed(durable, msg, () => applyOne(options, event, { client, eventId, subject: subjectOf(msg) }));
       }
       await client.query("COMMIT");
-      ack(options, msg);
+      msg.ack();
     } catch (err) {
       await client.query("ROLLBACK").catch(() => {});
       const deliveries = msg.info.deliveryCount;
