@@ -5,10 +5,13 @@
 //   2. one consumer applying all of them (inbox row + the effect: with `handle`, one INSERT per event; with
 //      `batch`, one multi-row INSERT per batch through applyBatch, as the services' consumers do), and
 //   3. recovery after a consumer process died between its commits and its acks: every event delivered
-//      again (delivery count 2) to a consumer whose inbox already holds them all, until all are acked,
+//      again (delivery count 2) to a consumer whose inbox already holds them all, until all are acked, and
+//   4. live: 16 writers enqueue the events again, one per transaction with a nudge (as settled calls do),
+//      while the relay publishes and a fresh consumer applies them; its transactions (batches) are counted,
 // each with the Postgres write transactions, the statements the consumer sent (counted on its own pool)
 // and the CPU seconds (this process + Postgres) it took.
 // Usage: node test/bench/consumer-throughput.mjs [events=5000] [handle|batch]
+//   CONSUMER_BATCH_MAX and CONSUMER_BATCH_WAIT_MS set the consumers' batching (as the services' settings do).
 //   (build first: flock /tmp/tsc.lock npx tsc -b services/lib/kit)
 //   KIT_DIST=<folder> runs another build of the kit (e.g. a copy of dist/ from before a change, kept inside
 //   services/lib/kit so that its imports resolve).
@@ -27,7 +30,13 @@ const form = process.argv[3] ?? "handle";
 if (form !== "handle" && form !== "batch") throw new Error(`form: handle or batch, not ${form}`);
 
 const kit = (name) => import(pathToFileURL(path.join(kitDist, name)).href);
-const { connectNats, enqueueEvent, ensureStream, OutboxRelay, startConsumer } = await kit("events.js");
+const { connectNats, enqueueEvent, ensureStream, OutboxRelay, setConsumerBatching, startConsumer } = await kit("events.js");
+if (process.env.CONSUMER_BATCH_MAX || process.env.CONSUMER_BATCH_WAIT_MS) {
+  setConsumerBatching({
+    max: Number(process.env.CONSUMER_BATCH_MAX ?? 100),
+    waitMs: Number(process.env.CONSUMER_BATCH_WAIT_MS ?? 0),
+  });
+}
 const { createPool, kitMigrationsDir, migrate, withTransaction } = await kit("pg.js");
 const { createLogger } = await kit("logger.js");
 const { ExecutionEventSchema } = await import(pathToFileURL(path.join(root, "proto/dist/toolport/events/v1/events_pb.js")).href);
@@ -202,10 +211,53 @@ try {
   }, allAcked);
   if ((await count("SELECT count(*) AS n FROM effects")) !== events) throw new Error("a redelivery changed the effects");
 
+  // Live: the relay and a fresh consumer running while 16 writers enqueue one event per transaction.
+  const liveRelay = new OutboxRelay({ pool, nc, log });
+  await liveRelay.start();
+  let batches = 0;
+  const live = await measured(
+    async () => {
+      const consumer = await startConsumer({
+        ...consumerOptions("bench-live"),
+        [form === "handle" ? "handle" : "applyBatch"]: async (...args) => {
+          if (form === "batch") batches++;
+          return effect(...args);
+        },
+      });
+      await pool.query("TRUNCATE effects");
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          while (next < events) {
+            next++;
+            await withTransaction(pool, (client) =>
+              enqueueEvent(
+                client,
+                "toolport.execution.completed",
+                ExecutionEventSchema,
+                create(ExecutionEventSchema, { executionId: randomUUID(), toolId: randomUUID(), status: 1, seconds: 0.05 }),
+              ),
+            );
+            liveRelay.nudge();
+          }
+        }),
+      );
+      return () => consumer.stop();
+    },
+    async () => (await count("SELECT count(*) AS n FROM effects")) >= events,
+  );
+  await liveRelay.stop();
+
   console.log(`kit build: ${path.relative(root, kitDist) || kitDist}, ${events} events, form ${form}, ${os.cpus().length} CPUs`);
   console.log(`relay:       ${relaySeconds.toFixed(2)} s, ${Math.round(events / relaySeconds)} events/s published`);
   console.log(line("consumer:   ", applied));
   console.log(line("redelivered:", redelivered));
+  console.log(
+    `live:        ${live.seconds.toFixed(2)} s, ${events} events enqueued one per transaction by 16 writers, ` +
+      `${form === "batch" ? `${batches} consumer batches, ` : ""}` +
+      `${(live.statements / events).toFixed(3)} consumer statements per event, ` +
+      `${((live.cpu / events) * 1e6).toFixed(0)} µs CPU per event (bench process, relay + consumer, + Postgres)`,
+  );
 } finally {
   await nc.close();
   await consumerPool.end();

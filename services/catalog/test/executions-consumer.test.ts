@@ -7,7 +7,14 @@
 import { randomUUID } from "node:crypto";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { currentNatsNames, enqueueEvents, type RunningConsumer, Subjects, setConsumerBatching } from "@toolport/kit/events";
+import {
+  currentConsumerBatching,
+  currentNatsNames,
+  enqueueEvents,
+  type RunningConsumer,
+  Subjects,
+  setConsumerBatching,
+} from "@toolport/kit/events";
 import { withTransaction } from "@toolport/kit/pg";
 import { ErrorClass, ExecutionStatus } from "@toolport/proto/toolport/common/v1/types_pb";
 import { type ExecutionEvent, ExecutionEventSchema } from "@toolport/proto/toolport/events/v1/events_pb";
@@ -24,6 +31,7 @@ const DURABLE = "catalog-executions";
 describe("executions consumer", () => {
   let db: TestDatabase;
   let ctx: TestServiceContext<unknown>;
+  const defaults = currentConsumerBatching();
   beforeAll(async () => {
     db = await testDatabase("catalog_executions");
     ctx = (await testServiceContext(
@@ -34,7 +42,7 @@ describe("executions consumer", () => {
     )) as TestServiceContext<unknown>;
   });
   afterAll(async () => {
-    setConsumerBatching({ max: 100, waitMs: 0 });
+    setConsumerBatching(defaults);
     await ctx?.close();
     await db?.pool.end();
   });

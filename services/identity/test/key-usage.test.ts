@@ -7,7 +7,14 @@
 import { randomUUID } from "node:crypto";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { currentNatsNames, enqueueEvents, type RunningConsumer, Subjects, setConsumerBatching } from "@toolport/kit/events";
+import {
+  currentConsumerBatching,
+  currentNatsNames,
+  enqueueEvents,
+  type RunningConsumer,
+  Subjects,
+  setConsumerBatching,
+} from "@toolport/kit/events";
 import { withTransaction } from "@toolport/kit/pg";
 import { ExecutionStatus } from "@toolport/proto/toolport/common/v1/types_pb";
 import { ExecutionEventSchema } from "@toolport/proto/toolport/events/v1/events_pb";
@@ -22,6 +29,7 @@ import { keyStore } from "../src/store/keys.js";
 describe("key usage consumer", () => {
   let db: TestDatabase;
   let ctx: TestServiceContext<unknown>;
+  const defaults = currentConsumerBatching();
   beforeAll(async () => {
     db = await testDatabase("key_usage");
     ctx = (await testServiceContext(
@@ -32,7 +40,7 @@ describe("key usage consumer", () => {
     )) as TestServiceContext<unknown>;
   });
   afterAll(async () => {
-    setConsumerBatching({ max: 100, waitMs: 0 });
+    setConsumerBatching(defaults);
     await ctx?.close();
     await db?.pool.end();
   });
@@ -117,7 +125,7 @@ describe("key usage consumer", () => {
       await consumer.stop();
 
       // The stream again from the start, as after a lost consumer state: the inbox holds every event.
-      setConsumerBatching({ max: 100, waitMs: 0 });
+      setConsumerBatching(defaults);
       await (await ctx.nc.jetstreamManager()).consumers.delete(currentNatsNames().stream, KEY_USAGE_DURABLE);
       consumer = await startKeyUsageConsumer(ctx);
       await settled(events.length);

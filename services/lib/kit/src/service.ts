@@ -118,9 +118,9 @@ export function serviceEnv(name: string, defaultPort: number) {
       .int()
       .min(0)
       .max(1_000)
-      .default(0)
+      .default(2)
       .describe(
-        "how long a durable consumer waits for a batch that is not full to fill (0: it applies what has arrived at once; under load, what arrives during one commit makes the next batch)",
+        "how long a durable consumer waits for a batch that is not full to fill, in ms (0: it applies what has arrived at once)",
       ),
   } as const;
 }

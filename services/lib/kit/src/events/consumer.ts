@@ -86,14 +86,20 @@ export interface ConsumerBatching {
   /** Messages applied together in one transaction, at most. */
   max: number;
   /**
-   * How long the applier waits for a batch that is not full to fill. 0: it takes what has piled up and
-   * applies it at once, so a lone message waits for nothing and, under load, what arrives while one
-   * batch commits makes the next.
+   * How long the applier waits for a batch that is not full to fill. Under load what arrives while one
+   * batch commits makes the next anyway; the wait gathers the chunks a relay's burst reaches the reader
+   * in (2 ms: about 40% fewer consumer transactions under a steady stream, test/bench/consumer-throughput.mjs).
+   * 0: what has arrived is applied at once.
    */
   waitMs: number;
 }
 
-let batching: ConsumerBatching = { max: 100, waitMs: 0 };
+let batching: ConsumerBatching = { max: 100, waitMs: 2 };
+
+/** The batching of the consumers this process starts (unless their options say otherwise). */
+export function currentConsumerBatching(): ConsumerBatching {
+  return { ...batching };
+}
 
 /** Sets the batching of the consumers this process starts from now on (service.ts, from the settings). */
 export function setConsumerBatching(next: ConsumerBatching): void {
