@@ -178,10 +178,15 @@ export async function startConsumer<Desc extends DescMessage>(options: ConsumerO
   });
   /** Waits until the backlog holds a full batch, the reader ends, or `ms` have passed. */
   const fill = async (ms: number) => {
-    const deadline = performance.now() + ms;
+    let expired = false;
     let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
-    while (backlog.length < batchMax && !readerDone && performance.now() < deadline) {
+    const timedOut = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        expired = true;
+        resolve();
+      }, ms);
+    });
+    while (backlog.length < batchMax && !readerDone && !expired) {
       await Promise.race([new Promise<void>((resolve) => (wakeApplier = resolve)), timedOut]);
       wakeApplier = undefined;
     }
