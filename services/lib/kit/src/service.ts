@@ -9,7 +9,14 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import type { NatsConnection } from "nats";
 import { z } from "zod";
 import { loadConfig, logLevel, port, url } from "./config.js";
-import { connectNats, ensureStream, NATS_NAMESPACE_PATTERN, OutboxRelay, setNatsNamespace } from "./events.js";
+import {
+  connectNats,
+  ensureStream,
+  NATS_NAMESPACE_PATTERN,
+  OutboxRelay,
+  setConsumerBatching,
+  setNatsNamespace,
+} from "./events.js";
 import { DATABASE_CHECK, NATS_CHECK, READINESS, ServingStatus } from "./health.js";
 import { watchHeap } from "./heap-watch.js";
 import { onShutdown } from "./lifecycle.js";
@@ -99,6 +106,22 @@ export function serviceEnv(name: string, defaultPort: number) {
       .max(5_000)
       .default(50)
       .describe("how long the outbox relay waits after a producer's nudge for more events to publish as one batch"),
+    CONSUMER_BATCH_MAX: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(1_000)
+      .default(100)
+      .describe("most events a durable consumer applies together in one transaction (one inbox insert, one commit)"),
+    CONSUMER_BATCH_WAIT_MS: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(1_000)
+      .default(2)
+      .describe(
+        "how long a durable consumer waits for a batch that is not full to fill, in ms (0: it applies what has arrived at once)",
+      ),
   } as const;
 }
 
@@ -184,6 +207,8 @@ export interface BaseConfig {
   LOG_LEVEL: string;
   SHUTDOWN_GRACE_MS: number;
   OUTBOX_BATCH_DELAY_MS: number;
+  CONSUMER_BATCH_MAX: number;
+  CONSUMER_BATCH_WAIT_MS: number;
 }
 
 export interface RunningService {
@@ -247,6 +272,7 @@ export async function startService<S extends z.ZodRawShape, D>(
     caFile: config.NATS_CA_FILE,
   });
   setNatsNamespace(config.NATS_NAMESPACE);
+  setConsumerBatching({ max: config.CONSUMER_BATCH_MAX, waitMs: config.CONSUMER_BATCH_WAIT_MS });
   await ensureStream(nc, {
     replicas: config.NATS_STREAM_REPLICAS,
     maxAgeSeconds: config.NATS_STREAM_MAX_AGE_S,

@@ -394,6 +394,213 @@ describe("batched consumers and pipelined relay", () => {
     }
   });
 
+  /** An applyBatch that writes one `effects` row per fresh event and notes each call's event ids. */
+  const recordBatch =
+    (durable: string, calls: string[][], before?: () => Promise<void>) =>
+    async (client: PoolClient, fresh: FreshEvent<typeof CatalogToolChangedSchema>[]) => {
+      calls.push(fresh.map((f) => f.eventId));
+      await client.query(
+        `INSERT INTO effects (consumer, event_id, tool_id, txid)
+         SELECT $1, e.event_id, e.tool_id, txid_current() FROM unnest($2::text[], $3::text[]) AS e(event_id, tool_id)`,
+        [durable, fresh.map((f) => f.eventId), fresh.map((f) => f.event.toolId)],
+      );
+      await before?.();
+    };
+
+  it("after a process died between commit and ack, the redelivered batches change nothing and the rest is applied once", async () => {
+    const subject = "toolport.test.batch.died";
+    const durable = "batch-died";
+    const js = nc.jetstream();
+    const jsm = await nc.jetstreamManager();
+    // The durable as the kit makes it, but with a short ack_wait so the redelivery comes soon (the kit keeps it).
+    await jsm.consumers.add(natsNames().stream, {
+      durable_name: durable,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      filter_subject: subject,
+      ack_wait: 2_000_000_000,
+    });
+    const ids = Array.from({ length: 60 }, () => randomUUID());
+    await Promise.all(ids.slice(0, 40).map((id, i) => js.publish(subject, payload(`tool-${i}`), { msgID: id })));
+
+    // The process that dies: its NATS connection is gone by the time its first batch commits, so that
+    // batch, and whatever else it had received, is committed and never acked.
+    const dying = await connectNats(nats.url, "consumer-batch-dying", log);
+    const diedCalls: string[][] = [];
+    const first = await startConsumer({
+      nc: dying,
+      pool: db.pool,
+      log,
+      durable,
+      subject,
+      schema: CatalogToolChangedSchema,
+      applyBatch: recordBatch(durable, diedCalls, async () => {
+        if (!dying.isClosed()) await dying.close();
+      }),
+    });
+    await until("the dying process to have committed a batch", async () => (await effects(durable)).length > 0, {
+      timeoutMs: 10_000,
+      intervalMs: 50,
+    });
+    await first.stop();
+    const committedBeforeDeath = new Set(diedCalls.flat());
+    expect(committedBeforeDeath.size).toBeGreaterThan(0);
+    const info = await jsm.consumers.info(natsNames().stream, durable);
+    expect(info.ack_floor.stream_seq).toBe(0);
+
+    // More events meanwhile: the next process's batches hold redeliveries and first deliveries.
+    await Promise.all(ids.slice(40).map((id, i) => js.publish(subject, payload(`tool-${40 + i}`), { msgID: id })));
+    const calls: string[][] = [];
+    const next = await startConsumer({
+      nc,
+      pool: db.pool,
+      log,
+      durable,
+      subject,
+      schema: CatalogToolChangedSchema,
+      applyBatch: recordBatch(durable, calls),
+    });
+    try {
+      await settled(durable, 60);
+      const rows = await effects(durable);
+      expect(rows).toHaveLength(60);
+      expect(rows.every((r) => r.n === 1)).toBe(true);
+      expect(new Set(rows.map((r) => r.event_id))).toEqual(new Set(ids));
+      // The events the dead process committed were never given to the next one's applyBatch.
+      const givenAgain = calls.flat().filter((id) => committedBeforeDeath.has(id));
+      expect(givenAgain).toEqual([]);
+      expect(await inboxCount(durable)).toBe(60);
+      const dead = await db.pool.query("SELECT count(*)::int AS n FROM dead_letters WHERE consumer = $1", [durable]);
+      expect(dead.rows[0].n).toBe(0);
+    } finally {
+      await next.stop();
+    }
+  });
+
+  it("applies redeliveries together in one transaction, each once, and a poison one among them goes its own way", async () => {
+    const subject = "toolport.test.batch.redelivered";
+    const durable = "batch-redelivered";
+    const js = nc.jetstream();
+    const jsm = await nc.jetstreamManager();
+    await jsm.consumers.add(natsNames().stream, {
+      durable_name: durable,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      filter_subject: subject,
+    });
+    const ids = Array.from({ length: 30 }, () => randomUUID());
+    const toolOf = (i: number) => (i === 7 ? "poison" : `tool-${i}`);
+    await Promise.all(ids.map((id, i) => js.publish(subject, payload(toolOf(i)), { msgID: id })));
+    // Another process received them all and handed them back undone (a nak: delivered again at once).
+    const other = await nc.jetstream().consumers.get(natsNames().stream, durable);
+    let handedBack = 0;
+    while (handedBack < ids.length) {
+      for await (const m of await other.fetch({ max_messages: ids.length, expires: 2000 })) {
+        expect(m.info.deliveryCount).toBe(1);
+        m.nak();
+        handedBack++;
+      }
+    }
+    const calls: string[][] = [];
+    const consumer = await startConsumer({
+      nc,
+      pool: db.pool,
+      log,
+      durable,
+      subject,
+      schema: CatalogToolChangedSchema,
+      applyBatch: async (client, fresh) => {
+        if (fresh.some((f) => f.event.toolId === "poison")) throw new PoisonMessageError("cannot be applied");
+        await recordBatch(durable, calls)(client, fresh);
+      },
+      // One batch of all thirty: it waits until they have arrived.
+      batchMax: ids.length,
+      batchWaitMs: 10_000,
+    });
+    try {
+      await settled(durable, ids.length * 2);
+      const rows = await effects(durable);
+      expect(new Set(rows.map((r) => r.event_id))).toEqual(new Set(ids.filter((_, i) => i !== 7)));
+      expect(rows.every((r) => r.n === 1)).toBe(true);
+      // The batch of redeliveries failed on the poison one and was replayed one by one: 29 calls of one.
+      expect(calls.every((c) => c.length === 1)).toBe(true);
+      const dead = await db.pool.query("SELECT event_id, deliveries FROM dead_letters WHERE consumer = $1", [durable]);
+      expect(dead.rows).toEqual([{ event_id: ids[7], deliveries: 2 }]);
+    } finally {
+      await consumer.stop();
+    }
+
+    // The same again without a poison event: the redeliveries are applied together, in one call and one transaction.
+    const again: string[] = Array.from({ length: 30 }, () => randomUUID());
+    await Promise.all(again.map((id, i) => js.publish(subject, payload(`again-${i}`), { msgID: id })));
+    handedBack = 0;
+    while (handedBack < again.length) {
+      for await (const m of await other.fetch({ max_messages: again.length, expires: 2000 })) {
+        m.nak();
+        handedBack++;
+      }
+    }
+    const together: string[][] = [];
+    const second = await startConsumer({
+      nc,
+      pool: db.pool,
+      log,
+      durable,
+      subject,
+      schema: CatalogToolChangedSchema,
+      applyBatch: recordBatch(durable, together),
+      batchMax: again.length,
+      batchWaitMs: 10_000,
+    });
+    try {
+      await settled(durable, ids.length * 2 + again.length * 2);
+      expect(together).toHaveLength(1);
+      expect(new Set(together[0])).toEqual(new Set(again));
+      const rows = (await effects(durable)).filter((r) => again.includes(r.event_id));
+      expect(rows).toHaveLength(30);
+      expect(rows.every((r) => r.n === 1)).toBe(true);
+      expect(new Set(rows.map((r) => r.txid)).size).toBe(1);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it("applies only the new events of a batch that overlaps one already applied, in one call, once", async () => {
+    const subject = "toolport.test.batch.overlap";
+    const durable = "batch-overlap";
+    const js = nc.jetstream();
+    const jsm = await nc.jetstreamManager();
+    const ids = Array.from({ length: 80 }, () => randomUUID());
+    await Promise.all(ids.slice(0, 40).map((id, i) => js.publish(subject, payload(`tool-${i}`), { msgID: id })));
+    const calls: string[][] = [];
+    const options = { nc, pool: db.pool, log, durable, subject, schema: CatalogToolChangedSchema };
+    let consumer = await startConsumer({ ...options, applyBatch: recordBatch(durable, calls) });
+    await settled(durable, 40);
+    await consumer.stop();
+    expect(new Set(calls.flat())).toEqual(new Set(ids.slice(0, 40)));
+
+    // Forty more, then the whole stream replayed as ONE batch of 80 (batchMax 80, waiting for it to fill):
+    // the forty already applied are in it, and only the new ones reach applyBatch, in a single call.
+    await Promise.all(ids.slice(40).map((id, i) => js.publish(subject, payload(`tool-${40 + i}`), { msgID: id })));
+    await jsm.consumers.delete(natsNames().stream, durable);
+    const replayed: string[][] = [];
+    consumer = await startConsumer({ ...options, applyBatch: recordBatch(durable, replayed), batchMax: 80, batchWaitMs: 10_000 });
+    try {
+      await settled(durable, 80);
+      expect(replayed).toHaveLength(1);
+      expect(new Set(replayed[0])).toEqual(new Set(ids.slice(40)));
+      expect(replayed[0]).toHaveLength(40);
+      const rows = await effects(durable);
+      expect(rows).toHaveLength(80);
+      expect(rows.every((r) => r.n === 1)).toBe(true);
+      // The 40 new effects in one transaction.
+      expect(new Set(rows.filter((r) => replayed[0]!.includes(r.event_id)).map((r) => r.txid)).size).toBe(1);
+      expect(await inboxCount(durable)).toBe(80);
+    } finally {
+      await consumer.stop();
+    }
+  });
+
   it("publishes outbox rows in seq order with their event ids and request ids", async () => {
     const subject = "toolport.test.relay.order";
     const ids: string[] = [];

@@ -1,0 +1,149 @@
+/**
+ * The executions consumer (reliability facts) on a real Postgres and NATS: execution events written to
+ * the outbox, published by the relay and applied as ONE batch that holds duplicates (executions published
+ * again under other event ids) give the reliability sums of each execution once; the stream applied again
+ * with a poison event in it (no valid tool id) changes nothing, and the poison event alone is dead-lettered.
+ */
+import { randomUUID } from "node:crypto";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import {
+  currentConsumerBatching,
+  currentNatsNames,
+  enqueueEvents,
+  type RunningConsumer,
+  Subjects,
+  setConsumerBatching,
+} from "@toolport/kit/events";
+import { withTransaction } from "@toolport/kit/pg";
+import { ErrorClass, ExecutionStatus } from "@toolport/proto/toolport/common/v1/types_pb";
+import { type ExecutionEvent, ExecutionEventSchema } from "@toolport/proto/toolport/events/v1/events_pb";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type TestDatabase, testDatabase } from "../../../test/harness/db.js";
+import { type TestServiceContext, testServiceContext } from "../../../test/harness/service-context.js";
+import { until } from "../../../test/harness/wait.js";
+import { catalogEnv } from "../src/config.js";
+import { startExecutionsConsumer } from "../src/events/executions-consumer.js";
+import { popularTools, reliabilityAggregates } from "../src/store/executions-store.js";
+
+const DURABLE = "catalog-executions";
+
+describe("executions consumer", () => {
+  let db: TestDatabase;
+  let ctx: TestServiceContext<unknown>;
+  const defaults = currentConsumerBatching();
+  beforeAll(async () => {
+    db = await testDatabase("catalog_executions");
+    ctx = (await testServiceContext(
+      db,
+      "catalog",
+      catalogEnv,
+      new URL("../migrations", import.meta.url),
+    )) as TestServiceContext<unknown>;
+  });
+  afterAll(async () => {
+    setConsumerBatching(defaults);
+    await ctx?.close();
+    await db?.pool.end();
+  });
+
+  const acked = (delivered: number) =>
+    until(
+      "the consumer to ack or terminate everything delivered",
+      async () => {
+        const info = await (await ctx.nc.jetstreamManager()).consumers.info(currentNatsNames().stream, DURABLE);
+        return info.num_ack_pending === 0 && info.num_pending === 0 && info.delivered.consumer_seq >= delivered;
+      },
+      { timeoutMs: 30_000, intervalMs: 50 },
+    );
+  const publish = (events: ExecutionEvent[]) =>
+    withTransaction(db.pool, (client) =>
+      enqueueEvents(
+        client,
+        Subjects.executionCompleted,
+        ExecutionEventSchema,
+        events.map((message) => ({ eventId: message.eventId, message })),
+      ),
+    ).then(() => ctx.outbox.nudge());
+
+  it("sums a batch with duplicates once per execution; a replay with a poison event changes nothing", async () => {
+    const [tool, other] = [randomUUID(), randomUUID()];
+    const [alice, bob, carol] = [randomUUID(), randomUUID(), randomUUID()];
+    const x = Array.from({ length: 7 }, () => randomUUID());
+    const event = (executionId: string, accountId: string, fields: MessageInitShape<typeof ExecutionEventSchema> = {}) =>
+      create(ExecutionEventSchema, {
+        eventId: randomUUID(),
+        executionId,
+        toolId: tool,
+        serviceId: "svc-1",
+        accountId,
+        status: ExecutionStatus.SUCCESS,
+        seconds: 0.5,
+        occurredAt: timestampFromDate(new Date()),
+        ...fields,
+      });
+    const failed = { status: ExecutionStatus.ERROR, errorClass: ErrorClass.UPSTREAM, errorType: "upstream_timeout" };
+    const events = [
+      event(x[0]!, alice),
+      event(x[1]!, alice),
+      event(x[2]!, bob),
+      event(x[3]!, bob, failed),
+      event(x[4]!, carol, failed),
+      // Published again under other event ids: each execution is one fact.
+      event(x[0]!, alice),
+      event(x[3]!, bob, failed),
+      event(x[5]!, alice, { toolId: other }),
+      event(x[5]!, alice, { toolId: other }),
+    ];
+    // One batch of exactly these events: the consumer waits until all have arrived.
+    setConsumerBatching({ max: events.length, waitMs: 10_000 });
+    await publish(events);
+
+    const expectSums = async () => {
+      const aggregates = await reliabilityAggregates(db.pool, [tool, other], 30);
+      expect(aggregates.get(tool)).toMatchObject({
+        calls7d: 5,
+        calls30d: 5,
+        successes30d: 3,
+        distinctCallers30d: 3,
+        errorClasses: { upstream: 2 },
+        faults: { upstream_timeout: 2 },
+      });
+      expect(aggregates.get(other)).toMatchObject({ calls30d: 1, successes30d: 1, distinctCallers30d: 1 });
+      expect(await popularTools(db.pool, 30, 10)).toEqual([
+        { toolId: tool, calls: 5, successes: 3 },
+        { toolId: other, calls: 1, successes: 1 },
+      ]);
+    };
+
+    let consumer: RunningConsumer = await startExecutionsConsumer(ctx.nc, db.pool, ctx.log);
+    try {
+      await acked(events.length);
+      await expectSums();
+      const inbox = await db.pool.query(
+        "SELECT count(*)::int AS n, count(DISTINCT xmin::text)::int AS transactions FROM inbox WHERE consumer = $1",
+        [DURABLE],
+      );
+      expect(inbox.rows[0]).toEqual({ n: events.length, transactions: 1 });
+      await consumer.stop();
+
+      // A poison event (no valid tool id) and one more execution, then the stream again from the start:
+      // the poison one fails its batch, the replay one by one terminates it alone, the new one is applied.
+      const poison = event(randomUUID(), carol, { toolId: "not-a-uuid" });
+      const late = event(x[6]!, carol);
+      await publish([poison, late]);
+      setConsumerBatching({ max: events.length + 2, waitMs: 10_000 });
+      await (await ctx.nc.jetstreamManager()).consumers.delete(currentNatsNames().stream, DURABLE);
+      consumer = await startExecutionsConsumer(ctx.nc, db.pool, ctx.log);
+      await acked(events.length + 2);
+      const aggregates = await reliabilityAggregates(db.pool, [tool], 30);
+      expect(aggregates.get(tool)).toMatchObject({ calls30d: 6, successes30d: 4, distinctCallers30d: 3 });
+      const dead = await db.pool.query("SELECT event_id, deliveries FROM dead_letters WHERE consumer = $1", [DURABLE]);
+      expect(dead.rows).toEqual([{ event_id: poison.eventId, deliveries: 1 }]);
+      const executions = await db.pool.query("SELECT count(*)::int AS n FROM executions");
+      expect(executions.rows[0].n).toBe(7);
+    } finally {
+      await consumer.stop();
+    }
+  });
+});
