@@ -3,7 +3,8 @@
  * statement per batch while more is due (the mark of one batch and the claim of the next together), each
  * event once and in seq order; a commit wakes a relay that does not poll (the NOTIFY travels in the
  * insert's own statement), a nudge wakes it after its delay, and a nudge while a batch is out waits for
- * that delay too; a relay that dies between its publishes and its mark has its rows published again once
+ * that delay too; a batch claimed together with the last mark while NATS is down is let go and published
+ * once NATS is back, each event once; a relay that dies between its publishes and its mark has its rows published again once
  * its lease runs out, with the same message ids, which JetStream keeps once.
  *
  * To stop a relay between its publishes and its mark, a test holds an advisory lock that a trigger makes
@@ -64,16 +65,16 @@ function counting(pool: Pool): { pool: Pool; sent: string[] } {
 describe("outbox relay statements and wake-ups", () => {
   let db: TestDatabase;
   let nats: { url: string; stop(): Promise<void> };
+  let natsPort: number;
+  let storeDir: string;
   let nc: NatsConnection;
 
   beforeAll(async () => {
     db = await testDatabase("relay");
     await migrate(db.pool, [{ dir: kitMigrationsDir, namespace: "kit" }]);
-    nats = await startNats({
-      storeDir: await mkdtemp(path.join(os.tmpdir(), "toolport-nats-relay-")),
-      port: await freePort(),
-      log: quiet,
-    });
+    natsPort = await freePort();
+    storeDir = await mkdtemp(path.join(os.tmpdir(), "toolport-nats-relay-"));
+    nats = await startNats({ storeDir, port: natsPort, log: quiet });
     nc = await connectNats(nats.url, "relay-test", log);
     await ensureStream(nc);
     // The mark (the only update that sets published_at) waits while a test holds MARK_LOCK.
@@ -149,8 +150,9 @@ describe("outbox relay statements and wake-ups", () => {
     const reader = await nc.jetstream().consumers.get(natsNames().stream, name);
     while (ids.length < stored) {
       const before = ids.length;
-      for await (const m of await reader.fetch({ max_messages: 1000, expires: 2000 }))
-        ids.push(m.headers?.get("Nats-Msg-Id") ?? "");
+      // Asking for no more than are stored: the fetch ends when they have come, not at its expiry.
+      const batch = await reader.fetch({ max_messages: Math.min(1000, stored - ids.length), expires: 2000 });
+      for await (const m of batch) ids.push(m.headers?.get("Nats-Msg-Id") ?? "");
       if (ids.length === before) break;
     }
     await jsm.consumers.delete(natsNames().stream, name).catch(() => {});
@@ -275,6 +277,52 @@ describe("outbox relay statements and wake-ups", () => {
       await relay.stop();
     }
   });
+
+  it("releases the claim of a batch claimed with the last mark while NATS is down, and publishes it once NATS is back", async () => {
+    const subject = "toolport.test.relay.nats-down";
+    const ids = await writeQuietly(subject, 250);
+    const relay = new OutboxRelay({ pool: db.pool, nc, log, pollMs: 100, batchSize: 100 });
+    const release = await holdMarks();
+    let released = false;
+    let natsUp = true;
+    try {
+      await relay.start();
+      // The first 100 are in the stream; their mark, with the claim of the next 100, waits.
+      await heldMark();
+      expect(await streamIds(subject)).toEqual(ids.slice(0, 100));
+      await nats.stop();
+      natsUp = false;
+      await release();
+      released = true;
+      // The next batch's publishes fail: its rows are let go, with the attempt and its error noted.
+      await until(
+        "a failed attempt recorded",
+        async () =>
+          (
+            await db.pool.query(
+              "SELECT count(*)::int AS n FROM outbox WHERE subject = $1 AND published_at IS NULL AND attempts > 0 AND last_error IS NOT NULL",
+              [subject],
+            )
+          ).rows[0].n > 0,
+        { intervalMs: 50 },
+      );
+      expect(await unpublished(subject)).toBe(150);
+      nats = await startNats({ storeDir, port: natsPort, log: quiet });
+      natsUp = true;
+      await until("every row published", async () => (await unpublished(subject)) === 0, { timeoutMs: 60_000, intervalMs: 50 });
+    } finally {
+      if (!released) await release();
+      if (!natsUp) nats = await startNats({ storeDir, port: natsPort, log: quiet });
+      await relay.stop();
+    }
+    // Each event once, in seq order.
+    expect(await streamIds(subject)).toEqual(ids);
+    const { rows } = await db.pool.query(
+      "SELECT count(*)::int AS n FROM outbox WHERE subject = $1 AND claimed_until IS NULL AND published_at IS NOT NULL",
+      [subject],
+    );
+    expect(rows[0].n).toBe(250);
+  }, 120_000);
 
   it("publishes again, with the same message ids, the rows of a relay that died between its publishes and its mark", async () => {
     const subject = "toolport.test.relay.died";
