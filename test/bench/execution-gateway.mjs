@@ -43,12 +43,16 @@
 //   only those sections; BENCH_ROWS=c1 (or a,b,c1,c1r,c2,d) only those rows of section 1, the ratios and
 //   goals printed only where their rows ran; BENCH_VERBOSE=1 forwards the processes' logs; BENCH_PROFILE=<process>[,...]
 //   (toolport, toolport-relaxed, catalog, execution, billing, identity, gateway, floor-service,
-//   floor-gateway) writes a CPU profile of each named process to /tmp/toolport-prof/<process>.
+//   floor-gateway) writes a CPU profile of each named process to /tmp/toolport-prof/<process>;
+//   BENCH_STATEMENTS=1 loads pg_stat_statements into the durable Postgres and prints, per concurrency, the
+//   statements (c1)'s databases ran per call, warm-up included, by statement (it costs some CPU: measure
+//   CPU and latency in a run without it).
 import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import pg from "pg";
 import { freePort } from "../../deploy/local/infra.mjs";
 import {
   adopt,
@@ -77,6 +81,7 @@ const WARMUP = 300;
 const GOALS = { c1Rps: 1600, c1RpsAt: 16, c1AddedP50Ms: 2, c1CpuMs: 1, c2OverD: 0.8 };
 const SERVICES = ["catalog", "execution", "billing", "identity"];
 const dir = mkdtempSync(path.join(os.tmpdir(), "toolport-bench-exec-"));
+const countStatements = process.env.BENCH_STATEMENTS === "1";
 
 // The upstream, in its own process: /small (a small JSON object), /slow (100 ms), /big (2 MB JSON).
 const upstreamSource = `
@@ -238,18 +243,60 @@ function stackCpu(label, r, stack) {
   return sum;
 }
 
+/**
+ * BENCH_STATEMENTS: the statements the databases named `prefix*` ran per call of the wrapped row, from
+ * pg_stat_statements (reset before each concurrency), with how many calls each statement served.
+ */
+async function statementCounter(url, prefix) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  await client.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+  let calls = 0;
+  return {
+    counted: (call) => async () => {
+      calls++;
+      return call();
+    },
+    async reset() {
+      calls = 0;
+      await client.query("SELECT pg_stat_statements_reset()");
+    },
+    async print(label) {
+      const { rows } = await client.query(
+        `SELECT substring(d.datname FROM length($1) + 1) AS db, s.query, s.calls::int AS n
+           FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
+          WHERE d.datname LIKE $1 || '%' ORDER BY s.calls DESC`,
+        [prefix],
+      );
+      const total = rows.reduce((t, r) => t + r.n, 0);
+      console.log(`    statements per call in ${label} (${calls} calls, warm-up included): ${(total / calls).toFixed(3)}`);
+      for (const r of rows.filter((r) => r.n / calls >= 0.005))
+        console.log(
+          `      ${(r.n / calls).toFixed(3).padStart(7)}  ${r.db.padEnd(9)} ${r.query.replace(/\s+/g, " ").slice(0, 110)}`,
+        );
+    },
+    close: () => client.end(),
+  };
+}
+
 const goalLines = [];
+/** BENCH_STATEMENTS: (c1)'s statements per call (statementCounter). */
+let statements;
 try {
   // Sections 2 and 3 need only the upstream and the c1 stack.
   const all = sections.includes("1");
   const [pg, pgRelaxed] = await Promise.all([
-    benchPostgres(dir, "postgres", { fast: false }),
+    benchPostgres(dir, "postgres", {
+      fast: false,
+      settings: countStatements ? { shared_preload_libraries: "pg_stat_statements" } : {},
+    }),
     all && wanted("c1r") ? benchPostgres(dir, "postgres-relaxed", { fast: true }) : null,
   ]);
   const upstreamPort = await freePort();
   await start("upstream", ["-e", upstreamSource], { env: { PORT: String(upstreamPort) } });
 
   const c1 = await startStack({ id: "c1", layout: "one", pg, upstreamPort });
+  if (countStatements) statements = await statementCounter(pg.url, "bench_c1_");
   const c1r = all && wanted("c1r") ? await startStack({ id: "c1r", layout: "one", pg: pgRelaxed, upstreamPort }) : null;
   const c2 = all && wanted("c2") ? await startStack({ id: "c2", layout: "per-role", pg, upstreamPort }) : null;
   const nginxPort = all && wanted("b") ? await startNginx(upstreamPort) : undefined;
@@ -304,12 +351,13 @@ try {
       const rows = [
         row("(a) direct", direct, { id: "a" }),
         nginxPort ? row("(b) nginx", proxied, { id: "b" }) : null,
-        row("(c1) one process", c1.call, { id: "c1" }),
+        row("(c1) one process", statements ? statements.counted(c1.call) : c1.call, { id: "c1" }),
         c1r ? row("(c1r) one process, relaxed Postgres", c1r.call, { id: "c1r" }) : null,
         c2 ? row("(c2) process per role", c2.call, { id: "c2" }) : null,
         wanted("d") ? row("(d) floor of the layout", floor, { id: "d" }) : null,
         wanted("d1") ? row("(d1) floor of one process", floorOne, { id: "d1" }) : null,
       ].filter((r) => r && wanted(r.id));
+      await statements?.reset();
       await runRounds(rows, { calls: n, conc, rounds: ROUNDS, warmup: WARMUP });
       const s = Object.fromEntries(rows.map((r) => [r.id, summary(r.label, r)]));
       const raw = Object.fromEntries(rows.map((r) => [r.id, r]));
@@ -321,6 +369,7 @@ try {
         c2: raw.c2 && stackCpu("(c2)", raw.c2, c2),
         d1: raw.d1 && stackCpu("(d1)", raw.d1, { processes: ["floor-one", pg.name] }),
       };
+      if (raw.c1) await statements?.print("(c1)");
       const { a, b, c1: r1, c1r: r1r, c2: r2, d, d1 } = s;
       const ref = b ?? a;
       const refName = b ? "(b)" : "(a)";
@@ -430,6 +479,7 @@ try {
   console.error(err);
   process.exitCode = 1;
 } finally {
+  await statements?.close().catch(() => {});
   await cleanup();
   // Whatever happened, leave no Postgres or NATS behind.
   await stopServers();

@@ -14,14 +14,15 @@ const servers = [];
  * A Postgres server named `name` (the CPU tables use the name) with max_connections raised to 300 (the
  * pools of a whole stack in one process): started once to create the cluster, then again with the
  * setting. `fast`: fsync, synchronous_commit and full_page_writes off; otherwise production durability.
+ * `settings`: more server settings (`-c name=value`), e.g. shared_preload_libraries.
  */
-export async function benchPostgres(dir, name, { fast = false } = {}) {
+export async function benchPostgres(dir, name, { fast = false, settings = {} } = {}) {
   const dataDir = path.join(dir, name);
   const port = await freePort();
   const first = await startPostgres({ dataDir, port, log: quiet, fast });
   await first.stop();
   appendFileSync(path.join(dataDir, "postgresql.conf"), "\nmax_connections = 300\n");
-  const pg = await startPostgres({ dataDir, port, log: quiet, fast });
+  const pg = await startPostgres({ dataDir, port, log: quiet, fast, settings });
   servers.push(pg);
   track(name, pg.pid, { tree: true });
   return { ...pg, name };

@@ -77,7 +77,10 @@ export function outboxInsert(
   };
 }
 
-/** Writes an event to the outbox inside the caller's transaction. Returns the event id. */
+/**
+ * Writes an event to the outbox inside the caller's transaction, and the NOTIFY that wakes the relays on
+ * commit, in one statement. Returns the event id.
+ */
 export async function enqueueEvent<Desc extends DescMessage>(
   client: PoolClient,
   subject: string,
@@ -85,15 +88,13 @@ export async function enqueueEvent<Desc extends DescMessage>(
   message: MessageShape<Desc>,
   eventId: string = randomUUID(),
 ): Promise<string> {
-  const insert = outboxInsert([outboxRow(subject, schema, message, eventId)]);
-  await client.query(insert.sql, insert.values);
-  await client.query("SELECT pg_notify('toolport_outbox', '')");
+  await insertAndNotify(client, [outboxRow(subject, schema, message, eventId)]);
   return eventId;
 }
 
 /**
  * Writes many events of one subject to the outbox inside the caller's transaction, in one statement
- * and one notification however many there are (a service of 500 tools changes 500 at once); the
+ * with one notification however many there are (a service of 500 tools changes 500 at once); the
  * relay publishes them in the order given. Returns their ids.
  */
 export async function enqueueEvents<Desc extends DescMessage>(
@@ -103,8 +104,21 @@ export async function enqueueEvents<Desc extends DescMessage>(
   events: { eventId: string; message: MessageShape<Desc> }[],
 ): Promise<string[]> {
   if (events.length === 0) return [];
-  const insert = outboxInsert(events.map((e) => outboxRow(subject, schema, e.message, e.eventId)));
-  await client.query(insert.sql, insert.values);
-  await client.query("SELECT pg_notify('toolport_outbox', '')");
+  await insertAndNotify(
+    client,
+    events.map((e) => outboxRow(subject, schema, e.message, e.eventId)),
+  );
   return events.map((e) => e.eventId);
+}
+
+/**
+ * The rows and a NOTIFY toolport_outbox in one round trip: the insert as a CTE, which runs whether or not
+ * the query reads it. Postgres sends the notification when the caller's transaction commits (and drops it
+ * if it rolls back), so every relay that LISTENs wakes on the commit. Not a trigger on the table: a
+ * producer that nudges its own relay in process (execution, content) sends no NOTIFY, which would cost
+ * Postgres and every listener a message per commit and wake the relay before its batching delay.
+ */
+async function insertAndNotify(client: PoolClient, rows: OutboxRow[]): Promise<void> {
+  const insert = outboxInsert(rows);
+  await client.query(`WITH event AS (${insert.sql}) SELECT pg_notify('toolport_outbox', '')`, insert.values);
 }

@@ -27,11 +27,7 @@ export interface RelayOptions {
   role?: string;
 }
 
-/**
- * Publishes outbox rows in order. Rows are claimed with SKIP LOCKED so several replicas can run a
- * relay; a failed publish leaves the row for the next round, and JetStream's duplicate window plus
- * the consumers' inboxes absorb a row published twice (a crash between publish and mark).
- */
+/** How often an idle relay deletes published rows older than a week. */
 const PRUNE_EVERY_MS = 60_000;
 /** How long a relay's claim on a batch lasts: far longer than a batch's publishes (2 s timeout each, in parallel). */
 const CLAIM_LEASE_SECONDS = 30;
@@ -45,6 +41,11 @@ const LISTEN_RETRY_MS = 5_000;
  */
 const IDLE_POLL_MAX_MS = 10_000;
 
+/**
+ * Publishes outbox rows in order. Rows are claimed with SKIP LOCKED so several replicas can run a
+ * relay; a failed publish leaves the row for the next round, and JetStream's duplicate window plus
+ * the consumers' inboxes absorb a row published twice (a crash between publish and mark).
+ */
 export class OutboxRelay {
   private stopped = false;
   private wake: (() => void) | undefined;
@@ -55,7 +56,10 @@ export class OutboxRelay {
   private listenAgainAt = 0;
   private prunedAt = 0;
   private nudgeTimer: NodeJS.Timeout | undefined;
-  /** A NOTIFY arrived since the current batch started (rows committed after its SELECT may wait). */
+  /**
+   * A wake-up since the current batch's claim (a NOTIFY, a flush, a nudge whose delay ran out): rows
+   * committed after its snapshot may wait.
+   */
   private notified = false;
   /** Batches started so far, and flush() callers waiting for a batch started after their call. */
   private batchesStarted = 0;
@@ -150,12 +154,14 @@ export class OutboxRelay {
    * processes still find those rows on their next poll if this one is gone.
    */
   nudge(): void {
-    this.notified = true;
     // Rows committed within nudgeDelayMs of each other go out in one batch: one claim, one mark and one
-    // round of acks for all, instead of per call at moderate load. flush() does not wait for this.
+    // round of acks for all, instead of per call at moderate load. That holds while a batch is out too:
+    // a nudge then does not send the relay straight round again, its delay does (unless the batch outlasts
+    // it). A batch that starts meanwhile claims the nudged rows and drops the timer. flush() does not wait.
     if (this.nudgeTimer) return;
     this.nudgeTimer = setTimeout(() => {
       this.nudgeTimer = undefined;
+      this.notified = true;
       this.wake?.();
     }, this.options.nudgeDelayMs ?? 50);
     this.nudgeTimer.unref();
@@ -169,31 +175,16 @@ export class OutboxRelay {
     while (!this.stopped) {
       let published = 0;
       if (!this.listener && Date.now() >= this.listenAgainAt) await this.listen();
-      this.notified = false;
-      const batch = ++this.batchesStarted;
       try {
-        published = await this.publishBatch();
+        published = await this.drain();
         backoffMs = 0;
-        if (published < (this.options.batchSize ?? 100)) {
-          // Drained: every row committed before this batch started is out (or held by another relay).
-          for (const waiter of this.flushWaiters) {
-            if (waiter.after < batch) {
-              this.flushWaiters.delete(waiter);
-              waiter.done(true);
-            }
-          }
-        }
       } catch (err) {
         backoffMs = Math.min(Math.max(backoffMs * 2, 250), 5000);
         this.options.log.warn({ err: (err as Error).message, retry_in_ms: backoffMs }, "outbox relay: publish failed");
       }
-      if (backoffMs === 0) {
-        // More may be waiting: a full batch, rows committed during this one (their NOTIFY arrived
-        // meanwhile), or, without LISTEN, anything after a non-empty batch. Otherwise an empty re-poll
-        // would only cost three round trips: wait for the next NOTIFY.
-        const full = published >= (this.options.batchSize ?? 100);
-        if (full || this.notified || (published > 0 && !this.listener)) continue;
-      }
+      // A NOTIFY, a flush or a nudge's delay since the last claim: rows committed after its snapshot may be
+      // waiting. Otherwise an empty re-poll would only cost a round trip: wait for the next wake-up.
+      if (backoffMs === 0 && this.notified) continue;
       const listening = this.listener !== undefined;
       let woken = false;
       await new Promise<void>((resolve) => {
@@ -214,51 +205,152 @@ export class OutboxRelay {
   }
 
   /**
-   * Publishes one batch; returns how many rows it published. Throws on the first failure.
-   * Two statements, no transaction: a claim (a lease on up to batchSize unpublished rows, in seq order,
-   * skipping rows another relay holds), then, after the publishes, one update that marks the batch and
-   * lets go of the claim. A relay that dies in between leaves its rows to whichever relay comes after
-   * the lease; a row published twice that way is absorbed by JetStream's duplicate window and the
-   * consumers' inboxes.
+   * Publishes batch after batch while more is due; returns how many rows it published, and throws on the
+   * first failed publish (once the batch's mark is written). Per batch of up to batchSize rows it costs ONE
+   * statement while more is due, two for the last, whatever the batch holds:
+   *
+   * - the claim: a lease on up to batchSize unpublished rows, in seq order, skipping rows another relay
+   *   holds (`claim`);
+   * - every publish of the batch in flight at once, one wait for all their acks (`publish`);
+   * - the mark, which sets published_at and lets go of the claim: when more is due (a full batch, or a
+   *   wake-up while the batch was out) in the same statement as the next batch's claim (`markAndClaim`),
+   *   else on its own (`mark`, which also records failures).
+   *
+   * No transaction is held across the publishes. A relay that dies between its publishes and its mark leaves
+   * its rows to whichever relay comes after the lease; that relay publishes them with the same Nats-Msg-Id
+   * (the event id), which JetStream's duplicate window drops, and the consumers' inboxes absorb anything
+   * older than the window.
    */
-  async publishBatch(): Promise<number> {
-    const { pool } = this.options;
-    const claimed = await pool.query<{
-      seq: string;
-      id: string;
-      subject: string;
-      payload: Buffer;
-      request_id: string | null;
-      trace_context: Record<string, string> | null;
-      created_at: Date;
-    }>({
+  private async drain(): Promise<number> {
+    const batchSize = this.options.batchSize ?? 100;
+    let batch = this.startBatch();
+    let rows = await this.claim();
+    let total = 0;
+    while (rows.length > 0) {
+      const acks = await this.publish(rows);
+      const failed = acks.findIndex((ack) => ack.status === "rejected");
+      const full = rows.length >= batchSize;
+      // More is due: a full batch, a wake-up while it was out, or, without LISTEN, anything after a
+      // non-empty batch (no notification would tell of rows committed meanwhile).
+      const more = failed < 0 && !this.stopped && (full || this.notified || !this.listener);
+      const nextBatch = more ? this.startBatch() : batch;
+      const next = more ? await this.markAndClaim(rows) : [];
+      if (!more) await this.mark(rows, acks);
+      const publishedCount = failed < 0 ? rows.length : failed;
+      this.observeLag(rows.slice(0, publishedCount));
+      total += publishedCount;
+      if (failed >= 0) throw (acks[failed] as PromiseRejectedResult).reason;
+      // Drained: every row committed before this batch started is out (or held by another relay).
+      if (!full) this.drained(batch);
+      if (!more) return total;
+      batch = nextBatch;
+      rows = next;
+    }
+    this.drained(batch);
+    // Published rows older than a week are no longer needed for anything. Pruning scans the table, so it
+    // runs at most once a minute, and only when the relay is idle.
+    if (Date.now() - this.prunedAt >= PRUNE_EVERY_MS) {
+      await this.options.pool.query("DELETE FROM outbox WHERE published_at < now() - interval '7 days'");
+      this.prunedAt = Date.now();
+    }
+    return total;
+  }
+
+  /** A batch starts (its claim is about to be sent): what woke the relay is now being handled. */
+  private startBatch(): number {
+    this.notified = false;
+    // Rows nudged so far are committed, so this batch's claim sees them: their delay has nothing left to wait for.
+    clearTimeout(this.nudgeTimer);
+    this.nudgeTimer = undefined;
+    return ++this.batchesStarted;
+  }
+
+  /** Resolves the flush() callers waiting for a batch that started before `batch`. */
+  private drained(batch: number): void {
+    for (const waiter of this.flushWaiters) {
+      if (waiter.after < batch) {
+        this.flushWaiters.delete(waiter);
+        waiter.done(true);
+      }
+    }
+  }
+
+  /** The claim alone: a lease on the next batch. */
+  private async claim(): Promise<ClaimedRow[]> {
+    const { rows } = await this.options.pool.query<ClaimedRow>({
       name: "outbox_claim",
       text: `UPDATE outbox o SET claimed_until = now() + make_interval(secs => $2::int)
                FROM (SELECT seq FROM outbox
                       WHERE published_at IS NULL AND (claimed_until IS NULL OR claimed_until < now())
                       ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED) c
               WHERE o.seq = c.seq
-          RETURNING o.seq::text, o.id, o.subject, o.payload, o.request_id, o.trace_context, o.created_at`,
+          RETURNING ${CLAIMED_COLUMNS}`,
       values: [this.options.batchSize ?? 100, CLAIM_LEASE_SECONDS],
     });
-    // RETURNING keeps no order: publish in seq order.
-    const rows = claimed.rows.sort((x, y) => (BigInt(x.seq) < BigInt(y.seq) ? -1 : 1));
-    if (rows.length === 0) {
-      // Published rows older than a week are no longer needed for anything. Pruning scans the table,
-      // so it runs at most once a minute, and only when the relay is idle.
-      if (Date.now() - this.prunedAt >= PRUNE_EVERY_MS) {
-        await pool.query("DELETE FROM outbox WHERE published_at < now() - interval '7 days'");
-        this.prunedAt = Date.now();
-      }
-      return 0;
-    }
-    // Every publish of the batch in flight at once, one wait for all their acks (not one round trip
-    // per row). Rows are marked published only up to the first failure, so nothing after a failed
-    // row counts as published before it; those that did reach the stream are sent again next round
-    // and JetStream's duplicate window (same Nats-Msg-Id) absorbs them.
-    // A row written inside a trace is published in it: a producer span under the writer's, whose context
-    // the message carries to the consumers (traceparent, tracestate headers).
-    const acks = await Promise.allSettled(
+    return inSeqOrder(rows);
+  }
+
+  /**
+   * A batch that went out in full marked published, and the next batch claimed, in one statement. The
+   * claim leaves out the rows this statement marks: their lease has not run out, unless the batch took
+   * longer than the lease, and a row must not be updated twice in one statement.
+   */
+  private async markAndClaim(published: ClaimedRow[]): Promise<ClaimedRow[]> {
+    const { rows } = await this.options.pool.query<ClaimedRow>({
+      name: "outbox_mark_claim",
+      text: `WITH marked AS (
+               UPDATE outbox SET published_at = now(), attempts = attempts + 1, claimed_until = NULL
+                WHERE seq = ANY($3::bigint[])
+             )
+             UPDATE outbox o SET claimed_until = now() + make_interval(secs => $2::int)
+               FROM (SELECT seq FROM outbox
+                      WHERE published_at IS NULL AND (claimed_until IS NULL OR claimed_until < now())
+                        AND seq <> ALL($3::bigint[])
+                      ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED) c
+              WHERE o.seq = c.seq
+          RETURNING ${CLAIMED_COLUMNS}`,
+      values: [this.options.batchSize ?? 100, CLAIM_LEASE_SECONDS, published.map((row) => row.seq)],
+    });
+    return inSeqOrder(rows);
+  }
+
+  /**
+   * One statement for the whole batch: rows up to the first failed publish marked published, every row
+   * after it not (nothing after a failed row counts as published before it: those that did reach the
+   * stream are sent again next round, and JetStream's duplicate window absorbs them), failures noted,
+   * every claim released.
+   */
+  private async mark(rows: ClaimedRow[], acks: PromiseSettledResult<unknown>[]): Promise<void> {
+    const firstFailure = acks.findIndex((ack) => ack.status === "rejected");
+    const publishedCount = firstFailure < 0 ? rows.length : firstFailure;
+    await this.options.pool.query({
+      name: "outbox_mark",
+      text: `UPDATE outbox o
+                SET published_at = CASE WHEN f.published THEN now() END,
+                    attempts = o.attempts + CASE WHEN f.published OR f.error IS NOT NULL THEN 1 ELSE 0 END,
+                    last_error = coalesce(f.error, o.last_error),
+                    claimed_until = NULL
+               FROM unnest($1::bigint[], $2::boolean[], $3::text[]) AS f(seq, published, error)
+              WHERE o.seq = f.seq`,
+      values: [
+        rows.map((row) => row.seq),
+        rows.map((_, i) => i < publishedCount),
+        rows.map((_, i) => {
+          const ack = acks[i];
+          return ack?.status === "rejected" ? String((ack.reason as Error)?.message).slice(0, 500) : null;
+        }),
+      ],
+    });
+  }
+
+  /**
+   * Every publish of the batch in flight at once, in seq order on the one connection, each with the event id
+   * as its Nats-Msg-Id; one wait for all their acks (not one round trip per row). A row written inside a
+   * trace is published in it: a producer span under the writer's, whose context the message carries to the
+   * consumers (traceparent, tracestate headers).
+   */
+  private publish(rows: ClaimedRow[]): Promise<PromiseSettledResult<unknown>[]> {
+    return Promise.allSettled(
       rows.map(async (row) => {
         const h = natsHeaders();
         if (row.request_id) h.set(REQUEST_ID_HEADER, row.request_id);
@@ -288,31 +380,29 @@ export class OutboxRelay {
         }
       }),
     );
-    const firstFailure = acks.findIndex((ack) => ack.status === "rejected");
-    const publishedCount = firstFailure < 0 ? rows.length : firstFailure;
-    // One statement for the whole batch: published rows marked, failed ones noted, every claim released.
-    await pool.query({
-      name: "outbox_mark",
-      text: `UPDATE outbox o
-                SET published_at = CASE WHEN f.published THEN now() END,
-                    attempts = o.attempts + CASE WHEN f.published OR f.error IS NOT NULL THEN 1 ELSE 0 END,
-                    last_error = coalesce(f.error, o.last_error),
-                    claimed_until = NULL
-               FROM unnest($1::bigint[], $2::boolean[], $3::text[]) AS f(seq, published, error)
-              WHERE o.seq = f.seq`,
-      values: [
-        rows.map((row) => row.seq),
-        rows.map((_, i) => i < publishedCount),
-        rows.map((_, i) => {
-          const ack = acks[i];
-          return ack?.status === "rejected" ? String((ack.reason as Error)?.message).slice(0, 500) : null;
-        }),
-      ],
-    });
-    const now = Date.now();
-    for (const row of rows.slice(0, publishedCount))
-      outboxLagSeconds.observe({ role: this.options.role ?? "unknown" }, Math.max(0, now - row.created_at.getTime()) / 1000);
-    if (firstFailure >= 0) throw (acks[firstFailure] as PromiseRejectedResult).reason;
-    return publishedCount;
   }
+
+  private observeLag(published: ClaimedRow[]): void {
+    const now = Date.now();
+    for (const row of published)
+      outboxLagSeconds.observe({ role: this.options.role ?? "unknown" }, Math.max(0, now - row.created_at.getTime()) / 1000);
+  }
+}
+
+/** An outbox row as a claim returns it. */
+interface ClaimedRow {
+  seq: string;
+  id: string;
+  subject: string;
+  payload: Buffer;
+  request_id: string | null;
+  trace_context: Record<string, string> | null;
+  created_at: Date;
+}
+
+const CLAIMED_COLUMNS = "o.seq::text, o.id, o.subject, o.payload, o.request_id, o.trace_context, o.created_at";
+
+/** RETURNING keeps no order: rows are published in seq order. */
+function inSeqOrder(rows: ClaimedRow[]): ClaimedRow[] {
+  return rows.sort((x, y) => (BigInt(x.seq) < BigInt(y.seq) ? -1 : 1));
 }
