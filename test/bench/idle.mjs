@@ -13,7 +13,8 @@
 // --per-role: the per-role layout (a Node process per role, each its own group).
 // --statements: also log every statement Postgres runs in the window (log_min_duration_statement=0, set
 //   for this data folder only) and print them by count, so what the idle roles ask Postgres shows (the
-//   logging costs Postgres CPU itself: take the CPU figures from a run without it).
+//   logging costs Postgres CPU itself, and the launcher, which reads Postgres's log, wakes for each line:
+//   take the CPU and wake-up figures from a run without it).
 // Usage: node test/bench/idle.mjs [window seconds=60] [--per-role] [--statements]
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
