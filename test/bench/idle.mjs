@@ -5,11 +5,16 @@
 // launcher runs, from /proc: the Node process(es) (with what they re-executed as), Postgres with all its
 // backends (and those that exited in the window, through the parent's cutime/cstime), NATS, and the
 // launcher itself. Prints % of one core per process group and the total, and the verdict against the goal:
-// under 1% of a core.
+// under 1% of a core. Then the wake-ups per minute of each group, which unlike CPU % hardly depend on
+// what else the machine runs: the voluntary context switches (a thread going to sleep, so woken before
+// it) of the event loop (a Node process's main thread) and of every thread of the group (libuv's pool,
+// V8's and Node's own threads; Postgres's processes, NATS's threads), over the processes alive at the
+// end of the window.
 // --per-role: the per-role layout (a Node process per role, each its own group).
 // --statements: also log every statement Postgres runs in the window (log_min_duration_statement=0, set
 //   for this data folder only) and print them by count, so what the idle roles ask Postgres shows (the
-//   logging costs Postgres CPU itself: take the CPU figures from a run without it).
+//   logging costs Postgres CPU itself, and the launcher, which reads Postgres's log, wakes for each line:
+//   take the CPU and wake-up figures from a run without it).
 // Usage: node test/bench/idle.mjs [window seconds=60] [--per-role] [--statements]
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
@@ -62,6 +67,55 @@ function treeSeconds(roots) {
   const seconds = new Map(roots.map((pid) => [pid, 0]));
   for (const [pid, rootPid] of rootOf) seconds.set(rootPid, seconds.get(rootPid) + table.get(pid).ticks / ticksPerSecond);
   return seconds;
+}
+
+/**
+ * A process's threads' voluntary context switches: { main: its main thread's, all: every thread's,
+ * node: whether it is a Node process (then the main thread is its event loop) }.
+ */
+function switches(pid) {
+  const count = (tid) => {
+    try {
+      return Number(
+        /^voluntary_ctxt_switches:\s+(\d+)$/m.exec(readFileSync(`/proc/${pid}/task/${tid}/status`, "utf8"))?.[1] ?? 0,
+      );
+    } catch {
+      return 0;
+    }
+  };
+  let tids = [];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {}
+  let node = false;
+  let title = "";
+  try {
+    node = readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "node";
+    // A Postgres process's title: "postgres: checkpointer", "postgres: toolport catalog 127.0.0.1(5123) idle".
+    title = readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").trim();
+  } catch {}
+  return { main: count(String(pid)), all: tids.reduce((t, tid) => t + count(tid), 0), node, title };
+}
+
+/**
+ * Voluntary context switches so far of each root's tree, by pid: Node's main thread, every thread.
+ * Compared over a window pid by pid, so processes that started or ended in it count only from when both
+ * readings have them.
+ */
+function treeSwitches(roots) {
+  const table = processTable();
+  const rootOf = new Map(roots.filter((pid) => table.has(pid)).map((pid) => [pid, pid]));
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const [pid, { ppid }] of table) {
+      if (!rootOf.has(pid) && rootOf.has(ppid)) {
+        rootOf.set(pid, rootOf.get(ppid));
+        grew = true;
+      }
+    }
+  }
+  return new Map([...rootOf].map(([pid, root]) => [pid, { root, ...switches(pid) }]));
 }
 
 /** A root process's group name: postgres, nats, or the role a Node process runs (its dist/main.js's folder). */
@@ -122,9 +176,11 @@ try {
   const logStart = statements ? statSync(pgLog).size : 0;
   const roots = [...pids, child.pid];
   const before = treeSeconds(roots);
+  const switchesBefore = treeSwitches(roots);
   const t0 = performance.now();
   await sleep(windowSeconds * 1000);
   const after = treeSeconds(roots);
+  const switchesAfter = treeSwitches(roots);
   const elapsed = (performance.now() - t0) / 1000;
   if (child.exitCode !== null) throw new Error(`the launcher exited during the window:\n${output()}`);
 
@@ -143,13 +199,48 @@ try {
     `goal: an idle stack under ${GOAL_PERCENT}% of a core: ${percent(total) < GOAL_PERCENT ? "meets" : "MISSES"} (${percent(total).toFixed(2)}%)`,
   );
 
+  const wakeups = new Map();
+  for (const [pid, { root, main, all, node }] of switchesAfter) {
+    const was = switchesBefore.get(pid);
+    if (!was) continue;
+    const name = root === child.pid ? "launcher" : groupOf(root);
+    const w = wakeups.get(name) ?? { main: 0, all: 0, node: false };
+    if (node) {
+      w.main += main - was.main;
+      w.node = true;
+    }
+    w.all += all - was.all;
+    wakeups.set(name, w);
+  }
+  const perMinute = (n) => ((60 * n) / elapsed).toFixed(0).padStart(7);
+  console.log("\nWake-ups per minute (voluntary context switches): the event loop (Node), every thread of the group:");
+  for (const [name, w] of [...wakeups].sort((a, b) => b[1].all - a[1].all))
+    console.log(`  ${name.padEnd(12)} ${w.node ? perMinute(w.main) : "      -"}  ${perMinute(w.all)}`);
+  // Postgres's processes by title (a backend's: user, database, state; its client's port left out), and
+  // the backends that started in the window (connections opened).
+  const byTitle = new Map();
+  let started = 0;
+  for (const [pid, { root, all, title }] of switchesAfter) {
+    if (groupOf(root) !== "postgres") continue;
+    const was = switchesBefore.get(pid);
+    if (!was) started += 1;
+    const key = title.replace(/ [\d.]+\(\d+\)/, "").replace(/^postgres: /, "");
+    byTitle.set(key, (byTitle.get(key) ?? 0) + all - (was?.all ?? 0));
+  }
+  const wakeTotal = [...wakeups.values()].reduce((t, w) => ({ main: t.main + (w.node ? w.main : 0), all: t.all + w.all }), {
+    main: 0,
+    all: 0,
+  });
+  console.log(`  ${"total".padEnd(12)} ${perMinute(wakeTotal.main)}  ${perMinute(wakeTotal.all)}`);
+  console.log(`  postgres's processes (${started} started in the window), by title:`);
+  for (const [title, n] of [...byTitle].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`    ${perMinute(n)}  ${title}`);
+
   if (statements) {
     const text = readFileSync(pgLog, "utf8").slice(logStart);
     const counts = statementCounts(text);
     const sum = counts.reduce((a, [, n]) => a + n, 0);
-    console.log(`\nPostgres statements in the window: ${sum} (${(sum / elapsed).toFixed(2)}/s), by count:`);
-    for (const [sql, n] of counts.slice(0, 25))
-      console.log(`  ${String(n).padStart(6)}  ${(n / elapsed).toFixed(2).padStart(6)}/s  ${sql}`);
+    console.log(`\nPostgres statements in the window: ${sum} (${perMinute(sum).trim()} a minute), by count:`);
+    for (const [sql, n] of counts.slice(0, 25)) console.log(`  ${String(n).padStart(6)}  ${perMinute(n)}/min  ${sql}`);
   }
 } catch (err) {
   console.error(err);

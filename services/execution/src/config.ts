@@ -42,7 +42,7 @@ export const executionEnv = {
     .max(3_600_000)
     .default(15_000)
     .describe(
-      "how often price holds left capture_pending / release_pending (billing unreachable at settle time) are retried, milliseconds",
+      "how often price holds left capture_pending / release_pending (billing unreachable at settle time) are retried, milliseconds; while none is pending the sweep slows down to 4x this",
     ),
   EXECUTION_RATE_LIMIT_PER_MINUTE: z.coerce
     .number()

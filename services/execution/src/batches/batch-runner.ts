@@ -65,6 +65,9 @@ export const interruptedElement = (call: CallRequest) =>
     }),
   );
 
+/** How long after a lease's end the upkeep looks, so that the lease has run out by Postgres's clock. */
+const LEASE_END_MARGIN_MS = 20;
+
 export class BatchRunner {
   /** Batches running in this process, by id. */
   private readonly running = new Map<string, Promise<void>>();
@@ -100,6 +103,7 @@ export class BatchRunner {
       .catch((err) => this.o.log.error({ err, batch_id: id }, "batch stopped; it is taken over when its lease runs out"))
       .finally(() => this.running.delete(id));
     this.running.set(id, run);
+    this.nudgeUpkeep?.();
   }
 
   private run(
@@ -136,44 +140,86 @@ export class BatchRunner {
     });
   }
 
-  /**
-   * One round of upkeep: renew this process's leases, take over batches whose lease ran out, prune
-   * ended ones past retention.
-   */
-  async tick(): Promise<void> {
-    const { store, log, leaseMs } = this.o;
-    await store.renew([...this.running.keys()], this.holder, leaseMs);
-    for (const batch of await store.takeOver(this.holder, leaseMs, interruptedElement)) {
-      log.warn({ batch_id: batch.id, resumed: batch.elements.length }, "took over a batch whose lease ran out");
-      const principal = fromBinary(PrincipalSchema, batch.principal);
-      if (batch.elements.length === 0) await store.complete(batch.id);
-      else this.launch(batch.id, principal, batch.requestId, batch.elements);
-    }
-    const pruned = await store.prune(this.o.retentionMs);
-    if (pruned > 0) log.info({ pruned }, "pruned ended batches");
+  /** Set while the upkeep runs: a batch launched here needs its lease renewed within a third of it. */
+  private nudgeUpkeep?: () => void;
+
+  /** How often this process renews the leases of the batches it runs: a third of a lease. */
+  private get renewEveryMs(): number {
+    return Math.max(100, Math.floor(this.o.leaseMs / 3));
   }
 
   /**
-   * Runs `tick` every third of a lease. stop() lets the batches running here end, for at most `graceMs`
+   * One round of upkeep: renew this process's leases, take over batches whose lease ran out, prune
+   * ended ones past retention. Answers how long until the next round is needed: a third of a lease while
+   * this process renews leases or has just taken batches over; otherwise until the first lease of a
+   * working batch runs out, and at most a lease. No batch can be taken over sooner: one that another
+   * replica starts after this round's look holds a full lease from its start.
+   */
+  async tick(): Promise<number> {
+    const { store, log, leaseMs } = this.o;
+    await store.renew([...this.running.keys()], this.holder, leaseMs);
+    let waitMs = leaseMs;
+    const leaseEndsInMs = await store.nextLeaseEndMs();
+    if (leaseEndsInMs !== null && leaseEndsInMs <= 0) {
+      for (const batch of await store.takeOver(this.holder, leaseMs, interruptedElement)) {
+        log.warn({ batch_id: batch.id, resumed: batch.elements.length }, "took over a batch whose lease ran out");
+        const principal = fromBinary(PrincipalSchema, batch.principal);
+        if (batch.elements.length === 0) await store.complete(batch.id);
+        else this.launch(batch.id, principal, batch.requestId, batch.elements);
+      }
+      // More may have run out than one round takes (10): look again soon.
+      waitMs = this.renewEveryMs;
+    } else if (leaseEndsInMs !== null) {
+      // Just past the lease's end, so that `lease_until < now()` holds when we look.
+      waitMs = Math.min(leaseMs, Math.ceil(leaseEndsInMs) + LEASE_END_MARGIN_MS);
+    }
+    const pruned = await store.prune(this.o.retentionMs);
+    if (pruned > 0) log.info({ pruned }, "pruned ended batches");
+    return waitMs;
+  }
+
+  /**
+   * Runs `tick` now and then when it says (see there); a batch launched here brings the next round
+   * within a third of a lease. stop() lets the batches running here end, for at most `graceMs`
    * (SHUTDOWN_GRACE_MS): what is still running then is cut with the process, and taken over once its
    * lease runs out.
    */
   startUpkeep(graceMs: number): { stop(): Promise<void> } {
     let round: Promise<void> | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    let dueAt = 0;
+    let stopped = false;
+    const schedule = (ms: number) => {
+      clearTimeout(timer);
+      if (stopped) return;
+      // Leases of batches running here (launched during the round too) are renewed every third.
+      const wait = this.running.size > 0 ? Math.min(ms, this.renewEveryMs) : ms;
+      dueAt = Date.now() + wait;
+      timer = setTimeout(tick, wait);
+      timer.unref();
+    };
     const tick = () => {
       round ??= this.tick()
-        .catch((err) => this.o.log.warn({ err }, "batch upkeep failed"))
-        .finally(() => {
+        .catch((err) => {
+          this.o.log.warn({ err }, "batch upkeep failed");
+          return this.renewEveryMs;
+        })
+        .then((ms) => {
           round = undefined;
+          schedule(ms);
         });
     };
+    this.nudgeUpkeep = () => {
+      if (!round && dueAt - Date.now() > this.renewEveryMs) schedule(this.renewEveryMs);
+    };
     tick();
-    const timer = setInterval(tick, Math.max(100, Math.floor(this.o.leaseMs / 3)));
-    timer.unref();
     return {
       stop: async () => {
-        clearInterval(timer);
+        stopped = true;
+        this.nudgeUpkeep = undefined;
+        clearTimeout(timer);
         await round;
+        clearTimeout(timer);
         let grace: NodeJS.Timeout | undefined;
         await Promise.race([
           Promise.allSettled([...this.running.values()]),

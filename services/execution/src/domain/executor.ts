@@ -120,6 +120,9 @@ export class Executor {
   /** Limit refusals are recorded once a minute per caller (activity.ts LIMIT_REFUSALS). */
   private readonly limitRefusals = new LimitRefusals();
 
+  /** Told when a settlement is left pending here (the settlement sweeper then retries within its period). */
+  onSettlementPending?: () => void;
+
   constructor(private readonly deps: ExecutorDeps) {}
 
   /** A single call: refusals throw. */
@@ -571,6 +574,7 @@ export class Executor {
       await this.deps.store.setSettlement(executionId, settled);
     } catch (err) {
       this.deps.log.warn({ err, execution_id: executionId }, "settling the price hold failed; the sweeper will retry");
+      this.onSettlementPending?.();
     }
   }
 

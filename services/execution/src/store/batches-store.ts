@@ -211,6 +211,17 @@ export class PgBatchStore {
   }
 
   /**
+   * Milliseconds until the first lease of a working batch runs out (0 or less: one has run out), null
+   * when no batch is working: what the upkeep sleeps on when it has nothing to renew.
+   */
+  async nextLeaseEndMs(): Promise<number | null> {
+    const { rows } = await this.pool.query<{ ms: number | null }>(
+      "SELECT (EXTRACT(EPOCH FROM min(lease_until) - now()) * 1000)::float8 AS ms FROM batches WHERE status = 'working'",
+    );
+    return rows[0]?.ms ?? null;
+  }
+
+  /**
    * Takes over working batches whose lease ran out (their process died or stalled): each started element's
    * fate is unknown, so it is ended with `interrupted(call)` and never run again; pending ones are left
    * for the new holder to run.
