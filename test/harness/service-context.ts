@@ -8,13 +8,23 @@
 import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { loadConfig } from "@toolport/kit/config";
-import { connectNats, ensureStream, OutboxRelay, setNatsNamespace } from "@toolport/kit/events";
+import {
+  connectNats,
+  currentNatsNames,
+  enqueueEvents,
+  ensureStream,
+  OutboxRelay,
+  Subjects,
+  setNatsNamespace,
+} from "@toolport/kit/events";
 import { createLogger } from "@toolport/kit/logger";
-import { createPool, kitMigrationsDir, migrate, type Pool } from "@toolport/kit/pg";
+import { createPool, kitMigrationsDir, migrate, type Pool, withTransaction } from "@toolport/kit/pg";
 import { type ServiceConfig, type ServiceContext, serviceEnv } from "@toolport/kit/service";
+import { type ExecutionEvent, ExecutionEventSchema } from "@toolport/proto/toolport/events/v1/events_pb";
 import { inject } from "vitest";
 import type { z } from "zod";
 import type { TestDatabase } from "./db.js";
+import { until } from "./wait.js";
 
 export interface TestServiceContext<C> extends ServiceContext<C> {
   /** Stops the relay, closes NATS and the relaxed pools (the database's own pool is the caller's). */
@@ -68,4 +78,35 @@ export async function testServiceContext<S extends z.ZodRawShape>(
       await Promise.all(relaxed.map((p) => p.end()));
     },
   };
+}
+
+/**
+ * Execution events through `ctx`'s outbox (one transaction on `db`) and relay, nudged at once: what
+ * execution writes for a call, for tests of the services that consume them.
+ */
+export async function publishExecutionEvents(db: TestDatabase, ctx: ServiceContext<unknown>, events: ExecutionEvent[]) {
+  await withTransaction(db.pool, (client) =>
+    enqueueEvents(
+      client,
+      Subjects.executionCompleted,
+      ExecutionEventSchema,
+      events.map((message) => ({ eventId: message.eventId, message })),
+    ),
+  );
+  ctx.outbox.nudge();
+}
+
+/**
+ * Waits until the durable consumer `durable` of `ctx`'s stream has nothing pending or unacknowledged and
+ * has delivered at least `delivered` messages (acked or terminated, poison ones included).
+ */
+export function consumerSettled(ctx: ServiceContext<unknown>, durable: string, delivered: number) {
+  return until(
+    `the consumer ${durable} to ack or terminate everything delivered`,
+    async () => {
+      const info = await (await ctx.nc.jetstreamManager()).consumers.info(currentNatsNames().stream, durable);
+      return info.num_ack_pending === 0 && info.num_pending === 0 && info.delivered.consumer_seq >= delivered;
+    },
+    { timeoutMs: 30_000, intervalMs: 50 },
+  );
 }

@@ -7,21 +7,17 @@
 import { randomUUID } from "node:crypto";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import {
-  currentConsumerBatching,
-  currentNatsNames,
-  enqueueEvents,
-  type RunningConsumer,
-  Subjects,
-  setConsumerBatching,
-} from "@toolport/kit/events";
-import { withTransaction } from "@toolport/kit/pg";
+import { currentConsumerBatching, currentNatsNames, type RunningConsumer, setConsumerBatching } from "@toolport/kit/events";
 import { ErrorClass, ExecutionStatus } from "@toolport/proto/toolport/common/v1/types_pb";
 import { type ExecutionEvent, ExecutionEventSchema } from "@toolport/proto/toolport/events/v1/events_pb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TestDatabase, testDatabase } from "../../../test/harness/db.js";
-import { type TestServiceContext, testServiceContext } from "../../../test/harness/service-context.js";
-import { until } from "../../../test/harness/wait.js";
+import {
+  consumerSettled,
+  publishExecutionEvents,
+  type TestServiceContext,
+  testServiceContext,
+} from "../../../test/harness/service-context.js";
 import { catalogEnv } from "../src/config.js";
 import { startExecutionsConsumer } from "../src/events/executions-consumer.js";
 import { popularTools, reliabilityAggregates } from "../src/store/executions-store.js";
@@ -47,24 +43,8 @@ describe("executions consumer", () => {
     await db?.pool.end();
   });
 
-  const acked = (delivered: number) =>
-    until(
-      "the consumer to ack or terminate everything delivered",
-      async () => {
-        const info = await (await ctx.nc.jetstreamManager()).consumers.info(currentNatsNames().stream, DURABLE);
-        return info.num_ack_pending === 0 && info.num_pending === 0 && info.delivered.consumer_seq >= delivered;
-      },
-      { timeoutMs: 30_000, intervalMs: 50 },
-    );
-  const publish = (events: ExecutionEvent[]) =>
-    withTransaction(db.pool, (client) =>
-      enqueueEvents(
-        client,
-        Subjects.executionCompleted,
-        ExecutionEventSchema,
-        events.map((message) => ({ eventId: message.eventId, message })),
-      ),
-    ).then(() => ctx.outbox.nudge());
+  const acked = (delivered: number) => consumerSettled(ctx, DURABLE, delivered);
+  const publish = (events: ExecutionEvent[]) => publishExecutionEvents(db, ctx, events);
 
   it("sums a batch with duplicates once per execution; a replay with a poison event changes nothing", async () => {
     const [tool, other] = [randomUUID(), randomUUID()];

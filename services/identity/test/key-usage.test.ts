@@ -7,21 +7,17 @@
 import { randomUUID } from "node:crypto";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import {
-  currentConsumerBatching,
-  currentNatsNames,
-  enqueueEvents,
-  type RunningConsumer,
-  Subjects,
-  setConsumerBatching,
-} from "@toolport/kit/events";
-import { withTransaction } from "@toolport/kit/pg";
+import { currentConsumerBatching, currentNatsNames, type RunningConsumer, setConsumerBatching } from "@toolport/kit/events";
 import { ExecutionStatus } from "@toolport/proto/toolport/common/v1/types_pb";
 import { ExecutionEventSchema } from "@toolport/proto/toolport/events/v1/events_pb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TestDatabase, testDatabase } from "../../../test/harness/db.js";
-import { type TestServiceContext, testServiceContext } from "../../../test/harness/service-context.js";
-import { until } from "../../../test/harness/wait.js";
+import {
+  consumerSettled,
+  publishExecutionEvents,
+  type TestServiceContext,
+  testServiceContext,
+} from "../../../test/harness/service-context.js";
 import { identityEnv } from "../src/config.js";
 import { KEY_USAGE_DURABLE, startKeyUsageConsumer } from "../src/events/key-usage.js";
 import { keyStore } from "../src/store/keys.js";
@@ -45,15 +41,7 @@ describe("key usage consumer", () => {
     await db?.pool.end();
   });
 
-  const settled = (delivered: number) =>
-    until(
-      "the consumer to ack everything delivered",
-      async () => {
-        const info = await (await ctx.nc.jetstreamManager()).consumers.info(currentNatsNames().stream, KEY_USAGE_DURABLE);
-        return info.num_ack_pending === 0 && info.num_pending === 0 && info.delivered.consumer_seq >= delivered;
-      },
-      { timeoutMs: 30_000, intervalMs: 50 },
-    );
+  const settled = (delivered: number) => consumerSettled(ctx, KEY_USAGE_DURABLE, delivered);
 
   it("sums a batch with duplicates once per execution, and a replay changes nothing", async () => {
     const accountId = randomUUID();
@@ -92,15 +80,7 @@ describe("key usage consumer", () => {
     ];
     // One batch of exactly these events: the consumer waits until all have arrived.
     setConsumerBatching({ max: events.length, waitMs: 10_000 });
-    await withTransaction(db.pool, (client) =>
-      enqueueEvents(
-        client,
-        Subjects.executionCompleted,
-        ExecutionEventSchema,
-        events.map((message) => ({ eventId: message.eventId, message })),
-      ),
-    );
-    ctx.outbox.nudge();
+    await publishExecutionEvents(db, ctx, events);
 
     const expectSums = async () => {
       const store = keyStore(db.pool);
