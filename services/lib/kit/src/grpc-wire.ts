@@ -154,14 +154,23 @@ function contextOf(
   shutdownSignal: AbortSignal,
 ): ReturnType<typeof createHandlerContext> {
   const cancelled = new AbortController();
-  call.once("cancelled", () => cancelled.abort(new ConnectError("operation was aborted", Code.Canceled)));
+  const deadline = call.getDeadline();
+  // grpc-js cancels the call at its deadline too (and the caller's side may reset it then): past the
+  // deadline that is the deadline, as connect's server reports it.
+  call.once("cancelled", () =>
+    cancelled.abort(
+      msUntil(deadline) === 0
+        ? new ConnectError("the operation timed out", Code.DeadlineExceeded)
+        : new ConnectError("operation was aborted", Code.Canceled),
+    ),
+  );
   return createHandlerContext({
     service: method.parent,
     method,
     protocolName: "grpc",
     requestMethod: "POST",
     url: pathOf(method),
-    timeoutMs: msUntil(call.getDeadline()),
+    timeoutMs: msUntil(deadline),
     shutdownSignal,
     requestSignal: cancelled.signal,
     requestHeader: headersFromMetadata(call.metadata),
