@@ -17,12 +17,12 @@
  * Unary and server-streaming methods are served (health's Watch streams); our own methods are all unary.
  */
 import {
+  create,
   type DescMessage,
   type DescMethod,
   type DescMethodServerStreaming,
   type DescMethodUnary,
   type DescService,
-  create,
   fromBinary,
   isMessage,
   type MessageInitShape,
