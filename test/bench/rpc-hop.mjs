@@ -50,7 +50,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { cleanup, row, runRounds, start, summary } from "./lib.mjs";
+import { cleanup, profiled, row, runRounds, start, summary } from "./lib.mjs";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const kitDir = path.join(root, "services/lib/kit");
@@ -324,7 +324,7 @@ async function main(calls) {
     const plainPort = await freePort();
     const grpcPort = await freePort();
     const kitPeerPort = await freePort();
-    await start("kit-server", [script, "serve-kit", String(kitPeerPort)], { cwd: kitDir, ready: /ready/ });
+    await start("kit-server", [...profiled("kit-server"), script, "serve-kit", String(kitPeerPort)], { cwd: kitDir, ready: /ready/ });
     await start("connect-server", [script, "serve-connect", String(connectPort)], { cwd: kitDir, ready: /ready/ });
     await start("connect-server-plain", [script, "serve-connect", String(plainPort), "plain"], { cwd: kitDir, ready: /ready/ });
     await start("grpc-server", [script, "serve-grpc", String(grpcPort)], { cwd: kitDir, ready: /ready/ });
@@ -658,6 +658,8 @@ if (mode === "copy") {
     routes: (router) => router.service(CatalogService, impl),
     serviceNames: [CatalogService.typeName],
   });
+  // Exits (rather than dies) at the bench's SIGTERM, so that a CPU profile (BENCH_PROFILE=kit-server) is written.
+  process.once("SIGTERM", () => process.exit(0));
   process.stdout.write("ready\n");
 } else if (mode === "serve-grpc") {
   followParent();

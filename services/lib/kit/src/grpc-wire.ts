@@ -32,7 +32,6 @@ import {
   Code,
   ConnectError,
   createContextValues,
-  createHandlerContext,
   decodeBinaryHeader,
   encodeBinaryHeader,
   type HandlerContext,
@@ -43,7 +42,7 @@ import {
   type UnaryRequest,
   type UnaryResponse,
 } from "@connectrpc/connect";
-import { createAsyncIterable, runUnaryCall } from "@connectrpc/connect/protocol";
+import { createAsyncIterable } from "@connectrpc/connect/protocol";
 import { findTrailerError, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import * as grpc from "@grpc/grpc-js";
 
@@ -141,41 +140,107 @@ function chain<Req, Res>(interceptors: Interceptor[], last: (req: Req) => Promis
   return next as unknown as (req: Req) => Promise<Res>;
 }
 
-/** The milliseconds left until a grpc-js deadline (undefined: none). */
-function msUntil(deadline: grpc.Deadline): number | undefined {
-  const at = deadline instanceof Date ? deadline.getTime() : deadline;
-  return Number.isFinite(at) ? Math.max(0, at - Date.now()) : undefined;
+/**
+ * The handler context of one call (connect's `HandlerContext`): its own values, the caller's metadata as
+ * headers, the caller's deadline as `timeoutMs()`, and a signal that aborts when the caller cancels, at
+ * the deadline (DEADLINE_EXCEEDED), at shutdown and when the call ends. Made for grpc-js rather than with
+ * connect's `createHandlerContext`, which arms a timer and links three AbortControllers per call: grpc-js
+ * keeps the deadline itself (it cancels the call then), and the signal and response headers are made
+ * only when something asks for them (most handlers never do; rpc-hop.mjs row (7)).
+ */
+class CallContext implements HandlerContext {
+  readonly requestMethod = "POST";
+  readonly protocolName = "grpc";
+  readonly values = createContextValues();
+  private controller: AbortController | undefined;
+  private reason: unknown;
+  private header: Headers | undefined;
+  private trailer: Headers | undefined;
+  private readonly onShutdown = () => this.abort(this.shutdownSignal.reason);
+
+  constructor(
+    readonly method: DescMethod,
+    readonly requestHeader: Headers,
+    private readonly deadlineAt: number | undefined,
+    private readonly shutdownSignal: AbortSignal,
+  ) {}
+
+  get service(): DescService {
+    return this.method.parent;
+  }
+
+  get url(): string {
+    return pathOf(this.method);
+  }
+
+  timeoutMs(): number | undefined {
+    return this.deadlineAt === undefined ? undefined : this.deadlineAt - Date.now();
+  }
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.reason !== undefined) this.controller.abort(this.reason);
+      else if (this.shutdownSignal.aborted) this.abort(this.shutdownSignal.reason);
+      else this.shutdownSignal.addEventListener("abort", this.onShutdown, { once: true });
+    }
+    return this.controller.signal;
+  }
+
+  get responseHeader(): Headers {
+    this.header ??= new Headers();
+    return this.header;
+  }
+
+  get responseTrailer(): Headers {
+    this.trailer ??= new Headers();
+    return this.trailer;
+  }
+
+  /** Response headers or trailers, if a handler or interceptor made any. */
+  sent(which: "header" | "trailer"): Headers | undefined {
+    return which === "header" ? this.header : this.trailer;
+  }
+
+  /** Aborts the signal (once; the first reason stands). */
+  abort(reason: unknown): void {
+    if (this.reason !== undefined) return;
+    this.reason = reason;
+    if (this.controller) {
+      this.shutdownSignal.removeEventListener("abort", this.onShutdown);
+      this.controller.abort(reason);
+    }
+  }
 }
 
-/** The handler context of one call: its own values, the caller's metadata, deadline and cancellation. */
 function contextOf(
   method: DescMethod,
   call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>,
   shutdownSignal: AbortSignal,
-): ReturnType<typeof createHandlerContext> {
-  const cancelled = new AbortController();
+): CallContext {
   const deadline = call.getDeadline();
+  const at = deadline instanceof Date ? deadline.getTime() : deadline;
+  const context = new CallContext(
+    method,
+    headersFromMetadata(call.metadata),
+    Number.isFinite(at) ? at : undefined,
+    shutdownSignal,
+  );
   // grpc-js cancels the call at its deadline too (and the caller's side may reset it then): past the
   // deadline that is the deadline, as connect's server reports it.
   call.once("cancelled", () =>
-    cancelled.abort(
-      msUntil(deadline) === 0
+    context.abort(
+      (context.timeoutMs() ?? 1) <= 0
         ? new ConnectError("the operation timed out", Code.DeadlineExceeded)
         : new ConnectError("operation was aborted", Code.Canceled),
     ),
   );
-  return createHandlerContext({
-    service: method.parent,
-    method,
-    protocolName: "grpc",
-    requestMethod: "POST",
-    url: pathOf(method),
-    timeoutMs: msUntil(deadline),
-    shutdownSignal,
-    requestSignal: cancelled.signal,
-    requestHeader: headersFromMetadata(call.metadata),
-    contextValues: createContextValues(),
-  });
+  return context;
+}
+
+/** A request whose signal is the context's, made only when read (an interceptor or handler asking for it). */
+function requestOf<R extends UnaryRequest | StreamRequest>(context: CallContext, fields: Omit<R, "signal">): R {
+  return Object.defineProperty(fields, "signal", { get: () => context.signal, enumerable: true }) as R;
 }
 
 /** The reason a finished call's context is aborted with: made once (an Error per call costs a stack trace). */
@@ -205,26 +270,36 @@ function unaryHandler(
         stream: false,
         service: method.parent,
         method,
-        header: context.responseHeader,
-        trailer: context.responseTrailer,
+        header: context.sent("header"),
+        trailer: context.sent("trailer"),
         message: asMessage(method.output, output),
       } as UnaryResponse;
     });
-    serve({
-      stream: false,
-      service: method.parent,
-      method,
-      requestMethod: "POST",
-      url: pathOf(method),
-      signal: context.signal,
-      header: context.requestHeader,
-      contextValues: context.values,
-      message: call.request,
-    } as UnaryRequest)
+    serve(
+      requestOf<UnaryRequest>(context, {
+        stream: false,
+        service: method.parent,
+        method,
+        requestMethod: "POST",
+        url: context.url,
+        header: context.requestHeader,
+        contextValues: context.values,
+        message: call.request as never,
+      }),
+    )
       .then(
         (res) => {
-          sendHeaders(call, res.header);
-          callback(null, res.message, metadataFromHeaders(res.trailer));
+          // An interceptor may answer with headers of its own; a handler's are made only when asked for.
+          let trailer: grpc.Metadata | undefined;
+          try {
+            if (res.header) sendHeaders(call, res.header);
+            if (res.trailer) trailer = metadataFromHeaders(res.trailer);
+          } catch (err) {
+            // A header grpc-js refuses (an invalid name or value): the caller gets an error, the process lives on.
+            callback(statusOf(err));
+            return;
+          }
+          callback(null, res.message, trailer);
         },
         (err: unknown) => callback(statusOf(err)),
       )
@@ -254,17 +329,18 @@ function serverStreamHandler(
       } as StreamResponse;
     });
     (async () => {
-      const res = await serve({
-        stream: true,
-        service: method.parent,
-        method,
-        requestMethod: "POST",
-        url: pathOf(method),
-        signal: context.signal,
-        header: context.requestHeader,
-        contextValues: context.values,
-        message: createAsyncIterable([call.request]),
-      } as StreamRequest);
+      const res = await serve(
+        requestOf<StreamRequest>(context, {
+          stream: true,
+          service: method.parent,
+          method,
+          requestMethod: "POST",
+          url: context.url,
+          header: context.requestHeader,
+          contextValues: context.values,
+          message: createAsyncIterable([call.request]) as never,
+        }),
+      );
       sendHeaders(call, res.header);
       for await (const message of res.message) {
         if (call.cancelled) return;
@@ -338,8 +414,17 @@ export interface GrpcTransportOptions {
 }
 
 /**
- * A connect `Transport` over a grpc-js client: the interceptors, deadline and cancellation run as in
- * connect's own transports (`runUnaryCall`), the call itself is grpc-js's. One channel per transport.
+ * The signal of a call whose caller gave none: one for all such calls, since nothing aborts it (an
+ * AbortController per call showed in the client's CPU profile, rpc-hop.mjs row (7)).
+ */
+const NOT_ABORTED = new AbortController().signal;
+
+/**
+ * A connect `Transport` over a grpc-js client. The client's interceptors run around each call as in
+ * connect's transports; the deadline is grpc-js's (it ends the call, and the server gets it), and a
+ * caller's abort cancels the call. Errors are connect's for the same events: DEADLINE_EXCEEDED "the
+ * operation timed out" past the deadline, CANCELED with the abort's reason, and otherwise the status
+ * the server sent (errorOf). One channel per transport.
  */
 export function createGrpcJsTransport(options: GrpcTransportOptions): Transport & { close(): void } {
   const url = new URL(options.baseUrl);
@@ -347,61 +432,83 @@ export function createGrpcJsTransport(options: GrpcTransportOptions): Transport 
   const port = url.port || (url.protocol === "https:" ? "443" : "80");
   const client = new grpc.Client(`${url.hostname}:${port}`, credentials, wireOptions(options.maxSessionMemoryMb));
   const base = options.baseUrl.replace(/\/+$/, "");
+  const serializers = new Map<DescMethod, [(m: unknown) => Buffer, (b: Buffer) => unknown]>();
+  const serializersOf = (method: DescMethod) => {
+    let found = serializers.get(method);
+    if (!found) {
+      found = [serializer(method.input), deserializer(method.output)];
+      serializers.set(method, found);
+    }
+    return found;
+  };
+
+  function send(req: UnaryRequest, deadlineAt: number | undefined): Promise<UnaryResponse> {
+    const signal = req.signal;
+    if (signal.aborted) return Promise.reject(ConnectError.from(signal.reason, Code.Canceled));
+    const [serialize, deserialize] = serializersOf(req.method);
+    return new Promise((resolve, reject) => {
+      let responseHeader: Headers | undefined;
+      let value: unknown;
+      const call = client.makeUnaryRequest(
+        pathOf(req.method),
+        serialize,
+        deserialize,
+        req.message,
+        metadataFromHeaders(req.header),
+        { deadline: deadlineAt ?? Number.POSITIVE_INFINITY },
+        (_error, response) => {
+          value = response;
+        },
+      );
+      const cancel = () => call.cancel();
+      if (signal !== NOT_ABORTED) signal.addEventListener("abort", cancel, { once: true });
+      call.on("metadata", (metadata: grpc.Metadata) => {
+        responseHeader = headersFromMetadata(metadata);
+      });
+      // grpc-js calls the callback, then emits the status with the trailers, in one go.
+      call.on("status", (status: grpc.StatusObject) => {
+        if (signal !== NOT_ABORTED) signal.removeEventListener("abort", cancel);
+        if (status.code === grpc.status.OK && value !== undefined) {
+          resolve({
+            stream: false,
+            service: req.service,
+            method: req.method,
+            header: responseHeader ?? new Headers(),
+            message: value,
+            trailer: headersFromMetadata(status.metadata),
+          } as UnaryResponse);
+        } else if (signal.aborted) {
+          reject(ConnectError.from(signal.reason, Code.Canceled));
+        } else if (
+          status.code === grpc.status.DEADLINE_EXCEEDED &&
+          deadlineAt !== undefined &&
+          Date.now() >= deadlineAt &&
+          !status.metadata?.get("grpc-status-details-bin").length
+        ) {
+          reject(new ConnectError("the operation timed out", Code.DeadlineExceeded));
+        } else {
+          reject(errorOf(status, responseHeader ?? new Headers()));
+        }
+      });
+    });
+  }
+
   return {
     async unary(method, signal, timeoutMs, header, input, contextValues) {
       const deadline = timeoutMs === undefined ? options.defaultTimeoutMs : timeoutMs <= 0 ? undefined : timeoutMs;
-      return await runUnaryCall({
-        interceptors: options.interceptors,
-        signal,
-        timeoutMs: deadline,
-        req: {
-          stream: false,
-          service: method.parent,
-          method,
-          requestMethod: "POST",
-          url: `${base}${pathOf(method)}`,
-          header: new Headers(header),
-          contextValues: contextValues ?? createContextValues(),
-          message: input,
-        },
-        next: (req) =>
-          new Promise((resolve, reject) => {
-            let responseHeader = new Headers();
-            let outcome: { error: grpc.ServiceError } | { value: unknown } | undefined;
-            const call = client.makeUnaryRequest(
-              pathOf(method),
-              serializer(method.input),
-              deserializer(method.output),
-              req.message,
-              metadataFromHeaders(req.header),
-              { deadline: deadline === undefined ? Number.POSITIVE_INFINITY : Date.now() + deadline },
-              (error, value) => {
-                outcome = error ? { error } : { value };
-              },
-            );
-            const cancel = () => call.cancel();
-            req.signal.addEventListener("abort", cancel, { once: true });
-            call.on("metadata", (metadata: grpc.Metadata) => {
-              responseHeader = headersFromMetadata(metadata);
-            });
-            // grpc-js calls the callback, then emits the status with the trailers, in one go.
-            call.on("status", (status: grpc.StatusObject) => {
-              req.signal.removeEventListener("abort", cancel);
-              if (outcome && "value" in outcome && status.code === grpc.status.OK) {
-                resolve({
-                  stream: false,
-                  service: method.parent,
-                  method,
-                  header: responseHeader,
-                  message: outcome.value,
-                  trailer: headersFromMetadata(status.metadata),
-                } as UnaryResponse as never);
-              } else {
-                reject(errorOf(status, responseHeader));
-              }
-            });
-          }),
-      });
+      const deadlineAt = deadline === undefined ? undefined : Date.now() + deadline;
+      const run = chain<UnaryRequest, UnaryResponse>(options.interceptors, (req) => send(req, deadlineAt));
+      return (await run({
+        stream: false,
+        service: method.parent,
+        method,
+        requestMethod: "POST",
+        url: `${base}${pathOf(method)}`,
+        signal: signal ?? NOT_ABORTED,
+        header: new Headers(header),
+        contextValues: contextValues ?? createContextValues(),
+        message: asMessage(method.input, input),
+      } as UnaryRequest)) as never;
     },
     async stream() {
       throw new ConnectError("streaming calls are not made between our services", Code.Unimplemented);
