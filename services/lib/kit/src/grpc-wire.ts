@@ -57,6 +57,8 @@ function wireOptions(maxSessionMemoryMb: number): grpc.ChannelOptions {
     "grpc.max_send_message_length": -1,
     "grpc-node.max_session_memory": maxSessionMemoryMb,
     "grpc.enable_http_proxy": 0,
+    // Channelz (grpc-js's call counters and traces per channel, for its admin service) is not served: no cost per call.
+    "grpc.enable_channelz": 0,
   };
 }
 
