@@ -324,7 +324,10 @@ async function main(calls) {
     const plainPort = await freePort();
     const grpcPort = await freePort();
     const kitPeerPort = await freePort();
-    await start("kit-server", [...profiled("kit-server"), script, "serve-kit", String(kitPeerPort)], { cwd: kitDir, ready: /ready/ });
+    await start("kit-server", [...profiled("kit-server"), script, "serve-kit", String(kitPeerPort)], {
+      cwd: kitDir,
+      ready: /ready/,
+    });
     await start("connect-server", [script, "serve-connect", String(connectPort)], { cwd: kitDir, ready: /ready/ });
     await start("connect-server-plain", [script, "serve-connect", String(plainPort), "plain"], { cwd: kitDir, ready: /ready/ });
     await start("grpc-server", [script, "serve-grpc", String(grpcPort)], { cwd: kitDir, ready: /ready/ });
