@@ -111,7 +111,16 @@ function statusOf(err: unknown): Partial<grpc.StatusObject> {
   const trailer = setTrailerStatus(new Headers(), error);
   trailer.delete("grpc-status");
   trailer.delete("grpc-message");
-  return { code: error.code as number as grpc.status, details: error.rawMessage, metadata: metadataFromHeaders(trailer) };
+  let metadata: grpc.Metadata;
+  try {
+    metadata = metadataFromHeaders(trailer);
+  } catch {
+    // Error metadata grpc-js refuses (a name or value not allowed in HTTP/2): the details still go.
+    metadata = new grpc.Metadata();
+    const details = trailer.get("grpc-status-details-bin");
+    if (details) metadata.set("grpc-status-details-bin", Buffer.from(decodeBinaryHeader(details)));
+  }
+  return { code: error.code as number as grpc.status, details: error.rawMessage, metadata };
 }
 
 /** The ConnectError a caller receives for a gRPC status that is not OK. */
@@ -245,6 +254,8 @@ function requestOf<R extends UnaryRequest | StreamRequest>(context: CallContext,
   return Object.defineProperty(fields, "signal", { get: () => context.signal, enumerable: true }) as R;
 }
 
+const INTERNAL = new ConnectError("internal error", Code.Internal);
+
 /** The reason a finished call's context is aborted with: made once (an Error per call costs a stack trace). */
 const CALL_ENDED = new ConnectError("call ended", Code.Canceled);
 
@@ -296,9 +307,10 @@ function unaryHandler(
           try {
             if (res.header) sendHeaders(call, res.header);
             if (res.trailer) trailer = metadataFromHeaders(res.trailer);
-          } catch (err) {
-            // A header grpc-js refuses (an invalid name or value): the caller gets an error, the process lives on.
-            callback(statusOf(err));
+          } catch {
+            // A header grpc-js refuses (a value not printable ASCII, say): the caller gets an internal
+            // error, as for any failure of ours, and the process lives on.
+            callback(statusOf(INTERNAL));
             return;
           }
           callback(null, res.message, trailer);

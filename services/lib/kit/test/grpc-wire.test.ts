@@ -183,6 +183,16 @@ describe("a call to another process", () => {
     expect(res.webhook?.url.length).toBe(BIG_BYTES);
   });
 
+  it("keeps serving when an error's or an answer's header cannot go as gRPC metadata", async () => {
+    const refused = await failure(kit.getWebhook({ webhookId: "odd-error" }));
+    expect([refused.code, refused.rawMessage]).toEqual([Code.FailedPrecondition, "refused with an odd header"]);
+    expect(refused.findDetails(ErrorDetailSchema).map((d) => d.reason)).toEqual(["odd"]);
+    const answered = await failure(kit.getWebhook({ webhookId: "odd-header" }));
+    expect([answered.code, answered.rawMessage]).toEqual([Code.Internal, "internal error"]);
+    // The peer is still there.
+    expect((await kit.getWebhook({ webhookId: "echo" })).webhook?.events[0]).toBe("grpc");
+  });
+
   it("answers the standard health check and watch, also to connect's client", async () => {
     const health = createClient(Health, createGrpcTransport({ baseUrl: peerUrl }));
     expect((await health.check({ service: WebhooksService.typeName })).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
