@@ -1,8 +1,9 @@
 /**
  * gRPC between our processes: @grpc/grpc-js servers over HTTP/2 without TLS (h2c) and grpc-js clients
- * with deadlines, both carrying connect-es handlers, interceptors and errors (grpc-wire.ts). Interceptors carry the request id and the caller's principal in
- * metadata, log each call, and turn any thrown value into a ConnectError (domain errors keep their
- * reason; anything else is "internal error" with the cause logged, never sent).
+ * with deadlines, both carrying connect-es handlers, interceptors and errors (grpc-wire.ts).
+ * Interceptors carry the request id and the caller's principal in metadata, log each call, and turn any
+ * thrown value into a ConnectError (domain errors keep their reason; anything else is "internal error"
+ * with the cause logged, never sent).
  */
 import { setMaxListeners } from "node:events";
 import { type DescService, fromBinary, toBinary } from "@bufbuild/protobuf";
@@ -137,7 +138,7 @@ export interface RpcServer {
 export async function startRpcServer(options: RpcServerOptions): Promise<RpcServer> {
   const health = new HealthState(options.serviceNames);
   const shutdown = new AbortController();
-  // Every call's context listens to the shutdown signal until it ends: not a leak, so no warning.
+  // A call whose signal is in use listens to the shutdown signal until it ends: not a leak, so no warning.
   setMaxListeners(0, shutdown.signal);
   const interceptors = [serverInterceptor(options.name, options.log)];
   // The services the process registers, served by grpc-js and hosted for callers in this process
