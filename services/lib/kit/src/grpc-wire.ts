@@ -444,7 +444,22 @@ export function createGrpcJsTransport(options: GrpcTransportOptions): Transport 
   const url = new URL(options.baseUrl);
   const credentials = url.protocol === "https:" ? grpc.credentials.createSsl() : grpc.credentials.createInsecure();
   const port = url.port || (url.protocol === "https:" ? "443" : "80");
-  const client = new grpc.Client(`${url.hostname}:${port}`, credentials, wireOptions(options.maxSessionMemoryMb));
+  const target = `${url.hostname}:${port}`;
+  const connect = () => new grpc.Client(target, credentials, wireOptions(options.maxSessionMemoryMb));
+  let client = connect();
+  /**
+   * The channel to call on. A grpc-js channel that failed to connect (the peer down or restarting) waits
+   * out a growing backoff (1 s, then up to 2 min) and fails every call meanwhile, so a peer back up would
+   * stay unreachable for up to minutes; connect-node tried to connect at each call. So does this: such a
+   * channel is closed and a new one connects at once (the failed calls never left this process).
+   */
+  const channel = () => {
+    if (client.getChannel().getConnectivityState(false) === grpc.connectivityState.TRANSIENT_FAILURE) {
+      client.close();
+      client = connect();
+    }
+    return client;
+  };
   const base = options.baseUrl.replace(/\/+$/, "");
   const serializers = new Map<DescMethod, [(m: unknown) => Buffer, (b: Buffer) => unknown]>();
   const serializersOf = (method: DescMethod) => {
@@ -463,7 +478,7 @@ export function createGrpcJsTransport(options: GrpcTransportOptions): Transport 
     return new Promise((resolve, reject) => {
       let responseHeader: Headers | undefined;
       let value: unknown;
-      const call = client.makeUnaryRequest(
+      const call = channel().makeUnaryRequest(
         pathOf(req.method),
         serialize,
         deserialize,

@@ -55,13 +55,14 @@ async function lastSlowEnded(client: Client<typeof WebhooksService>): Promise<st
   throw new Error("the peer's slow call did not end");
 }
 
-beforeAll(async () => {
+/** Starts the peer process on `port` (0: any); answers the port it listens on. */
+async function startPeer(port: number): Promise<number> {
   peer = spawn(process.execPath, ["--conditions=@toolport/source", "--import", "tsx", fixture], {
-    env: { ...process.env, PORT: "0" },
+    env: { ...process.env, PORT: String(port) },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
-  const port = await new Promise<number>((resolve, reject) => {
+  return new Promise<number>((resolve, reject) => {
     const seen = (chunk: Buffer) => {
       output += chunk.toString();
       const match = /rpc peer listening (\d+)/.exec(output);
@@ -71,6 +72,10 @@ beforeAll(async () => {
     peer?.stderr?.on("data", seen);
     peer?.once("exit", (code) => reject(new Error(`the peer exited (${code}):\n${output}`)));
   });
+}
+
+beforeAll(async () => {
+  const port = await startPeer(0);
   peerUrl = `http://127.0.0.1:${port}`;
   server = await startRpcServer({
     name: "webhooks",
@@ -205,6 +210,19 @@ describe("a call to another process", () => {
     watching.abort();
     const kitHealth = createServiceClient(Health, peerUrl);
     expect((await kitHealth.check({ service: "" })).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
+  });
+
+  it("reaches a peer again as soon as it is back on its port", async () => {
+    const port = Number(new URL(peerUrl).port);
+    const stopped = new Promise((resolve) => peer?.once("exit", resolve));
+    peer?.kill("SIGTERM");
+    await stopped;
+    for (let i = 0; i < 2; i++) {
+      expect((await failure(kit.getWebhook({ webhookId: "echo" }, { timeoutMs: 2_000 }))).code).toBe(Code.Unavailable);
+    }
+    await startPeer(port);
+    // The first call after the peer is back gets through (grpc-js alone would wait out its reconnect backoff).
+    expect((await kit.getWebhook({ webhookId: "echo" })).webhook?.events[0]).toBe("grpc");
   });
 
   it("reports a peer that is not there as unavailable", async () => {
