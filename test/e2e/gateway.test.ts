@@ -59,6 +59,29 @@ describe("gateway", () => {
     expect(body.error.message).toContain("/v1/no/such/route");
   });
 
+  it("answers a body no route takes with the router's 404 or 405, not the body's refusal", async () => {
+    const sent = [
+      { headers: { "content-type": "application/json" }, body: '{"name": "x",' },
+      { headers: { "content-type": "text/plain" }, body: "not json" },
+      { headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "x".repeat(70_000) }) },
+    ];
+    for (const { headers, body } of sent) {
+      const unknown = await fetch(url("/no/such/route"), { method: "POST", headers, body });
+      expect(unknown.status).toBe(404);
+      expectErrorShape(await json(unknown), "not_found");
+      const wrongMethod = await fetch(url("/health"), { method: "POST", headers, body });
+      expect(wrongMethod.status).toBe(405);
+      expectErrorShape(await json(wrongMethod), "method_not_allowed");
+    }
+    // The same bodies where a route takes them are refused as before.
+    const malformed = await fetch(url("/agents"), { method: "POST", ...sent[0] });
+    expect(malformed.status).toBe(400);
+    expectErrorShape(await json(malformed), "invalid_json");
+    const notJson = await fetch(url("/agents"), { method: "POST", ...sent[1] });
+    expect(notJson.status).toBe(415);
+    expectErrorShape(await json(notJson), "unsupported_media_type");
+  });
+
   it("answers a path outside /v1 with 404 in the error shape", async () => {
     const res = await fetch(`${stack.gatewayUrl}/tools`);
     expect(res.status).toBe(404);

@@ -15,7 +15,7 @@
  * which a bare document has no place for. The parsed body is `ctx.request.body`.
  */
 import { findJsonViolation } from "@toolport/kit/json-guard";
-import type { Middleware } from "koa";
+import type { Context, Middleware } from "koa";
 import getRawBody from "raw-body";
 import { HttpError } from "../http/errors.js";
 
@@ -34,8 +34,9 @@ export interface BodyLimits {
   /** The publishing routes' limit (an OpenAPI document or a skill bundle inline). */
   publishLimitBytes: number;
   /**
-   * Whether a route answers this method and path. A body sent where none does is not read: the
+   * Whether a route answers this method and path. A body refused where no route does is not refused: the
    * request is the router's 404 or 405, whatever its body (a 415 or 400 there named a body no route takes).
+   * Asked only when a body is refused, so a good body costs no route match here beside the router's own.
    */
   routed(method: string, path: string): boolean;
 }
@@ -54,53 +55,63 @@ const YAML_REFUSAL =
 
 export function jsonBody(limits: BodyLimits): Middleware {
   return async (ctx, next) => {
-    if (!["POST", "PUT", "PATCH", "DELETE"].includes(ctx.method) || !limits.routed(ctx.method, ctx.path)) return next();
-    const limitBytes = ctx.method === "POST" && PUBLISH_ROUTE.test(ctx.path) ? limits.publishLimitBytes : limits.limitBytes;
-    let raw: Buffer;
+    if (!["POST", "PUT", "PATCH", "DELETE"].includes(ctx.method)) return next();
     try {
-      raw = await getRawBody(ctx.req, { limit: limitBytes, length: ctx.get("content-length") || undefined });
+      await readJson(ctx, limits);
     } catch (err) {
-      const e = err as { type?: string; status?: number };
-      if (e.type === "entity.too.large") {
-        throw new HttpError(413, "payload_too_large", `request body is larger than the limit of ${limitBytes} bytes`, {
-          limit_bytes: limitBytes,
-        });
-      }
-      throw new HttpError(400, "invalid_body", "request body could not be read");
+      if (err instanceof HttpError && !limits.routed(ctx.method, ctx.path)) return next();
+      throw err;
     }
-    ctx.request.rawBody = raw;
-    if (raw.length === 0) {
-      ctx.request.body = undefined;
-      return next();
-    }
-    const type = ctx.request.type;
-    if (type && type !== "application/json" && !type.endsWith("+json")) {
-      if (YAML_TYPES.has(type) && ctx.method === "POST" && DOCUMENT_ROUTE.test(ctx.path)) {
-        throw new HttpError(415, "unsupported_media_type", YAML_REFUSAL);
-      }
-      throw new HttpError(415, "unsupported_media_type", "request body must be JSON (Content-Type: application/json)");
-    }
-    let body: unknown;
-    try {
-      body = JSON.parse(raw.toString("utf8"));
-    } catch (err) {
-      throw new HttpError(400, "invalid_json", `request body is not valid JSON: ${(err as Error).message}`);
-    }
-    const violation = findJsonViolation(body, MAX_BODY_DEPTH);
-    if (violation?.kind === "depth") {
-      throw new HttpError(
-        400,
-        "body_too_deep",
-        `request body is nested deeper than the limit of ${MAX_BODY_DEPTH} levels (at ${violation.pointer})`,
-        { limit_depth: MAX_BODY_DEPTH, pointer: violation.pointer },
-      );
-    }
-    if (violation?.kind === "nul") {
-      throw new HttpError(400, "invalid_character", `request body holds a NUL character (U+0000) at ${violation.pointer}`, {
-        field: violation.pointer,
-      });
-    }
-    ctx.request.body = body;
     return next();
   };
+}
+
+/** Reads and checks the request's JSON body into `ctx.request.body`, or throws its refusal. */
+async function readJson(ctx: Context, limits: BodyLimits): Promise<void> {
+  const limitBytes = ctx.method === "POST" && PUBLISH_ROUTE.test(ctx.path) ? limits.publishLimitBytes : limits.limitBytes;
+  let raw: Buffer;
+  try {
+    raw = await getRawBody(ctx.req, { limit: limitBytes, length: ctx.get("content-length") || undefined });
+  } catch (err) {
+    const e = err as { type?: string; status?: number };
+    if (e.type === "entity.too.large") {
+      throw new HttpError(413, "payload_too_large", `request body is larger than the limit of ${limitBytes} bytes`, {
+        limit_bytes: limitBytes,
+      });
+    }
+    throw new HttpError(400, "invalid_body", "request body could not be read");
+  }
+  ctx.request.rawBody = raw;
+  if (raw.length === 0) {
+    ctx.request.body = undefined;
+    return;
+  }
+  const type = ctx.request.type;
+  if (type && type !== "application/json" && !type.endsWith("+json")) {
+    if (YAML_TYPES.has(type) && ctx.method === "POST" && DOCUMENT_ROUTE.test(ctx.path)) {
+      throw new HttpError(415, "unsupported_media_type", YAML_REFUSAL);
+    }
+    throw new HttpError(415, "unsupported_media_type", "request body must be JSON (Content-Type: application/json)");
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(raw.toString("utf8"));
+  } catch (err) {
+    throw new HttpError(400, "invalid_json", `request body is not valid JSON: ${(err as Error).message}`);
+  }
+  const violation = findJsonViolation(body, MAX_BODY_DEPTH);
+  if (violation?.kind === "depth") {
+    throw new HttpError(
+      400,
+      "body_too_deep",
+      `request body is nested deeper than the limit of ${MAX_BODY_DEPTH} levels (at ${violation.pointer})`,
+      { limit_depth: MAX_BODY_DEPTH, pointer: violation.pointer },
+    );
+  }
+  if (violation?.kind === "nul") {
+    throw new HttpError(400, "invalid_character", `request body holds a NUL character (U+0000) at ${violation.pointer}`, {
+      field: violation.pointer,
+    });
+  }
+  ctx.request.body = body;
 }

@@ -33,7 +33,8 @@ const rules = (recommended as unknown as { rules: RuleCreator[] }).rules
 /** Findings per input string, in input order. */
 export async function secretlintFindings(texts: string[]): Promise<TextFinding[][]> {
   const out: TextFinding[][] = texts.map(() => []);
-  if (texts.length === 0) return out;
+  // Nothing to find in empty strings (callers pass "" for text too short to scan): the rules are not run.
+  if (texts.every((text) => text.length === 0)) return out;
   const starts: number[] = [];
   let offset = 0;
   for (const text of texts) {
