@@ -27,8 +27,11 @@ export interface RelayOptions {
   role?: string;
 }
 
-/** How often an idle relay deletes published rows older than a week. */
-const PRUNE_EVERY_MS = 60_000;
+/**
+ * How often an idle relay deletes published rows older than a week (and once at its start): an hour more
+ * of week-old rows costs nothing, and an idle stack no longer deletes nothing once a minute per relay.
+ */
+const PRUNE_EVERY_MS = 60 * 60_000;
 /** How long a relay's claim on a batch lasts: far longer than a batch's publishes (2 s timeout each, in parallel). */
 const CLAIM_LEASE_SECONDS = 30;
 /** How often a relay whose LISTEN connection broke tries to listen again (it polls meanwhile). */
@@ -248,7 +251,7 @@ export class OutboxRelay {
     }
     this.drained(batch);
     // Published rows older than a week are no longer needed for anything. Pruning scans the table, so it
-    // runs at most once a minute, and only when the relay is idle.
+    // runs at most once an hour (PRUNE_EVERY_MS), and only when the relay is idle.
     if (Date.now() - this.prunedAt >= PRUNE_EVERY_MS) {
       await this.options.pool.query("DELETE FROM outbox WHERE published_at < now() - interval '7 days'");
       this.prunedAt = Date.now();
