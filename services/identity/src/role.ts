@@ -19,6 +19,8 @@ const identity: ServiceDefinition<typeof identityEnv, IdentityDeps> = {
   migrationsDir: fileURLToPath(new URL("../migrations", import.meta.url)),
   // It runs a durable consumer: its readiness needs NATS too.
   consumesEvents: true,
+  // It writes no events: its relay's idle safety-net poll can be rare.
+  writesEvents: false,
   services: [IdentityService],
   deps: createDeps,
   routes,

@@ -17,6 +17,8 @@ const webhooks: ServiceDefinition<typeof webhooksEnv, WebhooksDeps> = {
   migrationsDir: fileURLToPath(new URL("../migrations", import.meta.url)),
   // It runs a durable consumer: its readiness needs NATS too.
   consumesEvents: true,
+  // It writes no events: its relay's idle safety-net poll can be rare.
+  writesEvents: false,
   services: [WebhooksService],
   deps: createDeps,
   routes,

@@ -8,7 +8,7 @@
  * event fails (the engine is unreachable), the index is rebuilt from Postgres once the engine answers.
  */
 import { fromBinary } from "@bufbuild/protobuf";
-import { currentNatsNames, Subjects } from "@toolport/kit/events";
+import { currentNatsNames, pullOptions, Subjects } from "@toolport/kit/events";
 import type { Logger } from "@toolport/kit/logger";
 import { CatalogToolChangedSchema, ChangeKind } from "@toolport/proto/toolport/events/v1/events_pb";
 import { type ConsumerMessages, DeliverPolicy, type NatsConnection } from "nats";
@@ -28,7 +28,7 @@ export async function startIndexConsumer(nc: NatsConnection, index: SearchIndex,
     filterSubjects: currentNatsNames().wire(Subjects.catalogToolChanged),
     deliver_policy: DeliverPolicy.New,
   });
-  const messages: ConsumerMessages = await consumer.consume({ max_messages: 256 });
+  const messages: ConsumerMessages = await consumer.consume(pullOptions(256));
   let stopped = false;
   let markReady: () => void = () => {};
   const ready = new Promise<void>((resolve) => {

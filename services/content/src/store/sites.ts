@@ -106,36 +106,38 @@ export class SiteStore {
 
   /**
    * Claims up to `limit` queued jobs for `leaseMs`, marking their records crawling (a live record stays
-   * live). Jobs claimed too often without finishing are failed here instead.
+   * live). Jobs claimed too often without finishing are failed here instead. The claim and the marking are
+   * one statement, so a claim that finds nothing (what an idle poll does) costs one round trip and no
+   * transaction; failing a job is a transaction of its own after it (a process that dies in between leaves
+   * the job to the next claim, which fails it then).
    */
   async claim(limit: number, leaseMs: number): Promise<ClaimedJob[]> {
-    return withTransaction(this.pool, async (client) => {
-      const { rows } = await client.query<ClaimedJob>(
-        `UPDATE crawl_jobs j SET locked_until = now() + make_interval(secs => $2 / 1000.0), attempts = j.attempts + 1
-           FROM sites s
-          WHERE j.id IN (SELECT id FROM crawl_jobs
-                          WHERE status = 'queued' AND (locked_until IS NULL OR locked_until <= now())
-                          ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-            AND s.id = j.site_id
-          RETURNING j.id AS job_id, j.site_id, s.url, j.attempts`,
-        [limit, leaseMs],
-      );
-      const ready: ClaimedJob[] = [];
-      for (const job of rows) {
-        if (job.attempts > MAX_CRAWL_ATTEMPTS) {
-          await this.finishWith(client, job.job_id, job.site_id, {
-            error: `the crawl did not finish after ${MAX_CRAWL_ATTEMPTS} attempts`,
-          });
-          continue;
-        }
-        await client.query(
-          "UPDATE sites SET status = CASE WHEN status = 'live' THEN 'live' ELSE 'crawling' END, updated_at = now() WHERE id = $1",
-          [job.site_id],
-        );
-        ready.push(job);
-      }
-      return ready;
+    const { rows } = await this.pool.query<ClaimedJob>({
+      name: "crawl_claim",
+      text: `WITH claimed AS (
+               UPDATE crawl_jobs j SET locked_until = now() + make_interval(secs => $2 / 1000.0), attempts = j.attempts + 1
+                 FROM sites s
+                WHERE j.id IN (SELECT id FROM crawl_jobs
+                                WHERE status = 'queued' AND (locked_until IS NULL OR locked_until <= now())
+                                ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+                  AND s.id = j.site_id
+               RETURNING j.id AS job_id, j.site_id, s.url, j.attempts
+             ), crawling AS (
+               UPDATE sites SET status = CASE WHEN status = 'live' THEN 'live' ELSE 'crawling' END, updated_at = now()
+                WHERE id IN (SELECT site_id FROM claimed WHERE attempts <= $3)
+             )
+             SELECT job_id, site_id, url, attempts FROM claimed`,
+      values: [limit, leaseMs, MAX_CRAWL_ATTEMPTS],
     });
+    const ready: ClaimedJob[] = [];
+    for (const job of rows) {
+      if (job.attempts > MAX_CRAWL_ATTEMPTS) {
+        await this.finish(job.job_id, job.site_id, { error: `the crawl did not finish after ${MAX_CRAWL_ATTEMPTS} attempts` });
+        continue;
+      }
+      ready.push(job);
+    }
+    return ready;
   }
 
   /** Pushes a running job's lease forward; false when the job is no longer this claim's. */

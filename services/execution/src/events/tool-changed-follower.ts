@@ -6,7 +6,7 @@
  * consumer exists, and off (cache emptied) while the NATS connection is down, since events published
  * meanwhile may reach us late; it comes back on, emptied again, when the connection is back.
  */
-import { currentNatsNames, Subjects } from "@toolport/kit/events";
+import { currentNatsNames, pullOptions, Subjects } from "@toolport/kit/events";
 import type { Logger } from "@toolport/kit/logger";
 import type { ConsumerMessages, NatsConnection } from "nats";
 import { DeliverPolicy } from "nats";
@@ -21,7 +21,7 @@ export async function followToolChanges(nc: NatsConnection, cache: CachingCatalo
     filterSubjects: currentNatsNames().wire(Subjects.catalogToolChanged),
     deliver_policy: DeliverPolicy.New,
   });
-  const messages: ConsumerMessages = await consumer.consume({ max_messages: 256 });
+  const messages: ConsumerMessages = await consumer.consume(pullOptions(256));
   let stopped = false;
   cache.setLive(true);
 

@@ -12,6 +12,7 @@ import { loadConfig, logLevel, port, url } from "./config.js";
 import {
   connectNats,
   ensureStream,
+  IDLE_POLL_MAX_QUIET_MS,
   NATS_NAMESPACE_PATTERN,
   OutboxRelay,
   setConsumerBatching,
@@ -180,6 +181,12 @@ export interface ServiceDefinition<S extends z.ZodRawShape, D = ServiceContext<S
    */
   consumesEvents?: boolean;
   /**
+   * false for a role that writes no events to its outbox (identity, webhooks): its relay still runs (a
+   * NOTIFY or a nudge wakes it at once) but its idle safety-net poll slows down to every 5 minutes
+   * (IDLE_POLL_MAX_QUIET_MS) instead of 10 s, since there is nothing for it to find.
+   */
+  writesEvents?: boolean;
+  /**
    * Consumers, timers: started after the server listens, stopped (in the order returned) before the
    * parts close and the pool closes.
    */
@@ -278,7 +285,14 @@ export async function startService<S extends z.ZodRawShape, D>(
     maxAgeSeconds: config.NATS_STREAM_MAX_AGE_S,
     maxBytes: config.NATS_STREAM_MAX_BYTES,
   });
-  const relay = new OutboxRelay({ pool, nc, log, nudgeDelayMs: config.OUTBOX_BATCH_DELAY_MS, role: def.name });
+  const relay = new OutboxRelay({
+    pool,
+    nc,
+    log,
+    nudgeDelayMs: config.OUTBOX_BATCH_DELAY_MS,
+    role: def.name,
+    ...(def.writesEvents === false ? { idlePollMaxMs: IDLE_POLL_MAX_QUIET_MS } : {}),
+  });
   await relay.start();
 
   const relaxedPools: Pool[] = [];

@@ -242,6 +242,31 @@ describe("outbox relay statements and wake-ups", () => {
     }
   });
 
+  it("slows an idle listening relay's polls down to its idlePollMaxMs and no further, and still polls", async () => {
+    const counted = counting(db.pool);
+    const relay = new OutboxRelay({ pool: counted.pool, nc, log, pollMs: 50, idlePollMaxMs: 400 });
+    await relay.start();
+    try {
+      const waits = new Set<number>();
+      const claims = () => counted.sent.filter((name) => name === "outbox_claim").length;
+      let claimsAtMax = 0;
+      // Waits of 50, 100, 200, then 400 for good: two more claims at 400 show it stays there.
+      await until(
+        "two polls at idlePollMaxMs",
+        async () => {
+          waits.add(relay.nextPollMs);
+          if (relay.nextPollMs === 400 && claimsAtMax === 0) claimsAtMax = claims();
+          return claimsAtMax > 0 && claims() >= claimsAtMax + 2;
+        },
+        { timeoutMs: 20_000, intervalMs: 5 },
+      );
+      expect([...waits].every((ms) => [50, 100, 200, 400].includes(ms))).toBe(true);
+      expect(relay.nextPollMs).toBe(400);
+    } finally {
+      await relay.stop();
+    }
+  });
+
   it("keeps a nudge made while a batch is out for its delay instead of claiming again at once", async () => {
     const subject = "toolport.test.relay.nudge-in-batch";
     const { pool, sent } = counting(db.pool);

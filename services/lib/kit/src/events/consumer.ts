@@ -110,6 +110,23 @@ export function setConsumerBatching(next: ConsumerBatching): void {
   batching = { ...next };
 }
 
+/**
+ * How a consumer's pull requests wait on an idle stream (nats.js's defaults: 30 s and 15 s). Each pull
+ * request that expires costs a message each way and each heartbeat one from the server plus a client
+ * timer, for every consumer: idle, that was most of what the stack's consumers woke NATS and the process
+ * for. Neither is how a consumer notices a lost NATS: the connection's close does that (nats.js pulls
+ * again after its reconnect). The heartbeat (30 s is nats.js's most) is what notices a pull request the
+ * server lost without the connection breaking (a consumer deleted and recreated, a cluster's leader moved):
+ * two missed, and the consumer pulls again, after a minute at most.
+ */
+export const PULL_EXPIRES_MS = 120_000;
+export const PULL_IDLE_HEARTBEAT_MS = 30_000;
+
+/** The options of a `consume()` that takes up to `maxMessages` at once and waits as PULL_EXPIRES_MS says. */
+export function pullOptions(maxMessages: number): { max_messages: number; expires: number; idle_heartbeat: number } {
+  return { max_messages: maxMessages, expires: PULL_EXPIRES_MS, idle_heartbeat: PULL_IDLE_HEARTBEAT_MS };
+}
+
 export interface RunningConsumer {
   stop(): Promise<void>;
 }
@@ -158,7 +175,7 @@ export async function startConsumer<Desc extends DescMessage>(options: ConsumerO
   const reader = (async () => {
     while (!stopped) {
       try {
-        messages = await consumer.consume({ max_messages: backlogMax });
+        messages = await consumer.consume(pullOptions(backlogMax));
         for await (const msg of messages) {
           consumerPending.set({ consumer: durable }, msg.info.pending);
           if (msg.info.deliveryCount > 1) consumerRedeliveries.inc({ consumer: durable });

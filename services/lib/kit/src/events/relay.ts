@@ -16,10 +16,16 @@ export interface RelayOptions {
   log: Logger;
   /**
    * How often to look for unpublished events when no notification arrives (default 1 s). While the relay
-   * listens and its looks come back empty, the wait doubles from this up to IDLE_POLL_MAX_MS (or pollMs
+   * listens and its looks come back empty, the wait doubles from this up to idlePollMaxMs (or pollMs
    * if that is longer); any wake-up or published row brings it back to pollMs.
    */
   pollMs?: number;
+  /**
+   * The longest wait between an idle listening relay's polls (default IDLE_POLL_MAX_MS, 10 s). A role that
+   * writes no events takes IDLE_POLL_MAX_QUIET_MS: its outbox has nothing a poll could find, and should it
+   * ever write one, enqueueEvent's NOTIFY or a nudge still wakes the relay at once.
+   */
+  idlePollMaxMs?: number;
   batchSize?: number;
   /** How long a nudged relay waits for more rows before it publishes (nudge); default 50 ms. */
   nudgeDelayMs?: number;
@@ -27,8 +33,11 @@ export interface RelayOptions {
   role?: string;
 }
 
-/** How often an idle relay deletes published rows older than a week. */
-const PRUNE_EVERY_MS = 60_000;
+/**
+ * How often an idle relay deletes published rows older than a week (and once at its start): an hour more
+ * of week-old rows costs nothing, and an idle stack no longer deletes nothing once a minute per relay.
+ */
+const PRUNE_EVERY_MS = 60 * 60_000;
 /** How long a relay's claim on a batch lasts: far longer than a batch's publishes (2 s timeout each, in parallel). */
 const CLAIM_LEASE_SECONDS = 30;
 /** How often a relay whose LISTEN connection broke tries to listen again (it polls meanwhile). */
@@ -39,7 +48,9 @@ const LISTEN_RETRY_MS = 5_000;
  * CLAIM_LEASE_SECONDS) or before its nudge: a third of the lease at most adds little to that, and an idle
  * stack no longer asks Postgres once a second per relay.
  */
-const IDLE_POLL_MAX_MS = 10_000;
+export const IDLE_POLL_MAX_MS = 10_000;
+/** The longest idle poll wait of a role that writes no events (ServiceDefinition.writesEvents: false). */
+export const IDLE_POLL_MAX_QUIET_MS = 5 * 60_000;
 
 /**
  * Publishes outbox rows in order. Rows are claimed with SKIP LOCKED so several replicas can run a
@@ -65,8 +76,17 @@ export class OutboxRelay {
   private batchesStarted = 0;
   private readonly flushWaiters = new Set<{ after: number; done: (ok: boolean) => void }>();
 
+  /** The next idle wait: pollMs, doubled after each empty look while listening, up to idlePollMaxMs. */
+  private idleMs: number;
+
   constructor(private readonly options: RelayOptions) {
     this.js = options.nc.jetstream();
+    this.idleMs = options.pollMs ?? 1000;
+  }
+
+  /** How long the relay waits before its next poll if nothing wakes it (tests, diagnostics). */
+  get nextPollMs(): number {
+    return this.listener ? this.idleMs : (this.options.pollMs ?? 1000);
   }
 
   async start(): Promise<void> {
@@ -169,9 +189,8 @@ export class OutboxRelay {
 
   private async run(): Promise<void> {
     const pollMs = this.options.pollMs ?? 1000;
+    const idlePollMaxMs = Math.max(pollMs, this.options.idlePollMaxMs ?? IDLE_POLL_MAX_MS);
     let backoffMs = 0;
-    /** The next idle wait: pollMs, doubling after each empty look while listening (IDLE_POLL_MAX_MS). */
-    let idleMs = pollMs;
     while (!this.stopped) {
       let published = 0;
       if (!this.listener && Date.now() >= this.listenAgainAt) await this.listen();
@@ -188,7 +207,7 @@ export class OutboxRelay {
       const listening = this.listener !== undefined;
       let woken = false;
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, backoffMs || (listening ? idleMs : pollMs));
+        const timer = setTimeout(resolve, backoffMs || (listening ? this.idleMs : pollMs));
         this.wake = () => {
           woken = true;
           clearTimeout(timer);
@@ -197,10 +216,7 @@ export class OutboxRelay {
       });
       this.wake = undefined;
       // Slower idle polls only while notifications would wake the relay and nothing did.
-      idleMs =
-        !woken && listening && published === 0 && backoffMs === 0
-          ? Math.min(idleMs * 2, Math.max(pollMs, IDLE_POLL_MAX_MS))
-          : pollMs;
+      this.idleMs = !woken && listening && published === 0 && backoffMs === 0 ? Math.min(this.idleMs * 2, idlePollMaxMs) : pollMs;
     }
   }
 
@@ -248,7 +264,7 @@ export class OutboxRelay {
     }
     this.drained(batch);
     // Published rows older than a week are no longer needed for anything. Pruning scans the table, so it
-    // runs at most once a minute, and only when the relay is idle.
+    // runs at most once an hour (PRUNE_EVERY_MS), and only when the relay is idle.
     if (Date.now() - this.prunedAt >= PRUNE_EVERY_MS) {
       await this.options.pool.query("DELETE FROM outbox WHERE published_at < now() - interval '7 days'");
       this.prunedAt = Date.now();
