@@ -50,8 +50,8 @@ function processTable() {
   return table;
 }
 
-/** CPU seconds so far of each root's tree: the live descendants' own time plus what each has reaped. */
-function treeSeconds(roots) {
+/** The process table, and for each live pid under one of `roots` (the roots included) the root it is under. */
+function processTree(roots) {
   const table = processTable();
   const rootOf = new Map(roots.filter((pid) => table.has(pid)).map((pid) => [pid, pid]));
   let grew = true;
@@ -64,6 +64,12 @@ function treeSeconds(roots) {
       }
     }
   }
+  return { table, rootOf };
+}
+
+/** CPU seconds so far of each root's tree: the live descendants' own time plus what each has reaped. */
+function treeSeconds(roots) {
+  const { table, rootOf } = processTree(roots);
   const seconds = new Map(roots.map((pid) => [pid, 0]));
   for (const [pid, rootPid] of rootOf) seconds.set(rootPid, seconds.get(rootPid) + table.get(pid).ticks / ticksPerSecond);
   return seconds;
@@ -103,18 +109,7 @@ function switches(pid) {
  * readings have them.
  */
 function treeSwitches(roots) {
-  const table = processTable();
-  const rootOf = new Map(roots.filter((pid) => table.has(pid)).map((pid) => [pid, pid]));
-  let grew = true;
-  while (grew) {
-    grew = false;
-    for (const [pid, { ppid }] of table) {
-      if (!rootOf.has(pid) && rootOf.has(ppid)) {
-        rootOf.set(pid, rootOf.get(ppid));
-        grew = true;
-      }
-    }
-  }
+  const { rootOf } = processTree(roots);
   return new Map([...rootOf].map(([pid, root]) => [pid, { root, ...switches(pid) }]));
 }
 
