@@ -399,6 +399,38 @@ describe("execution: handlers, executor and store on Postgres, catalog, billing 
       expect((await rows(key.accountId)).map((r) => r.id)).toEqual([first.executionId]);
     });
 
+    it("answers a duplicate whose first attempt's process died 412 idempotency_key_in_flight before the caller's deadline", async () => {
+      const key = agentKey();
+      balances.set(key.accountId, 1_000_000n);
+      const asKey = execution.as(key);
+      const call = (options?: { timeoutMs: number }) =>
+        asKey.callTool(
+          { toolId: weather.id, toolInputJson: jsonBytes({ city: "Bodø" }), idempotencyKey: "died-mid-call" },
+          options,
+        );
+      const first = (await call()).result!;
+      // The claim as a process killed mid-call leaves it: running, its lease (upstream timeout + 30 s) not over.
+      await db.pool.query(
+        "UPDATE idempotency_keys SET state = 'running', updated_at = now() WHERE account_id = $1 AND idempotency_key = $2",
+        [key.accountId, "died-mid-call"],
+      );
+      const started = Date.now();
+      const waited = await refused(call({ timeoutMs: 3_000 }));
+      expect(waited).toMatchObject({
+        code: Code.FailedPrecondition,
+        reason: "idempotency_key_in_flight",
+        details: { idempotency_key: "died-mid-call", retry_after_seconds: 1 },
+      });
+      // It waited for the first attempt (not refused at once), and answered inside the caller's deadline.
+      expect(Date.now() - started).toBeGreaterThanOrEqual(1_500);
+      // Once the first attempt ends, the same key replays it.
+      await db.pool.query("UPDATE idempotency_keys SET state = 'done' WHERE account_id = $1 AND idempotency_key = $2", [
+        key.accountId,
+        "died-mid-call",
+      ]);
+      expect((await call()).result!.executionId).toBe(first.executionId);
+    });
+
     it("refuses the call past the key's rate limit with the window's figures, without running it", async () => {
       const key = agentKey();
       const asKey = execution.as(key);

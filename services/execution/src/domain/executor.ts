@@ -55,6 +55,11 @@ export interface CallRequest {
   inputResponses?: InputResponses;
   /** The parameters came at the root of the body, not in `tool_input` (misplaced-input.ts checks them). */
   parametersAtRoot?: boolean;
+  /**
+   * When the caller stops listening (its deadline), if it set one: a duplicate of an idempotent call that
+   * is still running stops waiting for it in time to answer 412 idempotency_key_in_flight, not a deadline.
+   */
+  answerBy?: number;
 }
 
 export interface ConsentObject {
@@ -109,6 +114,24 @@ export interface ExecutorDeps {
   log: Logger;
   /** Where refused calls are recorded for the call log (absent: not recorded). */
   activity?: Pick<ActivityStore, "recordRefusal">;
+}
+
+/** How often a duplicate of an idempotent call looks again whether the first has finished. */
+const IN_FLIGHT_POLL_MS = 50;
+/** Time kept before the caller's deadline for the in-flight refusal to reach it: 2 s, or a quarter of a short deadline. */
+const ANSWER_MARGIN_MS = 2_000;
+
+/**
+ * Until when a duplicate waits for the attempt holding its idempotency key: until that claim may be taken
+ * over (its lease, plus a little), but never past what the caller waits for. Without the second bound a
+ * duplicate of a call whose process died waited out the 60 s lease behind a 30 s RPC deadline, and its
+ * caller got a deadline (504) or nothing instead of the retryable 412.
+ */
+export function waitDeadline(now: number, leaseMs: number, answerBy: number | undefined): number {
+  const lease = now + leaseMs + 5_000;
+  if (answerBy === undefined) return lease;
+  const margin = Math.min(ANSWER_MARGIN_MS, Math.max(0, answerBy - now) / 4);
+  return Math.min(lease, answerBy - margin);
 }
 
 /** Free-tier accounts count calls of free, credential-free tools against their monthly allowance. */
@@ -288,7 +311,7 @@ export class Executor {
     const inputHash = createHash("sha256")
       .update(canonicalJson({ tool_id: tool.id, tool_input: req.input, ...answered }))
       .digest("hex");
-    const deadline = Date.now() + this.deps.limits.idempotencyLeaseMs + 5_000;
+    const deadline = waitDeadline(Date.now(), this.deps.limits.idempotencyLeaseMs, req.answerBy);
     for (;;) {
       const claim = await this.deps.store.claimIdempotency(
         idem.accountId,
@@ -305,12 +328,12 @@ export class Executor {
         });
       }
       // Another attempt with this key is running: wait for its outcome.
-      if (Date.now() > deadline) {
+      if (Date.now() + IN_FLIGHT_POLL_MS > deadline) {
         throw failedPrecondition("idempotency_key_in_flight", "a call with this Idempotency-Key is still running; retry later", {
           details: { idempotency_key: idem.key, retry_after_seconds: 1 },
         });
       }
-      await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, IN_FLIGHT_POLL_MS));
     }
   }
 

@@ -76,6 +76,7 @@ function callRequest(
     parametersAtRoot?: boolean;
   },
   field: string,
+  answerBy?: number,
 ): CallRequest {
   const toolId = call.toolId.trim();
   if (toolId === "") throw invalidArgument("invalid_parameters", `${field} is required`, { details: { field } });
@@ -88,17 +89,24 @@ function callRequest(
     idempotencyKey: call.idempotencyKey,
     inputResponses: inputResponses(call.inputResponsesJson, field),
     parametersAtRoot: call.parametersAtRoot ?? false,
+    answerBy,
   };
 }
 
+/** When the caller stops listening: its deadline as a time, or undefined when it set none. */
+function answerByOf(context: { timeoutMs(): number | undefined }): number | undefined {
+  const left = context.timeoutMs();
+  return left === undefined ? undefined : Date.now() + left;
+}
+
 /** A batch's calls, validated as CallBatch validates them (a malformed batch is refused as a whole). */
-function batchRequests(calls: Parameters<typeof callRequest>[0][]): CallRequest[] {
+function batchRequests(calls: Parameters<typeof callRequest>[0][], answerBy?: number): CallRequest[] {
   if (calls.length < 1 || calls.length > MAX_BATCH) {
     throw invalidArgument("invalid_batch", `calls must hold 1 to ${MAX_BATCH} calls (got ${calls.length})`, {
       details: { field: "calls", count: calls.length },
     });
   }
-  return calls.map((call, i) => callRequest(call, `calls[${i}].tool_id`));
+  return calls.map((call, i) => callRequest(call, `calls[${i}].tool_id`, answerBy));
 }
 
 const batchStatuses: Record<BatchState, BatchStatus> = {
@@ -203,14 +211,14 @@ export function createExecutionHandlers(deps: HandlerDeps): ServiceImpl<typeof E
   return {
     async callTool(req, context) {
       const caller = callerFromPrincipal(context.values.get(principalKey));
-      const outcome = await deps.executor.call(caller, callRequest(req, "tool_id"));
+      const outcome = await deps.executor.call(caller, callRequest(req, "tool_id", answerByOf(context)));
       return { result: outcomeToProto(outcome) };
     },
 
     async callBatch(req, context) {
       const caller = callerFromPrincipal(context.values.get(principalKey));
       // Validate every element's shape first: a batch with a malformed element is a 400 as a whole.
-      const requests = batchRequests(req.calls);
+      const requests = batchRequests(req.calls, answerByOf(context));
       const outcomes = await deps.executor.batch(caller, requests);
       return { results: outcomes.map(outcomeToProto) };
     },
