@@ -83,7 +83,9 @@ export const billingEnv = {
     .int()
     .min(50)
     .default(5_000)
-    .describe("how often expired open holds are looked for and released"),
+    .describe(
+      "how often expired open holds are looked for and released at most; idle, the sweeper looks when the next open hold expires, at least every 5 minutes (or the default TTL when shorter)",
+    ),
   STRIPE_SECRET_KEY: optional(z.string().trim()).describe("Stripe secret key (sk_...). Unset: card_checkout answers 503"),
   STRIPE_WEBHOOK_SECRET: optional(z.string().trim()).describe(
     "signing secret (whsec_...) of the Stripe webhook endpoint POST /v1/billing/stripe/webhook",

@@ -11,7 +11,7 @@ import { startDepositWatcher } from "./chain/deposit-watcher.js";
 import { billingEnv } from "./config.js";
 import { type BillingDeps, createDeps } from "./deps.js";
 import { routes } from "./routes.js";
-import { startHoldSweeper } from "./sweeper.js";
+import { SWEEP_IDLE_MAX_MS, startHoldSweeper } from "./sweeper.js";
 
 export const billingService: ServiceDefinition<typeof billingEnv, BillingDeps> = {
   name: "billing",
@@ -22,7 +22,8 @@ export const billingService: ServiceDefinition<typeof billingEnv, BillingDeps> =
   deps: createDeps,
   routes,
   async background(billing, ctx) {
-    const work = [startHoldSweeper(billing.holds, ctx.log, ctx.config.BILLING_HOLD_SWEEP_INTERVAL_MS)];
+    const sweepIdleMaxMs = Math.min(SWEEP_IDLE_MAX_MS, ctx.config.BILLING_HOLD_TTL_SECONDS * 1000);
+    const work = [startHoldSweeper(billing.holds, ctx.log, ctx.config.BILLING_HOLD_SWEEP_INTERVAL_MS, sweepIdleMaxMs)];
     if (billing.chain && billing.addresses && ctx.config.BILLING_DEPOSIT_WATCH) {
       work.push(
         startDepositWatcher({

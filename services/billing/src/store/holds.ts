@@ -62,6 +62,9 @@ export interface SettleResult {
 }
 
 export class HoldStore {
+  /** Told the TTL of each hold placed here (not a replay), once it is committed: the sweeper plans its next look by it. */
+  onPlaced?: (ttlMs: number) => void;
+
   constructor(
     private readonly pool: Pool,
     private readonly wallets: WalletStore,
@@ -74,7 +77,10 @@ export class HoldStore {
     for (let attempt = 0; ; attempt++) {
       try {
         const result = await inTransaction(this.pool, (db) => this.placeLocked(db, input));
-        if (result) return result;
+        if (result) {
+          if (!result.replayed) this.onPlaced?.((input.ttlSeconds ?? this.defaultTtlSeconds) * 1000);
+          return result;
+        }
         await this.wallets.ensure(input.accountId); // first hold of an account without a wallet yet
       } catch (err) {
         // The same execution id was inserted meanwhile under another wallet's lock: the retry replays it.
@@ -240,6 +246,14 @@ export class HoldStore {
       [limit],
     );
     return rows.map((r) => r.execution_id);
+  }
+
+  /** How long until the next open hold expires, by Postgres's clock (0 or less: one has); null when none is open. */
+  async nextExpiryInMs(): Promise<number | null> {
+    const { rows } = await this.pool.query<{ due_in_ms: number | null }>(
+      "SELECT (EXTRACT(EPOCH FROM min(expires_at) - now()) * 1000)::float8 AS due_in_ms FROM holds WHERE status = 'held'",
+    );
+    return rows[0]?.due_in_ms ?? null;
   }
 
   private async settle(
