@@ -42,7 +42,7 @@ export const contentEnv = {
     .max(60_000)
     .default(1000)
     .describe(
-      "how often queued crawls are looked for when nothing wakes the crawler; while looks find none, the wait doubles up to 4x this until a wake-up",
+      "how often queued crawls are looked for when nothing wakes the crawler; idle, the wait is until the next queued job's lease runs out (5 minutes with none queued: a new job NOTIFYs)",
     ),
   CONTENT_EXTRACT_THREADS: z.coerce
     .number()
@@ -102,7 +102,7 @@ export const contentEnv = {
     .max(60_000)
     .default(1000)
     .describe(
-      "how often runs whose lease ran out are looked for; while looks find none, the wait doubles up to 4x this until a wake-up",
+      "how often runs whose lease ran out are looked for; idle, the wait is until the next run's lease runs out (5 minutes with none running: a queued or released run NOTIFYs)",
     ),
   CONTENT_WORKFLOW_CONCURRENCY: z.coerce
     .number()

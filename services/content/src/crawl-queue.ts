@@ -3,12 +3,13 @@
  * SKIP LOCKED and a lease of CONTENT_CRAWL_LEASE_MS that a running crawl renews every third of it, so a
  * process that stops or dies leaves its jobs to be claimed again once their lease runs out (nothing is
  * lost, a crawl may run again from the start). At most CONTENT_CRAWL_CONCURRENCY crawls run per process.
- * Woken by NOTIFY toolport_crawl (a job added on any replica), by this process, and by a poll.
+ * Woken by NOTIFY toolport_crawl (a job added on any replica), by this process, and by a poll (idle: when
+ * the next queued job's lease runs out, or every 5 minutes with none queued).
  */
 import type { Logger } from "@toolport/kit/logger";
 import type { Outbound } from "@toolport/kit/outbound";
 import type { Pool } from "@toolport/kit/pg";
-import { Wakeup } from "@toolport/kit/wakeup";
+import { type LookResult, Wakeup } from "@toolport/kit/wakeup";
 import { CrawlError, type CrawlLimits, crawlSite } from "./sites/crawl.js";
 import type { ExtractPool } from "./sites/extract-pool.js";
 import type { ClaimedJob, SiteStore } from "./store/sites.js";
@@ -55,18 +56,18 @@ export class CrawlQueue {
     if (!this.stopped) this.wakeup.wake();
   }
 
-  /** Starts queued crawls this process has room for; false when there were none. */
-  private async claim(): Promise<boolean> {
+  /** Starts queued crawls this process has room for; when there were none, when the next falls due. */
+  private async claim(): Promise<LookResult> {
     const room = this.o.concurrency - this.running.size;
     if (room <= 0) return true;
     let jobs: ClaimedJob[];
     try {
       jobs = await this.o.sites.claim(room, this.o.leaseMs);
+      if (jobs.length === 0) return { dueInMs: await this.o.sites.nextDueInMs() };
     } catch (err) {
       this.o.log.warn({ err: (err as Error).message }, "claiming crawl jobs failed; retrying on the next poll");
       return true;
     }
-    if (jobs.length === 0) return false;
     for (const job of jobs) {
       const run = this.run(job).finally(() => {
         this.done.delete(run);

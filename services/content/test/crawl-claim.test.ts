@@ -36,6 +36,8 @@ describe("SiteStore.claim", () => {
     ).rows[0]!;
 
   it("leases queued jobs, marks pending records crawling and leaves live ones live", async () => {
+    // Nothing queued: nothing falls due (the crawler's idle poll waits its longest).
+    expect(await sites.nextDueInMs()).toBeNull();
     const pending = await sites.create(randomUUID(), "https://pending.example/", "pending.example", "private");
     const live = await sites.create(randomUUID(), "https://live.example/", "live.example", "private");
     await db.pool.query("UPDATE sites SET status = 'live' WHERE id = $1", [live.id]);
@@ -56,6 +58,10 @@ describe("SiteStore.claim", () => {
     expect(await sites.claim(10, 60_000)).toEqual([]);
     expect(await job(pending.id)).toEqual({ status: "queued", attempts: 1, leased: true });
     expect((await sites.get(pending.id))?.updated_at).toEqual(before);
+    // The next job may be claimed when the leases run out, about a minute from now.
+    const dueInMs = (await sites.nextDueInMs()) ?? Number.NaN;
+    expect(dueInMs).toBeGreaterThan(50_000);
+    expect(dueInMs).toBeLessThanOrEqual(60_000);
   });
 
   it("fails a job claimed more than MAX_CRAWL_ATTEMPTS times, and its record, instead of handing it out", async () => {

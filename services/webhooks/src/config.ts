@@ -26,7 +26,7 @@ export const webhooksEnv = {
     "a webhook whose every attempt failed for this long is paused, with a reason",
   ),
   WEBHOOKS_POLL_MS: int(50, 60_000, 1000).describe(
-    "how often due deliveries are looked for when nothing wakes the sender; while looks find none, the wait doubles up to 4x this until a wake-up",
+    "how often due deliveries are looked for when nothing wakes the sender; idle, the wait is until the next pending delivery falls due (5 minutes with none pending: new deliveries NOTIFY)",
   ),
   WEBHOOKS_RETENTION_DAYS: int(1, 3650, 30).describe("days delivery records are kept"),
 };

@@ -30,7 +30,7 @@ import { Sender } from "../src/delivery/sender.js";
 import { pausedReason, RETRY_DELAYS_S, RETRY_JITTER } from "../src/domain/delivery-policy.js";
 import { executionOutgoing } from "../src/events/outgoing.js";
 import { createWebhookHandlers } from "../src/handlers/webhook-handlers.js";
-import { claimDue, handBack } from "../src/store/claim.js";
+import { claimDue, handBack, nextDueInMs } from "../src/store/claim.js";
 import { insertFanOut } from "../src/store/fan-out.js";
 import { WebhookStore } from "../src/store/webhook-store.js";
 
@@ -320,6 +320,8 @@ describe("webhooks: handlers, fan-out, claims and attempts on Postgres", () => {
       await due(quiet, 1);
       await due(quiet, 1, 3600); // not due for an hour
       await due(paused, 3);
+      // Some are due now: the sender's idle poll may not wait.
+      expect(await nextDueInMs(db.pool)).toBeLessThanOrEqual(0);
 
       const first = await claimDue(db.pool, { limit: 100, perWebhook: 2, leaseSeconds: 30 });
       const byHook = (rows: { webhook_id: string }[], id: string) => rows.filter((r) => r.webhook_id === id).length;

@@ -140,6 +140,19 @@ export class SiteStore {
     return ready;
   }
 
+  /**
+   * How long until a queued job may be claimed (its lease over), by Postgres's clock: 0 or less when one
+   * already may, null when none is queued. The crawler's idle poll waits that long (kit's Wakeup).
+   */
+  async nextDueInMs(): Promise<number | null> {
+    const { rows } = await this.pool.query<{ due_in_ms: number | null }>({
+      name: "crawl_next_due",
+      text: `SELECT (EXTRACT(EPOCH FROM min(coalesce(locked_until, now())) - now()) * 1000)::float8 AS due_in_ms
+               FROM crawl_jobs WHERE status = 'queued'`,
+    });
+    return rows[0]?.due_in_ms ?? null;
+  }
+
   /** Pushes a running job's lease forward; false when the job is no longer this claim's. */
   async renew(jobId: string, leaseMs: number): Promise<boolean> {
     const { rowCount } = await this.pool.query(

@@ -204,16 +204,22 @@ export class WorkflowStore {
       lease_ms: leaseMs,
       started_at: r.started_at.toISOString(),
     }));
+    // A queued run (no lease owner: its process had no room) wakes every replica's sweeper, whose idle
+    // poll otherwise waits for the next lease it knows of (WorkflowRunner.sweep).
     await pool.query({
       name: "workflow_insert_runs",
-      text: `INSERT INTO workflow_runs (id, workflow_id, workflow_name, runner_id, organization_id, principal, request_id, trace_context,
+      text: `WITH inserted AS (
+       INSERT INTO workflow_runs (id, workflow_id, workflow_name, runner_id, organization_id, principal, request_id, trace_context,
                                   status, steps, inputs, max_response_chars, lease_owner, lease_until, started_at, resumed_at)
        SELECT x.id, x.workflow_id, x.workflow_name, x.runner_id, x.organization_id, decode(x.principal, 'base64'), x.request_id,
               x.trace_context, 'running', x.steps, x.inputs, x.max_response_chars, x.lease_owner,
               now() + make_interval(secs => x.lease_ms::double precision / 1000), x.started_at, x.started_at
          FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, workflow_id uuid, workflow_name text, runner_id uuid, organization_id uuid,
               principal text, request_id text, trace_context jsonb, steps jsonb, inputs jsonb, max_response_chars int, lease_owner text,
-              lease_ms int, started_at timestamptz)`,
+              lease_ms int, started_at timestamptz)
+       RETURNING lease_owner
+       )
+       SELECT pg_notify('toolport_workflow_runs', '') WHERE EXISTS (SELECT 1 FROM inserted WHERE lease_owner IS NULL)`,
       values: [JSON.stringify(input)],
     });
   }
@@ -357,13 +363,31 @@ export class WorkflowStore {
     return rowCount === 1;
   }
 
-  /** Gives the run back to the sweepers, to be taken again after `delayMs`. */
+  /** Gives the run back to the sweepers, to be taken again after `delayMs` (they are told: NOTIFY). */
   async releaseLease(runId: string, owner: string, delayMs: number): Promise<void> {
     await this.relaxed.query(
-      `UPDATE workflow_runs SET lease_owner = NULL, lease_until = now() + make_interval(secs => $3::double precision / 1000)
-        WHERE id = $1 AND lease_owner = $2 AND status = 'running'`,
+      `WITH released AS (
+         UPDATE workflow_runs SET lease_owner = NULL, lease_until = now() + make_interval(secs => $3::double precision / 1000)
+          WHERE id = $1 AND lease_owner = $2 AND status = 'running'
+         RETURNING 1
+       )
+       SELECT pg_notify('toolport_workflow_runs', '') FROM released`,
       [runId, owner, delayMs],
     );
+  }
+
+  /**
+   * How long until a running run's lease runs out (its process died, or it waits out a retry's delay), by
+   * Postgres's clock: 0 or less when one already has, null when no run is running. The sweeper's idle
+   * poll waits that long (kit's Wakeup).
+   */
+  async nextDueInMs(): Promise<number | null> {
+    const { rows } = await this.relaxed.query<{ due_in_ms: number | null }>({
+      name: "workflow_next_due",
+      text: `SELECT (EXTRACT(EPOCH FROM min(lease_until) - now()) * 1000)::float8 AS due_in_ms
+               FROM workflow_runs WHERE status = 'running'`,
+    });
+    return rows[0]?.due_in_ms ?? null;
   }
 
   /** Runs whose lease ran out (their process died, or gave them back), leased to `owner`. */

@@ -22,7 +22,7 @@ import type { Logger } from "@toolport/kit/logger";
 import type { Pool } from "@toolport/kit/pg";
 import { MAX_RESPONSE_CHARS } from "@toolport/kit/response-limits";
 import { contextFromStored, traceCarrier, withTraceContext } from "@toolport/kit/tracing";
-import { Wakeup } from "@toolport/kit/wakeup";
+import { type LookResult, Wakeup } from "@toolport/kit/wakeup";
 import { type Principal, PrincipalSchema } from "@toolport/proto/toolport/common/v1/principal_pb";
 import { WorkflowRunStatus } from "@toolport/proto/toolport/common/v1/types_pb";
 import { WorkflowEventSchema } from "@toolport/proto/toolport/events/v1/events_pb";
@@ -185,13 +185,16 @@ export class WorkflowRunner {
     return driving;
   }
 
-  /** Takes over runs whose lease ran out, as many as this process has room for; false when there were none. */
-  private async sweep(): Promise<boolean> {
+  /**
+   * Takes over runs whose lease ran out, as many as this process has room for; when there were none, when
+   * the next lease runs out (a queued or released run NOTIFYs, so nothing else is waited for).
+   */
+  private async sweep(): Promise<LookResult> {
     if (this.stopping) return true;
     const room = this.o.concurrency - this.active.size;
     if (room <= 0) return true;
     const rows = await this.o.store.claimDue(this.owner, this.o.leaseMs, room);
-    if (rows.length === 0) return false;
+    if (rows.length === 0) return { dueInMs: await this.o.store.nextDueInMs() };
     const steps = await this.o.store.stepsOf(rows.map((r) => r.id));
     for (const row of rows) {
       this.o.log.info({ run_id: row.id, step: row.next_step, attempt: row.attempts }, "workflow run: resuming");

@@ -1,13 +1,15 @@
 /**
  * Wakeup against a real Postgres: polls that find nothing slow down to IDLE_POLL_FACTOR x pollMs while
  * LISTEN is up, a NOTIFY still wakes a slowed-down Wakeup at once and brings it back to pollMs, and polls
- * that find work keep pollMs.
+ * that find work keep pollMs. A look that says when its next work falls due sets the next poll's wait to
+ * that (IDLE_WAIT_MAX_MS with none queued), and work already due that it could not take slows down as
+ * nothing does.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TestDatabase, testDatabase } from "../../../../test/harness/db.js";
 import { until } from "../../../../test/harness/wait.js";
 import { createLogger } from "../src/logger.js";
-import { IDLE_POLL_FACTOR, Wakeup } from "../src/wakeup.js";
+import { IDLE_POLL_FACTOR, IDLE_WAIT_MAX_MS, type LookResult, Wakeup } from "../src/wakeup.js";
 
 const log = createLogger("wakeup-test", "silent");
 const POLL_MS = 100;
@@ -16,7 +18,7 @@ describe("Wakeup", () => {
   let db: TestDatabase;
   let wakeup: Wakeup;
   let looks = 0;
-  let found = false;
+  let found: LookResult = false;
   /** The poll wait each look started with: pollMs after a wake-up, more for a slowed-down poll. */
   const waits: number[] = [];
 
@@ -67,6 +69,37 @@ describe("Wakeup", () => {
     const before = looks;
     await until("three polls that find work", async () => looks >= before + 3);
     expect(wakeup.nextPollMs).toBe(POLL_MS);
+    found = false;
+  });
+
+  it("waits until the next work falls due when the look can tell, however it was woken", async () => {
+    found = { dueInMs: 700 };
+    const before = looks;
+    await db.pool.query("SELECT pg_notify('wakeup_test', '')");
+    await until("the NOTIFY's look", async () => looks > before);
+    await until("the wait set from the due time", async () => wakeup.nextPollMs === 705);
+    // No look before that time: the next one is the poll 705 ms after the last.
+    const after = looks;
+    await new Promise((r) => setTimeout(r, 400));
+    expect(looks).toBe(after);
+    await until("the poll at the due time", async () => looks > after);
+  });
+
+  it("waits IDLE_WAIT_MAX_MS with nothing queued, and a NOTIFY still looks at once", async () => {
+    found = { dueInMs: null };
+    const before = looks;
+    await db.pool.query("SELECT pg_notify('wakeup_test', '')");
+    await until("the long idle wait", async () => looks > before && wakeup.nextPollMs === IDLE_WAIT_MAX_MS);
+    const waiting = looks;
+    found = true;
+    await db.pool.query("SELECT pg_notify('wakeup_test', '')");
+    await until("the NOTIFY's look", async () => looks > waiting);
+    await until("the wait back at pollMs", async () => wakeup.nextPollMs === POLL_MS);
+  });
+
+  it("slows down as with nothing found when the work is already due but could not be taken", async () => {
+    found = { dueInMs: -20 };
+    await until("the idle poll to slow down to its cap", async () => wakeup.nextPollMs === POLL_MS * IDLE_POLL_FACTOR);
     found = false;
   });
 });

@@ -13,18 +13,19 @@
  *   `failed` after the last of a series) and to the webhook's circuit is domain/delivery-policy.ts's to
  *   decide; store/record-attempt.ts writes it.
  * - Woken by NOTIFY toolport_webhooks (a statement that added deliveries, on any replica), by this
- *   process (redeliveries, retries falling due) and by a poll every WEBHOOKS_POLL_MS.
+ *   process (redeliveries, retries falling due) and by a poll every WEBHOOKS_POLL_MS (idle: when the next
+ *   pending delivery falls due or its lease runs out, or every 5 minutes with none pending).
  */
 import type { Logger } from "@toolport/kit/logger";
 import { webhookAttempts } from "@toolport/kit/metrics";
 import type { Outbound } from "@toolport/kit/outbound";
 import type { Pool } from "@toolport/kit/pg";
 import type { Sealer } from "@toolport/kit/sealing";
-import { Wakeup } from "@toolport/kit/wakeup";
+import { type LookResult, Wakeup } from "@toolport/kit/wakeup";
 import { post } from "../clients/receiver.js";
 import { afterAttempt, attemptSucceeded, circuitAfter, leaseSeconds } from "../domain/delivery-policy.js";
 import type { AttemptOutcome, AttemptRecord, ClaimedDelivery } from "../domain/model.js";
-import { claimDue, handBack } from "../store/claim.js";
+import { claimDue, handBack, nextDueInMs } from "../store/claim.js";
 import { type RecordedAttempt, recordFailure, recordSuccess } from "../store/record-attempt.js";
 
 /** Attempts in flight in this process, all webhooks together. */
@@ -76,8 +77,11 @@ export class Sender {
     if (!this.stopped) this.wakeup.wake();
   }
 
-  /** Claims and starts due deliveries while there are any; false when the first claim found none. */
-  private async claimLoop(): Promise<boolean> {
+  /**
+   * Claims and starts due deliveries while there are any; when the first claim found none, when the next
+   * pending one falls due (the idle poll waits until then).
+   */
+  private async claimLoop(): Promise<LookResult> {
     let found = false;
     try {
       for (;;) {
@@ -88,7 +92,7 @@ export class Sender {
           perWebhook: this.o.endpointConcurrency,
           leaseSeconds: leaseSeconds(this.o.timeoutMs),
         });
-        if (claimed.length === 0) return found;
+        if (claimed.length === 0) return found || { dueInMs: await nextDueInMs(this.o.pool) };
         found = true;
         const handingBack: string[] = [];
         for (const row of claimed) {

@@ -49,6 +49,21 @@ export async function claimDue(
   return rows;
 }
 
+/**
+ * How long until a pending delivery may be claimed (its attempt due, its lease over), by Postgres's clock:
+ * 0 or less when one already may (another replica holds it, its webhook is at its cap or inactive), null
+ * when none is pending. The sender's idle poll waits that long (kit's Wakeup).
+ */
+export async function nextDueInMs(pool: Pool): Promise<number | null> {
+  const { rows } = await pool.query<{ due_in_ms: number | null }>({
+    name: "webhooks_next_due",
+    text: `SELECT (EXTRACT(EPOCH FROM min(greatest(next_attempt_at, coalesce(locked_until, next_attempt_at))) - now()) * 1000)::float8
+                  AS due_in_ms
+             FROM deliveries WHERE status = 'pending'`,
+  });
+  return rows[0]?.due_in_ms ?? null;
+}
+
 /** Lets go of claimed deliveries this process will not attempt now (its per-webhook cap was reached). */
 export async function handBack(pool: Pool, deliveryIds: string[]): Promise<void> {
   if (deliveryIds.length === 0) return;
