@@ -445,7 +445,12 @@ export function createGrpcJsTransport(options: GrpcTransportOptions): Transport 
   const credentials = url.protocol === "https:" ? grpc.credentials.createSsl() : grpc.credentials.createInsecure();
   const port = url.port || (url.protocol === "https:" ? "443" : "80");
   const target = `${url.hostname}:${port}`;
-  const connect = () => new grpc.Client(target, credentials, wireOptions(options.maxSessionMemoryMb));
+  // A connection of its own (grpc-js otherwise shares one per target among a process's channels), as
+  // connect-node had a session per transport: a role's replicas behind a Service (L4, per connection)
+  // then get the connections of each client, not one per process, and a channel made anew after a
+  // failure connects at once instead of inheriting a shared connection's reconnect backoff.
+  const connect = () =>
+    new grpc.Client(target, credentials, { ...wireOptions(options.maxSessionMemoryMb), "grpc.use_local_subchannel_pool": 1 });
   let client = connect();
   /**
    * The channel to call on. A grpc-js channel that failed to connect (the peer down or restarting) waits

@@ -8,6 +8,7 @@
  * - `connect`: connect-node's own gRPC client to the peer (the reference of what the wire gives).
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import net from "node:net";
 import { fileURLToPath } from "node:url";
 import { create } from "@bufbuild/protobuf";
 import { type Client, Code, ConnectError, createClient } from "@connectrpc/connect";
@@ -210,6 +211,30 @@ describe("a call to another process", () => {
     watching.abort();
     const kitHealth = createServiceClient(Health, peerUrl);
     expect((await kitHealth.check({ service: "" })).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
+  });
+
+  it("gives each client a connection of its own, as connect's transports had (a Service balances connections)", async () => {
+    // A TCP relay in front of the peer counts the connections made through it.
+    let connections = 0;
+    const relay = net.createServer((socket) => {
+      connections++;
+      const upstream = net.connect(Number(new URL(peerUrl).port), "127.0.0.1");
+      socket.pipe(upstream).pipe(socket);
+      socket.on("error", () => upstream.destroy());
+      upstream.on("error", () => socket.destroy());
+    });
+    await new Promise<void>((resolve) => relay.listen(0, "127.0.0.1", resolve));
+    try {
+      const relayUrl = `http://127.0.0.1:${(relay.address() as net.AddressInfo).port}`;
+      const webhooks = createServiceClient(WebhooksService, relayUrl);
+      const health = createServiceClient(Health, relayUrl);
+      expect((await webhooks.getWebhook({ webhookId: "echo" })).webhook?.events[0]).toBe("grpc");
+      expect((await health.check({ service: "" })).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
+      expect((await webhooks.getWebhook({ webhookId: "echo" })).webhook?.events[0]).toBe("grpc");
+      expect(connections).toBe(2);
+    } finally {
+      relay.close();
+    }
   });
 
   it("reaches a peer again as soon as it is back on its port", async () => {
