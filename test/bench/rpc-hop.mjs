@@ -11,7 +11,11 @@
 //          connect-node server (grpc-js always sends grpc-accept-encoding: identity,deflate,gzip, so the
 //          server gzips the response);
 //     (2u) the grpc-js client -> a second connect-node server with acceptCompression: [] (no compression);
-//     (3)  @grpc/grpc-js client -> @grpc/grpc-js server (Server.addService, protobuf-es serializers).
+//     (3)  @grpc/grpc-js client -> @grpc/grpc-js server (Server.addService, protobuf-es serializers);
+//     (7)  the kit on both sides, as services call each other across processes: createServiceClient
+//          (services/lib/kit/dist/rpc.js) -> startRpcServer in the child, with the kit's client and server
+//          interceptors (request scope, principal, logging at "silent"); whichever transport the kit's dist
+//          uses (grpc-wire.js, grpc-js on both sides, since issue 36; connect-node before).
 //   In this process:
 //     (4)  connect's createRouterTransport(routes) + createClient;
 //     (5)  the kit's local transport as services use it: startRpcServer (services/lib/kit/dist/rpc.js) on
@@ -30,11 +34,12 @@
 // keeps the guarantee) and across processes (connect vs grpc-js, "clear" when > 20% apart in CPU per call).
 // (3) is uncompressed (grpc-js compresses only when asked to), as are the in-process rows, so the like-for-like
 // comparison of the libraries across processes is (1u) against (3), and (2u) for the client alone.
+// (7) is checked against (1) like the in-process rows.
 // Usage: node test/bench/rpc-hop.mjs [calls per row and concurrency=20000]
 //   BENCH_LEVELS=1,16 the concurrencies; BENCH_ROUNDS=5 the alternating rounds; BENCH_WARMUP=2000 the
 //   warm-up calls per row and concurrency; BENCH_ROWS=5,5b,6 (ids) only those rows under load (the guarantee
 //   checks still run every row; the ratios and verdicts need every row). Runs from dist/ (build first:
-//   pnpm build). The children are this script with `serve-connect PORT [plain]` or `serve-grpc PORT`.
+//   pnpm build). The children are this script with `serve-connect PORT [plain]`, `serve-grpc PORT` or `serve-kit PORT`.
 // node test/bench/rpc-hop.mjs copy [copies=50000] measures the copy alone: CPU per copy of the request and
 // the response through an encode and decode, the kit's schema copy (message-copy.ts), protobuf-es `clone`
 // and `structuredClone`.
@@ -45,7 +50,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { cleanup, row, runRounds, start, summary } from "./lib.mjs";
+import { cleanup, profiled, row, runRounds, start, summary } from "./lib.mjs";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const kitDir = path.join(root, "services/lib/kit");
@@ -318,6 +323,11 @@ async function main(calls) {
     const connectPort = await freePort();
     const plainPort = await freePort();
     const grpcPort = await freePort();
+    const kitPeerPort = await freePort();
+    await start("kit-server", [...profiled("kit-server"), script, "serve-kit", String(kitPeerPort)], {
+      cwd: kitDir,
+      ready: /ready/,
+    });
     await start("connect-server", [script, "serve-connect", String(connectPort)], { cwd: kitDir, ready: /ready/ });
     await start("connect-server-plain", [script, "serve-connect", String(plainPort), "plain"], { cwd: kitDir, ready: /ready/ });
     await start("grpc-server", [script, "serve-grpc", String(grpcPort)], { cwd: kitDir, ready: /ready/ });
@@ -357,6 +367,8 @@ async function main(calls) {
     stops.push(() => rpcServer.close(100));
     const kitUrl = `http://127.0.0.1:${rpcServer.port}`;
     const kitClient = createServiceClient(CatalogService, kitUrl);
+    const kitPeerUrl = `http://127.0.0.1:${kitPeerPort}`;
+    const kitPeerClient = createServiceClient(CatalogService, kitPeerUrl);
     // (5b): hosted on a port nothing listens on, so a call that did not stay in process would fail.
     const bareUrl = "http://127.0.0.1:1";
     stops.push(hostLocally(CatalogService, impl, [], 1));
@@ -390,6 +402,12 @@ async function main(calls) {
       { id: "5", label: "(5) kit createServiceClient, in process", call: (r) => kitClient.resolveToolForCall(r) },
       { id: "5b", label: "(5b) switchingTransport bare, in process", call: (r) => bareClient.resolveToolForCall(r) },
       { id: "6", label: "(6) direct call, same object (no copy)", call: (r) => impl.resolveToolForCall(r) },
+      {
+        id: "7",
+        label: "(7) kit -> kit, other process",
+        server: "kit-server",
+        call: (r) => kitPeerClient.resolveToolForCall(r),
+      },
     ];
     const byId = Object.fromEntries(rows.map((r) => [r.id, r]));
 
@@ -405,7 +423,7 @@ async function main(calls) {
       `node ${process.version}, ${os.availableParallelism()} CPUs, @connectrpc/connect ${version("@connectrpc/connect")}, @grpc/grpc-js ${version("@grpc/grpc-js")}`,
     );
     console.log(
-      `(5) is in process: ${hostedHere(CatalogService, kitUrl)}; (5b) is in process: ${hostedHere(CatalogService, bareUrl)}`,
+      `(5) is in process: ${hostedHere(CatalogService, kitUrl)}; (5b) is in process: ${hostedHere(CatalogService, bareUrl)}; (7) is in process: ${hostedHere(CatalogService, kitPeerUrl)}`,
     );
 
     // ---- The guarantee: errors and copies, against (1).
@@ -547,6 +565,9 @@ async function main(calls) {
       `  across processes, as configured today: grpc-js (3) vs connect with gzip (1): ${describeTo("3", "1")} => ${clearlyTo("3", "1")}; ` +
         `connect's default gzip alone, (1) vs (1u): ${describeTo("1", "1u")}`,
     );
+    console.log(
+      `  the kit across processes, (7) vs connect without compression (1u): ${describeTo("7", "1u")}; vs bare grpc-js (3): ${describeTo("7", "3")}`,
+    );
   } finally {
     for (const stop of stops.reverse()) {
       try {
@@ -627,6 +648,22 @@ if (mode === "copy") {
     ...(modeOption === "plain" ? { acceptCompression: [] } : {}),
   });
   http2.createServer(handler).listen(Number(modeArg), "127.0.0.1", () => process.stdout.write("ready\n"));
+} else if (mode === "serve-kit") {
+  followParent();
+  const { startRpcServer } = await kit("rpc.js");
+  const { createLogger } = await kit("logger.js");
+  const impl = implementation(resolvedTool());
+  await startRpcServer({
+    name: "bench-peer",
+    host: "127.0.0.1",
+    port: Number(modeArg),
+    log: createLogger("bench-peer", "silent"),
+    routes: (router) => router.service(CatalogService, impl),
+    serviceNames: [CatalogService.typeName],
+  });
+  // Exits (rather than dies) at the bench's SIGTERM, so that a CPU profile (BENCH_PROFILE=kit-server) is written.
+  process.once("SIGTERM", () => process.exit(0));
+  process.stdout.write("ready\n");
 } else if (mode === "serve-grpc") {
   followParent();
   const grpc = requireKit("@grpc/grpc-js");

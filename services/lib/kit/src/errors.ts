@@ -105,8 +105,9 @@ export interface ReceivedError {
 /** Reads the error detail another service attached, with a default reason per code when absent. */
 export function readError(err: ConnectError): ReceivedError {
   const [found] = err.findDetails(ErrorDetailSchema);
-  // connect-node reports a peer that went away mid-call (ECONNRESET, a destroyed stream) as Aborted, and
-  // its HTTP/2 stream reset as Canceled: without a service's own detail, that is the service being
+  // A peer that went away mid-call arrives as Unavailable through the kit's grpc-js client ("Connection
+  // dropped"), but as Aborted (ECONNRESET, a destroyed stream) through connect-node's, and a reset HTTP/2
+  // stream as Canceled through both: without a service's own detail, that is the service being
   // unavailable, not a conflict or a caller that gave up.
   const cut = !found && (err.code === Code.Aborted || err.code === Code.Canceled);
   const code = cut ? Code.Unavailable : err.code;

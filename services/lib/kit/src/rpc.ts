@@ -1,28 +1,29 @@
 /**
- * gRPC between our processes: connect-node servers over HTTP/2 without TLS (h2c) and connect gRPC
- * clients with deadlines. Interceptors carry the request id and the caller's principal in
- * metadata, log each call, and turn any thrown value into a ConnectError (domain errors keep their
- * reason; anything else is "internal error" with the cause logged, never sent).
+ * gRPC between our processes: @grpc/grpc-js servers over HTTP/2 without TLS (h2c) and grpc-js clients
+ * with deadlines, both carrying connect-es handlers, interceptors and errors (grpc-wire.ts).
+ * Interceptors carry the request id and the caller's principal in metadata, log each call, and turn any
+ * thrown value into a ConnectError (domain errors keep their reason; anything else is "internal error"
+ * with the cause logged, never sent).
  */
 import { setMaxListeners } from "node:events";
-import http2 from "node:http2";
-import type { AddressInfo } from "node:net";
 import { type DescService, fromBinary, toBinary } from "@bufbuild/protobuf";
 import {
   type Client,
   Code,
   type ConnectRouter,
   createClient,
+  createConnectRouter,
   createContextKey,
   decodeBinaryHeader,
   encodeBinaryHeader,
   type Interceptor,
 } from "@connectrpc/connect";
-import { connectNodeAdapter, createGrpcTransport } from "@connectrpc/connect-node";
+import * as grpc from "@grpc/grpc-js";
 import { Health } from "@toolport/proto/grpc/health/v1/health_pb";
 import { AuthMethod, type Principal, PrincipalSchema } from "@toolport/proto/toolport/common/v1/principal_pb";
 import { acceptRequestId, currentScope, PRINCIPAL_HEADER, REQUEST_ID_HEADER, runInScope } from "./context.js";
 import { toConnectError, unauthenticated } from "./errors.js";
+import { bindAddress, createGrpcJsTransport, createGrpcServer, grpcService } from "./grpc-wire.js";
 import { HealthState } from "./health.js";
 import { hostLocally, switchingTransport } from "./local-rpc.js";
 import type { Logger } from "./logger.js";
@@ -137,57 +138,52 @@ export interface RpcServer {
 export async function startRpcServer(options: RpcServerOptions): Promise<RpcServer> {
   const health = new HealthState(options.serviceNames);
   const shutdown = new AbortController();
-  // connect-node adds one abort listener per in-flight call (removed when it ends): not a leak, so no warning.
+  // A call whose signal is in use listens to the shutdown signal until it ends: not a leak, so no warning.
   setMaxListeners(0, shutdown.signal);
   const interceptors = [serverInterceptor(options.name, options.log)];
-  // Every service registered here is also hosted for callers in this process (local-rpc.ts).
+  // The services the process registers, served by grpc-js and hosted for callers in this process
+  // (local-rpc.ts). A connect router takes the registrations so that `routes` keeps its connect shape
+  // and connect checks each implementation against its service as before.
   const implementations: [DescService, object][] = [];
-  const handler = connectNodeAdapter({
-    routes(router) {
-      const hosting: ConnectRouter = {
-        handlers: router.handlers,
-        service(service, impl, opts) {
-          implementations.push([service, impl]);
-          return router.service(service, impl, opts);
-        },
-        rpc: router.rpc.bind(router),
-      };
-      options.routes(hosting);
-      hosting.service(Health, health.implementation());
+  const router = createConnectRouter();
+  const hosting: ConnectRouter = {
+    handlers: router.handlers,
+    service(service, impl, opts) {
+      implementations.push([service, impl]);
+      return router.service(service, impl, opts);
     },
-    interceptors,
-    shutdownSignal: shutdown.signal,
-    // No compression between our own processes (see createServiceClient).
-    acceptCompression: [],
+    rpc() {
+      throw new Error("register whole services (router.service): single methods are not served");
+    },
+  };
+  options.routes(hosting);
+  hosting.service(Health, health.implementation());
+  const server = createGrpcServer(SESSION_MEMORY_MB);
+  for (const [service, impl] of implementations) {
+    server.addService(...grpcService(service, impl, interceptors, shutdown.signal));
+  }
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(bindAddress(options.host, options.port), grpc.ServerCredentials.createInsecure(), (err, bound) =>
+      err ? reject(err) : resolve(bound),
+    );
   });
-  const server = http2.createServer({ maxSessionMemory: SESSION_MEMORY_MB }, handler);
-  const sessions = new Set<http2.ServerHttp2Session>();
-  server.on("session", (session) => {
-    sessions.add(session);
-    session.on("close", () => sessions.delete(session));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, options.host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
   const unhost = implementations.map(([service, impl]) => hostLocally(service, impl, interceptors, port, shutdown.signal));
   return {
     port,
     health,
     async close(graceMs) {
       for (const stop of unhost) stop();
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      // GOAWAY: no new streams on existing connections; streams already open run to completion.
-      for (const session of sessions) session.close();
-      const timer = setTimeout(() => {
-        shutdown.abort(new Error("shutdown grace period over"));
-        for (const session of sessions) session.destroy();
-      }, graceMs);
-      await closed;
+      // No new connections or streams (GOAWAY); calls already running go on to their end.
+      let timer: NodeJS.Timeout | undefined;
+      const drained = new Promise<void>((resolve) => {
+        server.tryShutdown(() => resolve());
+        timer = setTimeout(() => {
+          shutdown.abort(new Error("shutdown grace period over"));
+          server.forceShutdown();
+          resolve();
+        }, graceMs);
+      });
+      await drained;
       clearTimeout(timer);
     },
   };
@@ -233,15 +229,13 @@ export function createServiceClient<T extends DescService>(
 ): Client<T> {
   const interceptors = [clientInterceptor()];
   const timeoutMs = options.timeoutMs ?? 10_000;
-  // connect-node gzips every message of 1 KiB or more by default. Between our own processes (loopback,
-  // or a cluster network) that only costs CPU: test/bench/rpc-hop.mjs measured 1.4x the CPU and latency
-  // per call with it, for a 2.4 KB ResolveToolForCall response.
-  const remote = createGrpcTransport({
+  // No compression between our own processes: grpc-js compresses nothing unless asked to (gzip on
+  // loopback or a cluster network only costs CPU: 1.4x per call in test/bench/rpc-hop.mjs with connect).
+  const remote = createGrpcJsTransport({
     baseUrl,
     interceptors,
     defaultTimeoutMs: timeoutMs,
-    acceptCompression: [],
-    nodeOptions: { maxSessionMemory: SESSION_MEMORY_MB },
+    maxSessionMemoryMb: SESSION_MEMORY_MB,
   });
   return createClient(service, switchingTransport(remote, baseUrl, interceptors, timeoutMs));
 }
