@@ -1,7 +1,7 @@
 // Idle benchmark: what the stack costs when nobody calls it. Runs the launcher as `npm start` would but
 // without installing (deploy/local/start.mjs --no-install: packages installed and dist/ built beforehand)
 // on free ports with its own data folder, waits until the gateway's and the MCP server's health are green,
-// lets it settle 10 s, then measures the CPU time over a window (default 60 s) of every process the
+// lets it settle (default 60 s, --settle=<seconds>), then measures the CPU time over a window (default 60 s) of every process the
 // launcher runs, from /proc: the Node process(es) (with what they re-executed as), Postgres with all its
 // backends (and those that exited in the window, through the parent's cutime/cstime), NATS, and the
 // launcher itself. Prints % of one core per process group and the total, and the verdict against the goal:
@@ -15,7 +15,11 @@
 //   for this data folder only) and print them by count, so what the idle roles ask Postgres shows (the
 //   logging costs Postgres CPU itself, and the launcher, which reads Postgres's log, wakes for each line:
 //   take the CPU and wake-up figures from a run without it).
-// Usage: node test/bench/idle.mjs [window seconds=60] [--per-role] [--statements]
+// Why 60 s of settling: about 30 s after start V8 collects the heap the start-up left (its memory reducer,
+// on the host's GC helper threads: about 0.4 s of CPU once); with 10 s of settling that one-off collection
+// fell inside the window and read as 0.7% of a core of "idle" (per-thread ticks of the host, 10 s windows
+// from start: 4, 1, 41 (main 12, four helper threads 29), 1, 3).
+// Usage: node test/bench/idle.mjs [window seconds=60] [--settle=<seconds>] [--per-role] [--statements]
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
@@ -28,7 +32,7 @@ const args = process.argv.slice(2);
 const windowSeconds = Number(args.find((a) => /^\d+(\.\d+)?$/.test(a)) ?? 60);
 const perRole = args.includes("--per-role");
 const statements = args.includes("--statements");
-const SETTLE_SECONDS = 10;
+const SETTLE_SECONDS = Number(args.find((a) => a.startsWith("--settle="))?.slice("--settle=".length) ?? 60);
 const GOAL_PERCENT = 1;
 
 let ticksPerSecond = 100;
