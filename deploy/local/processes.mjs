@@ -15,9 +15,25 @@ export { sleep };
  * process, or again after a restart) cannot be taken meanwhile by some client's connection, which is
  * what an OS-chosen port (listen on 0, close, reuse) allowed. Chosen at random and checked free; this
  * process never hands out the same port twice.
+ *
+ * Test files run side by side in vitest workers, each a process with its own record of what it handed
+ * out, so two of them could pick the same port and both find it free before either child bound it
+ * (a gateway then failed with EADDRINUSE in one CI run). A worker (VITEST_POOL_ID 1..n, unique among
+ * the workers running at once) therefore draws from a slice of the range of its own; every other
+ * process (the launcher, vitest's global setup, benches) from slice 0.
  */
 const PORT_RANGE = { min: 20_000, max: 32_767 };
+const PORT_SLICES = 4;
 const handedOut = new Set();
+
+/** The part of PORT_RANGE this process draws from (see above). */
+function portSlice() {
+  const size = Math.floor((PORT_RANGE.max - PORT_RANGE.min + 1) / PORT_SLICES);
+  const worker = Number.parseInt(process.env.VITEST_POOL_ID ?? "", 10);
+  const index = Number.isInteger(worker) && worker > 0 ? 1 + ((worker - 1) % (PORT_SLICES - 1)) : 0;
+  const min = PORT_RANGE.min + index * size;
+  return { min, max: min + size - 1 };
+}
 
 function bindable(port) {
   return new Promise((resolve) => {
@@ -30,8 +46,9 @@ function bindable(port) {
 
 /** A free port on 127.0.0.1 (see above); falls back to one the OS picks. */
 export async function freePort() {
+  const slice = portSlice();
   for (let attempt = 0; attempt < 100; attempt++) {
-    const port = PORT_RANGE.min + Math.floor(Math.random() * (PORT_RANGE.max - PORT_RANGE.min + 1));
+    const port = slice.min + Math.floor(Math.random() * (slice.max - slice.min + 1));
     if (handedOut.has(port)) continue;
     handedOut.add(port);
     if (await bindable(port)) return port;

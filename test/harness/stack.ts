@@ -201,25 +201,35 @@ function stopChild(child: ChildProcess, signal: NodeJS.Signals = "SIGTERM"): Pro
 
 const LISTENING = /"msg":"[^"]*listening"/;
 
-/** One more single-role process beside a stack, on a new free port (stopped with the stack's extras). */
+/**
+ * One more single-role process beside a stack, on a new free port (stopped with the stack's extras).
+ * Like startStack, it tries new ports (at most three times) when the one chosen was taken before the
+ * process bound it.
+ */
 async function startExtra(
   name: ProcessName,
   env: Record<string, string>,
   logDir: string,
   extras: ChildProcess[],
 ): Promise<number> {
-  const port = await freePort();
-  await spawnLogged(
-    entry[name],
-    [],
-    { ...env, PORT: String(port) },
-    logDir,
-    `${name}-${port}`,
-    (c) => extras.push(c),
-    LISTENING,
-    port,
-  );
-  return port;
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    try {
+      await spawnLogged(
+        entry[name],
+        [],
+        { ...env, PORT: String(port) },
+        logDir,
+        `${name}-${port}`,
+        (c) => extras.push(c),
+        LISTENING,
+        port,
+      );
+      return port;
+    } catch (err) {
+      if (attempt >= 3 || !String((err as Error).message).includes("EADDRINUSE")) throw err;
+    }
+  }
 }
 
 /** Every named role in one `toolport --roles=...` process. */
