@@ -6,17 +6,15 @@
  * locally, no Stripe API call). After every test the double-entry ledger still balances.
  */
 import { randomUUID } from "node:crypto";
-import { fileURLToPath } from "node:url";
 import { create } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { loadConfig } from "@toolport/kit/config";
 import { createLogger } from "@toolport/kit/logger";
-import { kitMigrationsDir, migrate } from "@toolport/kit/pg";
 import { HoldStatus, LedgerEntryKind } from "@toolport/proto/toolport/billing/v1/billing_resources_pb";
 import { BillingService } from "@toolport/proto/toolport/billing/v1/billing_service_pb";
 import { AuthMethod, Grant, OrgRole, type Principal, PrincipalSchema } from "@toolport/proto/toolport/common/v1/principal_pb";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type TestDatabase, testDatabase } from "../../../test/harness/db.js";
+import { migratedDatabase, type TestDatabase } from "../../../test/harness/db.js";
 import { inMemoryService, refusal } from "../../../test/harness/in-memory-rpc.js";
 import { billingEnv } from "../src/config.js";
 import { createBilling } from "../src/deps.js";
@@ -53,11 +51,7 @@ describe("billing: handlers, domain and stores on Postgres", () => {
   let internal: ReturnType<ReturnType<typeof inMemoryService<typeof BillingService>>["as"]>;
 
   beforeAll(async () => {
-    db = await testDatabase("billing_handlers");
-    await migrate(db.pool, [
-      { dir: kitMigrationsDir, namespace: "kit" },
-      { dir: fileURLToPath(new URL("../migrations", import.meta.url)), namespace: "billing" },
-    ]);
+    db = await migratedDatabase("billing_handlers", "billing");
     const config = loadConfig(billingEnv, { STRIPE_SECRET_KEY: STRIPE_TEST_KEY, STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET });
     billing = inMemoryService(BillingService, createBillingHandlers(createBilling(db.pool, config), log), "billing");
     internal = billing.as(person());

@@ -5,10 +5,8 @@
  * finds nothing changes nothing.
  */
 import { randomUUID } from "node:crypto";
-import { fileURLToPath } from "node:url";
-import { kitMigrationsDir, migrate } from "@toolport/kit/pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type TestDatabase, testDatabase } from "../../../test/harness/db.js";
+import { migratedDatabase, type TestDatabase } from "../../../test/harness/db.js";
 import { MAX_CRAWL_ATTEMPTS, SiteStore } from "../src/store/sites.js";
 
 describe("SiteStore.claim", () => {
@@ -16,11 +14,7 @@ describe("SiteStore.claim", () => {
   let sites: SiteStore;
 
   beforeAll(async () => {
-    db = await testDatabase("content_crawl_claim");
-    await migrate(db.pool, [
-      { dir: kitMigrationsDir, namespace: "kit" },
-      { dir: fileURLToPath(new URL("../migrations", import.meta.url)), namespace: "content" },
-    ]);
+    db = await migratedDatabase("content_crawl_claim", "content");
     sites = new SiteStore(db.pool);
   });
   afterAll(async () => {

@@ -9,7 +9,6 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { fileURLToPath } from "node:url";
 import { create, fromBinary } from "@bufbuild/protobuf";
 import { type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, type ServiceImpl } from "@connectrpc/connect";
@@ -20,7 +19,6 @@ import { parsePath, selectPath } from "@toolport/kit/json-path";
 import type { Json, JsonObject } from "@toolport/kit/json-values";
 import { createLogger } from "@toolport/kit/logger";
 import { AddressPolicy, Outbound } from "@toolport/kit/outbound";
-import { kitMigrationsDir, migrate } from "@toolport/kit/pg";
 import { principalKey } from "@toolport/kit/rpc";
 import { CatalogService } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
 import { AuthMethod, type Principal, PrincipalSchema } from "@toolport/proto/toolport/common/v1/principal_pb";
@@ -31,7 +29,7 @@ import { WorkflowEventSchema } from "@toolport/proto/toolport/events/v1/events_p
 import type { CallResult } from "@toolport/proto/toolport/execution/v1/execution_results_pb";
 import { ExecutionService } from "@toolport/proto/toolport/execution/v1/execution_service_pb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type TestDatabase, testDatabase } from "../../../test/harness/db.js";
+import { migratedDatabase, type TestDatabase } from "../../../test/harness/db.js";
 import { inMemoryService, inMemoryPeer as peer, refusal } from "../../../test/harness/in-memory-rpc.js";
 import { until } from "../../../test/harness/wait.js";
 import { CatalogClient } from "../src/clients/catalog.js";
@@ -198,11 +196,7 @@ describe("content: handlers, domain and store on Postgres, catalog and execution
   };
 
   beforeAll(async () => {
-    db = await testDatabase("content_handlers");
-    await migrate(db.pool, [
-      { dir: kitMigrationsDir, namespace: "kit" },
-      { dir: fileURLToPath(new URL("../migrations", import.meta.url)), namespace: "content" },
-    ]);
+    db = await migratedDatabase("content_handlers", "content");
     for (const t of [echo, needsConsent, fails, big]) tools.set(t.id, t);
 
     const routes = fixtureSiteRoutes();

@@ -5,11 +5,9 @@
  * batch whose lease ran out is still taken over at the first round after.
  */
 import { randomUUID } from "node:crypto";
-import { fileURLToPath } from "node:url";
 import { createLogger } from "@toolport/kit/logger";
-import { kitMigrationsDir, migrate } from "@toolport/kit/pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type TestDatabase, testDatabase } from "../../../test/harness/db.js";
+import { migratedDatabase, type TestDatabase } from "../../../test/harness/db.js";
 import { BatchRunner } from "../src/batches/batch-runner.js";
 import type { Executor } from "../src/domain/executor.js";
 import { PgBatchStore } from "../src/store/batches-store.js";
@@ -20,15 +18,7 @@ const log = createLogger("batch-upkeep-test", "silent");
 const LEASE_MS = 30_000;
 
 beforeAll(async () => {
-  db = await testDatabase("exec_batch_upkeep");
-  await migrate(
-    db.pool,
-    [
-      { dir: kitMigrationsDir, namespace: "kit" },
-      { dir: fileURLToPath(new URL("../migrations", import.meta.url)), namespace: "execution" },
-    ],
-    log,
-  );
+  db = await migratedDatabase("exec_batch_upkeep", "execution");
   store = new PgBatchStore(db.pool);
 });
 

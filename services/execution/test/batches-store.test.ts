@@ -4,11 +4,8 @@
  * what a takeover does with started and pending elements, completion, ownership data and pruning.
  */
 import { randomUUID } from "node:crypto";
-import { fileURLToPath } from "node:url";
-import { createLogger } from "@toolport/kit/logger";
-import { kitMigrationsDir, migrate } from "@toolport/kit/pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type TestDatabase, testDatabase } from "../../../test/harness/db.js";
+import { migratedDatabase, type TestDatabase } from "../../../test/harness/db.js";
 import type { CallRequest } from "../src/domain/executor.js";
 import { PgBatchStore } from "../src/store/batches-store.js";
 
@@ -16,15 +13,7 @@ let db: TestDatabase;
 let store: PgBatchStore;
 
 beforeAll(async () => {
-  db = await testDatabase("exec_batches");
-  await migrate(
-    db.pool,
-    [
-      { dir: kitMigrationsDir, namespace: "kit" },
-      { dir: fileURLToPath(new URL("../migrations", import.meta.url)), namespace: "execution" },
-    ],
-    createLogger("exec-batches-test", "silent"),
-  );
+  db = await migratedDatabase("exec_batches", "execution");
   store = new PgBatchStore(db.pool);
 });
 

@@ -4,12 +4,10 @@
  * (with its own caller's request id) and its idempotency key's completion, exactly as a lone record is.
  */
 import { randomUUID } from "node:crypto";
-import { fileURLToPath } from "node:url";
 import { runInScope } from "@toolport/kit/context";
-import { createLogger } from "@toolport/kit/logger";
-import { kitMigrationsDir, migrate, type Pool } from "@toolport/kit/pg";
+import type { Pool } from "@toolport/kit/pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type TestDatabase, testDatabase } from "../../../test/harness/db.js";
+import { migratedDatabase, type TestDatabase } from "../../../test/harness/db.js";
 import type { ExecutionRecord } from "../src/domain/ports.js";
 import { PgExecutionStore } from "../src/store/executions-store.js";
 
@@ -72,15 +70,7 @@ function record(i: number): ExecutionRecord {
 }
 
 beforeAll(async () => {
-  db = await testDatabase("exec_store");
-  await migrate(
-    db.pool,
-    [
-      { dir: kitMigrationsDir, namespace: "kit" },
-      { dir: fileURLToPath(new URL("../migrations", import.meta.url)), namespace: "execution" },
-    ],
-    createLogger("exec-store-test", "silent"),
-  );
+  db = await migratedDatabase("exec_store", "execution");
 });
 
 afterAll(async () => {

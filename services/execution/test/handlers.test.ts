@@ -9,7 +9,6 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { fileURLToPath } from "node:url";
 import { create, fromBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
@@ -17,7 +16,6 @@ import { loadConfig } from "@toolport/kit/config";
 import { failedPrecondition, notFound, readError } from "@toolport/kit/errors";
 import { fromJsonBytes, jsonBytes } from "@toolport/kit/json-bytes";
 import { createLogger } from "@toolport/kit/logger";
-import { kitMigrationsDir, migrate } from "@toolport/kit/pg";
 import { serviceEnv } from "@toolport/kit/service";
 import { BillingService } from "@toolport/proto/toolport/billing/v1/billing_service_pb";
 import type { ResolvedToolSchema } from "@toolport/proto/toolport/catalog/v1/catalog_publishing_pb";
@@ -29,7 +27,7 @@ import { ExecutionEventSchema } from "@toolport/proto/toolport/events/v1/events_
 import { ExecutionService } from "@toolport/proto/toolport/execution/v1/execution_service_pb";
 import { IdentityService } from "@toolport/proto/toolport/identity/v1/identity_service_pb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type TestDatabase, testDatabase } from "../../../test/harness/db.js";
+import { migratedDatabase, type TestDatabase } from "../../../test/harness/db.js";
 import { inMemoryPeer, inMemoryService } from "../../../test/harness/in-memory-rpc.js";
 import { executionEnv } from "../src/config.js";
 import { createDeps, type ExecutionDeps } from "../src/deps.js";
@@ -156,11 +154,7 @@ describe("execution: handlers, executor and store on Postgres, catalog, billing 
   };
 
   beforeAll(async () => {
-    db = await testDatabase("execution_handlers");
-    await migrate(db.pool, [
-      { dir: kitMigrationsDir, namespace: "kit" },
-      { dir: fileURLToPath(new URL("../migrations", import.meta.url)), namespace: "execution" },
-    ]);
+    db = await migratedDatabase("execution_handlers", "execution");
     upstream = createServer((req, res) => {
       let body = "";
       req.on("data", (chunk) => (body += chunk));

@@ -4,11 +4,9 @@
  * active webhooks that no sender holds, and how long the oldest has waited. Against the run's Postgres.
  */
 import { randomUUID } from "node:crypto";
-import { fileURLToPath } from "node:url";
 import { metrics, reportWebhookBacklog } from "@toolport/kit/metrics";
-import { kitMigrationsDir, migrate } from "@toolport/kit/pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type TestDatabase, testDatabase } from "../../../test/harness/db.js";
+import { migratedDatabase, type TestDatabase } from "../../../test/harness/db.js";
 import { WebhookStore } from "../src/store/webhook-store.js";
 
 describe("the webhook backlog metrics", () => {
@@ -16,11 +14,7 @@ describe("the webhook backlog metrics", () => {
   let store: WebhookStore;
 
   beforeAll(async () => {
-    db = await testDatabase("webhook_backlog");
-    await migrate(db.pool, [
-      { dir: kitMigrationsDir, namespace: "kit" },
-      { dir: fileURLToPath(new URL("../migrations", import.meta.url)), namespace: "webhooks" },
-    ]);
+    db = await migratedDatabase("webhook_backlog", "webhooks");
     store = new WebhookStore(db.pool);
   });
   afterAll(async () => {

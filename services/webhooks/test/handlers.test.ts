@@ -8,13 +8,12 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { fileURLToPath } from "node:url";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
 import { createLogger } from "@toolport/kit/logger";
 import { AddressPolicy, Outbound } from "@toolport/kit/outbound";
-import { kitMigrationsDir, migrate, withTransaction } from "@toolport/kit/pg";
+import { withTransaction } from "@toolport/kit/pg";
 import { Sealer } from "@toolport/kit/sealing";
 import { AuthMethod, PrincipalSchema } from "@toolport/proto/toolport/common/v1/principal_pb";
 import { ExecutionStatus } from "@toolport/proto/toolport/common/v1/types_pb";
@@ -23,7 +22,7 @@ import { DeliveryStatus } from "@toolport/proto/toolport/webhooks/v1/webhooks_re
 import { WebhooksService } from "@toolport/proto/toolport/webhooks/v1/webhooks_service_pb";
 import { verify } from "@toolport/webhooks-verify";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type TestDatabase, testDatabase } from "../../../test/harness/db.js";
+import { migratedDatabase, type TestDatabase } from "../../../test/harness/db.js";
 import { inMemoryService, refusal } from "../../../test/harness/in-memory-rpc.js";
 import { until } from "../../../test/harness/wait.js";
 import { Sender } from "../src/delivery/sender.js";
@@ -81,11 +80,7 @@ describe("webhooks: handlers, fan-out, claims and attempts on Postgres", () => {
   const outbound = new Outbound({ policy });
 
   beforeAll(async () => {
-    db = await testDatabase("webhooks_handlers");
-    await migrate(db.pool, [
-      { dir: kitMigrationsDir, namespace: "kit" },
-      { dir: fileURLToPath(new URL("../migrations", import.meta.url)), namespace: "webhooks" },
-    ]);
+    db = await migratedDatabase("webhooks_handlers", "webhooks");
     store = new WebhookStore(db.pool);
     receiver = await startReceiver();
     await startSender();

@@ -14,7 +14,7 @@ import { CatalogToolChangedSchema } from "@toolport/proto/toolport/events/v1/eve
 import { AckPolicy, DeliverPolicy, type NatsConnection, headers as natsHeaders } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startNats } from "../../../../deploy/local/infra.mjs";
-import { type TestDatabase, testDatabase } from "../../../../test/harness/db.js";
+import { migratedDatabase, type TestDatabase } from "../../../../test/harness/db.js";
 import { until } from "../../../../test/harness/wait.js";
 import { currentRequestId, REQUEST_ID_HEADER, runInScope } from "../src/context.js";
 import {
@@ -30,7 +30,7 @@ import {
 } from "../src/events.js";
 import { createLogger } from "../src/logger.js";
 import { consumerRedeliveries } from "../src/metrics.js";
-import { kitMigrationsDir, migrate, type PoolClient, withTransaction } from "../src/pg.js";
+import { type PoolClient, withTransaction } from "../src/pg.js";
 
 const log = createLogger("consumer-batch-test", process.env.TEST_LOG ?? "silent");
 const quiet = { info() {}, warn() {}, error() {} };
@@ -45,8 +45,7 @@ describe("batched consumers and pipelined relay", () => {
   let nc: NatsConnection;
 
   beforeAll(async () => {
-    db = await testDatabase("consumer_batch");
-    await migrate(db.pool, [{ dir: kitMigrationsDir, namespace: "kit" }]);
+    db = await migratedDatabase("consumer_batch");
     // One row per applied effect, with the transaction it was written in.
     await db.pool.query(
       "CREATE TABLE effects (consumer text NOT NULL, event_id text NOT NULL, tool_id text NOT NULL, request_id text, txid bigint NOT NULL)",

@@ -13,7 +13,7 @@ import { CatalogToolChangedSchema } from "@toolport/proto/toolport/events/v1/eve
 import type { NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startNats } from "../../../../deploy/local/infra.mjs";
-import { type TestDatabase, testDatabase } from "../../../../test/harness/db.js";
+import { migratedDatabase, type TestDatabase } from "../../../../test/harness/db.js";
 import { until } from "../../../../test/harness/wait.js";
 import { loadConfig } from "../src/config.js";
 import {
@@ -29,7 +29,7 @@ import {
   startConsumer,
 } from "../src/events.js";
 import { createLogger } from "../src/logger.js";
-import { kitMigrationsDir, migrate, withTransaction } from "../src/pg.js";
+import { withTransaction } from "../src/pg.js";
 import { serviceEnv } from "../src/service.js";
 
 const log = createLogger("nats-namespace-test", "silent");
@@ -72,8 +72,7 @@ describe("a namespaced deployment on a shared NATS server", () => {
   const consumers: RunningConsumer[] = [];
 
   beforeAll(async () => {
-    db = await testDatabase("natsns");
-    await migrate(db.pool, [{ dir: kitMigrationsDir, namespace: "kit" }]);
+    db = await migratedDatabase("natsns");
     await db.pool.query("CREATE TABLE applied (consumer text NOT NULL, tool_id text NOT NULL, subject text NOT NULL)");
     const storeDir = await mkdtemp(path.join(os.tmpdir(), "toolport-nats-"));
     nats = await startNats({ storeDir, port: await freePort(), log: quiet });

@@ -10,12 +10,12 @@ import { CatalogToolChangedSchema } from "@toolport/proto/toolport/events/v1/eve
 import type { NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startNats } from "../../../../deploy/local/infra.mjs";
-import { type TestDatabase, testDatabase } from "../../../../test/harness/db.js";
+import { migratedDatabase, type TestDatabase } from "../../../../test/harness/db.js";
 import { until } from "../../../../test/harness/wait.js";
 import { currentRequestId, runInScope } from "../src/context.js";
 import { connectNats, enqueueEvent, ensureStream, OutboxRelay, Subjects, startConsumer } from "../src/events.js";
 import { createLogger } from "../src/logger.js";
-import { kitMigrationsDir, migrate, withTransaction } from "../src/pg.js";
+import { withTransaction } from "../src/pg.js";
 
 const log = createLogger("outbox-test", "silent");
 const quiet = { info() {}, warn() {}, error() {} };
@@ -29,8 +29,7 @@ describe("outbox relay and idempotent consumer", () => {
   let relay: OutboxRelay;
 
   beforeAll(async () => {
-    db = await testDatabase("outbox");
-    await migrate(db.pool, [{ dir: kitMigrationsDir, namespace: "kit" }]);
+    db = await migratedDatabase("outbox");
     await db.pool.query("CREATE TABLE applied (event_id text NOT NULL, tool_id text NOT NULL, request_id text)");
     natsPort = await freePort();
     storeDir = await mkdtemp(path.join(os.tmpdir(), "toolport-nats-"));

@@ -19,7 +19,7 @@ import { CatalogToolChangedSchema } from "@toolport/proto/toolport/events/v1/eve
 import { AckPolicy, DeliverPolicy, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startNats } from "../../../../deploy/local/infra.mjs";
-import { type TestDatabase, testDatabase } from "../../../../test/harness/db.js";
+import { migratedDatabase, type TestDatabase } from "../../../../test/harness/db.js";
 import { until } from "../../../../test/harness/wait.js";
 import {
   connectNats,
@@ -32,7 +32,7 @@ import {
   outboxRow,
 } from "../src/events.js";
 import { createLogger } from "../src/logger.js";
-import { kitMigrationsDir, migrate, type Pool, type PoolClient, withTransaction } from "../src/pg.js";
+import { type Pool, type PoolClient, withTransaction } from "../src/pg.js";
 
 const log = createLogger("relay-test", process.env.TEST_LOG ?? "silent");
 const quiet = { info() {}, warn() {}, error() {} };
@@ -70,8 +70,7 @@ describe("outbox relay statements and wake-ups", () => {
   let nc: NatsConnection;
 
   beforeAll(async () => {
-    db = await testDatabase("relay");
-    await migrate(db.pool, [{ dir: kitMigrationsDir, namespace: "kit" }]);
+    db = await migratedDatabase("relay");
     natsPort = await freePort();
     storeDir = await mkdtemp(path.join(os.tmpdir(), "toolport-nats-relay-"));
     nats = await startNats({ storeDir, port: natsPort, log: quiet });
