@@ -10,7 +10,16 @@
  * publish is a producer span in that trace, and each consumer's handling a consumer span under it, the
  * context carried in the message's headers (kit/events).
  */
-import { type Context, context, propagation, type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import {
+  type Context,
+  context,
+  INVALID_SPAN_CONTEXT,
+  propagation,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from "@opentelemetry/api";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchSpanProcessor, NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
@@ -38,8 +47,16 @@ export async function stopTracing(): Promise<void> {
 
 export const tracer = () => trace.getTracer("toolport");
 
+/**
+ * The span `inSpan` hands its callback while tracing is off: the API's non-recording span, on which every
+ * call does nothing. Off, inSpan and the header helpers return at once instead of going through the no-op
+ * tracer and context manager, which make a span and a context per call for nothing (four spans a tool call).
+ */
+const NO_SPAN: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+
 /** The trace context to send along, as headers (`traceparent`, `tracestate`): empty when tracing is off. */
 export function traceHeaders(ctx: Context = context.active()): Record<string, string> {
+  if (!provider) return {};
   const carrier: Record<string, string> = {};
   propagation.inject(ctx, carrier);
   return carrier;
@@ -62,6 +79,7 @@ export function traceCarrier(): Record<string, string> | null {
 
 /** The context a caller sent in its headers (none: the active one). */
 export function contextFromHeaders(get: (name: string) => string | null | undefined): Context {
+  if (!provider) return context.active();
   return propagation.extract(context.active(), undefined, {
     keys: () => ["traceparent", "tracestate"],
     get: (_carrier, key) => get(key) ?? undefined,
@@ -77,6 +95,13 @@ export function inSpan<T>(
   options: { kind: SpanKind; attributes?: Record<string, string | number | boolean>; parent?: Context },
   fn: (span: Span) => Promise<T>,
 ): Promise<T> {
+  if (!provider) {
+    try {
+      return fn(NO_SPAN);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
   const span = tracer().startSpan(
     name,
     { kind: options.kind, attributes: options.attributes },
