@@ -45,6 +45,7 @@ import {
 import { createAsyncIterable } from "@connectrpc/connect/protocol";
 import { findTrailerError, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import * as grpc from "@grpc/grpc-js";
+import { CALL_ENDED, CallContext, pathOf, requestOf } from "./call-context.js";
 
 /**
  * Channel and server options both sides share: no message size limit (connect-node has none either),
@@ -61,8 +62,6 @@ function wireOptions(maxSessionMemoryMb: number): grpc.ChannelOptions {
     "grpc.enable_channelz": 0,
   };
 }
-
-const pathOf = (method: DescMethod) => `/${method.parent.typeName}/${method.name}`;
 
 /** Bytes as grpc-js wants them (a Buffer), without copying. */
 function asBuffer(bytes: Uint8Array): Buffer {
@@ -151,79 +150,6 @@ function chain<Req, Res>(interceptors: Interceptor[], last: (req: Req) => Promis
   return next as unknown as (req: Req) => Promise<Res>;
 }
 
-/**
- * The handler context of one call (connect's `HandlerContext`): its own values, the caller's metadata as
- * headers, the caller's deadline as `timeoutMs()`, and a signal that aborts when the caller cancels, at
- * the deadline (DEADLINE_EXCEEDED), at shutdown and when the call ends. Made for grpc-js rather than with
- * connect's `createHandlerContext`, which arms a timer and links three AbortControllers per call: grpc-js
- * keeps the deadline itself (it cancels the call then), and the signal and response headers are made
- * only when something asks for them (most handlers never do; rpc-hop.mjs row (7)).
- */
-class CallContext implements HandlerContext {
-  readonly requestMethod = "POST";
-  readonly protocolName = "grpc";
-  readonly values = createContextValues();
-  private controller: AbortController | undefined;
-  private reason: unknown;
-  private header: Headers | undefined;
-  private trailer: Headers | undefined;
-  private readonly onShutdown = () => this.abort(this.shutdownSignal.reason);
-
-  constructor(
-    readonly method: DescMethod,
-    readonly requestHeader: Headers,
-    private readonly deadlineAt: number | undefined,
-    private readonly shutdownSignal: AbortSignal,
-  ) {}
-
-  get service(): DescService {
-    return this.method.parent;
-  }
-
-  get url(): string {
-    return pathOf(this.method);
-  }
-
-  timeoutMs(): number | undefined {
-    return this.deadlineAt === undefined ? undefined : this.deadlineAt - Date.now();
-  }
-
-  get signal(): AbortSignal {
-    if (!this.controller) {
-      this.controller = new AbortController();
-      if (this.reason !== undefined) this.controller.abort(this.reason);
-      else if (this.shutdownSignal.aborted) this.abort(this.shutdownSignal.reason);
-      else this.shutdownSignal.addEventListener("abort", this.onShutdown, { once: true });
-    }
-    return this.controller.signal;
-  }
-
-  get responseHeader(): Headers {
-    this.header ??= new Headers();
-    return this.header;
-  }
-
-  get responseTrailer(): Headers {
-    this.trailer ??= new Headers();
-    return this.trailer;
-  }
-
-  /** Response headers or trailers, if a handler or interceptor made any. */
-  sent(which: "header" | "trailer"): Headers | undefined {
-    return which === "header" ? this.header : this.trailer;
-  }
-
-  /** Aborts the signal (once; the first reason stands). */
-  abort(reason: unknown): void {
-    if (this.reason !== undefined) return;
-    this.reason = reason;
-    if (this.controller) {
-      this.shutdownSignal.removeEventListener("abort", this.onShutdown);
-      this.controller.abort(reason);
-    }
-  }
-}
-
 function contextOf(
   method: DescMethod,
   call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>,
@@ -249,15 +175,7 @@ function contextOf(
   return context;
 }
 
-/** A request whose signal is the context's, made only when read (an interceptor or handler asking for it). */
-function requestOf<R extends UnaryRequest | StreamRequest>(context: CallContext, fields: Omit<R, "signal">): R {
-  return Object.defineProperty(fields, "signal", { get: () => context.signal, enumerable: true }) as R;
-}
-
 const INTERNAL = new ConnectError("internal error", Code.Internal);
-
-/** The reason a finished call's context is aborted with: made once (an Error per call costs a stack trace). */
-const CALL_ENDED = new ConnectError("call ended", Code.Canceled);
 
 /** Response headers set by the handler or an interceptor, sent before the message. */
 function sendHeaders(call: { sendMetadata(m: grpc.Metadata): void }, header: Headers) {

@@ -29,15 +29,15 @@ import {
   Code,
   ConnectError,
   createContextValues,
-  createHandlerContext,
   type Interceptor,
   type Transport,
   type UnaryRequest,
   type UnaryResponse,
 } from "@connectrpc/connect";
+import { CALL_ENDED, CallContext, requestOf } from "./call-context.js";
 import { copyMessage } from "./message-copy.js";
 
-type UnaryHandler = (request: unknown, context: ReturnType<typeof createHandlerContext>) => unknown;
+type UnaryHandler = (request: unknown, context: CallContext) => unknown;
 
 interface HostedService {
   service: DescService;
@@ -131,20 +131,17 @@ async function callHosted(
 ): Promise<UnaryResponse> {
   const impl = target.impl[method.localName];
   if (!impl) throw new ConnectError(`${method.parent.typeName}.${method.name} is not implemented`, Code.Unimplemented);
-  const url = `local:/${method.parent.typeName}/${method.name}`;
   const contextValues = createContextValues();
-  const context = createHandlerContext({
-    service: method.parent,
+  // The callee's own copy of the headers. The transport watches the deadline, the caller's signal and
+  // shutdown itself (below) and aborts the context, whose signal is made only if the callee reads it.
+  const context = new CallContext(
     method,
-    protocolName: "local",
-    requestMethod: "POST",
-    url,
-    timeoutMs,
-    shutdownSignal: target.shutdownSignal,
-    requestSignal: signal,
-    requestHeader: header,
+    new Headers(header),
+    timeoutMs === undefined ? undefined : Date.now() + timeoutMs,
+    undefined,
+    "local",
     contextValues,
-  });
+  );
   const serve = chain(target.interceptors, async (req) => {
     const output = await impl(req.message, context);
     return {
@@ -156,26 +153,40 @@ async function callHosted(
       message: create(method.output, output as MessageInitShape<DescMessage>),
     } as UnaryResponse;
   });
-  const request: UnaryRequest = {
+  // The context aborts at the deadline, when the caller aborts and at shutdown; the caller stops waiting
+  // then, whatever the handler does.
+  let stopWaiting!: (err: ConnectError) => void;
+  const aborted = new Promise<never>((_, reject) => {
+    stopWaiting = reject;
+  });
+  aborted.catch(() => {});
+  const stop = (reason: unknown) => {
+    context.abort(reason);
+    stopWaiting(ConnectError.from(reason, Code.Canceled));
+  };
+  const onCallerAbort = () => stop(signal?.reason);
+  const onShutdown = () => stop(target.shutdownSignal?.reason);
+  const timer =
+    timeoutMs === undefined
+      ? undefined
+      : setTimeout(() => stop(new ConnectError("the operation timed out", Code.DeadlineExceeded)), timeoutMs);
+  if (timeoutMs !== undefined && timeoutMs <= 0) stop(new ConnectError("the operation timed out", Code.DeadlineExceeded));
+  else if (signal?.aborted) stop(signal.reason);
+  else if (target.shutdownSignal?.aborted) stop(target.shutdownSignal.reason);
+  else {
+    signal?.addEventListener("abort", onCallerAbort, { once: true });
+    target.shutdownSignal?.addEventListener("abort", onShutdown, { once: true });
+  }
+  const request = requestOf<UnaryRequest>(context, {
     stream: false,
     service: method.parent,
     method,
     requestMethod: "POST",
-    url,
-    signal: context.signal,
+    url: context.url,
     header: context.requestHeader,
     contextValues,
     message: received(method.input, message),
-  };
-  // The context's signal aborts at the deadline (createHandlerContext arms it), when the caller aborts,
-  // and at shutdown; the caller stops waiting then, whatever the handler does.
-  const aborted = new Promise<never>((_, reject) => {
-    const signal = context.signal;
-    const fail = () => reject(ConnectError.from(signal.reason, Code.Canceled));
-    if (signal.aborted) fail();
-    else signal.addEventListener("abort", fail, { once: true });
   });
-  aborted.catch(() => {});
   try {
     const res = await Promise.race([serve(request), aborted]);
     // The response headers are the context's own, made for this call: no other holder to copy away from.
@@ -183,8 +194,11 @@ async function callHosted(
   } catch (err) {
     throw asReceived(err);
   } finally {
-    // As connect's own server does when a call ends: clears the deadline timer and the listeners the
-    // context put on the caller's and the shutdown signals (without this both pile up, one per call).
+    // As a server does when a call ends: the timer and listeners go, and the context's signal (if the
+    // callee made it) aborts.
+    clearTimeout(timer);
+    signal?.removeEventListener("abort", onCallerAbort);
+    target.shutdownSignal?.removeEventListener("abort", onShutdown);
     context.abort(CALL_ENDED);
   }
 }
@@ -195,9 +209,6 @@ async function callHosted(
  * handed on to the callee's context, which would add and remove a listener on it per call.
  */
 const NOT_ABORTED = new AbortController().signal;
-
-/** The reason a finished call's context is aborted with: made once (an Error per call costs a stack trace). */
-const CALL_ENDED = new ConnectError("call ended", Code.Canceled);
 
 /**
  * A transport that runs a call in this process when its service is hosted here on the port of `baseUrl`
@@ -218,7 +229,7 @@ export function switchingTransport(
       if (!target) return remote.unary(method, signal, timeoutMs, header, input, contextValues);
       const deadline = timeoutMs ?? defaultTimeoutMs;
       const send = chain(interceptors, (req) =>
-        // createHandlerContext copies the headers into the callee's own object.
+        // callHosted copies the headers into the callee's own object.
         callHosted(target, req.method, req.signal === NOT_ABORTED ? undefined : req.signal, deadline, req.header, req.message),
       );
       return send({
