@@ -10,6 +10,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { assignLauncherPorts } from "../../deploy/local/infra.mjs";
 import { repoRoot } from "../harness/stack.js";
@@ -84,6 +85,14 @@ describe("local launcher", () => {
       // It prints where to find things.
       expect(output).toContain(`http://localhost:${env.GATEWAY_PORT}/v1`);
       expect(output).toContain(path.join(dataDir, "logs"));
+      // Its Postgres runs with the launcher's settings (start.mjs POSTGRES_SETTINGS): autovacuum every 5 minutes.
+      const db = new pg.Client({ connectionString: `postgres://toolport@127.0.0.1:${env.PGPORT}/postgres` });
+      await db.connect();
+      try {
+        expect((await db.query("SHOW autovacuum_naptime")).rows[0].autovacuum_naptime).toBe("5min");
+      } finally {
+        await db.end();
+      }
 
       if (crash) {
         // The heap limit set from the 1024 MiB given: 768 MiB of old space, plus V8's young generation (about
