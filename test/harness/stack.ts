@@ -110,11 +110,21 @@ export async function startStack(
   options: StackOptions = {},
 ): Promise<Stack> {
   const layout = options.layout ?? defaultLayout();
+  return retriedOnTakenPort(() =>
+    layout === "one-process" && names.length > 1
+      ? startOneProcess(names, extraEnv, options.infra)
+      : startStackOnce(names, extraEnv, options.infra, options.replicas ?? 1),
+  );
+}
+
+/**
+ * Runs `start`, which chooses its ports, again (at most three times in all) while it fails because a port
+ * it chose was taken before its process bound it (EADDRINUSE).
+ */
+async function retriedOnTakenPort<T>(start: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await (layout === "one-process" && names.length > 1
-        ? startOneProcess(names, extraEnv, options.infra)
-        : startStackOnce(names, extraEnv, options.infra, options.replicas ?? 1));
+      return await start();
     } catch (err) {
       if (attempt >= 3 || !String((err as Error).message).includes("EADDRINUSE")) throw err;
     }
@@ -202,34 +212,24 @@ function stopChild(child: ChildProcess, signal: NodeJS.Signals = "SIGTERM"): Pro
 const LISTENING = /"msg":"[^"]*listening"/;
 
 /**
- * One more single-role process beside a stack, on a new free port (stopped with the stack's extras).
- * Like startStack, it tries new ports (at most three times) when the one chosen was taken before the
- * process bound it.
+ * One more single-role process beside a stack, on a new free port (stopped with the stack's extras); on
+ * another when that one was taken before the process bound it, as startStack.
  */
-async function startExtra(
-  name: ProcessName,
-  env: Record<string, string>,
-  logDir: string,
-  extras: ChildProcess[],
-): Promise<number> {
-  for (let attempt = 1; ; attempt++) {
+function startExtra(name: ProcessName, env: Record<string, string>, logDir: string, extras: ChildProcess[]): Promise<number> {
+  return retriedOnTakenPort(async () => {
     const port = await freePort();
-    try {
-      await spawnLogged(
-        entry[name],
-        [],
-        { ...env, PORT: String(port) },
-        logDir,
-        `${name}-${port}`,
-        (c) => extras.push(c),
-        LISTENING,
-        port,
-      );
-      return port;
-    } catch (err) {
-      if (attempt >= 3 || !String((err as Error).message).includes("EADDRINUSE")) throw err;
-    }
-  }
+    await spawnLogged(
+      entry[name],
+      [],
+      { ...env, PORT: String(port) },
+      logDir,
+      `${name}-${port}`,
+      (c) => extras.push(c),
+      LISTENING,
+      port,
+    );
+    return port;
+  });
 }
 
 /** Every named role in one `toolport --roles=...` process. */
