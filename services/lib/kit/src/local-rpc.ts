@@ -166,14 +166,13 @@ async function callHosted(
   };
   const onCallerAbort = () => stop(signal?.reason);
   const onShutdown = () => stop(target.shutdownSignal?.reason);
-  const timer =
-    timeoutMs === undefined
-      ? undefined
-      : setTimeout(() => stop(new ConnectError("the operation timed out", Code.DeadlineExceeded)), timeoutMs);
-  if (timeoutMs !== undefined && timeoutMs <= 0) stop(new ConnectError("the operation timed out", Code.DeadlineExceeded));
+  const timedOut = () => stop(new ConnectError("the operation timed out", Code.DeadlineExceeded));
+  let timer: NodeJS.Timeout | undefined;
+  if (timeoutMs !== undefined && timeoutMs <= 0) timedOut();
   else if (signal?.aborted) stop(signal.reason);
   else if (target.shutdownSignal?.aborted) stop(target.shutdownSignal.reason);
   else {
+    if (timeoutMs !== undefined) timer = setTimeout(timedOut, timeoutMs);
     signal?.addEventListener("abort", onCallerAbort, { once: true });
     target.shutdownSignal?.addEventListener("abort", onShutdown, { once: true });
   }
