@@ -15,7 +15,14 @@
 //           upstream call and one Postgres INSERT, nothing else), on the durable Postgres server;
 //     (d1)  the floor of the one-process layout: the same without the hop (Koa, the upstream call and the
 //           INSERT in one process), with its CPU per call at each concurrency (its process "floor-one" and
-//           the durable Postgres), the yardstick of (c1)'s goals.
+//           the durable Postgres), the yardstick of (c1)'s goals;
+//     (d1e) (d1) with durable events kept, as barely as the promise allows (execution-floor.mjs one-events:
+//           the INSERT and an outbox row in one statement, a relay publishing to JetStream with the event id
+//           as message id, two durable consumers, as many as Toolport's execution events have, each applying
+//           a batch with its inbox rows in one statement), on the durable Postgres and its own NATS
+//           (nats-d1e): what the events alone cost, shown beside the goals, not one of them. Its CPU per
+//           call over (d1)'s is the part of (c1)'s excess that no Toolport code removes while events stay
+//           durable.
 //     Every row is warmed up (300 calls), then the rows take turns in 3 rounds so that drift (JIT, table
 //     growth, other work on the machine) falls on all alike. Per row: requests/s, p50, p99; for c1, c1r
 //     and c2 the CPU per call of each process (c1's Node process is "toolport", c1r's
@@ -31,6 +38,7 @@
 //            at concurrency 16                                                  <= 1.5x
 //            at concurrency 1                                                   <= 2x
 //       (c2)/(d) throughput, at concurrency 1 and at 16                         >= 0.8
+//     and, beside them, (d1e) against (d1) and (c1) against (d1e).
 //     With another load concurrency than 16 the "at 16" goals are judged at it, and say so.
 //  2. capping a 2 MB result to 32,000 characters (the cap alone, in process, and a 2 MB upstream answer
 //     through the c1 gateway);
@@ -44,10 +52,10 @@
 // a temporary folder; Toolport runs from dist/ (build first).
 // Usage: node test/bench/execution-gateway.mjs [requests=3000] [concurrency=16]
 //   BENCH_LEVELS=16 (or 1,16 ...) only those concurrencies in section 1; BENCH_SECTIONS=1 (or 1,3 ...)
-//   only those sections; BENCH_ROWS=c1 (or a,b,c1,c1r,c2,d) only those rows of section 1, the ratios and
+//   only those sections; BENCH_ROWS=c1 (or a,b,c1,c1r,c2,d,d1,d1e) only those rows of section 1, the ratios and
 //   goals printed only where their rows ran; BENCH_VERBOSE=1 forwards the processes' logs; BENCH_PROFILE=<process>[,...]
 //   (toolport, toolport-relaxed, catalog, execution, billing, identity, gateway, floor-service,
-//   floor-gateway) writes a CPU profile of each named process to /tmp/toolport-prof/<process>;
+//   floor-gateway, floor-one, floor-events) writes a CPU profile of each named process to /tmp/toolport-prof/<process>;
 //   BENCH_STATEMENTS=1 loads pg_stat_statements into the durable Postgres and prints, per concurrency, the
 //   statements (c1)'s databases ran per call, warm-up included, by statement (it costs some CPU: measure
 //   CPU and latency in a run without it).
@@ -268,23 +276,60 @@ async function statementCounter(url, prefix) {
     },
     async print(label) {
       const { rows } = await client.query(
-        `SELECT substring(d.datname FROM length($1) + 1) AS db, s.query, s.calls::int AS n
+        `SELECT substring(d.datname FROM length($1) + 1) AS db, s.query, s.calls::int AS n,
+                s.total_exec_time AS ms, s.wal_bytes::bigint AS wal
            FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
           WHERE d.datname LIKE $1 || '%' ORDER BY s.calls DESC`,
         [prefix],
       );
       const total = rows.reduce((t, r) => t + r.n, 0);
-      console.log(`    statements per call in ${label} (${calls} calls, warm-up included): ${(total / calls).toFixed(3)}`);
+      const sum = (key) => rows.reduce((t, r) => t + Number(r[key]), 0) / calls;
+      console.log(
+        `    statements per call in ${label} (${calls} calls, warm-up included): ${(total / calls).toFixed(3)}, executing ${(sum("ms") * 1e3).toFixed(0)} µs, writing ${sum("wal").toFixed(0)} bytes of WAL; per statement, per call:`,
+      );
       for (const r of rows.filter((r) => r.n / calls >= 0.005))
         console.log(
-          `      ${(r.n / calls).toFixed(3).padStart(7)}  ${r.db.padEnd(9)} ${r.query.replace(/\s+/g, " ").slice(0, 110)}`,
+          `      ${(r.n / calls).toFixed(3).padStart(7)} ${`${((r.ms / calls) * 1e3).toFixed(0)} µs`.padStart(7)} ${`${(Number(r.wal) / calls).toFixed(0)} B`.padStart(7)}  ${r.db.padEnd(9)} ${r.query.replace(/\s+/g, " ").slice(0, 90)}`,
         );
     },
     close: () => client.end(),
   };
 }
 
+/**
+ * (d1e) is a yardstick only if its events really went through: every stored call's event published and
+ * applied once by each consumer. Waits for its relay and consumers to catch up (10 s at most), prints the
+ * counts, and fails the bench if they do not match.
+ */
+async function floorEventsApplied(url) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    let counts;
+    for (let i = 0; i < 100; i++) {
+      ({
+        rows: [counts],
+      } = await client.query(
+        `SELECT (SELECT count(*) FROM floor_results_e)::int AS stored,
+                (SELECT count(*) FROM floor_outbox WHERE published_at IS NOT NULL)::int AS published,
+                (SELECT count(*) FROM floor_facts)::int AS facts,
+                (SELECT coalesce(sum(calls), 0) FROM floor_usage)::int AS usage`,
+      ));
+      if (counts.published === counts.stored && counts.facts === counts.stored && counts.usage === counts.stored) break;
+      await sleep(100);
+    }
+    const line = `(d1e): ${counts.stored} calls stored, ${counts.published} events published, applied ${counts.facts} times by one consumer and ${counts.usage} by the other`;
+    console.log(`\n   ${line}`);
+    if (![counts.published, counts.facts, counts.usage].every((n) => n === counts.stored))
+      throw new Error(`the floor with events lost or repeated events: ${line}`);
+  } finally {
+    await client.end();
+  }
+}
+
 const goalLines = [];
+/** Beside the goals: the floor with durable events (d1e) against (d1), and (c1) against it. */
+const eventLines = [];
 /** BENCH_STATEMENTS: (c1)'s statements per call (statementCounter). */
 let statements;
 try {
@@ -307,7 +352,12 @@ try {
   const nginxPort = all && wanted("b") ? await startNginx(upstreamPort) : undefined;
 
   // (d) the floor of the fixed layout (execution-floor.mjs): Koa -> one connect gRPC hop -> upstream + one INSERT.
-  const floorPorts = { service: await freePort(), gateway: await freePort(), one: await freePort() };
+  const floorPorts = {
+    service: await freePort(),
+    gateway: await freePort(),
+    one: await freePort(),
+    events: await freePort(),
+  };
   const floorScript = path.join(root, "test/bench/execution-floor.mjs");
   if (all && wanted("d1"))
     await start("floor-one", [
@@ -317,6 +367,17 @@ try {
       String(floorPorts.one),
       `http://127.0.0.1:${upstreamPort}`,
       pg.url,
+    ]);
+  const floorEvents = all && wanted("d1e") ? { nats: await benchNats(dir, "nats-d1e") } : null;
+  if (floorEvents)
+    await start("floor-events", [
+      ...profiled("floor-events"),
+      floorScript,
+      "one-events",
+      String(floorPorts.events),
+      `http://127.0.0.1:${upstreamPort}`,
+      pg.url,
+      floorEvents.nats.url,
     ]);
   if (all && wanted("d")) {
     await start("floor-service", [
@@ -343,6 +404,8 @@ try {
     ok(`http://127.0.0.1:${floorPorts.gateway}/v1/tools/call/${c1.tool.small}`, { method: "POST", headers: json, body: "{}" });
   const floorOne = () =>
     ok(`http://127.0.0.1:${floorPorts.one}/v1/tools/call/${c1.tool.small}`, { method: "POST", headers: json, body: "{}" });
+  const floorWithEvents = () =>
+    ok(`http://127.0.0.1:${floorPorts.events}/v1/tools/call/${c1.tool.small}`, { method: "POST", headers: json, body: "{}" });
 
   if (sections.includes("1")) {
     console.log(
@@ -361,6 +424,7 @@ try {
         c2 ? row("(c2) process per role", c2.call, { id: "c2" }) : null,
         wanted("d") ? row("(d) floor of the layout", floor, { id: "d" }) : null,
         wanted("d1") ? row("(d1) floor of one process", floorOne, { id: "d1" }) : null,
+        floorEvents ? row("(d1e) floor of one process, with events", floorWithEvents, { id: "d1e" }) : null,
       ].filter((r) => r && wanted(r.id));
       await statements?.reset();
       await runRounds(rows, { calls: n, conc, rounds: ROUNDS, warmup: WARMUP });
@@ -373,9 +437,10 @@ try {
         c1r: raw.c1r && stackCpu("(c1r)", raw.c1r, c1r),
         c2: raw.c2 && stackCpu("(c2)", raw.c2, c2),
         d1: raw.d1 && stackCpu("(d1)", raw.d1, { processes: ["floor-one", pg.name] }),
+        d1e: raw.d1e && stackCpu("(d1e)", raw.d1e, { processes: ["floor-events", pg.name, floorEvents.nats.name] }),
       };
       if (raw.c1) await statements?.print("(c1)");
-      const { a, b, c1: r1, c1r: r1r, c2: r2, d, d1 } = s;
+      const { a, b, c1: r1, c1r: r1r, c2: r2, d, d1, d1e } = s;
       const ref = b ?? a;
       const refName = b ? "(b)" : "(a)";
       const added = (r) =>
@@ -386,6 +451,7 @@ try {
         ["(c2)", r2],
         ["(d)", d],
         ["(d1)", d1],
+        ["(d1e)", d1e],
       ])
         if (r && ref)
           console.log(`    ${label.padEnd(5)} throughput ${(r.rps / ref.rps).toFixed(3)} of ${refName}; p50 added ${added(r)}`);
@@ -394,8 +460,30 @@ try {
         r1 && r1r ? `(c1r)/(c1) ${(r1r.rps / r1.rps).toFixed(3)}` : null,
         r1 && d ? `(c1)/(d) ${(r1.rps / d.rps).toFixed(3)}` : null,
         r1 && d1 ? `(c1)/(d1) ${(r1.rps / d1.rps).toFixed(3)}` : null,
+        d1e && d1 ? `(d1e)/(d1) ${(d1e.rps / d1.rps).toFixed(3)}` : null,
+        r1 && d1e ? `(c1)/(d1e) ${(r1.rps / d1e.rps).toFixed(3)}` : null,
       ].filter(Boolean);
       if (ratios.length) console.log(`    ${ratios.join("; ")}`);
+      // What durable events alone cost (d1e over d1), and what is left of (c1)'s excess (c1 over d1e).
+      const cpuRatios = [
+        cpu.d1e !== undefined && cpu.d1 !== undefined
+          ? `(d1e) over (d1) ${cpu.d1e.toFixed(2)} / ${cpu.d1.toFixed(2)} ms = ${(cpu.d1e / cpu.d1).toFixed(2)}x`
+          : null,
+        cpu.c1 !== undefined && cpu.d1e !== undefined
+          ? `(c1) over (d1e) ${cpu.c1.toFixed(2)} / ${cpu.d1e.toFixed(2)} ms = ${(cpu.c1 / cpu.d1e).toFixed(2)}x`
+          : null,
+      ].filter(Boolean);
+      if (cpuRatios.length) console.log(`    CPU per call: ${cpuRatios.join("; ")}`);
+      if (d1e && (r1 || d1))
+        eventLines.push(
+          `concurrency ${conc}: ${[
+            r1 ? `(c1)/(d1e) throughput ${(r1.rps / d1e.rps).toFixed(3)}` : null,
+            d1 ? `(d1e)/(d1) throughput ${(d1e.rps / d1.rps).toFixed(3)}` : null,
+            ...cpuRatios.map((text) => `CPU per call ${text}`),
+          ]
+            .filter(Boolean)
+            .join("; ")}`,
+        );
       console.log("    goals:");
       const goal = (text) => {
         console.log(`      ${text}`);
@@ -427,8 +515,13 @@ try {
       if (Object.values(s).some((r) => r.failures > 0)) goal("some calls failed: see the rows above");
     }
     if (!nginxPort && wanted("b")) console.log("    (nginx not installed: apt-get install -y nginx-light)");
+    if (floorEvents) await floorEventsApplied(pg.url);
     console.log("\n   Goals, this run:");
     for (const line of goalLines) console.log(`     ${line}`);
+    if (eventLines.length) {
+      console.log("   Beside the goals, the floor with durable events (d1e):");
+      for (const line of eventLines) console.log(`     ${line}`);
+    }
   }
 
   if (sections.includes("2")) {
