@@ -57,7 +57,8 @@
 //   (toolport, toolport-relaxed, catalog, execution, billing, identity, gateway, floor-service,
 //   floor-gateway, floor-one, floor-events) writes a CPU profile of each named process to /tmp/toolport-prof/<process>;
 //   BENCH_STATEMENTS=1 loads pg_stat_statements into the durable Postgres and prints, per concurrency, the
-//   statements (c1)'s databases ran per call, warm-up included, by statement (it costs some CPU: measure
+//   statements (c1)'s databases (and (d1e)'s) ran per call, warm-up included, by statement, with their
+//   execution time and WAL per call (it costs some CPU: measure
 //   CPU and latency in a run without it).
 import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -296,6 +297,20 @@ async function statementCounter(url, prefix) {
   };
 }
 
+/** A database of its own for (d1e) on the server at `url`; returns its URL. */
+async function floorDatabase(url) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query("CREATE DATABASE bench_d1e");
+  } finally {
+    await client.end();
+  }
+  const own = new URL(url);
+  own.pathname = "/bench_d1e";
+  return own.toString();
+}
+
 /**
  * (d1e) is a yardstick only if its events really went through: every stored call's event published and
  * applied once by each consumer. Waits for its relay and consumers to catch up (10 s at most), prints the
@@ -330,8 +345,9 @@ async function floorEventsApplied(url) {
 const goalLines = [];
 /** Beside the goals: the floor with durable events (d1e) against (d1), and (c1) against it. */
 const eventLines = [];
-/** BENCH_STATEMENTS: (c1)'s statements per call (statementCounter). */
+/** BENCH_STATEMENTS: (c1)'s and (d1e)'s statements per call (statementCounter). */
 let statements;
+let floorStatements;
 try {
   // Sections 2 and 3 need only the upstream and the c1 stack.
   const all = sections.includes("1");
@@ -368,7 +384,9 @@ try {
       `http://127.0.0.1:${upstreamPort}`,
       pg.url,
     ]);
-  const floorEvents = all && wanted("d1e") ? { nats: await benchNats(dir, "nats-d1e") } : null;
+  // (d1e) in a database of its own, so that its statements can be told from (d1)'s.
+  const floorEvents = all && wanted("d1e") ? { nats: await benchNats(dir, "nats-d1e"), url: await floorDatabase(pg.url) } : null;
+  if (floorEvents && countStatements) floorStatements = await statementCounter(pg.url, "bench_d1e");
   if (floorEvents)
     await start("floor-events", [
       ...profiled("floor-events"),
@@ -376,7 +394,7 @@ try {
       "one-events",
       String(floorPorts.events),
       `http://127.0.0.1:${upstreamPort}`,
-      pg.url,
+      floorEvents.url,
       floorEvents.nats.url,
     ]);
   if (all && wanted("d")) {
@@ -424,9 +442,16 @@ try {
         c2 ? row("(c2) process per role", c2.call, { id: "c2" }) : null,
         wanted("d") ? row("(d) floor of the layout", floor, { id: "d" }) : null,
         wanted("d1") ? row("(d1) floor of one process", floorOne, { id: "d1" }) : null,
-        floorEvents ? row("(d1e) floor of one process, with events", floorWithEvents, { id: "d1e" }) : null,
+        floorEvents
+          ? row(
+              "(d1e) floor of one process, with events",
+              floorStatements ? floorStatements.counted(floorWithEvents) : floorWithEvents,
+              { id: "d1e" },
+            )
+          : null,
       ].filter((r) => r && wanted(r.id));
       await statements?.reset();
+      await floorStatements?.reset();
       await runRounds(rows, { calls: n, conc, rounds: ROUNDS, warmup: WARMUP });
       const s = Object.fromEntries(rows.map((r) => [r.id, summary(r.label, r)]));
       const raw = Object.fromEntries(rows.map((r) => [r.id, r]));
@@ -440,6 +465,7 @@ try {
         d1e: raw.d1e && stackCpu("(d1e)", raw.d1e, { processes: ["floor-events", pg.name, floorEvents.nats.name] }),
       };
       if (raw.c1) await statements?.print("(c1)");
+      if (raw.d1e) await floorStatements?.print("(d1e)");
       const { a, b, c1: r1, c1r: r1r, c2: r2, d, d1, d1e } = s;
       const ref = b ?? a;
       const refName = b ? "(b)" : "(a)";
@@ -515,7 +541,7 @@ try {
       if (Object.values(s).some((r) => r.failures > 0)) goal("some calls failed: see the rows above");
     }
     if (!nginxPort && wanted("b")) console.log("    (nginx not installed: apt-get install -y nginx-light)");
-    if (floorEvents) await floorEventsApplied(pg.url);
+    if (floorEvents) await floorEventsApplied(floorEvents.url);
     console.log("\n   Goals, this run:");
     for (const line of goalLines) console.log(`     ${line}`);
     if (eventLines.length) {
@@ -583,6 +609,7 @@ try {
   process.exitCode = 1;
 } finally {
   await statements?.close().catch(() => {});
+  await floorStatements?.close().catch(() => {});
   await cleanup();
   // Whatever happened, leave no Postgres or NATS behind.
   await stopServers();
