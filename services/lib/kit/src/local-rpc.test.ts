@@ -5,12 +5,13 @@
  * gRPC client to the same server, and the two outcomes are compared.
  */
 import { getEventListeners } from "node:events";
-import { create } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
-import { type Client, Code, ConnectError, createClient, type HandlerContext } from "@connectrpc/connect";
+import { type Client, Code, ConnectError, createClient, encodeBinaryHeader, type HandlerContext } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { ErrorDetailSchema } from "@toolport/proto/toolport/common/v1/errors_pb";
-import { PrincipalSchema } from "@toolport/proto/toolport/common/v1/principal_pb";
+import { Grant, type Principal, PrincipalSchema } from "@toolport/proto/toolport/common/v1/principal_pb";
 import { type Webhook, WebhookSchema } from "@toolport/proto/toolport/webhooks/v1/webhooks_resources_pb";
 import {
   type CreateWebhookRequest,
@@ -18,7 +19,7 @@ import {
   WebhooksService,
 } from "@toolport/proto/toolport/webhooks/v1/webhooks_service_pb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runInScope } from "./context.js";
+import { PRINCIPAL_HEADER, runInScope } from "./context.js";
 import { invalidArgument, readError } from "./errors.js";
 import { hostedServices } from "./local-rpc.js";
 import { createLogger } from "./logger.js";
@@ -32,6 +33,8 @@ interface Seen {
 }
 
 const seen: Seen[] = [];
+/** The principal objects getWebhook's calls were given, in order. */
+const principals: (Principal | undefined)[] = [];
 /** What the handler returned last, to check the caller cannot reach it. */
 let lastReturned: { webhook: { id: string; events: string[] } } | undefined;
 /** The request createWebhook received last, and the message it answers with and keeps. */
@@ -75,6 +78,7 @@ beforeAll(async () => {
             requestId: ctx.values.get(requestIdKey),
           };
           seen.push(entry);
+          principals.push(ctx.values.get(principalKey));
           if (req.webhookId === "refuse") {
             throw invalidArgument("bad_webhook", "that webhook is refused", { details: { limit: 3 } });
           }
@@ -175,6 +179,50 @@ describe("a call to a service hosted in this process", () => {
       { protocol: "local", account: "acct-1", requestId: "req-local-1" },
       { protocol: "grpc", account: "acct-1", requestId: "req-local-1" },
     ]);
+  });
+
+  it("decodes a caller's principal once: its calls share one frozen object, another caller gets its own", async () => {
+    const caller = create(PrincipalSchema, {
+      accountId: "acct-shared",
+      organizationId: "org-1",
+      grants: [Grant.CALL_TOOLS],
+      keyPermissions: { allowedTools: { values: ["tool-1"] } },
+    });
+    const other = create(PrincipalSchema, { accountId: "acct-other", organizationId: "org-2" });
+    principals.length = 0;
+    await runInScope({ requestId: "req-p1", principal: caller }, () => local.getWebhook({ webhookId: "a" }));
+    await runInScope({ requestId: "req-p2", principal: caller }, () => local.getWebhook({ webhookId: "a" }));
+    await remote.getWebhook({ webhookId: "a" }, { headers: principalHeader(caller) });
+    await runInScope({ requestId: "req-p3", principal: other }, () => local.getWebhook({ webhookId: "a" }));
+    const [first, second, overTheWire, another] = principals;
+    expect(first?.accountId).toBe("acct-shared");
+    expect(second).toBe(first);
+    expect(overTheWire).toBe(first);
+    expect(another).not.toBe(first);
+    expect(another?.accountId).toBe("acct-other");
+    // Frozen all the way down, so a callee cannot change what another call reads.
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(Object.isFrozen(first?.grants)).toBe(true);
+    expect(Object.isFrozen(first?.keyPermissions?.allowedTools?.values)).toBe(true);
+    expect(() => {
+      (first as { accountId: string }).accountId = "acct-changed";
+    }).toThrow(TypeError);
+    expect(() => first?.grants.push(Grant.CALL_TOOLS)).toThrow(TypeError);
+  });
+
+  it("still reads a principal that carries fields this build does not know (kept as bytes)", async () => {
+    // A newer sender's principal, during an upgrade: field 999 is unknown here and kept in $unknown.
+    const known = toBinary(PrincipalSchema, create(PrincipalSchema, { accountId: "acct-newer", organizationId: "org-1" }));
+    const unknown = new BinaryWriter()
+      .tag(999, WireType.LengthDelimited)
+      .bytes(new Uint8Array([1, 2, 3]))
+      .finish();
+    const bytes = new Uint8Array([...known, ...unknown]);
+    seen.length = 0;
+    principals.length = 0;
+    await remote.getWebhook({ webhookId: "a" }, { headers: { [PRINCIPAL_HEADER]: encodeBinaryHeader(bytes) } });
+    expect(seen[0]?.account).toBe("acct-newer");
+    expect(principals[0]?.$unknown?.[0]?.no).toBe(999);
   });
 
   it("delivers a domain error with the same code, message and details", async () => {

@@ -39,7 +39,10 @@ import { contextFromHeaders, inSpan, SpanKind, traceHeaders } from "./tracing.js
  */
 const SESSION_MEMORY_MB = 256;
 
-/** Handlers read the caller with `context.values.get(principalKey)`. */
+/**
+ * Handlers read the caller with `context.values.get(principalKey)`. The object is shared by the calls
+ * that carry the same principal and frozen (decodedPrincipal): read it, never change it.
+ */
 export const principalKey = createContextKey<Principal | undefined>(undefined, { description: "caller" });
 export const requestIdKey = createContextKey<string>("", { description: "request id" });
 
@@ -58,6 +61,50 @@ export function requirePrincipal(
   return principal;
 }
 
+/**
+ * How many decoded principals a process keeps (decodedPrincipal); past it, the store starts again empty.
+ * Only values up to DECODED_PRINCIPAL_MAX_CHARS are kept (a key allowed a long list of tools makes a
+ * long one; longer ones are decoded on every call), so the store holds 8 MiB of keys at most.
+ */
+export const DECODED_PRINCIPALS_MAX = 1024;
+export const DECODED_PRINCIPAL_MAX_CHARS = 8192;
+const decodedPrincipals = new Map<string, Principal>();
+
+/**
+ * The principal a call's metadata carries, decoded once per distinct value: a caller's calls carry the
+ * same bytes (the client side encodes each principal object once, encodedPrincipal), and decoding them
+ * (base64, then protobuf) costs about 4 µs in a tight loop (test/bench/principal-decode.mjs: 0.01 µs
+ * cached) and was charged 27 µs per tool call by a CPU profile of the one-process stack under load
+ * (`BENCH_PROFILE=toolport node test/bench/execution-gateway.mjs`). The value is the key, so a different
+ * principal is never served another's object. Shared between calls, hence frozen, nested messages and
+ * lists included: a handler that tried to change its caller would throw instead of changing another
+ * call's. Bounded by DECODED_PRINCIPALS_MAX and DECODED_PRINCIPAL_MAX_CHARS.
+ */
+export function decodedPrincipal(raw: string): Principal {
+  let principal = decodedPrincipals.get(raw);
+  if (principal === undefined) {
+    principal = frozen(fromBinary(PrincipalSchema, decodeBinaryHeader(raw)));
+    if (raw.length <= DECODED_PRINCIPAL_MAX_CHARS) {
+      if (decodedPrincipals.size >= DECODED_PRINCIPALS_MAX) decodedPrincipals.clear();
+      decodedPrincipals.set(raw, principal);
+    }
+  }
+  return principal;
+}
+
+/**
+ * `value` and every object and array inside it, frozen. Bytes are left as they are (a typed array with
+ * elements cannot be frozen): a principal has no bytes fields, but fields this build does not know, from a
+ * newer sender during an upgrade, are kept as bytes in `$unknown`.
+ */
+function frozen<T>(value: T): T {
+  if (value !== null && typeof value === "object" && !ArrayBuffer.isView(value) && !Object.isFrozen(value)) {
+    for (const inner of Object.values(value)) frozen(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
+
 /** The server side of every RPC: request id and caller from the metadata, a span, metrics, logging, domain errors as ConnectErrors. */
 export function serverInterceptor(role: string, log: Logger): Interceptor {
   return (next) => async (req) => {
@@ -66,7 +113,7 @@ export function serverInterceptor(role: string, log: Logger): Interceptor {
     let principal: Principal | undefined;
     if (rawPrincipal) {
       try {
-        principal = fromBinary(PrincipalSchema, decodeBinaryHeader(rawPrincipal));
+        principal = decodedPrincipal(rawPrincipal);
       } catch (err) {
         log.warn({ err: (err as Error).message }, "ignoring undecodable principal metadata");
       }
