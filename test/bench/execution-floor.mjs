@@ -55,10 +55,10 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const failed = (what) => (err) => process.stderr.write(`floor ${what}: ${err.message}\n`);
 
 /**
- * The events' part of row (d1e), with nothing of Toolport's code: each consumer's statement writes its
- * inbox rows and its effect in one statement, only for events new to its inbox. As many consumers as
- * Toolport has on its execution events (catalog's facts, a row per event; identity's key usage, an
- * aggregate per key), with the same effects in kind.
+ * The consumers of row (d1e), with nothing of Toolport's code: each writes its inbox rows and its effect in
+ * one statement, the effect only for events new to its inbox. As many as Toolport has on its execution
+ * events, whose two each write a row per event (catalog's facts, identity's key usage): here `facts`
+ * writes a row per event and `usage` keeps one count per tool, so the floor writes no more than they do.
  */
 const CONSUMERS = {
   facts: `INSERT INTO floor_facts (event_id, tool_id, success)
