@@ -375,44 +375,18 @@ try {
     events: await freePort(),
   };
   const floorScript = path.join(root, "test/bench/execution-floor.mjs");
-  if (all && wanted("d1"))
-    await start("floor-one", [
-      ...profiled("floor-one"),
-      floorScript,
-      "one",
-      String(floorPorts.one),
-      `http://127.0.0.1:${upstreamPort}`,
-      pg.url,
-    ]);
+  /** One floor process `name`: execution-floor.mjs `role` on `port`, with the role's other arguments. */
+  const startFloor = (name, role, port, ...args) => start(name, [...profiled(name), floorScript, role, String(port), ...args]);
+  const upstreamUrl = `http://127.0.0.1:${upstreamPort}`;
+  if (all && wanted("d1")) await startFloor("floor-one", "one", floorPorts.one, upstreamUrl, pg.url);
   // (d1e) in a database of its own, so that its statements can be told from (d1)'s.
   const floorEvents = all && wanted("d1e") ? { nats: await benchNats(dir, "nats-d1e"), url: await floorDatabase(pg.url) } : null;
   if (floorEvents && countStatements) floorStatements = await statementCounter(pg.url, "bench_d1e");
   if (floorEvents)
-    await start("floor-events", [
-      ...profiled("floor-events"),
-      floorScript,
-      "one-events",
-      String(floorPorts.events),
-      `http://127.0.0.1:${upstreamPort}`,
-      floorEvents.url,
-      floorEvents.nats.url,
-    ]);
+    await startFloor("floor-events", "one-events", floorPorts.events, upstreamUrl, floorEvents.url, floorEvents.nats.url);
   if (all && wanted("d")) {
-    await start("floor-service", [
-      ...profiled("floor-service"),
-      floorScript,
-      "service",
-      String(floorPorts.service),
-      `http://127.0.0.1:${upstreamPort}`,
-      pg.url,
-    ]);
-    await start("floor-gateway", [
-      ...profiled("floor-gateway"),
-      floorScript,
-      "gateway",
-      String(floorPorts.gateway),
-      `http://127.0.0.1:${floorPorts.service}`,
-    ]);
+    await startFloor("floor-service", "service", floorPorts.service, upstreamUrl, pg.url);
+    await startFloor("floor-gateway", "gateway", floorPorts.gateway, `http://127.0.0.1:${floorPorts.service}`);
   }
 
   const ok = async (url, options) => (await request(url, options)).status === 200;
