@@ -66,8 +66,8 @@ export function requirePrincipal(
  * Only values up to DECODED_PRINCIPAL_MAX_CHARS are kept (a key allowed a long list of tools makes a
  * long one; longer ones are decoded on every call), so the store holds 8 MiB of keys at most.
  */
-export const DECODED_PRINCIPALS_MAX = 1024;
-export const DECODED_PRINCIPAL_MAX_CHARS = 8192;
+const DECODED_PRINCIPALS_MAX = 1024;
+const DECODED_PRINCIPAL_MAX_CHARS = 8192;
 const decodedPrincipals = new Map<string, Principal>();
 
 /**
