@@ -80,7 +80,11 @@ describe("REST tools imported from OpenAPI", () => {
       truncated: false,
       response_meta: null,
     });
-    expect(r.body.execution_id).toMatch(/^[0-9a-f-]{36}$/);
+    // A version 7 UUID (kit/ids.ts): its first 48 bits are when the call ran, so executions and their events
+    // are written in index order.
+    expect(r.body.execution_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    const ranAt = Number.parseInt(r.body.execution_id.replaceAll("-", "").slice(0, 12), 16);
+    expect(Math.abs(Date.now() - ranAt)).toBeLessThan(60_000);
     const seen = r.body.result;
     expect(seen.raw_path).toBe("/echo/items/a%2Fb%20c");
     expect(seen.query).toEqual({ verbose: ["true"], tags: ["x", "y"], sort: ["asc"] });

@@ -3,11 +3,11 @@
  * reaches 80% of its daily cap. Written to the outbox in the capture's own transaction (the relay
  * publishes it), and the (key, day) primary key of spend_warnings makes "once" hold across replicas.
  */
-import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { timestampNow } from "@bufbuild/protobuf/wkt";
 import { currentRequestId } from "@toolport/kit/context";
 import { enqueueEvent, Subjects } from "@toolport/kit/events";
+import { timeOrderedUuid } from "@toolport/kit/ids";
 import { SpendLimitApproachingSchema } from "@toolport/proto/toolport/events/v1/events_pb";
 import { atomicToCents, SPEND_WARNING_PERCENT } from "../domain/money.js";
 import type { Db } from "../store/db.js";
@@ -31,7 +31,7 @@ export class SpendWarnings {
     );
     const spentCents = atomicToCents(rows[0]!.spent);
     if (spentCents * 100n < SPEND_WARNING_PERCENT * c.dailyLimitCents) return;
-    const eventId = randomUUID();
+    const eventId = timeOrderedUuid();
     const inserted = await db.query(
       `INSERT INTO spend_warnings (key_id, day, account_id, daily_limit_cents, spent_today_cents, event_id)
        VALUES ($1, $2::date, $3, $4, $5, $6) ON CONFLICT (key_id, day) DO NOTHING`,

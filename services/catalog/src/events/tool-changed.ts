@@ -4,11 +4,11 @@
  * catalog replica to keep its own search index in step (see index-consumer.ts).
  */
 
-import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { currentRequestId } from "@toolport/kit/context";
 import { enqueueEvents, Subjects } from "@toolport/kit/events";
+import { timeOrderedUuid } from "@toolport/kit/ids";
 import type { PoolClient } from "@toolport/kit/pg";
 import { CatalogToolChangedSchema, ChangeKind } from "@toolport/proto/toolport/events/v1/events_pb";
 import type { ChangedTool } from "../domain/ports.js";
@@ -23,7 +23,7 @@ export async function enqueueToolChanged(client: PoolClient, tools: ChangedTool[
     Subjects.catalogToolChanged,
     CatalogToolChangedSchema,
     tools.map((tool) => {
-      const eventId = randomUUID();
+      const eventId = timeOrderedUuid();
       return {
         eventId,
         message: create(CatalogToolChangedSchema, {

@@ -16,6 +16,7 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { timestampNow } from "@bufbuild/protobuf/wkt";
 import { runInScope } from "@toolport/kit/context";
 import { Subjects } from "@toolport/kit/events";
+import { timeOrderedUuid } from "@toolport/kit/ids";
 import { mcpTextJson, selectPath } from "@toolport/kit/json-path";
 import type { Json, JsonObject } from "@toolport/kit/json-values";
 import type { Logger } from "@toolport/kit/logger";
@@ -391,7 +392,7 @@ export class WorkflowRunner {
     const activeMs = Number(row.active_ms) + Math.max(0, now.getTime() - row.resumed_at.getTime());
     const error = runStatus === "failed" ? step.error : null;
     const stepsCompleted = step.status === "completed" ? step.step_number : step.step_number - 1;
-    const eventId = randomUUID();
+    const eventId = timeOrderedUuid();
     const event = ended
       ? {
           id: eventId,

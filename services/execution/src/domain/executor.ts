@@ -7,7 +7,7 @@
  * A refusal throws a DomainError (nothing ran, nothing stored); an execution that ran and failed is an
  * outcome with success false, stored as an error and published as toolport.execution.failed.
  */
-import { createHash, randomUUID } from "node:crypto";
+import { createHash } from "node:crypto";
 import {
   Code,
   DomainError,
@@ -17,6 +17,7 @@ import {
   permissionDenied,
   resourceExhausted,
 } from "@toolport/kit/errors";
+import { timeOrderedUuid } from "@toolport/kit/ids";
 import type { InputValidator } from "@toolport/kit/input-validator";
 import type { Step } from "@toolport/kit/json-path";
 import { canonicalJson, type Json, type JsonObject } from "@toolport/kit/json-values";
@@ -165,7 +166,7 @@ export class Executor {
     validator.check(`${tool.id}:${tool.revision}`, tool.inputSchema, req.input);
     const resumption = req.inputResponses ? this.resumption(tool, caller, req, req.inputResponses) : undefined;
     const maxChars = clampResponseChars(req.maxResponseChars);
-    const executionId = randomUUID();
+    const executionId = timeOrderedUuid();
 
     const idem =
       req.idempotencyKey !== undefined
@@ -210,7 +211,7 @@ export class Executor {
     if (!this.limitRefusals.shouldRecord(domain.reason, caller.keyId ?? caller.accountId)) return err;
     try {
       await activity.recordRefusal({
-        id: randomUUID(),
+        id: timeOrderedUuid(),
         at: new Date(),
         accountId: caller.accountId,
         organizationId: caller.organizationId,

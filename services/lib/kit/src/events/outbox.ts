@@ -2,9 +2,9 @@
  * The outbox: the one way an event is written, in the producer's own transaction (or statement).
  * Part of `@toolport/kit/events`, whose header says how events work.
  */
-import { randomUUID } from "node:crypto";
 import { type DescMessage, type MessageShape, toBinary } from "@bufbuild/protobuf";
 import { currentRequestId } from "../context.js";
+import { timeOrderedUuid } from "../ids.js";
 import type { PoolClient } from "../pg.js";
 import { outboxTraceContext } from "../tracing.js";
 
@@ -27,7 +27,7 @@ export function outboxRow<Desc extends DescMessage>(
   subject: string,
   schema: Desc,
   message: MessageShape<Desc>,
-  id: string = randomUUID(),
+  id: string = timeOrderedUuid(),
 ): OutboxRow {
   return {
     id,
@@ -86,7 +86,7 @@ export async function enqueueEvent<Desc extends DescMessage>(
   subject: string,
   schema: Desc,
   message: MessageShape<Desc>,
-  eventId: string = randomUUID(),
+  eventId: string = timeOrderedUuid(),
 ): Promise<string> {
   await insertAndNotify(client, [outboxRow(subject, schema, message, eventId)]);
   return eventId;
