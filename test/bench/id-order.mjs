@@ -47,11 +47,14 @@ const kinds = [
   { name: "v7", id: () => timeOrderedUuid(), sqlId: "uuid7(at)" },
 ];
 
-// A version 7 UUID in SQL, for the history only (Postgres 15 has no uuidv7()): the time's 48 bits, then
-// random bits with the version and variant set, as timeOrderedUuid makes them.
+// A version 7 UUID in SQL for a given time, for the history only (Postgres 15 has no uuidv7()): as the
+// webhooks service's uuid_v7() (its migration 0003), gen_random_uuid()'s random bits with the time's 48 bits
+// in front and version 7.
 const UUID7_SQL = `CREATE FUNCTION uuid7(at timestamptz) RETURNS uuid LANGUAGE sql VOLATILE AS $$
-  SELECT (lpad(to_hex((extract(epoch FROM at) * 1000)::bigint), 12, '0') || '7' || substr(md5(random()::text), 1, 3)
-          || to_hex(8 + floor(random() * 4)::int) || substr(md5(random()::text), 1, 15))::uuid
+  SELECT encode(set_byte(b, 6, (get_byte(b, 6) & 15) | 112), 'hex')::uuid
+    FROM (SELECT overlay(uuid_send(gen_random_uuid())
+                         PLACING substring(int8send(floor(extract(epoch FROM at) * 1000)::bigint) FROM 3)
+                         FROM 1 FOR 6) AS b) AS r
 $$`;
 
 /** N calls of history in one kind's database: executions, published outbox rows, two consumers' inbox rows. */

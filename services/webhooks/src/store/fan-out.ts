@@ -16,7 +16,7 @@ export async function insertFanOut(client: PoolClient, events: FanOutEvent[]): P
     // Named: prepared once per connection, not parsed and planned again for every batch.
     name: "webhooks_fan_out",
     text: `INSERT INTO deliveries (id, webhook_id, event, event_id, body, next_attempt_at)
-           SELECT gen_random_uuid(), w.id, e.event, e.event_id, e.body, now()
+           SELECT uuid_v7(), w.id, e.event, e.event_id, e.body, now()
              FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[]) AS e(event_id, owner_id, event, body)
              JOIN webhooks w ON w.owner_id = e.owner_id AND w.is_active AND e.event = ANY (w.events)
            ON CONFLICT (webhook_id, event_id) DO NOTHING`,
