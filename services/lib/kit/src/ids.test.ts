@@ -34,7 +34,7 @@ describe("timeOrderedUuid", () => {
     const at = Date.now();
     const ids = new Set(Array.from({ length: 10_000 }, () => timeOrderedUuid(at)));
     expect(ids.size).toBe(10_000);
-    // The bits after the version vary, not only the last ones: rand_a (12 bits) and the variant's neighbours.
+    // Not only the last bits vary: rand_a, the 12 bits right after the version, does too.
     const randA = new Set([...ids].map((id) => id.slice(15, 18)));
     expect(randA.size).toBeGreaterThan(1000);
   });
