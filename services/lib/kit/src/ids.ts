@@ -8,7 +8,8 @@
  * writes the whole page to the WAL. With time-ordered ids each new row goes to the index's last page, as
  * the time-ordered activity indexes already do. With a million calls of history, a call's writes (its
  * executions and outbox rows, two consumers' inbox rows) wrote 4.7x less WAL with them and cost Postgres
- * 1.7x less CPU (test/bench/id-order.mjs, on the real tables and the execution service's own store).
+ * 1.4-1.7x less CPU in two runs (test/bench/id-order.mjs, on the real tables and the execution service's
+ * own store).
  *
  * What they do not change: an id is still an opaque UUID to every client, a handle is still checked against
  * its owner (the 74 random bits are not what keeps a result private), and no code orders by id where time is
