@@ -19,7 +19,7 @@
 // Usage: node test/bench/id-order.mjs [history=1000000] [calls=20000] [concurrency=16]
 //   (build first: pnpm exec tsc -b services/execution)
 import { randomUUID } from "node:crypto";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -44,23 +44,17 @@ const bytes = (n) => Math.round(n).toLocaleString("en-US");
 
 const kinds = [
   { name: "v4", id: () => randomUUID(), sqlId: "gen_random_uuid()" },
-  { name: "v7", id: () => timeOrderedUuid(), sqlId: "uuid7(at)" },
+  { name: "v7", id: () => timeOrderedUuid(), sqlId: "uuid_v7(at)" },
 ];
 
-// A version 7 UUID in SQL for a given time, for the history only (Postgres 15 has no uuidv7()): as the
-// webhooks service's uuid_v7() (its migration 0003), gen_random_uuid()'s random bits with the time's 48 bits
-// in front and version 7.
-const UUID7_SQL = `CREATE FUNCTION uuid7(at timestamptz) RETURNS uuid LANGUAGE sql VOLATILE AS $$
-  SELECT encode(set_byte(b, 6, (get_byte(b, 6) & 15) | 112), 'hex')::uuid
-    FROM (SELECT overlay(uuid_send(gen_random_uuid())
-                         PLACING substring(int8send(floor(extract(epoch FROM at) * 1000)::bigint) FROM 3)
-                         FROM 1 FOR 6) AS b) AS r
-$$`;
+// A version 7 UUID in SQL for a given time, for the history (Postgres 15 has no uuidv7()): the webhooks
+// service's uuid_v7(at), created from its own migration.
+const UUID_V7_FUNCTION = readFileSync(path.join(root, "services/webhooks/migrations/0003_delivery_ids.sql"), "utf8");
 
 /** N calls of history in one kind's database: executions, published outbox rows, two consumers' inbox rows. */
 async function fill(kind) {
   const pool = kind.pool;
-  await pool.query(UUID7_SQL);
+  await pool.query(UUID_V7_FUNCTION);
   await pool.query(
     `CREATE TEMP TABLE history AS
        SELECT ${kind.sqlId} AS id, at, i FROM (
