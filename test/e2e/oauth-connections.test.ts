@@ -82,7 +82,13 @@ async function connectInBrowser(page: Page): Promise<URL> {
   await page.getByRole("button", { name: "Connect with the provider" }).click();
   const authorizationUrl = new URL((await toProvider).url());
   await authorizeInBrowser(page, authorizationUrl.toString());
-  await page.waitForURL((url) => url.pathname === `/console/services/${service.id}/connect`);
+  await page
+    .waitForURL((url) => url.pathname === `/console/services/${service.id}/connect`)
+    .catch(async (error: Error) => {
+      // Say where the browser stopped instead (a callback's error answer, the provider's page).
+      const text = await page.textContent("body", { timeout: 1000 }).catch(() => "");
+      throw new Error(`not back on the connect page: at ${page.url()}: ${text?.trim().slice(0, 300)}`, { cause: error });
+    });
   return authorizationUrl;
 }
 
