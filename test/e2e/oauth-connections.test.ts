@@ -85,9 +85,12 @@ async function connectInBrowser(page: Page): Promise<URL> {
   await page
     .waitForURL((url) => url.pathname === `/console/services/${service.id}/connect`)
     .catch(async (error: Error) => {
-      // Say where the browser stopped instead (a callback's error answer, the provider's page).
+      // Say where the browser stopped instead (a callback's error answer, the provider's page), naming the
+      // address's parameters but not their values: a callback's carry the authorization code.
+      const at = new URL(page.url());
       const text = await page.textContent("body", { timeout: 1000 }).catch(() => "");
-      throw new Error(`not back on the connect page: at ${page.url()}: ${text?.trim().slice(0, 300)}`, { cause: error });
+      const where = `${at.origin}${at.pathname} (parameters: ${[...at.searchParams.keys()].join(", ") || "none"})`;
+      throw new Error(`not back on the connect page: at ${where}: ${text?.trim().slice(0, 300)}`, { cause: error });
     });
   return authorizationUrl;
 }
