@@ -574,6 +574,14 @@ describe("the route table", () => {
       /\/path: got string "items\[1\]"; expected "items\[0\]"/,
     );
   });
+
+  it("checks that a blank path reads as none passed", () => {
+    const path = `/tools/executions/${EXECUTION_ID}/result?path=%20`;
+    expect(() => checkReply({ method: "GET", path, status: 200, body: { ...executionResult(), path: null } })).not.toThrow();
+    expect(() =>
+      checkReply({ method: "GET", path, status: 200, body: { ...executionResult(), path: " ", path_matched: true } }),
+    ).toThrow(/\/path: got string " "; expected null/);
+  });
 });
 
 describe("gatewayClient checks every 2xx reply", () => {

@@ -336,10 +336,9 @@ function projectionMismatch(element: unknown, call: unknown, pointer: string): M
 function requestMismatches(body: BodyName, reply: CheckedReply, query: URLSearchParams): Mismatch[] {
   const res = reply.body as Record<string, unknown>;
   if (body === "ExecutionResult") {
-    // "path: the path passed".
+    // "path: the path passed"; a blank one reads as none passed (the whole result, path null).
     const given = query.get("path");
-    if (given === "") return [];
-    const want = given ?? null;
+    const want = given === null || given.trim() === "" ? null : given;
     return res.path === want
       ? []
       : [{ pointer: "/path", got: describeValue(res.path), expected: `${JSON.stringify(want)} (the path passed)` }];

@@ -4421,7 +4421,7 @@ export interface operations {
     getExecutionResult: {
         parameters: {
             query?: {
-                /** @description Return only the subtree at this path (`path_matched` says whether anything matched). */
+                /** @description Return only the subtree at this path (`path_matched` says whether anything matched). An empty or blank path is no path: the whole result, `path` null. */
                 path?: string;
                 /** @description Cap of the returned result in characters: default 50000, clamped to 100..2000000 (not refused). */
                 max_chars?: number;

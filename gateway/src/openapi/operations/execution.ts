@@ -390,7 +390,9 @@ export const executionOps = {
     path: { execution_id: { description: "The `execution_id` a call answered.", schema: string } },
     query: {
       path: {
-        description: "Return only the subtree at this path (`path_matched` says whether anything matched).",
+        description:
+          "Return only the subtree at this path (`path_matched` says whether anything matched). An empty or blank " +
+          "path is no path: the whole result, `path` null.",
         schema: string,
       },
       max_chars: {
