@@ -12,6 +12,7 @@ import { gatewayClient } from "../harness/http.js";
 import {
   type ConsolePage,
   type ConsoleStack,
+  callableSettled,
   checkScreen,
   consoleApi,
   expectClean,
@@ -64,6 +65,7 @@ describe("the console's keys, wallet and assistant screens", () => {
     await page.getByLabel("Search the catalog").press("Enter");
     await page.getByRole("button", { name: "Allow tool slugify" }).click();
     await page.getByRole("button", { name: "Remove tool slugify" }).waitFor();
+    await callableSettled(page);
     // A cap that is not a dollar amount is refused beside its field, before anything is sent.
     await page.getByLabel("Daily cap (USD)").fill("12.345");
     await page.getByRole("button", { name: "Create key" }).click();

@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type ConsolePage,
   type ConsoleStack,
+  callableSettled,
   checkScreen,
   expectClean,
   LAPTOP,
@@ -137,6 +138,7 @@ describe("the console's allow-lists and console keys", () => {
         .first()
         .click();
       await page.getByRole("button", { name: `Remove service ${service.name}` }).waitFor();
+      await callableSettled(page);
     };
     const pickTool = async (query: string, tool: { name: string }) => {
       await openForm();
@@ -144,6 +146,7 @@ describe("the console's allow-lists and console keys", () => {
       await page.getByLabel("Search the catalog").press("Enter");
       await page.getByRole("button", { name: `Allow tool ${tool.name}`, exact: true }).click();
       await page.getByRole("button", { name: `Remove tool ${tool.name}` }).waitFor();
+      await callableSettled(page);
     };
     /** Creates the key from the current picks; answers its secret and how the list summarises it. */
     const create = async (name: string) => {

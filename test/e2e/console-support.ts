@@ -210,6 +210,16 @@ export async function checkScreen(page: Page, name: string, show?: Locator): Pro
   await page.setViewportSize(LAPTOP);
 }
 
+/**
+ * Waits for the allow-list picker's live summary to settle after a pick. The summary sits above the
+ * catalog search and the form's buttons and changes height when its count comes back; a click dispatched
+ * while it does can press on one element and release on another, and then clicks nothing (the browser
+ * fires the click on their common ancestor) although the click reports success.
+ */
+export async function callableSettled(page: Page): Promise<void> {
+  await page.locator('[data-testid="callable"][aria-busy="false"]').waitFor();
+}
+
 /** The page logged no error and asked nothing of another origin. */
 export function expectClean(c: ConsolePage): void {
   expect(c.errors).toEqual([]);
