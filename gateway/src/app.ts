@@ -32,7 +32,7 @@ export function createApp(deps: AppDeps): Koa {
   app.use(errorMiddleware(deps.log));
   app.use(jsonBytesMiddleware());
   app.use(livenessMiddleware(deps.readiness));
-  app.use(requestIdMiddleware(deps.log));
+  app.use(requestIdMiddleware(deps.log, deps.config.RPC_TIMEOUT_MS));
   app.use(tracingMiddleware());
   app.use(metricsMiddleware());
   app.use(unmatchedRoutes());

@@ -19,7 +19,14 @@ export const gatewayEnv = {
     .min(1024)
     .default(26_214_400)
     .describe("largest body of POST /v1/services and POST /v1/services/{id}/reimport (an OpenAPI document inline)"),
-  RPC_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000).describe("deadline of each call to a service"),
+  RPC_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(30_000)
+    .describe(
+      "how long a request waits on the services in all: every call to a service it makes ends by then (publishing and workflow runs have their own deadlines)",
+    ),
   PUBLISH_TIMEOUT_MS: z.coerce
     .number()
     .int()

@@ -6,6 +6,7 @@
  * refusals, every path form on stored results, redaction, and the events written through the outbox.
  */
 import { randomUUID } from "node:crypto";
+import http from "node:http";
 import { fromBinary } from "@bufbuild/protobuf";
 import { createPool, type Pool } from "@toolport/kit/pg";
 import { ErrorClass, ExecutionStatus } from "@toolport/proto/toolport/common/v1/types_pb";
@@ -59,6 +60,40 @@ afterAll(async () => {
 const callTool = (key: string, toolId: string, body: unknown, headers?: Record<string, string>) =>
   s.call("POST", `/tools/call/${toolId}`, { key, body, headers });
 const readResult = (key: string, id: string, query = "") => s.call("GET", `/tools/executions/${id}/result${query}`, { key });
+
+/** A POST to a gateway on `port` whose JSON body is sent `lateMs` after its headers. */
+function postWithLateBody(
+  port: number,
+  path: string,
+  body: unknown,
+  lateMs: number,
+  headers: Record<string, string>,
+  // biome-ignore lint/suspicious/noExplicitAny: the test reads arbitrary JSON replies
+): Promise<{ status: number; body: any }> {
+  const bytes = Buffer.from(JSON.stringify(body));
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: "127.0.0.1",
+        port,
+        path,
+        method: "POST",
+        headers: { ...headers, "content-type": "application/json", "content-length": bytes.length },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("end", () =>
+          resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString() || "null") }),
+        );
+        res.on("error", reject);
+      },
+    );
+    req.on("error", reject);
+    req.flushHeaders();
+    setTimeout(() => req.end(bytes), lateMs);
+  });
+}
 
 describe("REST tools imported from OpenAPI", () => {
   it("places parameters in path, query, header, cookie and body (root or tool_input), with defaults", async () => {
@@ -381,6 +416,41 @@ describe("idempotency", () => {
     expect(new Set(replies.map((r) => r.body.execution_id)).size).toBe(1);
     expect(replies.every((r) => r.body.success)).toBe(true);
     expect(api.requests.filter((r) => r.url.startsWith("/slow/")).length - before).toBe(1);
+  });
+
+  it("answers a duplicate of a call whose process died by the gateway's deadline, counted from the request's arrival", async () => {
+    // A gateway whose requests may wait on the services 8 s in all (RPC_TIMEOUT_MS).
+    const port = await s.stack.startExtra("gateway", { RPC_TIMEOUT_MS: "8000" });
+    const key = randomUUID();
+    const input = { item_id: "died", title: "once" };
+    const first = await callTool(agent.key, echo.tools.echo_item!, input, { "Idempotency-Key": key });
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    // The claim as a process killed mid-call leaves it: running, its lease (upstream timeout + 30 s) not over.
+    await executionDb.query("UPDATE idempotency_keys SET state = 'running', updated_at = now() WHERE idempotency_key = $1", [
+      key,
+    ]);
+    // The duplicate's body comes 3 s after its headers: time the request spends in the gateway before
+    // it calls execution, as a slow authentication would.
+    const started = Date.now();
+    const duplicate = await postWithLateBody(port, `/v1/tools/call/${echo.tools.echo_item}`, input, 3_000, {
+      "svc-api-key": agent.key,
+      "idempotency-key": key,
+    });
+    const answeredAfter = Date.now() - started;
+    expect(duplicate.status, JSON.stringify(duplicate.body)).toBe(412);
+    expect(duplicate.body.error.code).toBe("idempotency_key_in_flight");
+    // It waited for the first attempt, and answered before the 8 s from its arrival were over (with a
+    // deadline counted from the call to execution it answered at 9 s).
+    expect(answeredAfter).toBeGreaterThanOrEqual(5_000);
+    expect(answeredAfter).toBeLessThan(8_000);
+    // Once the first attempt ends, the same key replays it there.
+    await executionDb.query("UPDATE idempotency_keys SET state = 'done' WHERE idempotency_key = $1", [key]);
+    const replay = await postWithLateBody(port, `/v1/tools/call/${echo.tools.echo_item}`, input, 0, {
+      "svc-api-key": agent.key,
+      "idempotency-key": key,
+    });
+    expect(replay.status, JSON.stringify(replay.body)).toBe(200);
+    expect(replay.body.execution_id).toBe(first.body.execution_id);
   });
 
   it("replays a failed outcome too, and applies per batch element", async () => {

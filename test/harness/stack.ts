@@ -87,7 +87,7 @@ export interface Stack {
    * Starts one more instance of a process beside the stack's own (e.g. a second gateway behind the
    * same services, as behind a balancer), on a new free port; returns that port. stopAll stops it.
    */
-  startExtra(name: ProcessName): Promise<number>;
+  startExtra(name: ProcessName, env?: Record<string, string>): Promise<number>;
   /**
    * Stops one role's process (per-role layout only: in one process, roles stop together); with replicas,
    * the one named, or every one.
@@ -212,16 +212,23 @@ function stopChild(child: ChildProcess, signal: NodeJS.Signals = "SIGTERM"): Pro
 const LISTENING = /"msg":"[^"]*listening"/;
 
 /**
- * One more single-role process beside a stack, on a new free port (stopped with the stack's extras); on
- * another when that one was taken before the process bound it, as startStack.
+ * One more single-role process beside a stack, on a new free port (stopped with the stack's extras), with
+ * the stack's environment and `overrides`; on another port when that one was taken before the process
+ * bound it, as startStack.
  */
-function startExtra(name: ProcessName, env: Record<string, string>, logDir: string, extras: ChildProcess[]): Promise<number> {
+function startExtra(
+  name: ProcessName,
+  env: Record<string, string>,
+  logDir: string,
+  extras: ChildProcess[],
+  overrides: Record<string, string> = {},
+): Promise<number> {
   return retriedOnTakenPort(async () => {
     const port = await freePort();
     await spawnLogged(
       entry[name],
       [],
-      { ...env, PORT: String(port) },
+      { ...env, ...overrides, PORT: String(port) },
       logDir,
       `${name}-${port}`,
       (c) => extras.push(c),
@@ -251,7 +258,7 @@ async function startOneProcess(
     async start(name) {
       throw new Error(`stack.start("${name}"): roles start together in the one-process layout; ask for { layout: "per-role" }`);
     },
-    startExtra: (name) => startExtra(name, env, logDir, extras),
+    startExtra: (name, overrides) => startExtra(name, env, logDir, extras, overrides),
     async stop(name) {
       throw new Error(`stack.stop("${name}"): roles stop together in the one-process layout; ask for { layout: "per-role" }`);
     },
@@ -326,7 +333,7 @@ async function startStackOnce(
         ),
       );
     },
-    startExtra: (name) => startExtra(name, env, logDir, extras),
+    startExtra: (name, overrides) => startExtra(name, env, logDir, extras, overrides),
     async stop(name, signal = "SIGTERM", replica) {
       const codes = await Promise.all(
         indexes(replica).map(async (i) => {

@@ -565,10 +565,16 @@ async function idempotentCall(w: World, record: LoadRecord): Promise<string> {
   const route = `/tools/call/${w.idem.tool}`;
   const body = { item_id: key, title: "once" };
   let last = "";
+  const before: string[] = [];
   for (let attempt = 1; attempt <= 5; attempt++) {
+    if (last) before.push(last);
     const reply = await send(w.s.stack.gatewayUrl, "POST", route, w.idem.agent.key, body, { "idempotency-key": key });
     if ("failure" in reply) {
-      if (reply.failure === "timeout") record.unclean.push(`idempotent: no answer within ${CLIENT_TIMEOUT_MS} ms`);
+      if (reply.failure === "timeout") {
+        // Which attempt, and what the ones before it got: a wait for a first attempt that died shows here.
+        const history = before.length ? `, after ${before.join(", ")}` : "";
+        record.unclean.push(`idempotent: no answer within ${CLIENT_TIMEOUT_MS} ms (attempt ${attempt}${history})`);
+      }
       last = reply.failure;
     } else if (reply.status === 200) {
       record.idempotentSeen.push({ key, executionId: reply.body.execution_id });

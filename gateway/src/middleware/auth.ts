@@ -106,10 +106,12 @@ export function auth(identity: ServiceClients["identity"], mode: AuthMode, optio
       if (cacheKey) cache!.set(cacheKey, principal, timestampMs(principal.credentialExpiresAt));
     }
     ctx.state.principal = principal;
-    const requestId = currentScope()?.requestId ?? String(ctx.state.requestId);
-    if (!cacheKey) return runInScope({ requestId, principal }, next);
+    // The request's scope (its id, when its answer is due) with the caller in it.
+    const outer = currentScope();
+    const scope = { ...outer, requestId: outer?.requestId ?? String(ctx.state.requestId), principal };
+    if (!cacheKey) return runInScope(scope, next);
     try {
-      await runInScope({ requestId, principal }, next);
+      await runInScope(scope, next);
     } catch (err) {
       // The key was refused downstream (revoked, or its owner left the organization): forget it.
       if (isUnauthenticated(err)) cache!.delete(cacheKey);

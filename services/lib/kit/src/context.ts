@@ -1,6 +1,6 @@
 /**
  * Per-request values that must follow a request across awaits: the request id (for logs, outgoing
- * gRPC metadata and events) and the caller's principal. Handlers read them through connect's
+ * gRPC metadata and events), the caller's principal and when the answer is due. Handlers read them through connect's
  * context values; code far from the handler (loggers, clients, the outbox) reads them from here.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
@@ -10,6 +10,12 @@ import type { Principal } from "@toolport/proto/toolport/common/v1/principal_pb"
 export interface RequestScope {
   requestId: string;
   principal?: Principal;
+  /**
+   * When the request's answer is due (epoch ms), if its receiver set one (the gateway: RPC_TIMEOUT_MS
+   * after a request arrives). A call to a service that sets no deadline of its own ends by then, so the
+   * time the request spent before the call comes out of the call's deadline (rpc.ts).
+   */
+  deadline?: number;
 }
 
 const storage = new AsyncLocalStorage<RequestScope>();

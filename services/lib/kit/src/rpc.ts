@@ -17,6 +17,7 @@ import {
   decodeBinaryHeader,
   encodeBinaryHeader,
   type Interceptor,
+  type Transport,
 } from "@connectrpc/connect";
 import * as grpc from "@grpc/grpc-js";
 import { Health } from "@toolport/proto/grpc/health/v1/health_pb";
@@ -266,7 +267,8 @@ function clientInterceptor(): Interceptor {
 
 /**
  * A client for one of our services. The request id and principal of the current request travel
- * with every call; every call has a deadline. When the service is hosted in this process (one process,
+ * with every call; every call has a deadline: its own, or else the client's default, cut to what is left
+ * of the request's (RequestScope.deadline). When the service is hosted in this process (one process,
  * several roles), the call runs in process with the same messages and errors (local-rpc.ts).
  */
 export function createServiceClient<T extends DescService>(
@@ -284,7 +286,29 @@ export function createServiceClient<T extends DescService>(
     defaultTimeoutMs: timeoutMs,
     maxSessionMemoryMb: SESSION_MEMORY_MB,
   });
-  return createClient(service, switchingTransport(remote, baseUrl, interceptors, timeoutMs));
+  return createClient(service, withinRequest(switchingTransport(remote, baseUrl, interceptors, timeoutMs), timeoutMs));
+}
+
+/**
+ * The deadline of a call that sets none, when it runs for a request whose answer is due at a time
+ * (RequestScope.deadline): the client's default, or what is left until then if that is less (at least
+ * 1 ms, so a call made too late ends at once as DEADLINE_EXCEEDED). Without it each call had the whole
+ * default however long the request had already taken: behind a slow authentication, a duplicate of an
+ * idempotent call waiting for its first (executor.ts waitDeadline) answered after its caller had stopped
+ * listening.
+ */
+function withinRequest(transport: Transport, defaultTimeoutMs: number): Transport {
+  const timeoutOf = (timeoutMs: number | undefined) => {
+    if (timeoutMs !== undefined) return timeoutMs;
+    const due = currentScope()?.deadline;
+    if (due === undefined) return undefined;
+    const left = due - Date.now();
+    return Math.max(1, defaultTimeoutMs > 0 ? Math.min(defaultTimeoutMs, left) : left);
+  };
+  return {
+    unary: (method, signal, timeoutMs, ...rest) => transport.unary(method, signal, timeoutOf(timeoutMs), ...rest),
+    stream: (method, signal, timeoutMs, ...rest) => transport.stream(method, signal, timeoutOf(timeoutMs), ...rest),
+  };
 }
 
 /** Marks a principal for an outgoing call made outside any request scope (jobs, consumers, tests). */

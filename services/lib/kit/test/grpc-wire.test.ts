@@ -122,6 +122,27 @@ describe("a call to another process", () => {
     expect(unbounded.webhook?.events[2]).toBe("none");
   });
 
+  it("cuts a call's default deadline to what is left of its request's, in and out of process; a call's own stands", async () => {
+    const due = (ms: number) => ({ requestId: "req-due", deadline: Date.now() + ms });
+    const deadlineSeen = (res: { webhook?: { events: string[] } }) => Number(res.webhook?.events[2]);
+    for (const client of [local, kit]) {
+      const cut = await runInScope(due(3_000), () => client.getWebhook({ webhookId: "echo" }));
+      expect(deadlineSeen(cut)).toBeGreaterThan(0);
+      expect(deadlineSeen(cut)).toBeLessThanOrEqual(3_000);
+      // The client's default (10 s) when the request has longer; the call's own deadline, even a longer one.
+      const long = await runInScope(due(60_000), () => client.getWebhook({ webhookId: "echo" }));
+      expect(deadlineSeen(long)).toBeGreaterThan(3_000);
+      expect(deadlineSeen(long)).toBeLessThanOrEqual(10_000);
+      const own = await runInScope(due(3_000), () => client.getWebhook({ webhookId: "echo" }, { timeoutMs: 20_000 }));
+      expect(deadlineSeen(own)).toBeGreaterThan(10_000);
+      // Made once the answer is due, a call ends at once at its deadline (the slow handler would answer in 5 s).
+      const started = Date.now();
+      const late = await failure(runInScope(due(-1), () => client.getWebhook({ webhookId: "slow" })));
+      expect(late.code).toBe(Code.DeadlineExceeded);
+      expect(Date.now() - started).toBeLessThan(4_000);
+    }
+  });
+
   it("gives a handler's ConnectError the same code, message, metadata and details through all three", async () => {
     const errors = await Promise.all([local, kit, connect].map((c) => failure(c.deleteWebhook({ webhookId: "a" }))));
     const [reference] = errors as [ConnectError];
