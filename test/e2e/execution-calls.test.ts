@@ -12,6 +12,7 @@ import { createPool, type Pool } from "@toolport/kit/pg";
 import { ErrorClass, ExecutionStatus } from "@toolport/proto/toolport/common/v1/types_pb";
 import { ExecutionEventSchema } from "@toolport/proto/toolport/events/v1/events_pb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { gatewayClient } from "../harness/http.js";
 import { expectTimeOrderedUuidOfNow } from "../harness/ids.js";
 import { type McpUpstream, startEchoApi, startMcpUpstream, type Upstream } from "../harness/upstreams.js";
 import {
@@ -445,9 +446,10 @@ describe("idempotency", () => {
     expect(answeredAfter).toBeLessThan(8_000);
     // Once the first attempt ends, the same key replays it there.
     await executionDb.query("UPDATE idempotency_keys SET state = 'done' WHERE idempotency_key = $1", [key]);
-    const replay = await postWithLateBody(port, `/v1/tools/call/${echo.tools.echo_item}`, input, 0, {
-      "svc-api-key": agent.key,
-      "idempotency-key": key,
+    const replay = await gatewayClient(`http://127.0.0.1:${port}`)("POST", `/tools/call/${echo.tools.echo_item}`, {
+      key: agent.key,
+      body: input,
+      headers: { "Idempotency-Key": key },
     });
     expect(replay.status, JSON.stringify(replay.body)).toBe(200);
     expect(replay.body.execution_id).toBe(first.body.execution_id);

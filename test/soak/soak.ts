@@ -564,32 +564,32 @@ async function idempotentCall(w: World, record: LoadRecord): Promise<string> {
   const key = `soak-${process.pid}-${++idempotencyCounter}`;
   const route = `/tools/call/${w.idem.tool}`;
   const body = { item_id: key, title: "once" };
-  let last = "";
-  const before: string[] = [];
+  // What each attempt got: the last one is the outcome, and a timeout names the ones before it.
+  const got: string[] = [];
   for (let attempt = 1; attempt <= 5; attempt++) {
-    if (last) before.push(last);
     const reply = await send(w.s.stack.gatewayUrl, "POST", route, w.idem.agent.key, body, { "idempotency-key": key });
     if ("failure" in reply) {
       if (reply.failure === "timeout") {
-        // Which attempt, and what the ones before it got: a wait for a first attempt that died shows here.
-        const history = before.length ? `, after ${before.join(", ")}` : "";
+        // A wait for a first attempt that died shows here as timeouts after 412s.
+        const history = got.length ? `, after ${got.join(", ")}` : "";
         record.unclean.push(`idempotent: no answer within ${CLIENT_TIMEOUT_MS} ms (attempt ${attempt}${history})`);
       }
-      last = reply.failure;
+      got.push(reply.failure);
     } else if (reply.status === 200) {
       record.idempotentSeen.push({ key, executionId: reply.body.execution_id });
       return `200 ${attempt === 1 ? "first answer" : "after a retry"}${reply.body.replayed ? " (replayed)" : ""}`;
     } else {
       const code = reply.body?.error?.code;
-      last = `${reply.status} ${code ?? "?"}`;
+      const outcome = `${reply.status} ${code ?? "?"}`;
+      got.push(outcome);
       if (!FAULT_STATUSES.has(reply.status) && !(reply.status === 412 && code === "idempotency_key_in_flight")) {
-        record.unclean.push(`idempotent: ${last}: ${JSON.stringify(reply.body).slice(0, 300)}`);
-        return last;
+        record.unclean.push(`idempotent: ${outcome}: ${JSON.stringify(reply.body).slice(0, 300)}`);
+        return outcome;
       }
     }
     await sleep(1_000 * attempt);
   }
-  return `gave up after 5 (${last})`;
+  return `gave up after 5 (${got.at(-1)})`;
 }
 
 /** A JSON-RPC message from a Streamable HTTP answer: the body, or the first `data:` of an event stream. */
