@@ -9,6 +9,9 @@
 //           each other in process), on the Postgres server with production durability;
 //     (c1r) the same one-process stack on a second Postgres server with fsync, synchronous_commit and
 //           full_page_writes off ("one process, relaxed Postgres"), to show what durable commits cost;
+//     (c1x) the one-process stack again, with the settings BENCH_C1X_ENV names (KEY=value,KEY=value) over
+//           (c1)'s, on the durable Postgres and its own NATS: a same-run A/B of a setting (only with
+//           BENCH_C1X_ENV; its process is "toolport-c1x"), printed as its throughput and CPU per call over (c1)'s;
 //     (c2)  the same call on a stack with one process per role (services/<name>/dist/main.js and
 //           gateway/dist/main.js, gRPC between them), on the durable Postgres server;
 //     (d)   the floor of the layout DESIGN.md fixes (execution-floor.mjs: Koa, one connect gRPC hop, the
@@ -53,7 +56,7 @@
 // Usage: node test/bench/execution-gateway.mjs [requests=3000] [concurrency=16]
 //   BENCH_LEVELS=16 (or 1,16 ...) only those concurrencies in section 1; BENCH_SECTIONS=1 (or 1,3 ...)
 //   only those sections; BENCH_ROWS=c1 (or a,b,c1,c1r,c2,d,d1,d1e) only those rows of section 1, the ratios and
-//   goals printed only where their rows ran; BENCH_VERBOSE=1 forwards the processes' logs; BENCH_PROFILE=<process>[,...]
+//   goals printed only where their rows ran; BENCH_C1X_ENV=KEY=value[,...] adds row (c1x); BENCH_VERBOSE=1 forwards the processes' logs; BENCH_PROFILE=<process>[,...]
 //   (toolport, toolport-relaxed, catalog, execution, billing, identity, gateway, floor-service,
 //   floor-gateway, floor-one, floor-events) writes a CPU profile of each named process to /tmp/toolport-prof/<process>;
 //   BENCH_STATEMENTS=1 loads pg_stat_statements into the durable Postgres and prints, per concurrency, the
@@ -96,6 +99,16 @@ const GOALS = { c1OverD1: 0.6, loadAt: 16, c1AddedP50Ms: 1, c1CpuOverD1: { 1: 2,
 const SERVICES = ["catalog", "execution", "billing", "identity"];
 const dir = mkdtempSync(path.join(os.tmpdir(), "toolport-bench-exec-"));
 const countStatements = process.env.BENCH_STATEMENTS === "1";
+/** Row (c1x)'s settings over (c1)'s, from BENCH_C1X_ENV (KEY=value,KEY=value); undefined without it. */
+const c1xSettings = process.env.BENCH_C1X_ENV
+  ? Object.fromEntries(
+      process.env.BENCH_C1X_ENV.split(",").map((pair) => {
+        const at = pair.indexOf("=");
+        if (at < 1) throw new Error(`BENCH_C1X_ENV: "${pair}" is not KEY=value`);
+        return [pair.slice(0, at), pair.slice(at + 1)];
+      }),
+    )
+  : undefined;
 
 // The upstream, in its own process: /small (a small JSON object), /slow (100 ms), /big (2 MB JSON).
 const upstreamSource = `
@@ -127,7 +140,7 @@ const json = { "content-type": "application/json" };
  * prefix; the bench upstream published and an agent registered. Returns how to call it and the names of
  * its processes (for the CPU table).
  */
-async function startStack({ id, layout, pg, upstreamPort }) {
+async function startStack({ id, layout, pg, upstreamPort, settings = {} }) {
   const nats = await benchNats(dir, `nats-${id}`);
   const ports = Object.fromEntries(await Promise.all([...SERVICES, "gateway"].map(async (n) => [n, await freePort()])));
   const database = (service) => {
@@ -147,6 +160,7 @@ async function startStack({ id, layout, pg, upstreamPort }) {
     STRIPE_WEBHOOK_SECRET: "whsec_bench",
     STRIPE_SECRET_KEY: "sk_test_bench",
     PUBLIC_URL: `http://127.0.0.1:${ports.gateway}`,
+    ...settings,
   };
   for (const n of SERVICES) {
     env[`${n.toUpperCase()}_URL`] = `http://127.0.0.1:${ports[n]}`;
@@ -364,6 +378,7 @@ try {
   const c1 = await startStack({ id: "c1", layout: "one", pg, upstreamPort });
   if (countStatements) statements = await statementCounter(pg.url, "bench_c1_");
   const c1r = all && wanted("c1r") ? await startStack({ id: "c1r", layout: "one", pg: pgRelaxed, upstreamPort }) : null;
+  const c1x = all && c1xSettings ? await startStack({ id: "c1x", layout: "one", pg, upstreamPort, settings: c1xSettings }) : null;
   const c2 = all && wanted("c2") ? await startStack({ id: "c2", layout: "per-role", pg, upstreamPort }) : null;
   const nginxPort = all && wanted("b") ? await startNginx(upstreamPort) : undefined;
 
@@ -413,6 +428,7 @@ try {
         nginxPort ? row("(b) nginx", proxied, { id: "b" }) : null,
         row("(c1) one process", statements ? statements.counted(c1.call) : c1.call, { id: "c1" }),
         c1r ? row("(c1r) one process, relaxed Postgres", c1r.call, { id: "c1r" }) : null,
+        c1x ? row(`(c1x) one process, ${process.env.BENCH_C1X_ENV}`, c1x.call, { id: "c1x" }) : null,
         c2 ? row("(c2) process per role", c2.call, { id: "c2" }) : null,
         wanted("d") ? row("(d) floor of the layout", floor, { id: "d" }) : null,
         wanted("d1") ? row("(d1) floor of one process", floorOne, { id: "d1" }) : null,
@@ -423,7 +439,7 @@ try {
               { id: "d1e" },
             )
           : null,
-      ].filter((r) => r && wanted(r.id));
+      ].filter((r) => r && (r.id === "c1x" || wanted(r.id)));
       await statements?.reset();
       await floorStatements?.reset();
       await runRounds(rows, { calls: n, conc, rounds: ROUNDS, warmup: WARMUP });
@@ -434,13 +450,14 @@ try {
       const cpu = {
         c1: raw.c1 && stackCpu("(c1)", raw.c1, c1),
         c1r: raw.c1r && stackCpu("(c1r)", raw.c1r, c1r),
+        c1x: raw.c1x && stackCpu("(c1x)", raw.c1x, c1x),
         c2: raw.c2 && stackCpu("(c2)", raw.c2, c2),
         d1: raw.d1 && stackCpu("(d1)", raw.d1, { processes: ["floor-one", pg.name] }),
         d1e: raw.d1e && stackCpu("(d1e)", raw.d1e, { processes: ["floor-events", pg.name, floorEvents.nats.name] }),
       };
       if (raw.c1) await statements?.print("(c1)");
       if (raw.d1e) await floorStatements?.print("(d1e)");
-      const { a, b, c1: r1, c1r: r1r, c2: r2, d, d1, d1e } = s;
+      const { a, b, c1: r1, c1r: r1r, c1x: r1x, c2: r2, d, d1, d1e } = s;
       const ref = b ?? a;
       const refName = b ? "(b)" : "(a)";
       const added = (r) =>
@@ -458,6 +475,7 @@ try {
       const ratios = [
         r1 && r2 ? `(c1)/(c2) throughput ${(r1.rps / r2.rps).toFixed(3)}` : null,
         r1 && r1r ? `(c1r)/(c1) ${(r1r.rps / r1.rps).toFixed(3)}` : null,
+        r1 && r1x ? `(c1x)/(c1) throughput ${(r1x.rps / r1.rps).toFixed(3)}, p50 ${(r1x.p50 - r1.p50).toFixed(2)} ms` : null,
         r1 && d ? `(c1)/(d) ${(r1.rps / d.rps).toFixed(3)}` : null,
         r1 && d1 ? `(c1)/(d1) ${(r1.rps / d1.rps).toFixed(3)}` : null,
       ].filter(Boolean);
@@ -472,6 +490,9 @@ try {
       const cpuRatios = [
         cpu.d1e !== undefined && cpu.d1 !== undefined
           ? `(d1e) over (d1) ${cpu.d1e.toFixed(2)} / ${cpu.d1.toFixed(2)} ms = ${(cpu.d1e / cpu.d1).toFixed(2)}x`
+          : null,
+        cpu.c1 !== undefined && cpu.c1x !== undefined
+          ? `(c1x) over (c1) ${cpu.c1x.toFixed(2)} / ${cpu.c1.toFixed(2)} ms = ${(cpu.c1x / cpu.c1).toFixed(3)}x`
           : null,
         cpu.c1 !== undefined && cpu.d1e !== undefined
           ? `(c1) over (d1e) ${cpu.c1.toFixed(2)} / ${cpu.d1e.toFixed(2)} ms = ${(cpu.c1 / cpu.d1e).toFixed(2)}x`

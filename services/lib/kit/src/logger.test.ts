@@ -3,10 +3,15 @@
  * theirs), in arrays, in a logged Error and in a child's bindings, the caller's objects left as they were,
  * and, for any JSON-like object, the same text as the pino `redact` paths the logger used before issue 36
  * (65 paths, `*.key` and `*.*.key` wildcards for each key name), so nothing caught then is missed now.
+ * And where a logger without a destination writes: stdout, before the log call returns.
  */
+import { spawn } from "node:child_process";
+import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import fc from "fast-check";
 import { pino } from "pino";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { runInScope } from "./context.js";
 import { createLogger } from "./logger.js";
 
@@ -155,4 +160,60 @@ describe("createLogger", () => {
       { numRuns: 2000 },
     );
   });
+});
+
+describe("createLogger without a destination", () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "toolport-logger-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  /**
+   * A process whose stdout is a file and whose one thread-pool thread (UV_THREADPOOL_SIZE=1) is busy for
+   * about a second (pbkdf2): it logs a line, then reads its stdout file at once. Answers whether the line was
+   * there, and the file's text once the process has ended. `pinoDefault` logs with pino's own default
+   * writer instead of createLogger, to show what the probe tells apart.
+   */
+  async function probe(pinoDefault: boolean): Promise<{ atOnce: string; file: string }> {
+    const out = path.join(dir, `${pinoDefault ? "pino" : "ours"}.log`);
+    const script = `
+      import { pbkdf2 } from "node:crypto";
+      import { readFileSync } from "node:fs";
+      pbkdf2("password", "salt", 1_000_000, 32, "sha256", () => {});
+      const line = { probe: 1 };
+      if (process.env.PINO_DEFAULT) (await import("pino")).pino().info(line, "written at once");
+      else (await import(process.env.LOGGER_URL)).createLogger("probe").info(line, "written at once");
+      process.stderr.write(readFileSync(process.env.OUT_FILE, "utf8").includes("written at once") ? "present" : "absent");
+      process.exit(0);`;
+    const child = spawn(
+      process.execPath,
+      ["--conditions=@toolport/source", "--import", "tsx", "--input-type=module", "-e", script],
+      {
+        cwd: path.dirname(new URL(import.meta.url).pathname),
+        env: {
+          ...process.env,
+          UV_THREADPOOL_SIZE: "1",
+          OUT_FILE: out,
+          LOGGER_URL: new URL("./logger.ts", import.meta.url).href,
+          ...(pinoDefault ? { PINO_DEFAULT: "1" } : {}),
+        },
+        stdio: ["ignore", openSync(out, "w"), "pipe"],
+      },
+    );
+    let atOnce = "";
+    child.stderr?.on("data", (chunk: Buffer) => {
+      atOnce += chunk.toString();
+    });
+    const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+    expect(code, atOnce).toBe(0);
+    return { atOnce, file: readFileSync(out, "utf8") };
+  }
+
+  it("writes a line to stdout before the call returns, not behind a busy thread pool", async () => {
+    const ours = await probe(false);
+    expect(ours.atOnce).toBe("present");
+    expect(JSON.parse(ours.file.trim())).toMatchObject({ service: "probe", probe: 1, msg: "written at once" });
+    // pino's default writer hands the line to the pool, where it waits behind the pbkdf2 (written at exit).
+    const theirs = await probe(true);
+    expect(theirs.atOnce).toBe("absent");
+    expect(theirs.file).toContain("written at once");
+  }, 30_000);
 });

@@ -89,8 +89,28 @@ function redactLine(line: Record<string, unknown>): Record<string, unknown> {
 
 const serializeErr = pino.stdSerializers.err;
 
+/** The process's stdout writer, made by the first logger that needs it and shared by the rest. */
+let stdoutWriter: DestinationStream | undefined;
+
 /**
- * A logger named `name` writing JSON lines to stdout, or to `destination` (tests, test/bench/log-line.mjs).
+ * Where a logger without a destination writes: stdout, each line with one write(2) on the calling thread
+ * before the log call returns, as Node writes to a pipe or a file on Linux itself. pino's default writer
+ * (sonic-boom with `sync: false`) hands every line to libuv's thread pool instead and is woken when it is
+ * written: at one request at a time that was a pool thread woken and an event-loop wake-up per access line,
+ * about 5% of the one-process stack's CPU per call (row (c1x) of test/bench/execution-gateway.mjs), and a
+ * line waited behind whatever else held the pool's four threads (DNS lookups, file reads), or was lost
+ * in a crash while it waited. When something replaced `process.stdout.write` (a test runner capturing
+ * output), lines go through it, as pino does then.
+ */
+function stdoutDestination(): DestinationStream {
+  if (process.stdout.write !== Object.getPrototypeOf(process.stdout).write) return process.stdout;
+  stdoutWriter ??= pino.destination({ dest: process.stdout.fd ?? 1, sync: true });
+  return stdoutWriter;
+}
+
+/**
+ * A logger named `name` writing JSON lines to stdout (stdoutDestination), or to `destination` (tests,
+ * test/bench/log-line.mjs).
  */
 export function createLogger(name: string, level = process.env.LOG_LEVEL ?? "info", destination?: DestinationStream): Logger {
   const options = {
@@ -108,7 +128,7 @@ export function createLogger(name: string, level = process.env.LOG_LEVEL ?? "inf
       return requestId ? { request_id: requestId } : {};
     },
   };
-  const log = destination ? pino(options, destination) : pino(options);
+  const log = pino(options, destination ?? stdoutDestination());
   // A child's bindings (`log.child({...})`) are written once into its prefix, past `formatters.log`
   // (pino applies no formatter to a child's bindings): redacted here, for children of children too.
   const child = log.child;
