@@ -38,8 +38,15 @@ export function doctoredCopiesFail(report: SoakReport): void {
 
   const unapplied = copy();
   const event = unapplied.executionEvents[0]!;
-  unapplied.inbox["identity-key-usage"] = unapplied.inbox["identity-key-usage"]!.filter((id) => id !== event.id);
+  unapplied.inbox["webhooks-executions"] = unapplied.inbox["webhooks-executions"]!.filter((id) => id !== event.id);
   fails(checkEvents(unapplied), "an event one consumer never applied");
+  const noKeyUsage = copy();
+  const keyed = noKeyUsage.executions.find((x) => x.keyed)!;
+  noKeyUsage.applied.keyUsage = noKeyUsage.applied.keyUsage.filter((id) => id !== keyed.id);
+  fails(checkEvents(noKeyUsage), "a key's execution without its key usage row");
+  const noFact = copy();
+  noFact.applied.catalog = noFact.applied.catalog.filter((id) => id !== noFact.executions[0]!.id);
+  fails(checkEvents(noFact), "an execution without its catalog stats row");
 
   const pending = copy();
   pending.deliveries.push({ id: "bogus", status: "pending", in_flight: false });

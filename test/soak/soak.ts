@@ -23,9 +23,11 @@
  *   2. priced calls: every hold is booked once and settled once (one capture, or one release, never
  *      both), agrees with the execution's settlement; every priced call a client saw succeed is captured;
  *      nothing is charged without an execution;
- *   3. events: every execution event in execution's outbox is published and in the inbox of each of its
- *      consumers (catalog's stats, identity's key usage, webhooks' fan-out), every workflow event of
- *      content in webhooks' inbox, one event per execution, no dead letters;
+ *   3. events: every execution event in execution's outbox is published and applied by each of its
+ *      consumers: every execution has its row in catalog's stats and, when a key made it, in identity's
+ *      key usage (those consumers keep no inbox: their rows are keyed by execution), and its event is in
+ *      webhooks' inbox (fan-out); every workflow event of content in webhooks' inbox, one event per
+ *      execution, no dead letters;
  *   4. webhooks: every delivery ended (succeeded or failed; none pending or in flight), every succeeded
  *      one was received;
  *   5. holds: none still open after its TTL;
@@ -881,8 +883,12 @@ export interface Snapshot {
   pricedSeen: LoadRecord["pricedSeen"];
   executionEvents: Array<{ id: string; published: boolean }>;
   workflowEvents: Array<{ id: string; published: boolean }>;
-  /** Event ids in each consumer's inbox, by durable name (and the subject without NATS_NAMESPACE). */
+  /** Event ids in each consumer's inbox, by durable name, for the consumers that keep one (webhooks'). */
   inbox: Record<string, string[]>;
+  /** Executions (not refused), and whether a key made them (each is then a row of identity's key usage). */
+  executions: Array<{ id: string; keyed: boolean }>;
+  /** What the execution events' consumers without an inbox wrote, by execution id: catalog's stats rows, identity's key usage. */
+  applied: { catalog: string[]; keyUsage: string[] };
   deadLetters: number;
   deliveries: Array<{ id: string; status: string; in_flight: boolean }>;
   received: string[];
@@ -913,7 +919,8 @@ export interface Snapshot {
   memory: MemorySeries[];
 }
 
-const EXECUTION_CONSUMERS = ["catalog-executions", "identity-key-usage", "webhooks-executions"];
+/** The consumers of execution events that keep an inbox (catalog's and identity's are checked by their rows). */
+const EXECUTION_INBOX_CONSUMERS = ["webhooks-executions"];
 
 interface Databases {
   pools: Record<(typeof serviceNames)[number], Pool>;
@@ -932,8 +939,6 @@ async function readSnapshot(w: World, db: Databases, record: LoadRecord, memory:
   const rows = async <T>(pool: Pool, sql: string): Promise<T[]> => (await pool.query(sql)).rows as T[];
   const inbox: Record<string, string[]> = {};
   for (const [consumer, pool] of [
-    ["catalog-executions", catalog],
-    ["identity-key-usage", identity],
     ["webhooks-executions", webhooks],
     ["webhooks-workflows", webhooks],
   ] as const) {
@@ -964,6 +969,11 @@ async function readSnapshot(w: World, db: Databases, record: LoadRecord, memory:
     executionCount: Number((await execution.query("SELECT count(*) AS n FROM executions WHERE status <> 'refused'")).rows[0].n),
     pricedSeen: record.pricedSeen,
     executionEvents: await events(execution, "toolport.execution.%"),
+    executions: await rows(execution, "SELECT id::text, key_id IS NOT NULL AS keyed FROM executions WHERE status <> 'refused'"),
+    applied: {
+      catalog: (await rows<{ id: string }>(catalog, "SELECT execution_id AS id FROM executions")).map((r) => r.id),
+      keyUsage: (await rows<{ id: string }>(identity, "SELECT execution_id AS id FROM key_usage")).map((r) => r.id),
+    },
     workflowEvents: await events(content, "toolport.workflow.%"),
     inbox,
     deadLetters,
@@ -1156,7 +1166,19 @@ export function checkEvents(s: Snapshot): CheckResult {
       }
     }
   };
-  look(s.executionEvents, EXECUTION_CONSUMERS);
+  look(s.executionEvents, EXECUTION_INBOX_CONSUMERS);
+  const catalogRows = new Set(s.applied.catalog);
+  const keyUsageRows = new Set(s.applied.keyUsage);
+  for (const x of s.executions) {
+    for (const [consumer, has] of [
+      ["catalog-executions", catalogRows.has(x.id)],
+      ["identity-key-usage", !x.keyed || keyUsageRows.has(x.id)],
+    ] as const) {
+      if (has) continue;
+      missing[consumer] = (missing[consumer] ?? 0) + 1;
+      problems.push(`execution ${x.id} not applied by ${consumer}`);
+    }
+  }
   look(s.workflowEvents, ["webhooks-workflows"]);
   if (s.executionEvents.length !== s.executionCount) {
     problems.push(`${s.executionCount} executions but ${s.executionEvents.length} execution events`);

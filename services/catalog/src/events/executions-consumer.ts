@@ -1,7 +1,8 @@
 /**
  * toolport.execution.completed / .failed -> one row in `executions`, the facts behind the reliability
- * block and recommendations. Durable (one consumer shared by the replicas: the table is shared) with
- * the kit's inbox, so a redelivered event is recorded once.
+ * block and recommendations. Durable (one consumer shared by the replicas: the table is shared); a
+ * redelivered event is recorded once because its execution's row is already there (the statement's
+ * conflict clause), so the consumer keeps no inbox rows.
  */
 
 import { timestampDate } from "@bufbuild/protobuf/wkt";
@@ -43,6 +44,7 @@ export function startExecutionsConsumer(nc: NatsConnection, pool: Pool, log: Log
     durable: "catalog-executions",
     subject: "toolport.execution.*",
     schema: ExecutionEventSchema,
-    applyStatement: { sql: RECORD_EXECUTIONS_SQL, row: (event) => executionRow(factFromEvent(event)) },
+    // One row per execution (ON CONFLICT (execution_id) DO NOTHING): a repeated event writes nothing, no inbox needed.
+    applyStatement: { sql: RECORD_EXECUTIONS_SQL, row: (event) => executionRow(factFromEvent(event)), inbox: false },
   });
 }

@@ -22,9 +22,9 @@ export interface ExecutionFact {
 }
 
 /**
- * Records executions, as the consumer kit's one-statement form (applyStatement): the facts of the
- * events new to the inbox (`fresh`), from the JSON array in $1 (executionRow's shape); an execution
- * already recorded (a redelivery) changes nothing.
+ * Records executions, as the consumer kit's one-statement form (applyStatement, without inbox): the facts
+ * of the batch's events (`fresh`), from the JSON array in $1 (executionRow's shape); an execution already
+ * recorded (a redelivery) changes nothing.
  */
 export const RECORD_EXECUTIONS_SQL = `INSERT INTO executions (execution_id, tool_id, service_id, account_id, organization_id, success,
      seconds, error_class, error_type, error, is_probe, occurred_at)

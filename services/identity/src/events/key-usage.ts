@@ -1,8 +1,9 @@
 /**
  * Key usage from `toolport.execution.*`: every execution stamped with a key, except synthetic probe
  * calls, becomes one row of key_usage, and every execution that counted against its account's free tier
- * one row of free_tier_calls (what a month that has ended is reconciled to, store/leases.ts), written in
- * the same statement as the consumer's inbox row.
+ * one row of free_tier_calls (what a month that has ended is reconciled to, store/leases.ts), in one
+ * statement per batch. Both are keyed by the execution, so a redelivered event writes nothing and the
+ * consumer keeps no inbox rows.
  */
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { PoisonMessageError, type RunningConsumer, startConsumer } from "@toolport/kit/events";
@@ -51,6 +52,8 @@ export function startKeyUsageConsumer(options: { nc: NatsConnection; pool: Pool;
         const row = usageRow(event, event.eventId || eventId);
         return row ? keyUsageJson(row) : null;
       },
+      // Both rows are one per execution (ON CONFLICT): a repeated event writes nothing, no inbox needed.
+      inbox: false,
     },
   });
 }

@@ -377,8 +377,9 @@ export interface KeyUsageRow {
 
 /**
  * Records executions against their keys, and free-tier calls against their account's month, as the
- * consumer kit's one-statement form (applyStatement): the rows of the events new to the inbox (`fresh`),
- * from the JSON array in $1 (keyUsageJson's shape); a replay changes nothing.
+ * consumer kit's one-statement form (applyStatement, without inbox): the rows of the batch's events
+ * (`fresh`), from the JSON array in $1 (keyUsageJson's shape); a replay changes nothing (both inserts skip
+ * an execution already recorded).
  */
 export const RECORD_KEY_USAGE_SQL = `, u AS (
      SELECT u.* FROM jsonb_to_recordset($1::jsonb) AS u(event_id text, execution_id text, usage_event_id text, key_id text,

@@ -330,6 +330,69 @@ describe("batched consumers and pipelined relay", () => {
     }
   });
 
+  it("with applyStatement without inbox, writes no inbox row: the statement's own key absorbs the whole stream again, and a poison event fails only itself", async () => {
+    const subject = "toolport.test.batch.no-inbox";
+    const durable = "batch-no-inbox";
+    await db.pool.query("CREATE TABLE keyed_effects (tool_id text PRIMARY KEY, event_id text NOT NULL, txid bigint NOT NULL)");
+    const js = nc.jetstream();
+    const ids = Array.from({ length: 40 }, () => randomUUID());
+    // Events 30..39 name the tools of 0..9 again, under event ids of their own: one row per tool.
+    const toolOf = (i: number) => (i === 17 ? "poison" : `tool-${i % 30}`);
+    await Promise.all(ids.map((id, i) => js.publish(subject, payload(toolOf(i)), { msgID: id })));
+    const options = {
+      nc,
+      pool: db.pool,
+      log,
+      durable,
+      subject,
+      schema: CatalogToolChangedSchema,
+      maxDeliver: 2,
+      applyStatement: {
+        sql: `INSERT INTO keyed_effects (tool_id, event_id, txid)
+              SELECT r.tool_id, r.event_id, txid_current()
+                FROM jsonb_to_recordset($1::jsonb) AS r(event_id text, tool_id text) JOIN fresh USING (event_id)
+              ON CONFLICT (tool_id) DO NOTHING`,
+        row(event: { toolId: string }) {
+          if (event.toolId === "poison") throw new PoisonMessageError("cannot be applied");
+          return { tool_id: event.toolId };
+        },
+        inbox: false,
+      },
+    };
+    const written = async () =>
+      (
+        await db.pool.query<{ tool_id: string; event_id: string; txid: string }>(
+          "SELECT tool_id, event_id, txid::text FROM keyed_effects ORDER BY tool_id",
+        )
+      ).rows;
+    let consumer = await startConsumer(options);
+    try {
+      await settled(durable, 40);
+      const first = await written();
+      expect(first.map((r) => r.tool_id)).toEqual(
+        Array.from({ length: 30 }, (_, i) => `tool-${i}`)
+          .filter((t) => t !== "tool-17")
+          .sort(),
+      );
+      expect(await inboxCount(durable)).toBe(0);
+      const dead = await db.pool.query("SELECT event_id FROM dead_letters WHERE consumer = $1", [durable]);
+      expect(dead.rows.map((r) => r.event_id)).toEqual([ids[17]]);
+      await consumer.stop();
+
+      // The stream again from the start, as after a lost consumer state: every row is already there.
+      await (await nc.jetstreamManager()).consumers.delete(natsNames().stream, durable);
+      consumer = await startConsumer(options);
+      await settled(durable, 40);
+      expect(await written()).toEqual(first);
+      expect(await inboxCount(durable)).toBe(0);
+    } finally {
+      await consumer.stop();
+    }
+    await expect(startConsumer({ ...options, durable: "batch-no-inbox-handle", handle: async () => {} })).rejects.toThrow(
+      /without inbox takes no handle or applyBatch/,
+    );
+  });
+
   it("gives applyBatch a batch's fresh events in one call, in the transaction of their inbox rows; a poison event fails only itself", async () => {
     const subject = "toolport.test.batch.apply-batch";
     const durable = "batch-apply-batch";

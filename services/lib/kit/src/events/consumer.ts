@@ -72,6 +72,15 @@ export interface ConsumerOptions<Desc extends DescMessage> {
   applyStatement?: {
     sql: string;
     row: (event: MessageShape<Desc>, eventId: string) => Record<string, unknown> | null;
+    /**
+     * false for a statement that itself skips an event it has already applied: every row it writes is
+     * keyed by something the event fixes (one row per execution, `ON CONFLICT (execution_id) DO NOTHING`),
+     * so a redelivered or republished event finds its row there and writes nothing. No inbox row is
+     * written then: `fresh` is every event of the batch (`SELECT unnest($2::text[]) AS event_id`), and the
+     * consumer's inbox stays empty instead of growing by a row per event for good (nothing prunes it: an
+     * inbox row must outlive every way its event can come again). Not with `handle`. Default true.
+     */
+    inbox?: boolean;
   };
   /** Deliveries before a failing message is declared poison. */
   maxDeliver?: number;
@@ -135,6 +144,8 @@ export async function startConsumer<Desc extends DescMessage>(options: ConsumerO
   const { nc, subject, log } = options;
   if (!options.handle && !options.applyStatement && !options.applyBatch)
     throw new Error(`consumer ${options.durable}: give handle, applyBatch or applyStatement`);
+  if (options.applyStatement?.inbox === false && (options.handle || options.applyBatch))
+    throw new Error(`consumer ${options.durable}: an applyStatement without inbox takes no handle or applyBatch`);
   const { durable } = options;
   const maxDeliver = options.maxDeliver ?? 8;
   const batchMax = options.batchMax ?? batching.max;
@@ -326,16 +337,25 @@ async function applyInStatement<Desc extends DescMessage>(
       const row = statement.row(d.event, d.eventId);
       return row ? [{ ...row, event_id: d.eventId }] : [];
     });
-    await pool.query({
-      // Named: prepared once per connection, not parsed and planned again for every batch.
-      name: `consumer_apply_${durable}`,
-      text: `WITH fresh AS (
+    const eventIds = batch.map((d) => d.eventId);
+    await pool.query(
+      statement.inbox === false
+        ? {
+            // Named: prepared once per connection, not parsed and planned again for every batch.
+            name: `consumer_apply_${durable}`,
+            text: `WITH fresh AS (SELECT unnest($2::text[]) AS event_id) ${statement.sql}`,
+            values: [JSON.stringify(rows), eventIds],
+          }
+        : {
+            name: `consumer_apply_${durable}`,
+            text: `WITH fresh AS (
          INSERT INTO inbox (consumer, event_id, subject)
          SELECT $2, m.event_id, m.subject FROM unnest($3::text[], $4::text[]) AS m(event_id, subject)
          ON CONFLICT DO NOTHING RETURNING event_id
        ) ${statement.sql}`,
-      values: [JSON.stringify(rows), durable, batch.map((d) => d.eventId), batch.map((d) => subjectOf(d.msg))],
-    });
+            values: [JSON.stringify(rows), durable, eventIds, batch.map((d) => subjectOf(d.msg))],
+          },
+    );
   } catch (err) {
     for (const span of spans) span.end(err);
     log.warn(
@@ -453,10 +473,15 @@ async function handleOne<Desc extends DescMessage>(options: ConsumerOptions<Desc
     const client = await pool.connect();
     try {
       await client.query("BEGIN");
-      const inserted = await client.query(
-        "INSERT INTO inbox (consumer, event_id, subject) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-        [durable, eventId, subjectOf(msg)],
-      );
+      // Without an inbox the statement's own conflict clause skips an event applied before.
+      const inserted =
+        options.applyStatement?.inbox === false
+          ? { rowCount: 1 }
+          : await client.query("INSERT INTO inbox (consumer, event_id, subject) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", [
+              durable,
+              eventId,
+              subjectOf(msg),
+            ]);
       if (inserted.rowCount === 1) {
         await consumed(durable, msg, () => applyOne(options, event, { client, eventId, subject: subjectOf(msg) }));
       }
