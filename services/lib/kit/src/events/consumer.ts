@@ -78,7 +78,7 @@ export interface ConsumerOptions<Desc extends DescMessage> {
      * so a redelivered or republished event finds its row there and writes nothing. No inbox row is
      * written then: `fresh` is every event of the batch (`SELECT unnest($2::text[]) AS event_id`), and the
      * consumer's inbox stays empty instead of growing by a row per event for good (nothing prunes it: an
-     * inbox row must outlive every way its event can come again). Not with `handle`. Default true.
+     * inbox row must outlive every way its event can come again). Not with `handle` or `applyBatch`. Default true.
      */
     inbox?: boolean;
   };
