@@ -67,6 +67,16 @@ describe("batched consumers and pipelined relay", () => {
    * A consumer whose effect is one `effects` row; `fail` decides per tool id whether it throws after
    * writing. Every handler call, committed or not, is noted in `calls` with its transaction id.
    */
+  /** The options of consumer `durable` of CatalogToolChanged events on `subject` (maxDeliver: the kit's default when not given). */
+  const consumerOf = (durable: string, subject: string, maxDeliver?: number) => ({
+    nc,
+    pool: db.pool,
+    log,
+    durable,
+    subject,
+    schema: CatalogToolChangedSchema,
+    maxDeliver,
+  });
   const startRecording = (
     durable: string,
     subject: string,
@@ -75,13 +85,7 @@ describe("batched consumers and pipelined relay", () => {
     calls: { toolId: string; txid: string }[] = [],
   ) =>
     startConsumer({
-      nc,
-      pool: db.pool,
-      log,
-      durable,
-      subject,
-      schema: CatalogToolChangedSchema,
-      maxDeliver,
+      ...consumerOf(durable, subject, maxDeliver),
       async handle(event, { client, eventId }) {
         const { rows } = await client.query(
           "INSERT INTO effects (consumer, event_id, tool_id, request_id, txid) VALUES ($1, $2, $3, $4, txid_current()) RETURNING txid::text",
@@ -110,6 +114,18 @@ describe("batched consumers and pipelined relay", () => {
         [durable],
       )
     ).rows;
+  /** `count` events on `subject`, the i-th naming tool toolOf(i), each under an event id of its own: their ids. */
+  const publishTools = async (subject: string, count: number, toolOf: (i: number) => string) => {
+    const ids = Array.from({ length: count }, () => randomUUID());
+    const js = nc.jetstream();
+    await Promise.all(ids.map((id, i) => js.publish(subject, payload(toolOf(i)), { msgID: id })));
+    return ids;
+  };
+  /** An applyStatement row: the event's tool, or a PoisonMessageError for the tool "poison". */
+  const toolRow = (event: { toolId: string }) => {
+    if (event.toolId === "poison") throw new PoisonMessageError("cannot be applied");
+    return { tool_id: event.toolId };
+  };
   const inboxCount = async (durable: string) =>
     (await db.pool.query("SELECT count(*)::int AS n FROM inbox WHERE consumer = $1", [durable])).rows[0].n as number;
 
@@ -163,10 +179,8 @@ describe("batched consumers and pipelined relay", () => {
   it("keeps the rest of a batch exactly once when one message fails, and sends the failing ones down the retry and poison paths", async () => {
     const subject = "toolport.test.batch.failing";
     const durable = "batch-failing";
-    const js = nc.jetstream();
-    const ids = Array.from({ length: 80 }, () => randomUUID());
     const toolOf = (i: number) => (i === 30 ? "flaky" : i === 40 ? "broken" : i === 50 ? "poison" : `tool-${i}`);
-    await Promise.all(ids.map((id, i) => js.publish(subject, payload(toolOf(i)), { msgID: id })));
+    const ids = await publishTools(subject, 80, toolOf);
 
     let flakyFailures = 0;
     const calls: { toolId: string; txid: string }[] = [];
@@ -230,19 +244,12 @@ describe("batched consumers and pipelined relay", () => {
     const subject = "toolport.test.batch.statement";
     const durable = "batch-statement";
     const js = nc.jetstream();
-    const ids = Array.from({ length: 300 }, () => randomUUID());
     const toolOf = (i: number) => (i === 120 ? "poison" : i === 130 ? "skip" : `tool-${i}`);
-    await Promise.all(ids.map((id, i) => js.publish(subject, payload(toolOf(i)), { msgID: id })));
+    const ids = await publishTools(subject, 300, toolOf);
     let singles = 0;
     let statementRows = 0;
     const consumer = await startConsumer({
-      nc,
-      pool: db.pool,
-      log,
-      durable,
-      subject,
-      schema: CatalogToolChangedSchema,
-      maxDeliver: 2,
+      ...consumerOf(durable, subject, 2),
       async handle(event, { client, eventId }) {
         singles++;
         if (event.toolId === "poison") throw new PoisonMessageError("cannot be applied");
@@ -295,26 +302,15 @@ describe("batched consumers and pipelined relay", () => {
   it("with applyStatement alone, replays a failed batch one by one through the same statement", async () => {
     const subject = "toolport.test.batch.statement-only";
     const durable = "batch-statement-only";
-    const js = nc.jetstream();
-    const ids = Array.from({ length: 60 }, () => randomUUID());
     const toolOf = (i: number) => (i === 25 ? "poison" : `tool-${i}`);
-    await Promise.all(ids.map((id, i) => js.publish(subject, payload(toolOf(i)), { msgID: id })));
+    const ids = await publishTools(subject, 60, toolOf);
     const consumer = await startConsumer({
-      nc,
-      pool: db.pool,
-      log,
-      durable,
-      subject,
-      schema: CatalogToolChangedSchema,
-      maxDeliver: 2,
+      ...consumerOf(durable, subject, 2),
       applyStatement: {
         sql: `INSERT INTO effects (consumer, event_id, tool_id, txid)
               SELECT '${durable}', r.event_id, r.tool_id, txid_current()
                 FROM jsonb_to_recordset($1::jsonb) AS r(event_id text, tool_id text) JOIN fresh USING (event_id)`,
-        row(event) {
-          if (event.toolId === "poison") throw new PoisonMessageError("cannot be applied");
-          return { tool_id: event.toolId };
-        },
+        row: toolRow,
       },
     });
     try {
@@ -334,28 +330,17 @@ describe("batched consumers and pipelined relay", () => {
     const subject = "toolport.test.batch.no-inbox";
     const durable = "batch-no-inbox";
     await db.pool.query("CREATE TABLE keyed_effects (tool_id text PRIMARY KEY, event_id text NOT NULL, txid bigint NOT NULL)");
-    const js = nc.jetstream();
-    const ids = Array.from({ length: 40 }, () => randomUUID());
     // Events 30..39 name the tools of 0..9 again, under event ids of their own: one row per tool.
     const toolOf = (i: number) => (i === 17 ? "poison" : `tool-${i % 30}`);
-    await Promise.all(ids.map((id, i) => js.publish(subject, payload(toolOf(i)), { msgID: id })));
+    const ids = await publishTools(subject, 40, toolOf);
     const options = {
-      nc,
-      pool: db.pool,
-      log,
-      durable,
-      subject,
-      schema: CatalogToolChangedSchema,
-      maxDeliver: 2,
+      ...consumerOf(durable, subject, 2),
       applyStatement: {
         sql: `INSERT INTO keyed_effects (tool_id, event_id, txid)
               SELECT r.tool_id, r.event_id, txid_current()
                 FROM jsonb_to_recordset($1::jsonb) AS r(event_id text, tool_id text) JOIN fresh USING (event_id)
               ON CONFLICT (tool_id) DO NOTHING`,
-        row(event: { toolId: string }) {
-          if (event.toolId === "poison") throw new PoisonMessageError("cannot be applied");
-          return { tool_id: event.toolId };
-        },
+        row: toolRow,
         inbox: false,
       },
     };
@@ -397,9 +382,8 @@ describe("batched consumers and pipelined relay", () => {
     const subject = "toolport.test.batch.apply-batch";
     const durable = "batch-apply-batch";
     const js = nc.jetstream();
-    const ids = Array.from({ length: 300 }, () => randomUUID());
     const toolOf = (i: number) => (i === 140 ? "poison" : `tool-${i}`);
-    await Promise.all(ids.map((id, i) => js.publish(subject, payload(toolOf(i)), { msgID: id })));
+    const ids = await publishTools(subject, 300, toolOf);
     const calls: { size: number; subjects: Set<string>; tools: string[] }[] = [];
     const record = async (client: PoolClient, fresh: FreshEvent<typeof CatalogToolChangedSchema>[]) => {
       calls.push({ size: fresh.length, subjects: new Set(fresh.map((f) => f.subject)), tools: fresh.map((f) => f.event.toolId) });
@@ -416,7 +400,7 @@ describe("batched consumers and pipelined relay", () => {
         [durable, fresh.map((f) => f.eventId), fresh.map((f) => f.event.toolId)],
       );
     };
-    const options = { nc, pool: db.pool, log, durable, subject, schema: CatalogToolChangedSchema, maxDeliver: 2 };
+    const options = consumerOf(durable, subject, 2);
     let consumer = await startConsumer({ ...options, applyBatch: record });
     try {
       await settled(durable, 300);
@@ -514,12 +498,7 @@ describe("batched consumers and pipelined relay", () => {
     await Promise.all(ids.slice(40).map((id, i) => js.publish(subject, payload(`tool-${40 + i}`), { msgID: id })));
     const calls: string[][] = [];
     const next = await startConsumer({
-      nc,
-      pool: db.pool,
-      log,
-      durable,
-      subject,
-      schema: CatalogToolChangedSchema,
+      ...consumerOf(durable, subject),
       applyBatch: recordBatch(durable, calls),
     });
     try {
@@ -550,9 +529,8 @@ describe("batched consumers and pipelined relay", () => {
       deliver_policy: DeliverPolicy.All,
       filter_subject: subject,
     });
-    const ids = Array.from({ length: 30 }, () => randomUUID());
     const toolOf = (i: number) => (i === 7 ? "poison" : `tool-${i}`);
-    await Promise.all(ids.map((id, i) => js.publish(subject, payload(toolOf(i)), { msgID: id })));
+    const ids = await publishTools(subject, 30, toolOf);
     // Another process received them all and handed them back undone (a nak: delivered again at once).
     const other = await nc.jetstream().consumers.get(natsNames().stream, durable);
     let handedBack = 0;
@@ -565,12 +543,7 @@ describe("batched consumers and pipelined relay", () => {
     }
     const calls: string[][] = [];
     const consumer = await startConsumer({
-      nc,
-      pool: db.pool,
-      log,
-      durable,
-      subject,
-      schema: CatalogToolChangedSchema,
+      ...consumerOf(durable, subject),
       applyBatch: async (client, fresh) => {
         if (fresh.some((f) => f.event.toolId === "poison")) throw new PoisonMessageError("cannot be applied");
         await recordBatch(durable, calls)(client, fresh);
@@ -604,12 +577,7 @@ describe("batched consumers and pipelined relay", () => {
     }
     const together: string[][] = [];
     const second = await startConsumer({
-      nc,
-      pool: db.pool,
-      log,
-      durable,
-      subject,
-      schema: CatalogToolChangedSchema,
+      ...consumerOf(durable, subject),
       applyBatch: recordBatch(durable, together),
       batchMax: again.length,
       batchWaitMs: 10_000,
@@ -635,7 +603,7 @@ describe("batched consumers and pipelined relay", () => {
     const ids = Array.from({ length: 80 }, () => randomUUID());
     await Promise.all(ids.slice(0, 40).map((id, i) => js.publish(subject, payload(`tool-${i}`), { msgID: id })));
     const calls: string[][] = [];
-    const options = { nc, pool: db.pool, log, durable, subject, schema: CatalogToolChangedSchema };
+    const options = consumerOf(durable, subject);
     let consumer = await startConsumer({ ...options, applyBatch: recordBatch(durable, calls) });
     await settled(durable, 40);
     await consumer.stop();
