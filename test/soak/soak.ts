@@ -879,13 +879,15 @@ export interface Snapshot {
   holds: Array<{ execution_id: string; status: string; expired: boolean }>;
   /** Executions that took a hold (settlement other than none). */
   pricedExecutions: Array<{ id: string; settlement: string; cost_cents: string }>;
-  executionCount: number;
   pricedSeen: LoadRecord["pricedSeen"];
   executionEvents: Array<{ id: string; published: boolean }>;
   workflowEvents: Array<{ id: string; published: boolean }>;
   /** Event ids in each consumer's inbox, by durable name, for the consumers that keep one (webhooks'). */
   inbox: Record<string, string[]>;
-  /** Executions (not refused), and whether a key made them (each is then a row of identity's key usage). */
+  /**
+   * Executions (not refused: a refused call is a row of the call log, never an event), and whether a key
+   * made them (each is then a row of identity's key usage).
+   */
   executions: Array<{ id: string; keyed: boolean }>;
   /** What the execution events' consumers without an inbox wrote, by execution id: catalog's stats rows, identity's key usage. */
   applied: { catalog: string[]; keyUsage: string[] };
@@ -966,7 +968,6 @@ async function readSnapshot(w: World, db: Databases, record: LoadRecord, memory:
       "SELECT id::text, settlement, cost_cents::text FROM executions WHERE settlement <> 'none'",
     ),
     // Refused calls are rows too (the call log's), never published as execution events.
-    executionCount: Number((await execution.query("SELECT count(*) AS n FROM executions WHERE status <> 'refused'")).rows[0].n),
     pricedSeen: record.pricedSeen,
     executionEvents: await events(execution, "toolport.execution.%"),
     executions: await rows(execution, "SELECT id::text, key_id IS NOT NULL AS keyed FROM executions WHERE status <> 'refused'"),
@@ -1180,14 +1181,14 @@ export function checkEvents(s: Snapshot): CheckResult {
     }
   }
   look(s.workflowEvents, ["webhooks-workflows"]);
-  if (s.executionEvents.length !== s.executionCount) {
-    problems.push(`${s.executionCount} executions but ${s.executionEvents.length} execution events`);
+  if (s.executionEvents.length !== s.executions.length) {
+    problems.push(`${s.executions.length} executions but ${s.executionEvents.length} execution events`);
   }
   if (s.deadLetters > 0) problems.push(`${s.deadLetters} dead letters`);
   return {
     name: "3. every event applied by its consumers",
     figures: {
-      executions: s.executionCount,
+      executions: s.executions.length,
       execution_events: s.executionEvents.length,
       workflow_events: s.workflowEvents.length,
       not_applied: Object.values(missing).reduce((a, b) => a + b, 0),

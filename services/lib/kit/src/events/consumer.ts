@@ -473,16 +473,17 @@ async function handleOne<Desc extends DescMessage>(options: ConsumerOptions<Desc
     const client = await pool.connect();
     try {
       await client.query("BEGIN");
-      // Without an inbox the statement's own conflict clause skips an event applied before.
-      const inserted =
-        options.applyStatement?.inbox === false
-          ? { rowCount: 1 }
-          : await client.query("INSERT INTO inbox (consumer, event_id, subject) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", [
-              durable,
-              eventId,
-              subjectOf(msg),
-            ]);
-      if (inserted.rowCount === 1) {
+      // New to the inbox; without one, the statement's own conflict clause skips an event applied before.
+      const fresh =
+        options.applyStatement?.inbox === false ||
+        (
+          await client.query("INSERT INTO inbox (consumer, event_id, subject) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", [
+            durable,
+            eventId,
+            subjectOf(msg),
+          ])
+        ).rowCount === 1;
+      if (fresh) {
         await consumed(durable, msg, () => applyOne(options, event, { client, eventId, subject: subjectOf(msg) }));
       }
       await client.query("COMMIT");
