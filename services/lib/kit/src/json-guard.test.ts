@@ -27,6 +27,9 @@ describe("findJsonViolation", () => {
     expect(findJsonViolation({ a: ["ok", "b\u0000"] }, 64)).toEqual({ kind: "nul", pointer: "/a/1" });
     expect(findJsonViolation({ "a/b": { "k\u0000": 1 } }, 64)).toEqual({ kind: "nul", pointer: "/a~1b/k\u0000" });
     expect(findJsonViolation({ a: "\\u0000 is text here" }, 64)).toBeNull();
+    // Array positions and escaped keys on the way down, the root's own string at "".
+    expect(findJsonViolation([{ "~x": [0, { "a/": "\u0000" }] }], 64)).toEqual({ kind: "nul", pointer: "/0/~0x/1/a~1" });
+    expect(findJsonViolation("\u0000", 64)).toEqual({ kind: "nul", pointer: "" });
   });
 });
 

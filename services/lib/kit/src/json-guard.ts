@@ -9,9 +9,26 @@
 /** Replacement for U+0000 in text we store but did not receive from the caller (U+FFFD, the replacement character). */
 export const NUL_REPLACEMENT = "\uFFFD";
 
-type Frame = { value: unknown; depth: number; pointer: string };
+/**
+ * A value still to be walked, with the way back to the root: its pointer is only built when a violation
+ * is found there. Building every value's pointer as the walk went (two escaping regexps per key) made the
+ * check about four times as slow on a 2 MB answer (test/bench/execution-gateway.mjs, section 2).
+ */
+type Frame = { value: unknown; depth: number; parent: Frame | undefined; key: string | number };
 
 const escapePointer = (key: string) => key.replace(/~/g, "~0").replace(/\//g, "~1");
+
+/** Whether a value can hold a violation: a string, an object or an array (a number, boolean or null cannot). */
+const mayViolate = (value: unknown) => typeof value === "string" || (typeof value === "object" && value !== null);
+
+/** The JSON Pointer (RFC 6901) of a frame: "" for the root. */
+function pointerOf(frame: Frame): string {
+  let pointer = "";
+  for (let f: Frame = frame; f.parent !== undefined; f = f.parent) {
+    pointer = `/${typeof f.key === "number" ? f.key : escapePointer(f.key)}${pointer}`;
+  }
+  return pointer;
+}
 
 /**
  * The first place in `value` that breaks a limit: nesting deeper than `maxDepth` containers, or a
@@ -21,25 +38,29 @@ export function findJsonViolation(
   value: unknown,
   maxDepth: number,
 ): { kind: "depth"; pointer: string } | { kind: "nul"; pointer: string } | null {
-  const stack: Frame[] = [{ value, depth: 0, pointer: "" }];
+  const stack: Frame[] = [{ value, depth: 0, parent: undefined, key: "" }];
   while (stack.length > 0) {
-    const { value: v, depth, pointer } = stack.pop() as Frame;
+    const frame = stack.pop() as Frame;
+    const v = frame.value;
     if (typeof v === "string") {
-      if (v.includes("\u0000")) return { kind: "nul", pointer };
+      if (v.includes("\u0000")) return { kind: "nul", pointer: pointerOf(frame) };
       continue;
     }
     if (typeof v !== "object" || v === null) continue;
-    if (depth + 1 > maxDepth) return { kind: "depth", pointer };
+    const depth = frame.depth + 1;
+    if (depth > maxDepth) return { kind: "depth", pointer: pointerOf(frame) };
     if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], depth: depth + 1, pointer: `${pointer}/${i}` });
+      for (let i = v.length - 1; i >= 0; i--) {
+        if (mayViolate(v[i])) stack.push({ value: v[i], depth, parent: frame, key: i });
+      }
       continue;
     }
     const keys = Object.keys(v);
     for (let i = keys.length - 1; i >= 0; i--) {
       const key = keys[i] as string;
-      const at = `${pointer}/${escapePointer(key)}`;
-      if (key.includes("\u0000")) return { kind: "nul", pointer: at };
-      stack.push({ value: (v as Record<string, unknown>)[key], depth: depth + 1, pointer: at });
+      const item = (v as Record<string, unknown>)[key];
+      if (key.includes("\u0000")) return { kind: "nul", pointer: pointerOf({ value: item, depth, parent: frame, key }) };
+      if (mayViolate(item)) stack.push({ value: item, depth, parent: frame, key });
     }
   }
   return null;
