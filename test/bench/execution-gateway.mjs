@@ -10,8 +10,10 @@
 //     (c1r) the same one-process stack on a second Postgres server with fsync, synchronous_commit and
 //           full_page_writes off ("one process, relaxed Postgres"), to show what durable commits cost;
 //     (c1x) the one-process stack again, with the settings BENCH_C1X_ENV names (KEY=value,KEY=value) over
-//           (c1)'s, on the durable Postgres and its own NATS: a same-run A/B of a setting (only with
-//           BENCH_C1X_ENV; its process is "toolport-c1x"), printed as its throughput and CPU per call over (c1)'s;
+//           (c1)'s, and/or from the built checkout BENCH_C1X_ROOT names (another worktree, say at the commit
+//           before a change), on the durable Postgres and its own NATS: a same-run A/B of a setting or of
+//           code (only with either variable; its process is "toolport-c1x"), printed as its throughput and
+//           CPU per call over (c1)'s;
 //     (c2)  the same call on a stack with one process per role (services/<name>/dist/main.js and
 //           gateway/dist/main.js, gRPC between them), on the durable Postgres server;
 //     (d)   the floor of the layout DESIGN.md fixes (execution-floor.mjs: Koa, one connect gRPC hop, the
@@ -57,7 +59,7 @@
 // Usage: node test/bench/execution-gateway.mjs [requests=3000] [concurrency=16]
 //   BENCH_LEVELS=16 (or 1,16 ...) only those concurrencies in section 1; BENCH_SECTIONS=1 (or 1,3 ...)
 //   only those sections; BENCH_ROWS=c1 (or a,b,c1,c1r,c2,d,d1,d1e) only those rows of section 1, the ratios and
-//   goals printed only where their rows ran; BENCH_C1X_ENV=KEY=value[,...] adds row (c1x); BENCH_VERBOSE=1 forwards the processes' logs; BENCH_PROFILE=<process>[,...]
+//   goals printed only where their rows ran; BENCH_C1X_ENV=KEY=value[,...] and/or BENCH_C1X_ROOT=<checkout> add row (c1x); BENCH_VERBOSE=1 forwards the processes' logs; BENCH_PROFILE=<process>[,...]
 //   (toolport, toolport-relaxed, catalog, execution, billing, identity, gateway, floor-service,
 //   floor-gateway, floor-one, floor-events) writes a CPU profile of each named process to /tmp/toolport-prof/<process>;
 //   BENCH_STATEMENTS=1 loads pg_stat_statements into the durable Postgres and prints, per concurrency, the
@@ -65,7 +67,7 @@
 //   execution time and WAL per call (it costs some CPU: measure
 //   CPU and latency in a run without it).
 import { execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -110,6 +112,12 @@ const c1xSettings = process.env.BENCH_C1X_ENV
       }),
     )
   : undefined;
+/** Row (c1x)'s checkout, from BENCH_C1X_ROOT (built: its services/host/dist/main.js is run); this one without it. */
+const c1xRoot = process.env.BENCH_C1X_ROOT ? path.resolve(process.env.BENCH_C1X_ROOT) : undefined;
+if (c1xRoot && !existsSync(path.join(c1xRoot, "services/host/dist/main.js")))
+  throw new Error(`BENCH_C1X_ROOT: ${c1xRoot} has no services/host/dist/main.js (install and build that checkout first)`);
+/** What (c1x) differs from (c1) in, for its row's name. */
+const c1xLabel = [process.env.BENCH_C1X_ENV, c1xRoot && `from ${c1xRoot}`].filter(Boolean).join(", ");
 
 // The upstream, in its own process: /small (a small JSON object), /slow (100 ms), /big (2 MB JSON).
 const upstreamSource = `
@@ -141,7 +149,7 @@ const json = { "content-type": "application/json" };
  * prefix; the bench upstream published and an agent registered. Returns how to call it and the names of
  * its processes (for the CPU table).
  */
-async function startStack({ id, layout, pg, upstreamPort, settings = {} }) {
+async function startStack({ id, layout, pg, upstreamPort, settings = {}, checkout = root }) {
   const nats = await benchNats(dir, `nats-${id}`);
   const ports = Object.fromEntries(await Promise.all([...SERVICES, "gateway"].map(async (n) => [n, await freePort()])));
   const database = (service) => {
@@ -173,7 +181,7 @@ async function startStack({ id, layout, pg, upstreamPort, settings = {} }) {
     for (const n of [...SERVICES, "gateway"]) env[`${n.toUpperCase()}_PORT`] = String(ports[n]);
     await start(
       name,
-      [...profiled(name), path.join(root, "services/host/dist/main.js"), `--roles=${[...SERVICES, "gateway"].join(",")}`],
+      [...profiled(name), path.join(checkout, "services/host/dist/main.js"), `--roles=${[...SERVICES, "gateway"].join(",")}`],
       { env, ready: /toolport listening/ },
     );
     processes = [name];
@@ -379,7 +387,10 @@ try {
   const c1 = await startStack({ id: "c1", layout: "one", pg, upstreamPort });
   if (countStatements) statements = await statementCounter(pg.url, "bench_c1_");
   const c1r = all && wanted("c1r") ? await startStack({ id: "c1r", layout: "one", pg: pgRelaxed, upstreamPort }) : null;
-  const c1x = all && c1xSettings ? await startStack({ id: "c1x", layout: "one", pg, upstreamPort, settings: c1xSettings }) : null;
+  const c1x =
+    all && c1xLabel
+      ? await startStack({ id: "c1x", layout: "one", pg, upstreamPort, settings: c1xSettings, checkout: c1xRoot })
+      : null;
   const c2 = all && wanted("c2") ? await startStack({ id: "c2", layout: "per-role", pg, upstreamPort }) : null;
   const nginxPort = all && wanted("b") ? await startNginx(upstreamPort) : undefined;
 
@@ -429,7 +440,7 @@ try {
         nginxPort ? row("(b) nginx", proxied, { id: "b" }) : null,
         row("(c1) one process", statements ? statements.counted(c1.call) : c1.call, { id: "c1" }),
         c1r ? row("(c1r) one process, relaxed Postgres", c1r.call, { id: "c1r" }) : null,
-        c1x ? row(`(c1x) one process, ${process.env.BENCH_C1X_ENV}`, c1x.call, { id: "c1x" }) : null,
+        c1x ? row(`(c1x) one process, ${c1xLabel}`, c1x.call, { id: "c1x" }) : null,
         c2 ? row("(c2) process per role", c2.call, { id: "c2" }) : null,
         wanted("d") ? row("(d) floor of the layout", floor, { id: "d" }) : null,
         wanted("d1") ? row("(d1) floor of one process", floorOne, { id: "d1" }) : null,
