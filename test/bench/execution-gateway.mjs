@@ -100,7 +100,6 @@ const WARMUP = 300;
 // Issue 36's goals: (c1) against the floor of its layout (d1), (c2) against the floor of its own (d).
 const GOALS = { c1OverD1: 0.6, loadAt: 16, c1AddedP50Ms: 1, c1CpuOverD1: { 1: 2, load: 1.5 }, c2OverD: 0.8 };
 const SERVICES = ["catalog", "execution", "billing", "identity"];
-const dir = mkdtempSync(path.join(os.tmpdir(), "toolport-bench-exec-"));
 const countStatements = process.env.BENCH_STATEMENTS === "1";
 /** Row (c1x)'s settings over (c1)'s, from BENCH_C1X_ENV (KEY=value,KEY=value); undefined without it. */
 const c1xSettings = process.env.BENCH_C1X_ENV
@@ -118,6 +117,8 @@ if (c1xRoot && !existsSync(path.join(c1xRoot, "services/host/dist/main.js")))
   throw new Error(`BENCH_C1X_ROOT: ${c1xRoot} has no services/host/dist/main.js (install and build that checkout first)`);
 /** What (c1x) differs from (c1) in, for its row's name. */
 const c1xLabel = [process.env.BENCH_C1X_ENV, c1xRoot && `from ${c1xRoot}`].filter(Boolean).join(", ");
+// Made after the variables above are checked, so a refused value leaves no folder behind.
+const dir = mkdtempSync(path.join(os.tmpdir(), "toolport-bench-exec-"));
 
 // The upstream, in its own process: /small (a small JSON object), /slow (100 ms), /big (2 MB JSON).
 const upstreamSource = `
@@ -388,7 +389,7 @@ try {
   if (countStatements) statements = await statementCounter(pg.url, "bench_c1_");
   const c1r = all && wanted("c1r") ? await startStack({ id: "c1r", layout: "one", pg: pgRelaxed, upstreamPort }) : null;
   const c1x =
-    all && c1xLabel
+    all && (c1xSettings || c1xRoot)
       ? await startStack({ id: "c1x", layout: "one", pg, upstreamPort, settings: c1xSettings, checkout: c1xRoot })
       : null;
   const c2 = all && wanted("c2") ? await startStack({ id: "c2", layout: "per-role", pg, upstreamPort }) : null;
