@@ -1,7 +1,8 @@
 /**
  * the catalog role (a process of its own, or one of several in one process): see @toolport/kit/service for the start-up and shutdown sequence. Its parts
  * are built in deps.ts; its own background work: the search engine, the built-in catalog seed, the index
- * rebuild, and the two consumers (search index sync on every replica; execution facts for reliability, shared).
+ * rebuild, the two consumers (search index sync on every replica; execution facts for reliability, shared)
+ * and the hourly pruning of facts past the reliability window.
  */
 import { fileURLToPath } from "node:url";
 import { builtinServices } from "@toolport/builtins/index";
@@ -14,6 +15,10 @@ import { startExecutionsConsumer } from "./events/executions-consumer.js";
 import { startIndexConsumer } from "./events/index-consumer.js";
 import { routes } from "./routes.js";
 import { createSearchEngine } from "./search/index.js";
+import { pruneExecutions } from "./store/executions-store.js";
+
+/** How often the facts past FACT_RETENTION_DAYS are pruned (they are kept two days past the window). */
+const PRUNE_FACTS_EVERY_MS = 60 * 60_000;
 
 const catalog: ServiceDefinition<typeof catalogEnv, CatalogParts> = {
   name: "catalog",
@@ -52,12 +57,30 @@ const catalog: ServiceDefinition<typeof catalogEnv, CatalogParts> = {
     void rebuilt.then(() => deps.importer.warm());
     if (!config.MEILI_URL) await rebuilt;
     const executions = await startExecutionsConsumer(ctx.nc, ctx.pool, log);
+    // Execution facts past the reliability window, at start and then hourly (every replica: a second
+    // prune finds nothing). Not awaited: a large first prune must not hold up the start.
+    let pruned: Promise<unknown> = Promise.resolve();
+    const prune = () => {
+      pruned = pruneExecutions(ctx.pool).then(
+        (deleted) => deleted > 0 && log.info({ deleted }, "execution facts past the reliability window pruned"),
+        (err) => log.warn({ err }, "pruning execution facts failed"),
+      );
+    };
+    prune();
+    const pruning = setInterval(prune, PRUNE_FACTS_EVERY_MS);
+    pruning.unref();
     // Stopped in this order, then deps' close() (outbound HTTP, the import threads).
     return [
       indexConsumer,
       // Once the index has stopped following changes: what it holds now is what the file records.
       { stop: () => deps.index.saveSnapshot() },
       executions,
+      {
+        stop: async () => {
+          clearInterval(pruning);
+          await pruned;
+        },
+      },
     ];
   },
 };

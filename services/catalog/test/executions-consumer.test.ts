@@ -3,6 +3,8 @@
  * the outbox, published by the relay and applied as ONE batch that holds duplicates (executions published
  * again under other event ids) give the reliability sums of each execution once; the stream applied again
  * with a poison event in it (no valid tool id) changes nothing, and the poison event alone is dead-lettered.
+ * The service's figures (service_calls) count each execution once too. Facts past the retention are not
+ * recorded, and pruning the old ones leaves the service's figures as they were.
  */
 import { randomUUID } from "node:crypto";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
@@ -20,7 +22,8 @@ import {
 } from "../../../test/harness/service-context.js";
 import { catalogEnv } from "../src/config.js";
 import { startExecutionsConsumer } from "../src/events/executions-consumer.js";
-import { popularTools, reliabilityAggregates } from "../src/store/executions-store.js";
+import { serviceStats } from "../src/store/catalog-store.js";
+import { FACT_RETENTION_DAYS, popularTools, pruneExecutions, reliabilityAggregates } from "../src/store/executions-store.js";
 
 const DURABLE = "catalog-executions";
 
@@ -48,6 +51,7 @@ describe("executions consumer", () => {
 
   it("sums a batch with duplicates once per execution; a replay with a poison event changes nothing", async () => {
     const [tool, other] = [randomUUID(), randomUUID()];
+    const service = randomUUID();
     const [alice, bob, carol] = [randomUUID(), randomUUID(), randomUUID()];
     const x = Array.from({ length: 7 }, () => randomUUID());
     const event = (executionId: string, accountId: string, fields: MessageInitShape<typeof ExecutionEventSchema> = {}) =>
@@ -55,7 +59,7 @@ describe("executions consumer", () => {
         eventId: randomUUID(),
         executionId,
         toolId: tool,
-        serviceId: "svc-1",
+        serviceId: service,
         accountId,
         status: ExecutionStatus.SUCCESS,
         seconds: 0.5,
@@ -94,6 +98,12 @@ describe("executions consumer", () => {
         { toolId: tool, calls: 5, successes: 3 },
         { toolId: other, calls: 1, successes: 1 },
       ]);
+      // Six executions of the service, four of them successful: the duplicates counted once.
+      expect((await serviceStats(db.pool, [service])).get(service)).toMatchObject({
+        totalExecutions: 6,
+        successRate: 4 / 6,
+        calls30d: 6,
+      });
     };
 
     let consumer: RunningConsumer = await startExecutionsConsumer(ctx.nc, db.pool, ctx.log);
@@ -124,8 +134,64 @@ describe("executions consumer", () => {
       expect(dead.rows).toEqual([{ event_id: poison.eventId, deliveries: 1 }]);
       const executions = await db.pool.query("SELECT count(*)::int AS n FROM executions");
       expect(executions.rows[0].n).toBe(7);
+      // The replay of the first nine added nothing to the service's figures; the late one did.
+      expect((await serviceStats(db.pool, [service])).get(service)).toMatchObject({
+        totalExecutions: 7,
+        successRate: 5 / 7,
+        calls30d: 7,
+      });
     } finally {
       await consumer.stop();
     }
+  });
+
+  it("records no fact past the retention, and pruning the facts that age past it keeps the service's figures", async () => {
+    const service = randomUUID();
+    const tool = randomUUID();
+    const daysAgo = (days: number) => new Date(Date.now() - days * 86_400_000);
+    const event = (occurredAt: Date, status = ExecutionStatus.SUCCESS) =>
+      create(ExecutionEventSchema, {
+        eventId: randomUUID(),
+        executionId: randomUUID(),
+        toolId: tool,
+        serviceId: service,
+        accountId: randomUUID(),
+        status,
+        seconds: 0.1,
+        occurredAt: timestampFromDate(occurredAt),
+      });
+    const recent = [event(new Date()), event(daysAgo(3), ExecutionStatus.ERROR), event(daysAgo(FACT_RETENTION_DAYS - 1))];
+    // Older than the retention when it arrives (a consumer recreated over an old stream): outside every
+    // window, so neither a fact nor a count.
+    const stale = event(daysAgo(FACT_RETENTION_DAYS + 1));
+    setConsumerBatching({ max: 4, waitMs: 10_000 });
+    const before = await db.pool.query("SELECT count(*)::int AS n FROM executions");
+    const jsm = await ctx.nc.jetstreamManager();
+    const delivered = (await jsm.consumers.info(currentNatsNames().stream, DURABLE).catch(() => undefined))?.delivered
+      .consumer_seq;
+    await publish([...recent, stale]);
+    const consumer = await startExecutionsConsumer(ctx.nc, db.pool, ctx.log);
+    try {
+      await acked((delivered ?? 0) + 4);
+    } finally {
+      await consumer.stop();
+    }
+    const after = await db.pool.query("SELECT count(*)::int AS n FROM executions");
+    expect(after.rows[0].n - before.rows[0].n).toBe(3);
+    const recorded = await db.pool.query("SELECT count(*)::int AS n FROM executions WHERE execution_id = $1", [
+      stale.executionId,
+    ]);
+    expect(recorded.rows[0].n).toBe(0);
+    const figures = { totalExecutions: 3, successRate: 2 / 3 };
+    // The fact from FACT_RETENTION_DAYS - 1 days ago is outside the last 30 days.
+    expect((await serviceStats(db.pool, [service])).get(service)).toMatchObject({ ...figures, calls30d: 2 });
+
+    // Three days later (the facts aged in place): the oldest is past the retention and pruned, its count kept.
+    await db.pool.query("UPDATE executions SET occurred_at = occurred_at - interval '3 days' WHERE service_id = $1", [service]);
+    expect(await pruneExecutions(db.pool)).toBe(1);
+    expect(await pruneExecutions(db.pool)).toBe(0);
+    const kept = await db.pool.query("SELECT execution_id FROM executions WHERE service_id = $1", [service]);
+    expect(kept.rows.map((r) => r.execution_id).sort()).toEqual([recent[0]!.executionId, recent[1]!.executionId].sort());
+    expect((await serviceStats(db.pool, [service])).get(service)).toMatchObject({ ...figures, calls30d: 2 });
   });
 });

@@ -92,10 +92,12 @@ export async function serviceStats(q: Queryable, serviceIds: string[]): Promise<
     [serviceIds],
   );
   for (const r of tools.rows) (out.get(r.service_id) as ServiceStats).toolCount = Number(r.n);
+  // All-time figures and the last 30 UTC days (today included), from the per-day counts the executions
+  // consumer keeps: the facts themselves are pruned past the reliability window.
   const calls = await q.query<{ service_id: string; total: bigint; successes: bigint; recent: bigint }>(
-    `SELECT service_id, count(*) AS total, count(*) FILTER (WHERE success) AS successes,
-            count(*) FILTER (WHERE occurred_at > now() - interval '30 days') AS recent
-       FROM executions WHERE service_id = ANY($1::text[]) GROUP BY service_id`,
+    `SELECT service_id, sum(calls) AS total, sum(successes) AS successes,
+            coalesce(sum(calls) FILTER (WHERE day > (now() AT TIME ZONE 'UTC')::date - 30), 0) AS recent
+       FROM service_calls WHERE service_id = ANY($1::text[]) GROUP BY service_id`,
     [serviceIds],
   );
   for (const r of calls.rows) {

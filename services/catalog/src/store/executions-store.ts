@@ -4,6 +4,7 @@
  */
 
 import type { ReliabilityAggregate, ToolUsage } from "../domain/ports.js";
+import { WINDOW_DAYS } from "../domain/reliability.js";
 import { prepared, type Queryable } from "./rows.js";
 
 export interface ExecutionFact {
@@ -22,19 +23,62 @@ export interface ExecutionFact {
 }
 
 /**
+ * How long a fact is kept: the reliability window (WINDOW_DAYS, which every read of the facts is limited to)
+ * and two days more. Older facts are pruned (pruneExecutions), and a fact older than this when its event
+ * arrives is not recorded at all: it would fall outside every window, and with its row pruned a replayed
+ * event would otherwise be counted in service_calls a second time.
+ */
+export const FACT_RETENTION_DAYS = WINDOW_DAYS + 2;
+
+/**
  * Records executions, as the consumer kit's one-statement form (applyStatement, without inbox): the facts
  * of the batch's events (`fresh`), from the JSON array in $1 (executionRow's shape); an execution already
- * recorded (a redelivery) changes nothing.
+ * recorded (a redelivery) changes nothing. The facts it did insert are added to their service's calls of
+ * their UTC day (service_calls, the all-time figures of a service), in the same statement, once per
+ * service and day of the batch; in service and day order, so that two batches applied at once (replicas)
+ * lock those rows in the same order.
+ * It continues the kit's `WITH fresh AS (...)`, hence the leading comma.
  */
-export const RECORD_EXECUTIONS_SQL = `INSERT INTO executions (execution_id, tool_id, service_id, account_id, organization_id, success,
-     seconds, error_class, error_type, error, is_probe, occurred_at)
-   SELECT f.execution_id, f.tool_id, f.service_id, f.account_id, f.organization_id, f.success, f.seconds, f.error_class,
-     f.error_type, f.error, f.is_probe, f.occurred_at
-     FROM jsonb_to_recordset($1::jsonb) AS f(event_id text, execution_id text, tool_id uuid, service_id text, account_id text,
-       organization_id text, success boolean, seconds double precision, error_class text, error_type text, error text,
-       is_probe boolean, occurred_at timestamptz)
-     JOIN fresh ON fresh.event_id = f.event_id
-   ON CONFLICT (execution_id) DO NOTHING`;
+export const RECORD_EXECUTIONS_SQL = `, recorded AS (
+     INSERT INTO executions (execution_id, tool_id, service_id, account_id, organization_id, success,
+       seconds, error_class, error_type, error, is_probe, occurred_at)
+     SELECT f.execution_id, f.tool_id, f.service_id, f.account_id, f.organization_id, f.success, f.seconds, f.error_class,
+       f.error_type, f.error, f.is_probe, f.occurred_at
+       FROM jsonb_to_recordset($1::jsonb) AS f(event_id text, execution_id text, tool_id uuid, service_id text, account_id text,
+         organization_id text, success boolean, seconds double precision, error_class text, error_type text, error text,
+         is_probe boolean, occurred_at timestamptz)
+       JOIN fresh ON fresh.event_id = f.event_id
+      WHERE f.occurred_at > now() - interval '${FACT_RETENTION_DAYS} days'
+     ON CONFLICT (execution_id) DO NOTHING
+     RETURNING service_id, success, occurred_at
+   )
+   INSERT INTO service_calls (service_id, day, calls, successes)
+   SELECT service_id, (occurred_at AT TIME ZONE 'UTC')::date AS day, count(*), count(*) FILTER (WHERE success)
+     FROM recorded
+    GROUP BY 1, 2
+    ORDER BY 1, 2
+   ON CONFLICT (service_id, day) DO UPDATE
+     SET calls = service_calls.calls + EXCLUDED.calls, successes = service_calls.successes + EXCLUDED.successes`;
+
+/** How many fact rows one prune statement deletes at most: short transactions, however far behind. */
+const PRUNE_BATCH = 10_000;
+
+/**
+ * Deletes the facts older than FACT_RETENTION_DAYS, PRUNE_BATCH rows a statement (by the time index), and
+ * returns how many. service_calls keeps their counts.
+ */
+export async function pruneExecutions(q: Queryable): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    const { rowCount } = await q.query(
+      `DELETE FROM executions WHERE ctid = ANY(ARRAY(
+         SELECT ctid FROM executions WHERE occurred_at < now() - $1::interval LIMIT $2))`,
+      [`${FACT_RETENTION_DAYS} days`, PRUNE_BATCH],
+    );
+    deleted += rowCount ?? 0;
+    if ((rowCount ?? 0) < PRUNE_BATCH) return deleted;
+  }
+}
 
 /** A fact as one element of RECORD_EXECUTIONS_SQL's $1. */
 export function executionRow(f: ExecutionFact): Record<string, unknown> {
