@@ -29,9 +29,10 @@
 //           call over (d1)'s is what durable events add to the floor (under 1 when its group commit saves
 //           more than they cost); (c1) over (d1e) is what Toolport adds to that.
 //     Every row is warmed up (300 calls), then the rows take turns in 3 rounds so that drift (JIT, table
-//     growth, other work on the machine) falls on all alike. Per row: requests/s, p50, p99; for c1, c1r
-//     and c2 the CPU per call of each process (c1's Node process is "toolport", c1r's
-//     "toolport-relaxed", c2's are catalog, execution, billing, identity, gateway; "postgres" is the
+//     growth, other work on the machine) falls on all alike. Per row: requests/s, p50, p99; for every row
+//     but (a) and (b) the CPU per call of each process (c1's Node process is "toolport", c1r's
+//     "toolport-relaxed", c2's are catalog, execution, billing, identity, gateway, (d)'s floor-gateway and
+//     floor-service, with (c2) over (d) beside the ratios; "postgres" is the
 //     durable server and "postgres-relaxed" the other, each with all its backends; each stack has its own
 //     NATS server, nats-c1, nats-c1r, nats-c2), summed over the stack's own processes (its Node
 //     process(es), its Postgres server, its NATS), with the upstream and the bench shown beside the sum,
@@ -465,6 +466,7 @@ try {
         c1r: raw.c1r && stackCpu("(c1r)", raw.c1r, c1r),
         c1x: raw.c1x && stackCpu("(c1x)", raw.c1x, c1x),
         c2: raw.c2 && stackCpu("(c2)", raw.c2, c2),
+        d: raw.d && stackCpu("(d)", raw.d, { processes: ["floor-gateway", "floor-service", pg.name] }),
         d1: raw.d1 && stackCpu("(d1)", raw.d1, { processes: ["floor-one", pg.name] }),
         d1e: raw.d1e && stackCpu("(d1e)", raw.d1e, { processes: ["floor-events", pg.name, floorEvents.nats.name] }),
       };
@@ -509,6 +511,9 @@ try {
           : null,
         cpu.c1 !== undefined && cpu.d1e !== undefined
           ? `(c1) over (d1e) ${cpu.c1.toFixed(2)} / ${cpu.d1e.toFixed(2)} ms = ${(cpu.c1 / cpu.d1e).toFixed(2)}x`
+          : null,
+        cpu.c2 !== undefined && cpu.d !== undefined
+          ? `(c2) over (d) ${cpu.c2.toFixed(2)} / ${cpu.d.toFixed(2)} ms = ${(cpu.c2 / cpu.d).toFixed(2)}x`
           : null,
       ].filter(Boolean);
       if (cpuRatios.length) console.log(`    CPU per call: ${cpuRatios.join("; ")}`);
