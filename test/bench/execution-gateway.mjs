@@ -64,7 +64,7 @@
 //   (toolport, toolport-relaxed, catalog, execution, billing, identity, gateway, floor-service,
 //   floor-gateway, floor-one, floor-events) writes a CPU profile of each named process to /tmp/toolport-prof/<process>;
 //   BENCH_STATEMENTS=1 loads pg_stat_statements into the durable Postgres and prints, per concurrency, the
-//   statements (c1)'s databases (and (d1e)'s) ran per call, warm-up included, by statement, with their
+//   statements (c1)'s databases (and (c2)'s and (d1e)'s) ran per call, warm-up included, by statement, with their
 //   execution time and WAL per call (it costs some CPU: measure
 //   CPU and latency in a run without it).
 import { execFileSync, spawn } from "node:child_process";
@@ -370,8 +370,9 @@ async function floorEventsApplied(url) {
 const goalLines = [];
 /** Beside the goals: the floor with durable events (d1e) against (d1), and (c1) against it. */
 const eventLines = [];
-/** BENCH_STATEMENTS: (c1)'s and (d1e)'s statements per call (statementCounter). */
+/** BENCH_STATEMENTS: (c1)'s, (c2)'s and (d1e)'s statements per call (statementCounter). */
 let statements;
+let c2Statements;
 let floorStatements;
 try {
   // Sections 2 and 3 need only the upstream and the c1 stack.
@@ -394,6 +395,7 @@ try {
       ? await startStack({ id: "c1x", layout: "one", pg, upstreamPort, settings: c1xSettings, checkout: c1xRoot })
       : null;
   const c2 = all && wanted("c2") ? await startStack({ id: "c2", layout: "per-role", pg, upstreamPort }) : null;
+  if (c2 && countStatements) c2Statements = await statementCounter(pg.url, "bench_c2_");
   const nginxPort = all && wanted("b") ? await startNginx(upstreamPort) : undefined;
 
   // (d) the floor of the fixed layout (execution-floor.mjs): Koa -> one connect gRPC hop -> upstream + one INSERT.
@@ -443,7 +445,7 @@ try {
         row("(c1) one process", statements ? statements.counted(c1.call) : c1.call, { id: "c1" }),
         c1r ? row("(c1r) one process, relaxed Postgres", c1r.call, { id: "c1r" }) : null,
         c1x ? row(`(c1x) one process, ${c1xLabel}`, c1x.call, { id: "c1x" }) : null,
-        c2 ? row("(c2) process per role", c2.call, { id: "c2" }) : null,
+        c2 ? row("(c2) process per role", c2Statements ? c2Statements.counted(c2.call) : c2.call, { id: "c2" }) : null,
         wanted("d") ? row("(d) floor of the layout", floor, { id: "d" }) : null,
         wanted("d1") ? row("(d1) floor of one process", floorOne, { id: "d1" }) : null,
         floorEvents
@@ -455,6 +457,7 @@ try {
           : null,
       ].filter((r) => r && (r.id === "c1x" || wanted(r.id)));
       await statements?.reset();
+      await c2Statements?.reset();
       await floorStatements?.reset();
       await runRounds(rows, { calls: n, conc, rounds: ROUNDS, warmup: WARMUP });
       const s = Object.fromEntries(rows.map((r) => [r.id, summary(r.label, r)]));
@@ -471,6 +474,7 @@ try {
         d1e: raw.d1e && stackCpu("(d1e)", raw.d1e, { processes: ["floor-events", pg.name, floorEvents.nats.name] }),
       };
       if (raw.c1) await statements?.print("(c1)");
+      if (raw.c2) await c2Statements?.print("(c2)");
       if (raw.d1e) await floorStatements?.print("(d1e)");
       const { a, b, c1: r1, c1r: r1r, c1x: r1x, c2: r2, d, d1, d1e } = s;
       const ref = b ?? a;
@@ -632,6 +636,7 @@ try {
   process.exitCode = 1;
 } finally {
   await statements?.close().catch(() => {});
+  await c2Statements?.close().catch(() => {});
   await floorStatements?.close().catch(() => {});
   await cleanup();
   // Whatever happened, leave no Postgres or NATS behind.
