@@ -28,7 +28,7 @@ export const webhooksEnv = {
   WEBHOOKS_POLL_MS: int(50, 60_000, 1000).describe(
     "how often due deliveries are looked for when nothing wakes the sender; idle, the wait is until the next pending delivery falls due (5 minutes with none pending: new deliveries NOTIFY)",
   ),
-  WEBHOOKS_RETENTION_DAYS: int(1, 3650, 30).describe("days delivery records are kept"),
+  WEBHOOKS_RETENTION_DAYS: int(1, 3650, 30).describe("days delivery records and the consumers' inbox rows are kept"),
 };
 
 export type WebhooksConfig = z.infer<z.ZodObject<typeof webhooksEnv>> & BaseConfig;

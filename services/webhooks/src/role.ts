@@ -1,11 +1,12 @@
 /** the webhooks role (a process of its own, or one of several in one process): see @toolport/kit/service. Its parts are built in deps.ts. */
 import { fileURLToPath } from "node:url";
+import { pruneInbox } from "@toolport/kit/events";
 import { reportWebhookBacklog } from "@toolport/kit/metrics";
 import { type ServiceDefinition, serviceRole } from "@toolport/kit/service";
 import { WebhooksService } from "@toolport/proto/toolport/webhooks/v1/webhooks_service_pb";
 import { webhooksEnv } from "./config.js";
 import { createDeps, type WebhooksDeps } from "./deps.js";
-import { startFanOut } from "./events/fan-out.js";
+import { FAN_OUT_CONSUMERS, startFanOut } from "./events/fan-out.js";
 import { routes } from "./routes.js";
 
 const PRUNE_EVERY_MS = 60 * 60_000;
@@ -26,9 +27,14 @@ const webhooks: ServiceDefinition<typeof webhooksEnv, WebhooksDeps> = {
     await d.sender.start();
     // The backlog gauges (toolport_webhook_deliveries_due, ..._oldest_due_seconds), read at each scrape.
     reportWebhookBacklog(() => d.store.backlog());
-    const consumers = await startFanOut(ctx);
+    const retentionDays = ctx.config.WEBHOOKS_RETENTION_DAYS;
+    const consumers = await startFanOut({ nc: ctx.nc, pool: ctx.pool, log: ctx.log, inboxDays: retentionDays });
+    // Delivery records and the consumers' inbox rows past the retention, hourly.
     const prune = setInterval(() => {
-      d.store.prune(ctx.config.WEBHOOKS_RETENTION_DAYS).catch((err) => ctx.log.warn({ err }, "pruning delivery records failed"));
+      d.store.prune(retentionDays).catch((err) => ctx.log.warn({ err }, "pruning delivery records failed"));
+      pruneInbox(ctx.pool, [...FAN_OUT_CONSUMERS], retentionDays).catch((err) =>
+        ctx.log.warn({ err }, "pruning the consumers' inbox failed"),
+      );
     }, PRUNE_EVERY_MS);
     prune.unref();
     // Stopped in this order: no new deliveries, then the sender (its attempts in flight are recorded);

@@ -25,6 +25,7 @@ import {
   natsNames,
   OutboxRelay,
   PoisonMessageError,
+  pruneInbox,
   type RunningConsumer,
   startConsumer,
 } from "../src/events.js";
@@ -437,6 +438,69 @@ describe("batched consumers and pipelined relay", () => {
       expect(calls.slice(before).every((c) => c.tools.length === 1 && c.tools[0] === "poison")).toBe(true);
     } finally {
       await consumer.stop();
+    }
+  });
+
+  it("with inboxDays, acknowledges unapplied what the stream stored longer ago, so a replay after pruneInbox applies nothing twice", async () => {
+    const subject = "toolport.test.batch.inbox-days";
+    const durable = "batch-inbox-days";
+    const keptMs = 5_000;
+    const inboxDays = keptMs / 86_400_000;
+    const warnings: { events?: number; msg?: string }[] = [];
+    const watched = createLogger("inbox-days-test", "warn", { write: (line: string) => void warnings.push(JSON.parse(line)) });
+    const calls: string[][] = [];
+    const options = { ...consumerOf(durable, subject), log: watched, inboxDays, applyBatch: recordBatch(durable, calls) };
+    const old = await publishTools(subject, 20, (i) => `old-${i}`);
+    let consumer = await startConsumer(options);
+    try {
+      await settled(durable, 20);
+      expect(await effects(durable)).toHaveLength(20);
+      expect(await inboxCount(durable)).toBe(20);
+      await consumer.stop();
+
+      // Past the consumer's inbox days, pruned: another consumer's rows as old stay, and so do rows too new.
+      await new Promise((resolve) => setTimeout(resolve, keptMs + 500));
+      await db.pool.query("UPDATE inbox SET applied_at = now() - interval '2 days' WHERE consumer = $1", [durable]);
+      await db.pool.query(
+        "INSERT INTO inbox (consumer, event_id, subject, applied_at) VALUES ('batch-other', $1, $2, now() - interval '2 days'), ($3, $4, $2, now())",
+        [randomUUID(), subject, durable, randomUUID()],
+      );
+      expect(await pruneInbox(db.pool, [durable], inboxDays)).toBe(20);
+      expect(await inboxCount(durable)).toBe(1);
+      expect(await inboxCount("batch-other")).toBe(1);
+
+      // The stream again from its start: its events are older than the inbox keeps, so none is applied
+      // again though their inbox rows are gone; each is acknowledged, and the warning counts them.
+      await (await nc.jetstreamManager()).consumers.delete(natsNames().stream, durable);
+      const before = calls.length;
+      consumer = await startConsumer(options);
+      await settled(durable, 20);
+      expect(calls.length).toBe(before);
+      const skipped = warnings.filter(
+        (w) => w.msg === "events older than the consumer's inbox keeps were acknowledged and not applied",
+      );
+      expect(skipped.reduce((n, w) => n + (w.events ?? 0), 0)).toBe(20);
+      // New events are applied as ever.
+      const fresh = await publishTools(subject, 5, (i) => `new-${i}`);
+      await settled(durable, 25);
+      const rows = await effects(durable);
+      expect(rows).toHaveLength(25);
+      expect(rows.every((r) => r.n === 1)).toBe(true);
+      expect(new Set(rows.map((r) => r.event_id))).toEqual(new Set([...old, ...fresh]));
+    } finally {
+      await consumer.stop();
+    }
+  });
+
+  it("refuses an inboxDays that is not a positive number", async () => {
+    for (const inboxDays of [0, -1, Number.NaN]) {
+      await expect(
+        startConsumer({
+          ...consumerOf("batch-inbox-days-bad", "toolport.test.batch.bad"),
+          inboxDays,
+          applyBatch: async () => {},
+        }),
+      ).rejects.toThrow(/inboxDays must be a positive number of days/);
     }
   });
 

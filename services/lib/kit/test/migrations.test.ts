@@ -29,6 +29,7 @@ describe("migrations", () => {
       "kit/0001_events.sql",
       "kit/0002_outbox_claims.sql",
       "kit/0003_outbox_trace_context.sql",
+      "kit/0004_inbox_applied_at.sql",
       "widgets/0001_widgets.sql",
       "widgets/0002_seed.sql",
     ]);

@@ -88,6 +88,36 @@ export interface ConsumerOptions<Desc extends DescMessage> {
   batchMax?: number;
   /** How long a batch that is not full waits for more messages (default: the process's, setConsumerBatching). */
   batchWaitMs?: number;
+  /**
+   * For a consumer with an inbox whose rows are pruned (pruneInbox): how long, in days, they are kept.
+   * A message the stream stored longer ago than that is acknowledged and not applied, with a warning that
+   * counts them: its inbox row may be gone, so only this keeps a replayed stream (a durable consumer
+   * deleted and made again, which starts from the stream's first message) from applying it a second
+   * time. Without it, inbox rows must be kept for as long as the stream keeps their events.
+   */
+  inboxDays?: number;
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Deletes the inbox rows of `consumers` applied more than `days` and one more day ago (the day: the
+ * stream's clock and Postgres's may differ), 10,000 rows a statement; returns how many. Their consumers
+ * must have `inboxDays` no larger than `days`, so that they no longer apply the events of the rows
+ * deleted.
+ */
+export async function pruneInbox(pool: Pool, consumers: string[], days: number): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    const { rowCount } = await pool.query(
+      `DELETE FROM inbox WHERE ctid = ANY(ARRAY(
+         SELECT ctid FROM inbox WHERE applied_at < now() - ($2::float8 + 1) * interval '1 day' AND consumer = ANY($1::text[])
+          LIMIT 10000))`,
+      [consumers, days],
+    );
+    deleted += rowCount ?? 0;
+    if ((rowCount ?? 0) < 10_000) return deleted;
+  }
 }
 
 /** How a process's consumers gather messages into batches (the service settings CONSUMER_BATCH_*). */
@@ -146,6 +176,8 @@ export async function startConsumer<Desc extends DescMessage>(options: ConsumerO
     throw new Error(`consumer ${options.durable}: give handle, applyBatch or applyStatement`);
   if (options.applyStatement?.inbox === false && (options.handle || options.applyBatch))
     throw new Error(`consumer ${options.durable}: an applyStatement without inbox takes no handle or applyBatch`);
+  if (options.inboxDays !== undefined && !(Number.isFinite(options.inboxDays) && options.inboxDays > 0))
+    throw new Error(`consumer ${options.durable}: inboxDays must be a positive number of days, not ${options.inboxDays}`);
   const { durable } = options;
   const maxDeliver = options.maxDeliver ?? 8;
   const batchMax = options.batchMax ?? batching.max;
@@ -285,7 +317,8 @@ function consumed<T>(durable: string, msg: JsMsg, fn: () => Promise<T>): Promise
  * is rolled back whole and its messages applied one by one, where retries, naks and the poison path live.
  * Nothing is acked before its transaction committed.
  */
-async function applyBatch<Desc extends DescMessage>(options: ConsumerOptions<Desc>, msgs: JsMsg[], maxDeliver: number) {
+async function applyBatch<Desc extends DescMessage>(options: ConsumerOptions<Desc>, received: JsMsg[], maxDeliver: number) {
+  const msgs = options.inboxDays === undefined ? received : withoutExpired(options, received, options.inboxDays);
   const first: Decoded<Desc>[] = [];
   const again: Decoded<Desc>[] = [];
   const alone: JsMsg[] = [];
@@ -310,6 +343,20 @@ async function applyBatch<Desc extends DescMessage>(options: ConsumerOptions<Des
       options.log.error({ err, durable: options.durable, event_id: eventIdOf(msg) }, "event handling failed");
     }
   }
+}
+
+/** The messages the stream stored within the last `days`; the others acknowledged unapplied (ConsumerOptions.inboxDays). */
+function withoutExpired<Desc extends DescMessage>(options: ConsumerOptions<Desc>, msgs: JsMsg[], days: number): JsMsg[] {
+  const oldest = (Date.now() - days * DAY_MS) * 1e6;
+  const kept = msgs.filter((msg) => msg.info.timestampNanos >= oldest);
+  if (kept.length === msgs.length) return msgs;
+  const expired = msgs.filter((msg) => msg.info.timestampNanos < oldest);
+  for (const msg of expired) msg.ack();
+  options.log.warn(
+    { durable: options.durable, events: expired.length, first_event_id: eventIdOf(expired[0] as JsMsg), inbox_days: days },
+    "events older than the consumer's inbox keeps were acknowledged and not applied",
+  );
+  return kept;
 }
 
 /** One group in one transaction, as the consumer's form allows; false when it did not commit. */
