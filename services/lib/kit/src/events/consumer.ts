@@ -107,16 +107,17 @@ const DAY_MS = 86_400_000;
  * deleted.
  */
 export async function pruneInbox(pool: Pool, consumers: string[], days: number): Promise<number> {
+  const chunk = 10_000;
   let deleted = 0;
   for (;;) {
     const { rowCount } = await pool.query(
       `DELETE FROM inbox WHERE ctid = ANY(ARRAY(
          SELECT ctid FROM inbox WHERE applied_at < now() - ($2::float8 + 1) * interval '1 day' AND consumer = ANY($1::text[])
-          LIMIT 10000))`,
-      [consumers, days],
+          LIMIT $3))`,
+      [consumers, days, chunk],
     );
     deleted += rowCount ?? 0;
-    if ((rowCount ?? 0) < 10_000) return deleted;
+    if ((rowCount ?? 0) < chunk) return deleted;
   }
 }
 
