@@ -97,6 +97,31 @@ export function createPool(databaseUrl: string, max = 10, options: { synchronous
 }
 
 /** Postgres codes of a transaction that lost a deadlock or a serialization conflict: safe to run again. */
+/**
+ * Deletes the rows of `table` that `where` selects (its parameters in `values`, numbered from $1), at most
+ * `chunk` a statement, so each transaction stays short however far behind a prune is; returns how many.
+ * For the prunes of tables that pile up (catalog's execution facts, a consumer's inbox): give `where` an
+ * index to use.
+ */
+export async function deleteInChunks(
+  q: { query: Pool["query"] },
+  table: string,
+  where: string,
+  values: unknown[],
+  chunk = 10_000,
+): Promise<number> {
+  const name = quoteIdent(table);
+  let deleted = 0;
+  for (;;) {
+    const { rowCount } = await q.query(
+      `DELETE FROM ${name} WHERE ctid = ANY(ARRAY(SELECT ctid FROM ${name} WHERE ${where} LIMIT $${values.length + 1}))`,
+      [...values, chunk],
+    );
+    deleted += rowCount ?? 0;
+    if ((rowCount ?? 0) < chunk) return deleted;
+  }
+}
+
 const RETRYABLE = new Set(["40P01", "40001"]);
 
 /**

@@ -7,7 +7,7 @@ import { AckPolicy, type ConsumerMessages, DeliverPolicy, type JsMsg, type NatsC
 import { acceptRequestId, REQUEST_ID_HEADER, runInScope } from "../context.js";
 import type { Logger } from "../logger.js";
 import { consumerPending, consumerRedeliveries, deadLetters } from "../metrics.js";
-import type { Pool, PoolClient } from "../pg.js";
+import { deleteInChunks, type Pool, type PoolClient } from "../pg.js";
 import { beginSpan, contextFromHeaders, inSpan, SpanKind } from "../tracing.js";
 import { currentNatsNames } from "./subjects.js";
 
@@ -102,23 +102,17 @@ const DAY_MS = 86_400_000;
 
 /**
  * Deletes the inbox rows of `consumers` applied more than `days` and one more day ago (the day: the
- * stream's clock and Postgres's may differ), 10,000 rows a statement; returns how many. Their consumers
+ * stream's clock and Postgres's may differ), in chunks (deleteInChunks); returns how many. Their consumers
  * must have `inboxDays` no larger than `days`, so that they no longer apply the events of the rows
  * deleted.
  */
-export async function pruneInbox(pool: Pool, consumers: string[], days: number): Promise<number> {
-  const chunk = 10_000;
-  let deleted = 0;
-  for (;;) {
-    const { rowCount } = await pool.query(
-      `DELETE FROM inbox WHERE ctid = ANY(ARRAY(
-         SELECT ctid FROM inbox WHERE applied_at < now() - ($2::float8 + 1) * interval '1 day' AND consumer = ANY($1::text[])
-          LIMIT $3))`,
-      [consumers, days, chunk],
-    );
-    deleted += rowCount ?? 0;
-    if ((rowCount ?? 0) < chunk) return deleted;
-  }
+export function pruneInbox(pool: Pool, consumers: string[], days: number): Promise<number> {
+  return deleteInChunks(
+    pool,
+    "inbox",
+    "applied_at < now() - ($2::float8 + 1) * interval '1 day' AND consumer = ANY($1::text[])",
+    [consumers, days],
+  );
 }
 
 /** How a process's consumers gather messages into batches (the service settings CONSUMER_BATCH_*). */
