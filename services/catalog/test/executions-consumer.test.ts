@@ -186,12 +186,18 @@ describe("executions consumer", () => {
     // The fact from FACT_RETENTION_DAYS - 1 days ago is outside the last 30 days.
     expect((await serviceStats(db.pool, [service])).get(service)).toMatchObject({ ...figures, calls30d: 2 });
 
-    // Three days later (the facts aged in place): the oldest is past the retention and pruned, its count kept.
+    // Three days later (the facts and their days aged in place): the oldest fact is past the retention and
+    // pruned, and so is its day's count; the service's all-time figures keep it.
     await db.pool.query("UPDATE executions SET occurred_at = occurred_at - interval '3 days' WHERE service_id = $1", [service]);
+    // Two steps, so that no day lands on another's key (today's on the one three days ago) on the way.
+    await db.pool.query("UPDATE service_calls SET day = day - 1000 WHERE service_id = $1", [service]);
+    await db.pool.query("UPDATE service_calls SET day = day + 997 WHERE service_id = $1", [service]);
     expect(await pruneExecutions(db.pool)).toBe(1);
     expect(await pruneExecutions(db.pool)).toBe(0);
     const kept = await db.pool.query("SELECT execution_id FROM executions WHERE service_id = $1", [service]);
     expect(kept.rows.map((r) => r.execution_id).sort()).toEqual([recent[0]!.executionId, recent[1]!.executionId].sort());
+    const days = await db.pool.query("SELECT sum(calls)::int AS calls FROM service_calls WHERE service_id = $1", [service]);
+    expect(days.rows[0].calls).toBe(2);
     expect((await serviceStats(db.pool, [service])).get(service)).toMatchObject({ ...figures, calls30d: 2 });
   });
 });

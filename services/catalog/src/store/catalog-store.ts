@@ -92,12 +92,13 @@ export async function serviceStats(q: Queryable, serviceIds: string[]): Promise<
     [serviceIds],
   );
   for (const r of tools.rows) (out.get(r.service_id) as ServiceStats).toolCount = Number(r.n);
-  // All-time figures and the last 30 UTC days (today included), from the per-day counts the executions
-  // consumer keeps: the facts themselves are pruned past the reliability window.
+  // All-time figures, and the last 30 UTC days (today included), from the counts the executions consumer
+  // keeps: one row per service and at most a month of day rows (the facts are pruned past the window).
   const calls = await q.query<{ service_id: string; total: bigint; successes: bigint; recent: bigint }>(
-    `SELECT service_id, sum(calls) AS total, sum(successes) AS successes,
-            coalesce(sum(calls) FILTER (WHERE day > (now() AT TIME ZONE 'UTC')::date - 30), 0) AS recent
-       FROM service_calls WHERE service_id = ANY($1::text[]) GROUP BY service_id`,
+    `SELECT t.service_id, t.calls AS total, t.successes,
+            (SELECT coalesce(sum(d.calls), 0) FROM service_calls d
+              WHERE d.service_id = t.service_id AND d.day > (now() AT TIME ZONE 'UTC')::date - 30) AS recent
+       FROM service_call_totals t WHERE t.service_id = ANY($1::text[])`,
     [serviceIds],
   );
   for (const r of calls.rows) {

@@ -3,6 +3,7 @@
  * reliability block, popularity and co-usage for recommendations.
  */
 
+import { deleteInChunks } from "@toolport/kit/pg";
 import type { ReliabilityAggregate, ToolUsage } from "../domain/ports.js";
 import { WINDOW_DAYS } from "../domain/reliability.js";
 import { prepared, type Queryable } from "./rows.js";
@@ -33,10 +34,10 @@ export const FACT_RETENTION_DAYS = WINDOW_DAYS + 2;
 /**
  * Records executions, as the consumer kit's one-statement form (applyStatement, without inbox): the facts
  * of the batch's events (`fresh`), from the JSON array in $1 (executionRow's shape); an execution already
- * recorded (a redelivery) changes nothing. The facts it did insert are added to their service's calls of
- * their UTC day (service_calls, the all-time figures of a service), in the same statement, once per
- * service and day of the batch; in service and day order, so that two batches applied at once (replicas)
- * lock those rows in the same order.
+ * recorded (a redelivery) changes nothing. The facts it did insert are added, in the same statement, to
+ * their service's all-time figures (service_call_totals) and to its calls of their UTC day
+ * (service_calls), once per service (and day) of the batch; in that order, so that two batches applied at
+ * once (replicas) lock those rows in the same order.
  * It continues the kit's `WITH fresh AS (...)`, hence the leading comma.
  */
 export const RECORD_EXECUTIONS_SQL = `, recorded AS (
@@ -51,33 +52,32 @@ export const RECORD_EXECUTIONS_SQL = `, recorded AS (
       WHERE f.occurred_at > now() - interval '${FACT_RETENTION_DAYS} days'
      ON CONFLICT (execution_id) DO NOTHING
      RETURNING service_id, success, occurred_at
+   ), days AS (
+     INSERT INTO service_calls (service_id, day, calls, successes)
+     SELECT service_id, (occurred_at AT TIME ZONE 'UTC')::date AS day, count(*), count(*) FILTER (WHERE success)
+       FROM recorded
+      GROUP BY 1, 2
+      ORDER BY 1, 2
+     ON CONFLICT (service_id, day) DO UPDATE
+       SET calls = service_calls.calls + EXCLUDED.calls, successes = service_calls.successes + EXCLUDED.successes
    )
-   INSERT INTO service_calls (service_id, day, calls, successes)
-   SELECT service_id, (occurred_at AT TIME ZONE 'UTC')::date AS day, count(*), count(*) FILTER (WHERE success)
+   INSERT INTO service_call_totals (service_id, calls, successes)
+   SELECT service_id, count(*), count(*) FILTER (WHERE success)
      FROM recorded
-    GROUP BY 1, 2
-    ORDER BY 1, 2
-   ON CONFLICT (service_id, day) DO UPDATE
-     SET calls = service_calls.calls + EXCLUDED.calls, successes = service_calls.successes + EXCLUDED.successes`;
-
-/** How many fact rows one prune statement deletes at most: short transactions, however far behind. */
-const PRUNE_BATCH = 10_000;
+    GROUP BY 1
+    ORDER BY 1
+   ON CONFLICT (service_id) DO UPDATE
+     SET calls = service_call_totals.calls + EXCLUDED.calls, successes = service_call_totals.successes + EXCLUDED.successes`;
 
 /**
- * Deletes the facts older than FACT_RETENTION_DAYS, PRUNE_BATCH rows a statement (by the time index), and
- * returns how many. service_calls keeps their counts.
+ * Deletes the facts older than FACT_RETENTION_DAYS (by the time index), and the day counts as old (the
+ * totals keep them); returns how many facts.
  */
 export async function pruneExecutions(q: Queryable): Promise<number> {
-  let deleted = 0;
-  for (;;) {
-    const { rowCount } = await q.query(
-      `DELETE FROM executions WHERE ctid = ANY(ARRAY(
-         SELECT ctid FROM executions WHERE occurred_at < now() - $1::interval LIMIT $2))`,
-      [`${FACT_RETENTION_DAYS} days`, PRUNE_BATCH],
-    );
-    deleted += rowCount ?? 0;
-    if ((rowCount ?? 0) < PRUNE_BATCH) return deleted;
-  }
+  const horizon = [`${FACT_RETENTION_DAYS} days`];
+  const facts = await deleteInChunks(q, "executions", "occurred_at < now() - $1::interval", horizon);
+  await deleteInChunks(q, "service_calls", "day < (now() - $1::interval) AT TIME ZONE 'UTC'", horizon);
+  return facts;
 }
 
 /** A fact as one element of RECORD_EXECUTIONS_SQL's $1. */
