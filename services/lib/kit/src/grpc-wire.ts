@@ -150,6 +150,15 @@ function chain<Req, Res>(interceptors: Interceptor[], last: (req: Req) => Promis
   return next as unknown as (req: Req) => Promise<Res>;
 }
 
+/**
+ * How long before this side's deadline a caller's reset still counts as the deadline: a quarter of the
+ * call's time, at most a second. Nothing on the wire tells a caller that cancelled that close to its
+ * deadline from one whose deadline passed, so such a cancellation is reported as the deadline.
+ */
+function deadlineSlackMs(timeoutMs: number): number {
+  return Math.min(1_000, Math.max(0, timeoutMs) / 4);
+}
+
 function contextOf(
   method: DescMethod,
   call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>,
@@ -157,17 +166,17 @@ function contextOf(
 ): CallContext {
   const deadline = call.getDeadline();
   const at = deadline instanceof Date ? deadline.getTime() : deadline;
-  const context = new CallContext(
-    method,
-    headersFromMetadata(call.metadata),
-    Number.isFinite(at) ? at : undefined,
-    shutdownSignal,
-  );
-  // grpc-js cancels the call at its deadline too (and the caller's side may reset it then): past the
-  // deadline that is the deadline, as connect's server reports it.
+  const deadlineAt = Number.isFinite(at) ? at : undefined;
+  const context = new CallContext(method, headersFromMetadata(call.metadata), deadlineAt, shutdownSignal);
+  // grpc-js cancels the call at this side's deadline, and the caller resets it at its own. The caller's
+  // deadline comes first: this side counts the same timeout from when the call arrived, so the caller's
+  // reset comes before it by the call's transit time, which a loaded host stretches (in a CI run a 200 ms
+  // call's reset came with time still left here). A reset within the deadline's slack is the deadline,
+  // as connect's server reports it; one earlier is the caller's cancellation.
+  const slack = deadlineAt === undefined ? 0 : deadlineSlackMs(deadlineAt - Date.now());
   call.once("cancelled", () =>
     context.abort(
-      (context.timeoutMs() ?? 1) <= 0
+      (context.timeoutMs() ?? Number.POSITIVE_INFINITY) <= slack
         ? new ConnectError("the operation timed out", Code.DeadlineExceeded)
         : new ConnectError("operation was aborted", Code.Canceled),
     ),

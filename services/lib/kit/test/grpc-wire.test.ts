@@ -185,15 +185,49 @@ describe("a call to another process", () => {
   });
 
   it("ends a call at its deadline on both sides", async () => {
-    const err = await failure(kit.getWebhook({ webhookId: "slow" }, { timeoutMs: 200 }));
+    const err = await failure(kit.getWebhook({ webhookId: "slow" }, { timeoutMs: 1_000 }));
     expect(err.code).toBe(Code.DeadlineExceeded);
     expect(readError(err).reason).toBe("timeout");
     expect(await lastSlowEnded(kit)).toEqual(["started", "aborted DeadlineExceeded"]);
   });
 
-  it("passes the caller's cancellation on to the handler", async () => {
+  it("ends a call at its deadline on both sides when the call reached the peer late", async () => {
+    // The peer counts the call's timeout from when the call came, so a call that came 150 ms late is reset
+    // by its caller with 150 ms still on the peer's clock (a CI run saw "aborted Canceled" so).
+    const lateBy = 150;
+    const relay = net.createServer((socket) => {
+      const upstream = net.connect(Number(new URL(peerUrl).port), "127.0.0.1");
+      const held: Buffer[] = [];
+      let holding = true;
+      socket.on("data", (chunk: Buffer) => {
+        if (!holding) return upstream.write(chunk);
+        if (held.push(chunk) === 1) {
+          setTimeout(() => {
+            holding = false;
+            for (const c of held) upstream.write(c);
+          }, lateBy);
+        }
+      });
+      upstream.pipe(socket);
+      socket.on("error", () => upstream.destroy());
+      upstream.on("error", () => socket.destroy());
+    });
+    await new Promise<void>((resolve) => relay.listen(0, "127.0.0.1", resolve));
+    try {
+      const late = createServiceClient(WebhooksService, `http://127.0.0.1:${(relay.address() as net.AddressInfo).port}`);
+      expect((await failure(late.getWebhook({ webhookId: "slow" }, { timeoutMs: 1_000 }))).code).toBe(Code.DeadlineExceeded);
+      expect(await lastSlowEnded(kit)).toEqual(["started", "aborted DeadlineExceeded"]);
+    } finally {
+      relay.close();
+    }
+  });
+
+  it.each([
+    ["no deadline", 0],
+    ["a deadline far off", 10_000],
+  ])("passes the caller's cancellation on to the handler (%s)", async (_, timeoutMs) => {
     const caller = new AbortController();
-    const call = failure(kit.getWebhook({ webhookId: "slow" }, { signal: caller.signal, timeoutMs: 0 }));
+    const call = failure(kit.getWebhook({ webhookId: "slow" }, { signal: caller.signal, timeoutMs }));
     // Once the handler runs, the caller gives up.
     for (let i = 0; i < 100; i++) {
       const res = await kit.getWebhook({ webhookId: "last-slow" });
