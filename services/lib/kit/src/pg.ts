@@ -96,7 +96,6 @@ export function createPool(databaseUrl: string, max = 10, options: { synchronous
   return pool;
 }
 
-/** Postgres codes of a transaction that lost a deadlock or a serialization conflict: safe to run again. */
 /**
  * Deletes the rows of `table` that `where` selects (its parameters in `values`, numbered from $1), at most
  * `chunk` a statement, so each transaction stays short however far behind a prune is; returns how many.
@@ -122,6 +121,7 @@ export async function deleteInChunks(
   }
 }
 
+/** Postgres codes of a transaction that lost a deadlock or a serialization conflict: safe to run again. */
 const RETRYABLE = new Set(["40P01", "40001"]);
 
 /**

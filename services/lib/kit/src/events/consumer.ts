@@ -343,9 +343,10 @@ async function applyBatch<Desc extends DescMessage>(options: ConsumerOptions<Des
 /** The messages the stream stored within the last `days`; the others acknowledged unapplied (ConsumerOptions.inboxDays). */
 function withoutExpired<Desc extends DescMessage>(options: ConsumerOptions<Desc>, msgs: JsMsg[], days: number): JsMsg[] {
   const oldest = (Date.now() - days * DAY_MS) * 1e6;
-  const kept = msgs.filter((msg) => msg.info.timestampNanos >= oldest);
-  if (kept.length === msgs.length) return msgs;
-  const expired = msgs.filter((msg) => msg.info.timestampNanos < oldest);
+  const kept: JsMsg[] = [];
+  const expired: JsMsg[] = [];
+  for (const msg of msgs) (msg.info.timestampNanos >= oldest ? kept : expired).push(msg);
+  if (expired.length === 0) return msgs;
   for (const msg of expired) msg.ack();
   options.log.warn(
     { durable: options.durable, events: expired.length, first_event_id: eventIdOf(expired[0] as JsMsg), inbox_days: days },
