@@ -6,7 +6,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { builtinServices } from "@toolport/builtins/index";
-import { type ServiceDefinition, serviceRole } from "@toolport/kit/service";
+import { every, type ServiceDefinition, serviceRole } from "@toolport/kit/service";
 import { CatalogService } from "@toolport/proto/toolport/catalog/v1/catalog_service_pb";
 import { catalogEnv } from "./config.js";
 import { type CatalogParts, createDeps } from "./deps.js";
@@ -59,28 +59,23 @@ const catalog: ServiceDefinition<typeof catalogEnv, CatalogParts> = {
     const executions = await startExecutionsConsumer(ctx.nc, ctx.pool, log);
     // Execution facts past the reliability window, at start and then hourly (every replica: a second
     // prune finds nothing). Not awaited: a large first prune must not hold up the start.
-    let pruned: Promise<unknown> = Promise.resolve();
-    const prune = () => {
-      pruned = pruneExecutions(ctx.pool).then(
-        (deleted) => deleted > 0 && log.info({ deleted }, "execution facts past the reliability window pruned"),
-        (err) => log.warn({ err }, "pruning execution facts failed"),
-      );
-    };
-    prune();
-    const pruning = setInterval(prune, PRUNE_FACTS_EVERY_MS);
-    pruning.unref();
+    const pruning = every(
+      PRUNE_FACTS_EVERY_MS,
+      "pruning execution facts",
+      log,
+      async () => {
+        const deleted = await pruneExecutions(ctx.pool);
+        if (deleted > 0) log.info({ deleted }, "execution facts past the reliability window pruned");
+      },
+      { atStart: true },
+    );
     // Stopped in this order, then deps' close() (outbound HTTP, the import threads).
     return [
       indexConsumer,
       // Once the index has stopped following changes: what it holds now is what the file records.
       { stop: () => deps.index.saveSnapshot() },
       executions,
-      {
-        stop: async () => {
-          clearInterval(pruning);
-          await pruned;
-        },
-      },
+      pruning,
     ];
   },
 };

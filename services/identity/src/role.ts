@@ -1,6 +1,6 @@
 /** the identity role (a process of its own, or one of several in one process): see @toolport/kit/service. Its parts are built in deps.ts. */
 import { fileURLToPath } from "node:url";
-import { type ServiceDefinition, serviceRole } from "@toolport/kit/service";
+import { every, type ServiceDefinition, serviceRole } from "@toolport/kit/service";
 import { IdentityService } from "@toolport/proto/toolport/identity/v1/identity_service_pb";
 import { identityEnv } from "./config.js";
 import { createDeps } from "./deps.js";
@@ -28,17 +28,13 @@ const identity: ServiceDefinition<typeof identityEnv, IdentityDeps> = {
     // A signing key that cannot be loaded (wrong IDENTITY_SECRET_KEY) stops the start here.
     await deps.tokens;
     const consumer = await startKeyUsageConsumer(ctx);
-    const housekeeping = async () => {
+    const housekeeping = every(PRUNE_EVERY_MS, "counter housekeeping", ctx.log, async () => {
       await pruneRateLimitWindows(ctx.pool);
       await pruneLeases(ctx.pool);
       const corrected = await reconcileFreeTier(ctx.pool);
       if (corrected > 0) ctx.log.info({ months: corrected }, "free-tier months reconciled with the recorded calls");
-    };
-    const prune = setInterval(() => {
-      housekeeping().catch((err) => ctx.log.warn({ err }, "counter housekeeping failed"));
-    }, PRUNE_EVERY_MS);
-    prune.unref();
-    return [consumer, { stop: async () => clearInterval(prune) }];
+    });
+    return [consumer, housekeeping];
   },
 };
 

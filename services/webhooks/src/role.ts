@@ -2,7 +2,7 @@
 import { fileURLToPath } from "node:url";
 import { pruneInbox } from "@toolport/kit/events";
 import { reportWebhookBacklog } from "@toolport/kit/metrics";
-import { type ServiceDefinition, serviceRole } from "@toolport/kit/service";
+import { every, type ServiceDefinition, serviceRole } from "@toolport/kit/service";
 import { WebhooksService } from "@toolport/proto/toolport/webhooks/v1/webhooks_service_pb";
 import { webhooksEnv } from "./config.js";
 import { createDeps, type WebhooksDeps } from "./deps.js";
@@ -30,21 +30,15 @@ const webhooks: ServiceDefinition<typeof webhooksEnv, WebhooksDeps> = {
     const retentionDays = ctx.config.WEBHOOKS_RETENTION_DAYS;
     const consumers = await startFanOut({ nc: ctx.nc, pool: ctx.pool, log: ctx.log, inboxDays: retentionDays });
     // Delivery records and the consumers' inbox rows past the retention, hourly.
-    const prune = setInterval(() => {
-      d.store.prune(retentionDays).catch((err) => ctx.log.warn({ err }, "pruning delivery records failed"));
-      pruneInbox(ctx.pool, [...FAN_OUT_CONSUMERS], retentionDays).catch((err) =>
-        ctx.log.warn({ err }, "pruning the consumers' inbox failed"),
-      );
-    }, PRUNE_EVERY_MS);
-    prune.unref();
+    const pruning = [
+      every(PRUNE_EVERY_MS, "pruning delivery records", ctx.log, () => d.store.prune(retentionDays)),
+      every(PRUNE_EVERY_MS, "pruning the consumers' inbox", ctx.log, () =>
+        pruneInbox(ctx.pool, [...FAN_OUT_CONSUMERS], retentionDays),
+      ),
+    ];
     // Stopped in this order: no new deliveries, then the sender (its attempts in flight are recorded);
     // deps' close() then closes outbound HTTP.
-    return [
-      ...consumers,
-      { stop: () => d.sender.stop() },
-      { stop: async () => clearInterval(prune) },
-      { stop: async () => reportWebhookBacklog(undefined) },
-    ];
+    return [...consumers, { stop: () => d.sender.stop() }, ...pruning, { stop: async () => reportWebhookBacklog(undefined) }];
   },
 };
 

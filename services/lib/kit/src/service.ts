@@ -150,6 +150,41 @@ export interface BackgroundWork {
   stop(): Promise<void>;
 }
 
+/**
+ * A role's housekeeping (prunes, reconciliations): `task` every `everyMs`, and at once with `atStart`.
+ * One run at a time: a turn that comes while the last run is still going is skipped. A run that fails is
+ * logged as a warning ("<what> failed") and tried again at the next turn. The timer keeps no process
+ * alive; stop() ends it and waits for a run under way. Return it from the role's `background`.
+ */
+export function every(
+  everyMs: number,
+  what: string,
+  log: Logger,
+  task: () => Promise<unknown>,
+  options: { atStart?: boolean } = {},
+): BackgroundWork {
+  let running: Promise<void> | undefined;
+  const turn = () => {
+    running ??= task()
+      .then(
+        () => undefined,
+        (err) => log.warn({ err }, `${what} failed`),
+      )
+      .finally(() => {
+        running = undefined;
+      });
+  };
+  if (options.atStart) turn();
+  const timer = setInterval(turn, everyMs);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
+
 /** A service's settings: the kit's own (serviceEnv) and the service's (its `env`). */
 export type ServiceConfig<S extends z.ZodRawShape> = z.infer<z.ZodObject<S>> & BaseConfig;
 
