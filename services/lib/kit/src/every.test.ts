@@ -1,13 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { Logger } from "./logger.js";
+import { createLogger } from "./logger.js";
 import { every } from "./service.js";
 
-/** A logger that keeps its warnings. */
+/** The service logger, keeping the lines it writes. */
 function recorder() {
-  const warnings: { fields: Record<string, unknown>; message: string }[] = [];
-  const log = {
-    warn: (fields: Record<string, unknown>, message: string) => warnings.push({ fields, message }),
-  } as unknown as Logger;
+  const warnings: { msg: string; err?: { message: string } }[] = [];
+  const log = createLogger("every-test", "warn", { write: (line: string) => void warnings.push(JSON.parse(line)) });
   return { log, warnings };
 }
 
@@ -63,9 +61,7 @@ describe("every", () => {
     });
     await vi.advanceTimersByTimeAsync(2_000);
     expect(runs).toBe(2);
-    expect(warnings.map((w) => [w.message, String(w.fields.err)])).toEqual([
-      ["pruning things failed", "Error: the database went away"],
-    ]);
+    expect(warnings.map((w) => [w.msg, w.err?.message])).toEqual([["pruning things failed", "the database went away"]]);
     await work.stop();
   });
 
